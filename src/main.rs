@@ -1,0 +1,201 @@
+//! The `vodpack` binary: parse the command line, set up telemetry, bind, and hand over to
+//! `server::run`; or `inspect` one file.
+
+use std::path::Path;
+use std::sync::Arc;
+
+use anyhow::{bail, Context};
+use clap::{Parser, Subcommand};
+use vodpack::config::{Settings, SettingsArgs};
+use vodpack::media::{load_index, MediaLimits};
+use vodpack::package::Title;
+use vodpack::server::{self, App};
+use vodpack::source::{LocalMediaSource, MediaSource, ObjectKey};
+
+#[derive(Debug, Parser)]
+#[command(
+    name = "vodpack",
+    version,
+    about = "On-the-fly HLS and DASH packager for MP4 files"
+)]
+struct Cli {
+    #[command(subcommand)]
+    command: Command,
+}
+
+#[derive(Debug, Subcommand)]
+enum Command {
+    /// Serve HLS and DASH for the MP4 files of a folder (default: ./fixtures) or a bucket.
+    Serve(SettingsArgs),
+    /// Print the tracks, codecs, durations and segment plan of one file.
+    Inspect {
+        /// Path of an MP4 file.
+        file: std::path::PathBuf,
+        /// Target segment duration in milliseconds.
+        #[arg(long, default_value_t = 6000)]
+        segment_duration_ms: u32,
+    },
+}
+
+fn main() -> anyhow::Result<()> {
+    let cli = Cli::parse();
+    let runtime = tokio::runtime::Builder::new_multi_thread()
+        .enable_all()
+        .build()
+        .context("starting the tokio runtime")?;
+    match cli.command {
+        Command::Serve(args) => {
+            let settings = args.resolve()?;
+            vodpack::telemetry::init_logging(settings.log_format);
+            runtime.block_on(serve(settings))
+        }
+        Command::Inspect {
+            file,
+            segment_duration_ms,
+        } => runtime.block_on(inspect(&file, segment_duration_ms)),
+    }
+}
+
+async fn serve(settings: Settings) -> anyhow::Result<()> {
+    if let Some(url) = &settings.source {
+        bail!("object-store sources ({url}) are not supported yet; serve a folder with --root");
+    }
+    let source = LocalMediaSource::new(&settings.root)
+        .with_context(|| format!("opening media folder {}", settings.root.display()))?;
+    let root = source.root().to_path_buf();
+    let listener = tokio::net::TcpListener::bind(settings.listen)
+        .await
+        .with_context(|| format!("binding {}", settings.listen))?;
+    let addr = listener.local_addr()?;
+    print_urls(&root, addr);
+    let app = App::new(settings, Arc::new(source));
+    server::run(listener, app, shutdown_signal()).await?;
+    tracing::info!("stopped");
+    Ok(())
+}
+
+/// Print a playable URL for each media file at the top of the root, so a newcomer can
+/// open one at once.
+fn print_urls(root: &Path, addr: std::net::SocketAddr) {
+    println!("vodpack serving {} on http://{addr}", root.display());
+    let mut names: Vec<String> = std::fs::read_dir(root)
+        .map(|dir| {
+            dir.filter_map(Result::ok)
+                .filter_map(|e| e.file_name().into_string().ok())
+                .filter(|n| {
+                    let n = n.to_ascii_lowercase();
+                    [".mp4", ".m4v", ".m4a", ".mov"]
+                        .iter()
+                        .any(|ext| n.ends_with(ext))
+                })
+                .collect()
+        })
+        .unwrap_or_default();
+    names.sort();
+    for name in names {
+        let encoded: String = name
+            .split('/')
+            .map(|s| percent_encoding::utf8_percent_encode(s, URL_SEGMENT).to_string())
+            .collect::<Vec<_>>()
+            .join("/");
+        println!("  HLS:  http://{addr}/vod/{encoded}/master.m3u8");
+        println!("  DASH: http://{addr}/vod/{encoded}/manifest.mpd");
+    }
+}
+
+/// Characters percent-encoded in a printed URL path segment.
+const URL_SEGMENT: &percent_encoding::AsciiSet = &percent_encoding::CONTROLS
+    .add(b' ')
+    .add(b'"')
+    .add(b'#')
+    .add(b'%')
+    .add(b'?')
+    .add(b'<')
+    .add(b'>')
+    .add(b'`');
+
+async fn shutdown_signal() {
+    let ctrl_c = async {
+        let _ = tokio::signal::ctrl_c().await;
+    };
+    let term = async {
+        match tokio::signal::unix::signal(tokio::signal::unix::SignalKind::terminate()) {
+            Ok(mut s) => {
+                s.recv().await;
+            }
+            Err(_) => std::future::pending::<()>().await,
+        }
+    };
+    tokio::select! {
+        () = ctrl_c => {},
+        () = term => {},
+    }
+    tracing::info!("shutdown signal received");
+}
+
+async fn inspect(file: &Path, segment_duration_ms: u32) -> anyhow::Result<()> {
+    let parent = file
+        .parent()
+        .filter(|p| !p.as_os_str().is_empty())
+        .unwrap_or(Path::new("."));
+    let name = file
+        .file_name()
+        .and_then(|n| n.to_str())
+        .context("file name is not UTF-8")?;
+    let source: Arc<dyn MediaSource> = Arc::new(LocalMediaSource::new(parent)?);
+    let key = ObjectKey::parse(name)?;
+    let identity = source.identify(&key).await?;
+    let index = load_index(&source, &key, &identity, &MediaLimits::default()).await?;
+    let title = Title::new(index, segment_duration_ms)?;
+    println!("{}: {} bytes", file.display(), identity.size);
+    for (track, plan) in title.index.tracks.iter().zip(&title.plan.tracks) {
+        let secs = track.duration_ticks() as f64 / f64::from(track.timescale);
+        let detail = if track.codec.width > 0 {
+            format!("{}x{}", track.codec.width, track.codec.height)
+        } else {
+            format!(
+                "{} Hz, {} ch",
+                track.codec.sample_rate, track.codec.channels
+            )
+        };
+        println!(
+            "track {} {} {} {} lang={} timescale={} samples={} duration={secs:.3}s \
+             edit(empty={}, media_time={}) dts_shift={} cts_base={}",
+            track.track_id,
+            track.kind.as_str(),
+            track.codec.rfc6381,
+            detail,
+            track.language.as_deref().unwrap_or("und"),
+            track.timescale,
+            track.samples.len(),
+            track.edit.empty_ticks,
+            track.edit.media_time_ticks,
+            plan.dts_shift,
+            plan.cts_base,
+        );
+    }
+    println!(
+        "segments: {} (target {} ms)",
+        title.plan.segment_count, title.plan.target_ms
+    );
+    for segment in 0..title.plan.segment_count {
+        let mut line = format!("  {:>4}", segment + 1);
+        for (track, plan) in title.index.tracks.iter().zip(&title.plan.tracks) {
+            if let (Some(range), Some((start, duration))) = (
+                plan.samples(segment),
+                plan.segment_span(&track.samples, segment),
+            ) {
+                let ts = f64::from(track.timescale);
+                line.push_str(&format!(
+                    "  t{}: {:.3}s +{:.3}s {} samples",
+                    track.track_id,
+                    start as f64 / ts,
+                    duration as f64 / ts,
+                    range.len()
+                ));
+            }
+        }
+        println!("{line}");
+    }
+    Ok(())
+}

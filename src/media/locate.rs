@@ -1,0 +1,243 @@
+//! Finding `ftyp` and `moov` in an object with few ranged reads, never reading `mdat`.
+//!
+//! The first read takes `probe_bytes` from the start of the object: for a faststart file
+//! that holds `ftyp` and usually the whole `moov`. Otherwise top-level box headers are walked
+//! (inside the probe where possible, else with one small read per header) until `moov` is
+//! found, and then `moov` is read in one range. A file with `moov` at the end therefore
+//! costs three reads: the probe, the header after `mdat`, and `moov`.
+//!
+//! Box headers come from the file and are hostile: every size is checked against the
+//! object's length and the configured limits before anything is read or allocated.
+
+use bytes::Bytes;
+
+use super::{MediaError, MediaLimits};
+use crate::source::{ByteRange, MediaSource, ObjectIdentity, ObjectKey};
+
+/// The top-level boxes the packager needs, as read from the object.
+#[derive(Debug, Clone)]
+pub struct TopLevelBoxes {
+    /// The whole `moov` box, header included.
+    pub moov: Bytes,
+    /// Offset of `moov` in the object.
+    pub moov_offset: u64,
+    /// Source reads it took to find and read them.
+    pub reads: u32,
+}
+
+/// A parsed top-level box header.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+struct BoxHeader {
+    kind: [u8; 4],
+    /// Header length (8, or 16 with a 64-bit size).
+    header_len: u64,
+    /// Whole box length including the header.
+    box_len: u64,
+}
+
+/// Box types that may open an MP4/QuickTime file; anything else first is not an MP4.
+const OPENING_BOXES: [&[u8; 4]; 9] = [
+    b"ftyp", b"moov", b"mdat", b"free", b"skip", b"wide", b"pdin", b"uuid", b"styp",
+];
+
+/// Parse a box header from `buf` (which starts at `offset`), for an object of `object_len`.
+/// `Ok(None)` when `buf` is too short to hold the whole header.
+fn parse_header(buf: &[u8], offset: u64, object_len: u64) -> Result<Option<BoxHeader>, MediaError> {
+    parse_header_at(buf, offset, object_len, false)
+}
+
+/// As [`parse_header`]; `first` says this is the object's first box, which must be one that
+/// opens an MP4 (checked before the size, so text or random bytes read as "not an mp4").
+fn parse_header_at(
+    buf: &[u8],
+    offset: u64,
+    object_len: u64,
+    first: bool,
+) -> Result<Option<BoxHeader>, MediaError> {
+    let Some(head) = buf.get(..8) else {
+        return Ok(None);
+    };
+    let size32 = u32::from_be_bytes([head[0], head[1], head[2], head[3]]);
+    let kind = [head[4], head[5], head[6], head[7]];
+    if !kind
+        .iter()
+        .all(|b| b.is_ascii_graphic() || *b == b' ' || *b == 0xa9)
+    {
+        return Err(MediaError::NotMp4 {
+            reason: format!("bytes at offset {offset} are not a box header"),
+        });
+    }
+    if first && !OPENING_BOXES.contains(&&kind) {
+        return Err(MediaError::NotMp4 {
+            reason: format!(
+                "first box is '{}', not ftyp or moov",
+                String::from_utf8_lossy(&kind)
+            ),
+        });
+    }
+    let remaining = object_len.saturating_sub(offset);
+    let (header_len, box_len) = match size32 {
+        0 => (8, remaining),
+        1 => {
+            let Some(large) = buf.get(8..16) else {
+                return Ok(None);
+            };
+            let mut be = [0u8; 8];
+            be.copy_from_slice(large);
+            (16, u64::from_be_bytes(be))
+        }
+        n => (8, u64::from(n)),
+    };
+    if box_len < header_len {
+        return Err(MediaError::Malformed {
+            reason: format!(
+                "box '{}' at offset {offset} has size {box_len}",
+                String::from_utf8_lossy(&kind)
+            ),
+        });
+    }
+    if box_len > remaining {
+        return Err(MediaError::Truncated {
+            reason: format!(
+                "box '{}' at offset {offset} claims {box_len} bytes but only {remaining} remain",
+                String::from_utf8_lossy(&kind)
+            ),
+        });
+    }
+    Ok(Some(BoxHeader {
+        kind,
+        header_len,
+        box_len,
+    }))
+}
+
+/// Find and read `moov` (and its neighbours) of the object `identity` under `key`.
+///
+/// # Errors
+/// [`MediaError::NotMp4`] for data that is not an MP4 or has no `moov`,
+/// [`MediaError::Truncated`] when a box runs past the end, [`MediaError::TooLarge`] for a
+/// `moov` over the limit, and source errors.
+pub async fn locate_boxes(
+    source: &dyn MediaSource,
+    key: &ObjectKey,
+    identity: &ObjectIdentity,
+    limits: &MediaLimits,
+) -> Result<TopLevelBoxes, MediaError> {
+    let size = identity.size;
+    if size < 8 {
+        return Err(MediaError::NotMp4 {
+            reason: format!("object is only {size} bytes"),
+        });
+    }
+    let probe_len = size.min(limits.probe_bytes.max(16));
+    let probe = source
+        .read_range(key, identity, ByteRange::new(0, probe_len))
+        .await?;
+    let mut reads = 1u32;
+    let mut offset = 0u64;
+    for index in 0..limits.max_top_level_boxes {
+        if offset >= size {
+            break;
+        }
+        let in_probe = usize::try_from(offset)
+            .ok()
+            .and_then(|o| probe.get(o..))
+            .unwrap_or_default();
+        let header = match parse_header_at(in_probe, offset, size, index == 0)? {
+            Some(header) => header,
+            None => {
+                let len = (size - offset).min(16);
+                let bytes = source
+                    .read_range(key, identity, ByteRange::new(offset, len))
+                    .await?;
+                reads += 1;
+                parse_header(&bytes, offset, size)?.ok_or_else(|| MediaError::Truncated {
+                    reason: format!("box header at offset {offset} is cut off"),
+                })?
+            }
+        };
+        if &header.kind == b"moov" {
+            if header.box_len > limits.max_moov_bytes {
+                return Err(MediaError::TooLarge {
+                    limit: "max_moov_bytes",
+                    value: header.box_len,
+                    max: limits.max_moov_bytes,
+                });
+            }
+            let end = offset + header.box_len;
+            let moov = if end <= probe_len {
+                // Both bounds are within the probe, whose length fits in usize.
+                probe.slice(offset as usize..end as usize)
+            } else {
+                reads += 1;
+                source
+                    .read_range(key, identity, ByteRange::new(offset, header.box_len))
+                    .await?
+            };
+            return Ok(TopLevelBoxes {
+                moov,
+                moov_offset: offset,
+                reads,
+            });
+        }
+        offset += header.box_len;
+    }
+    Err(MediaError::NotMp4 {
+        reason: "no moov box found".to_owned(),
+    })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn header_sizes_are_checked_against_the_object() {
+        let mut b = Vec::new();
+        b.extend_from_slice(&16u32.to_be_bytes());
+        b.extend_from_slice(b"ftyp");
+        assert_eq!(
+            parse_header(&b, 0, 100).unwrap(),
+            Some(BoxHeader {
+                kind: *b"ftyp",
+                header_len: 8,
+                box_len: 16
+            })
+        );
+        assert!(matches!(
+            parse_header(&b, 90, 100),
+            Err(MediaError::Truncated { .. })
+        ));
+    }
+
+    #[test]
+    fn a_box_of_size_3_is_malformed_not_a_loop() {
+        let mut b = Vec::new();
+        b.extend_from_slice(&3u32.to_be_bytes());
+        b.extend_from_slice(b"free");
+        assert!(matches!(
+            parse_header(&b, 0, 100),
+            Err(MediaError::Malformed { .. })
+        ));
+    }
+
+    #[test]
+    fn text_is_not_an_mp4() {
+        assert!(matches!(
+            parse_header(b"\x00\x00\x00\x10\x01\x02\x03\x04", 0, 100),
+            Err(MediaError::NotMp4 { .. })
+        ));
+    }
+
+    #[test]
+    fn size_zero_extends_to_the_end_and_large_size_is_read() {
+        let mut b = vec![0, 0, 0, 0];
+        b.extend_from_slice(b"mdat");
+        assert_eq!(parse_header(&b, 10, 100).unwrap().unwrap().box_len, 90);
+        let mut b = vec![0, 0, 0, 1];
+        b.extend_from_slice(b"mdat");
+        assert_eq!(parse_header(&b, 0, 100).unwrap(), None);
+        b.extend_from_slice(&40u64.to_be_bytes());
+        assert_eq!(parse_header(&b, 0, 100).unwrap().unwrap().box_len, 40);
+    }
+}

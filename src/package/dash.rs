@@ -1,0 +1,344 @@
+//! The DASH MPD (ISO/IEC 23009-1): one static Period, one AdaptationSet per rendition,
+//! each with a `SegmentTemplate` and an explicit `SegmentTimeline`.
+//!
+//! Owns the XML text only: MPD attributes and profiles (5.3.1, isoff-live 8.4 and the
+//! CMAF profile), AdaptationSet/Representation attributes (5.3.3, 5.3.5, 5.3.7), Role
+//! (5.8.5.5), and the number-based template with a timeline (5.3.9.4, 5.3.9.6). URLs are
+//! the relative templates of [`Resource`]; times come from the segment plan.
+
+use std::fmt::{Display, Write as _};
+
+use super::{Rendition, Resource, Title};
+use crate::media::{TrackIndex, TrackKind};
+
+const PROFILES: &str = "urn:mpeg:dash:profile:isoff-live:2011,urn:mpeg:dash:profile:cmaf:2019";
+const ROLE_SCHEME: &str = "urn:mpeg:dash:role:2011";
+const CHANNELS_SCHEME: &str = "urn:mpeg:dash:23003:3:audio_channel_configuration:2011";
+
+/// Render the MPD (`manifest.mpd`) of `title`.
+///
+/// Segments are numbered from 1 as in [`Resource::Segment`]; zero-length segments at the
+/// start or end of a track (a track that starts late or ends early) are left out of its
+/// timeline, `startNumber` keeping every other segment's number.
+pub fn render_mpd(title: &Title) -> String {
+    let mut out = String::from("<?xml version=\"1.0\" encoding=\"UTF-8\"?>\n");
+    Tag::new(0, "MPD")
+        .attr("xmlns", "urn:mpeg:dash:schema:mpd:2011")
+        .attr("profiles", PROFILES)
+        .attr("type", "static")
+        .attr("mediaPresentationDuration", seconds(title.duration_secs()))
+        .attr("minBufferTime", "PT2.000S")
+        .open(&mut out);
+    Tag::new(2, "Period")
+        .attr("id", 0)
+        .attr("start", "PT0S")
+        .open(&mut out);
+    for (set_id, rendition) in title.renditions.iter().enumerate() {
+        if let Some(track) = title.index.tracks.get(rendition.track_pos) {
+            adaptation_set(&mut out, title, set_id, rendition, track);
+        }
+    }
+    out.push_str("  </Period>\n</MPD>\n");
+    out
+}
+
+fn adaptation_set(out: &mut String, title: &Title, id: usize, r: &Rendition, track: &TrackIndex) {
+    let (kind, codec) = (r.kind.as_str(), &track.codec);
+    let video = r.kind == TrackKind::Video;
+    let size =
+        (video && codec.width > 0 && codec.height > 0).then_some((codec.width, codec.height));
+    Tag::new(4, "AdaptationSet")
+        .attr("id", id)
+        .attr("contentType", kind)
+        .attr("mimeType", format_args!("{kind}/mp4"))
+        .opt("lang", track.language.as_deref().filter(|l| !l.is_empty()))
+        .attr("segmentAlignment", "true")
+        .attr("startWithSAP", 1)
+        .opt("maxWidth", size.map(|s| s.0))
+        .opt("maxHeight", size.map(|s| s.1))
+        .open(out);
+    if !video && r.is_default {
+        Tag::new(6, "Role")
+            .attr("schemeIdUri", ROLE_SCHEME)
+            .attr("value", "main")
+            .empty(out);
+    }
+    Tag::new(6, "Representation")
+        .attr("id", Resource::dash_representation_id(r.track_id))
+        .opt("codecs", Some(&codec.rfc6381).filter(|c| !c.is_empty()))
+        .attr("bandwidth", r.peak_bandwidth)
+        .opt("width", size.map(|s| s.0))
+        .opt("height", size.map(|s| s.1))
+        .opt(
+            "frameRate",
+            r.frame_rate.filter(|_| video).and_then(frame_rate),
+        )
+        .opt("sar", (video && square_pixels(track)).then_some("1:1"))
+        .opt(
+            "audioSamplingRate",
+            Some(codec.sample_rate).filter(|s| !video && *s > 0),
+        )
+        .open(out);
+    if !video && codec.channels > 0 {
+        Tag::new(8, "AudioChannelConfiguration")
+            .attr("schemeIdUri", CHANNELS_SCHEME)
+            .attr("value", codec.channels)
+            .empty(out);
+    }
+    segment_template(out, title, r, track);
+    out.push_str("      </Representation>\n    </AdaptationSet>\n");
+}
+
+fn segment_template(out: &mut String, title: &Title, rendition: &Rendition, track: &TrackIndex) {
+    let spans: Vec<(u64, u64)> = (title.plan.tracks.get(rendition.track_pos))
+        .map(|plan| {
+            (0..title.plan.segment_count)
+                .map(|k| plan.segment_span(&track.samples, k).unwrap_or((0, 0)))
+                .collect()
+        })
+        .unwrap_or_default();
+    // Leave out zero-length segments at either end; keep all if every one is.
+    let first = spans.iter().position(|s| s.1 > 0);
+    let last = spans.iter().rposition(|s| s.1 > 0);
+    let listed = match (first, last) {
+        (Some(first), Some(last)) => first..last + 1,
+        _ => 0..spans.len(),
+    };
+    Tag::new(8, "SegmentTemplate")
+        .attr("timescale", track.timescale.max(1))
+        .attr("initialization", Resource::DASH_INIT_TEMPLATE)
+        .attr("media", Resource::DASH_MEDIA_TEMPLATE)
+        .attr("startNumber", listed.start + 1)
+        .open(out);
+    out.push_str("          <SegmentTimeline>");
+    for (t, d, r) in timeline(spans.get(listed).unwrap_or_default()) {
+        let s = Tag::new(0, "S")
+            .opt("t", t)
+            .attr("d", d)
+            .opt("r", Some(r).filter(|r| *r > 0));
+        out.push_str(&s.0);
+        out.push_str("/>");
+    }
+    out.push_str("</SegmentTimeline>\n        </SegmentTemplate>\n");
+}
+
+/// `S` elements as (t, d, r): runs of equal, contiguous durations merge into one with
+/// `r` repeats; `t` is given for the first and for any that does not follow on.
+fn timeline(spans: &[(u64, u64)]) -> Vec<(Option<u64>, u64, u64)> {
+    let mut entries: Vec<(Option<u64>, u64, u64)> = Vec::new();
+    let mut next: Option<u64> = None;
+    for &(start, duration) in spans {
+        let contiguous = next == Some(start);
+        match entries.last_mut() {
+            Some(last) if contiguous && last.1 == duration => last.2 += 1,
+            _ => entries.push(((!contiguous).then_some(start), duration, 0)),
+        }
+        next = Some(start.saturating_add(duration));
+    }
+    entries
+}
+
+/// An `xs:duration` in seconds with millisecond precision.
+fn seconds(secs: f64) -> String {
+    format!(
+        "PT{:.3}S",
+        if secs.is_finite() { secs.max(0.0) } else { 0.0 }
+    )
+}
+
+/// `frameRate` (a FrameRateType): an integer, a common NTSC rate, or N/1000 reduced.
+fn frame_rate(rate: f64) -> Option<String> {
+    if !rate.is_finite() || rate <= 0.0 || rate > 1_000_000.0 {
+        return None;
+    }
+    // The rate is measured over the whole track, so allow for a tick of rounding.
+    if (rate - rate.round()).abs() < 0.002 {
+        return Some(format!("{}", rate.round() as u64));
+    }
+    for numerator in [24_000u64, 30_000, 48_000, 60_000, 120_000] {
+        if (rate - numerator as f64 / 1001.0).abs() < 0.002 {
+            return Some(format!("{numerator}/1001"));
+        }
+    }
+    let milli = (rate * 1000.0).round() as u64;
+    let divisor = gcd(milli, 1000);
+    Some(format!("{}/{}", milli / divisor, 1000 / divisor))
+}
+
+fn gcd(a: u64, b: u64) -> u64 {
+    if b == 0 {
+        a.max(1)
+    } else {
+        gcd(b, a % b)
+    }
+}
+
+/// Whether the display size in `tkhd` equals the coded size, so `sar="1:1"` is true.
+/// Anything else (anamorphic, rotated, unknown) leaves `sar` out rather than guess.
+fn square_pixels(track: &TrackIndex) -> bool {
+    let display = |fixed: u32| fixed.saturating_add(0x8000) >> 16;
+    track.codec.width > 0
+        && display(track.tkhd_width) == u32::from(track.codec.width)
+        && display(track.tkhd_height) == u32::from(track.codec.height)
+}
+
+/// An XML start tag under construction, indented; attribute values are escaped here only.
+struct Tag(String);
+
+impl Tag {
+    fn new(indent: usize, name: &str) -> Self {
+        Self(format!("{:indent$}<{name}", ""))
+    }
+
+    fn attr(mut self, name: &str, value: impl Display) -> Self {
+        let _ = write!(self.0, " {name}=\"{}\"", escape(&value.to_string()));
+        self
+    }
+
+    fn opt(self, name: &str, value: Option<impl Display>) -> Self {
+        match value {
+            Some(value) => self.attr(name, value),
+            None => self,
+        }
+    }
+
+    /// End the start tag; the caller writes the content and the end tag.
+    fn open(self, out: &mut String) {
+        out.push_str(&self.0);
+        out.push_str(">\n");
+    }
+
+    /// End the tag as an empty element.
+    fn empty(self, out: &mut String) {
+        out.push_str(&self.0);
+        out.push_str("/>\n");
+    }
+}
+
+/// Escape text for an XML attribute value in double quotes.
+fn escape(value: &str) -> String {
+    let mut out = String::with_capacity(value.len());
+    for c in value.chars() {
+        match c {
+            '&' => out.push_str("&amp;"),
+            '<' => out.push_str("&lt;"),
+            '>' => out.push_str("&gt;"),
+            '"' => out.push_str("&quot;"),
+            c => out.push(c),
+        }
+    }
+    out
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::package::hls::tests::title;
+
+    /// 10 s of 30 fps video and 10 s of English audio, in 4 s segments.
+    fn av_title() -> Title {
+        title(|_| true, Vec::new())
+    }
+
+    /// The value of `name="..."` in `text`.
+    fn attr<'a>(text: &'a str, name: &str) -> Option<&'a str> {
+        let rest = &text[text.find(&format!(" {name}=\""))? + name.len() + 3..];
+        Some(&rest[..rest.find('"')?])
+    }
+
+    /// Each Representation's text, from its attributes to its end tag.
+    fn representations(mpd: &str) -> Vec<&str> {
+        let reps = mpd.split("<Representation").skip(1);
+        reps.map(|r| &r[..r.find("</Representation>").unwrap()])
+            .collect()
+    }
+
+    #[test]
+    fn timelines_cover_every_segment_and_the_whole_track() {
+        let title = av_title();
+        let mpd = render_mpd(&title);
+        assert!(mpd.starts_with("<?xml version=\"1.0\" encoding=\"UTF-8\"?>\n<MPD xmlns="));
+        let duration = format!("PT{:.3}S", title.duration_secs());
+        assert_eq!(
+            attr(&mpd, "mediaPresentationDuration"),
+            Some(duration.as_str())
+        );
+        let reps = representations(&mpd);
+        assert_eq!(reps.len(), 2);
+        for (rep, rendition) in reps.iter().zip(&title.renditions) {
+            let track = &title.index.tracks[rendition.track_pos];
+            assert_eq!(
+                attr(rep, "timescale"),
+                Some(track.timescale.to_string().as_str())
+            );
+            let timeline = rep.split("<SegmentTimeline>").nth(1).unwrap();
+            let timeline = &timeline[..timeline.find("</SegmentTimeline>").unwrap()];
+            let (mut count, mut total) = (0, 0);
+            for s in timeline.split("<S").skip(1) {
+                let d: u64 = attr(s, "d").unwrap().parse().unwrap();
+                let r: u64 = attr(s, "r").map_or(0, |r| r.parse().unwrap());
+                (count, total) = (count + r + 1, total + d * (r + 1));
+            }
+            assert_eq!(attr(timeline, "t"), Some("0"));
+            assert_eq!(count as usize, title.plan.segment_count);
+            assert_eq!(total, track.duration_ticks());
+        }
+        // Video: 4 s, 4 s, 2 s merge into two S elements.
+        assert!(reps[0].contains("<S t=\"0\" d=\"61440\" r=\"1\"/><S d=\"30720\"/>"));
+    }
+
+    #[test]
+    fn sets_describe_their_media() {
+        let mpd = render_mpd(&av_title());
+        let reps = representations(&mpd);
+        assert_eq!(attr(reps[0], "codecs"), Some("avc1.64000d"));
+        assert_eq!(attr(reps[0], "frameRate"), Some("30"));
+        assert_eq!(attr(reps[0], "sar"), Some("1:1"));
+        assert_eq!(attr(reps[1], "audioSamplingRate"), Some("48000"));
+        assert!(reps[1].contains("audio_channel_configuration:2011\" value=\"2\"/>"));
+        let audio_set = mpd.split("<AdaptationSet").nth(2).unwrap();
+        assert_eq!(attr(audio_set, "lang"), Some("eng"));
+        assert_eq!(mpd.matches("<Role ").count(), 1);
+        assert!(
+            audio_set.contains("<Role schemeIdUri=\"urn:mpeg:dash:role:2011\" value=\"main\"/>")
+        );
+    }
+
+    #[test]
+    fn every_url_is_one_of_our_resources() {
+        let title = av_title();
+        let mpd = render_mpd(&title);
+        for rep in representations(&mpd) {
+            let id = attr(rep, "id").unwrap();
+            let start: usize = attr(rep, "startNumber").unwrap().parse().unwrap();
+            let init = attr(rep, "initialization")
+                .unwrap()
+                .replace("$RepresentationID$", id);
+            assert!(
+                matches!(Resource::parse(&init), Some(Resource::Init { .. })),
+                "{init}"
+            );
+            let media = attr(rep, "media")
+                .unwrap()
+                .replace("$RepresentationID$", id);
+            for number in start..start + title.plan.segment_count {
+                let name = media.replace("$Number$", &number.to_string());
+                assert!(
+                    matches!(Resource::parse(&name), Some(Resource::Segment { .. })),
+                    "{name}"
+                );
+            }
+        }
+    }
+
+    #[test]
+    fn helpers_merge_timelines_write_frame_rates_and_escape() {
+        let spans = [(10, 5), (15, 5), (20, 4), (30, 4), (34, 4)];
+        let expected = [(Some(10), 5, 1), (None, 4, 0), (Some(30), 4, 1)];
+        assert_eq!(timeline(&spans), expected);
+        let rates = [30.0, 30_000.0 / 1001.0, 23.976, 12.5].map(|r| frame_rate(r).unwrap());
+        assert_eq!(rates, ["30", "30000/1001", "24000/1001", "25/2"]);
+        assert_eq!(frame_rate(f64::NAN), None);
+        assert_eq!(escape("a&b<c>\"d"), "a&amp;b&lt;c&gt;&quot;d");
+    }
+}

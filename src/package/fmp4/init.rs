@@ -1,0 +1,146 @@
+//! CMAF init segments: `ftyp` + `moov` describing one track with no samples, and `mvex`.
+//!
+//! The sample description (`stsd`) is the source's own bytes, so any codec configuration
+//! (avcC, hvcC, esds, dOps, colr, pasp, ...) reaches the player exactly as the source has it.
+//! No edit list is written: the plan bakes edit lists into sample times (see `plan`).
+
+use super::writer::{BoxWriter, UNITY_MATRIX};
+use crate::media::{TrackIndex, TrackKind};
+
+/// The init segment of `track` (ISO/IEC 23000-19 7.3.2.2).
+pub fn init_segment(track: &TrackIndex) -> Vec<u8> {
+    let mut w = BoxWriter::with_capacity(1024 + track.sample_description.len());
+    w.begin(b"ftyp");
+    w.bytes(b"iso6");
+    w.u32(0);
+    for brand in [b"iso6", b"cmfc", b"mp41", b"dash"] {
+        w.bytes(brand);
+    }
+    w.end();
+
+    w.begin(b"moov");
+    w.begin_full(b"mvhd", 0, 0);
+    w.u32(0); // creation_time
+    w.u32(0); // modification_time
+    w.u32(track.timescale);
+    w.u32(0); // duration: unknown in a fragmented file
+    w.u32(0x0001_0000); // rate 1.0
+    w.u16(0x0100); // volume 1.0
+    w.zeros(10);
+    UNITY_MATRIX.iter().for_each(|v| w.u32(*v));
+    w.zeros(24); // pre_defined
+    w.u32(track.track_id.saturating_add(1)); // next_track_ID
+    w.end();
+
+    w.begin(b"trak");
+    w.begin_full(b"tkhd", 0, 0x3); // enabled, in movie
+    w.u32(0);
+    w.u32(0);
+    w.u32(track.track_id);
+    w.u32(0); // reserved
+    w.u32(0); // duration
+    w.zeros(8);
+    w.u16(0); // layer
+    w.u16(0); // alternate_group
+    w.u16(if track.kind == TrackKind::Audio {
+        0x0100
+    } else {
+        0
+    });
+    w.u16(0);
+    UNITY_MATRIX.iter().for_each(|v| w.u32(*v));
+    w.u32(track.tkhd_width);
+    w.u32(track.tkhd_height);
+    w.end();
+
+    w.begin(b"mdia");
+    w.begin_full(b"mdhd", 0, 0);
+    w.u32(0);
+    w.u32(0);
+    w.u32(track.timescale);
+    w.u32(0);
+    w.u16(packed_language(track.language.as_deref().unwrap_or("und")));
+    w.u16(0);
+    w.end();
+    w.begin_full(b"hdlr", 0, 0);
+    w.u32(0);
+    let (handler, name): (&[u8; 4], &[u8]) = match track.kind {
+        TrackKind::Video => (b"vide", b"VideoHandler\0"),
+        TrackKind::Audio => (b"soun", b"SoundHandler\0"),
+    };
+    w.bytes(handler);
+    w.zeros(12);
+    w.bytes(name);
+    w.end();
+
+    w.begin(b"minf");
+    match track.kind {
+        TrackKind::Video => {
+            w.begin_full(b"vmhd", 0, 1);
+            w.zeros(8); // graphicsmode, opcolor
+            w.end();
+        }
+        TrackKind::Audio => {
+            w.begin_full(b"smhd", 0, 0);
+            w.zeros(4); // balance, reserved
+            w.end();
+        }
+    }
+    w.begin(b"dinf");
+    w.begin_full(b"dref", 0, 0);
+    w.u32(1);
+    w.begin_full(b"url ", 0, 1); // media data in the same file
+    w.end();
+    w.end();
+    w.end();
+    w.begin(b"stbl");
+    w.bytes(&track.sample_description);
+    for kind in [b"stts", b"stsc", b"stco"] {
+        w.begin_full(kind, 0, 0);
+        w.u32(0);
+        w.end();
+    }
+    w.begin_full(b"stsz", 0, 0);
+    w.u32(0);
+    w.u32(0);
+    w.end();
+    w.end(); // stbl
+    w.end(); // minf
+    w.end(); // mdia
+    w.end(); // trak
+
+    w.begin(b"mvex");
+    w.begin_full(b"trex", 0, 0);
+    w.u32(track.track_id);
+    w.u32(1); // default_sample_description_index
+    w.u32(0);
+    w.u32(0);
+    w.u32(0);
+    w.end();
+    w.end(); // mvex
+    w.end(); // moov
+    w.finish()
+}
+
+/// ISO 639-2/T code packed as three 5-bit letters (14496-12 8.4.2.3); `und` if malformed.
+fn packed_language(code: &str) -> u16 {
+    let bytes = code.as_bytes();
+    if bytes.len() != 3 || !bytes.iter().all(u8::is_ascii_lowercase) {
+        return packed_language("und");
+    }
+    bytes
+        .iter()
+        .fold(0u16, |acc, b| (acc << 5) | u16::from(b - 0x60))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn languages_pack_as_in_the_spec() {
+        assert_eq!(packed_language("und"), 0x55c4);
+        assert_eq!(packed_language("eng"), 0x15c7);
+        assert_eq!(packed_language("EN"), 0x55c4);
+    }
+}

@@ -1,0 +1,390 @@
+//! HLS playlists for CMAF segments: the multivariant playlist and one media playlist per
+//! rendition (RFC 8216 and draft-pantos-hls-rfc8216bis).
+//!
+//! Owns the HLS text format only: tags and attribute lists (4.2, quoting rules in one
+//! builder), `EXT-X-MEDIA` audio groups (4.4.6.1), `EXT-X-STREAM-INF` bandwidth and codecs
+//! (4.4.6.2), and the VOD media playlist with `EXT-X-MAP` and `EXTINF` (4.4.4). Every URI is
+//! a relative name made by [`Resource`]; times come from the segment plan.
+
+use std::fmt::{Display, Write as _};
+
+use super::{Rendition, Resource, Title};
+use crate::media::{TrackIndex, TrackKind};
+
+/// `EXT-X-MAP` in a media playlist needs version 6; 7 is what fMP4 players expect.
+const VERSION: u32 = 7;
+/// `GROUP-ID` of the audio renditions.
+const AUDIO_GROUP: &str = "audio";
+
+/// Render the multivariant playlist (`master.m3u8`) of `title`.
+///
+/// Videos become variant streams that reference one audio group holding every audio
+/// rendition; an audio-only title offers each audio rendition as its own variant.
+pub fn render_multivariant_playlist(title: &Title) -> String {
+    let mut out = format!("#EXTM3U\n#EXT-X-VERSION:{VERSION}\n#EXT-X-INDEPENDENT-SEGMENTS\n");
+    let (videos, audios): (Vec<&Rendition>, Vec<&Rendition>) = title
+        .renditions
+        .iter()
+        .partition(|r| r.kind == TrackKind::Video);
+    if videos.is_empty() {
+        for audio in &audios {
+            variant(&mut out, title, &[audio], false);
+        }
+        return out;
+    }
+    for (audio, name) in audios.iter().zip(audio_names(title, &audios)) {
+        let mut attrs = Attrs::default()
+            .plain("TYPE", "AUDIO")
+            .quoted("GROUP-ID", AUDIO_GROUP)
+            .quoted("NAME", name);
+        if let Some(language) = language(title, audio) {
+            attrs = attrs.quoted("LANGUAGE", language);
+        }
+        let default = if audio.is_default { "YES" } else { "NO" };
+        attrs = attrs.plain("DEFAULT", default).plain("AUTOSELECT", "YES");
+        let channels = track(title, audio).map_or(0, |t| t.codec.channels);
+        if channels > 0 {
+            attrs = attrs.quoted("CHANNELS", channels);
+        }
+        let uri = Resource::MediaPlaylist {
+            track_id: audio.track_id,
+        };
+        let _ = writeln!(out, "#EXT-X-MEDIA:{}", attrs.quoted("URI", uri).0);
+    }
+    for video in &videos {
+        let members: Vec<&Rendition> = std::iter::once(*video)
+            .chain(audios.iter().copied())
+            .collect();
+        variant(&mut out, title, &members, !audios.is_empty());
+    }
+    out
+}
+
+/// `#EXT-X-STREAM-INF` and URI of the variant playing `members[0]` with the audio group of
+/// `members[1..]`, if any: its rates are the first's plus the group's largest (4.4.6.2).
+fn variant(out: &mut String, title: &Title, members: &[&Rendition], with_audio: bool) {
+    let Some((first, group)) = members.split_first() else {
+        return;
+    };
+    let peak = group.iter().map(|a| a.peak_bandwidth).max().unwrap_or(0);
+    let average = group.iter().map(|a| a.average_bandwidth).max().unwrap_or(0);
+    let mut attrs = Attrs::default()
+        .plain("BANDWIDTH", first.peak_bandwidth.saturating_add(peak))
+        .plain(
+            "AVERAGE-BANDWIDTH",
+            first.average_bandwidth.saturating_add(average),
+        );
+    if let Some(codecs) = codecs(title, members) {
+        attrs = attrs.quoted("CODECS", codecs);
+    }
+    if let Some(c) = track(title, first)
+        .map(|t| &t.codec)
+        .filter(|c| c.width > 0 && c.height > 0)
+    {
+        attrs = attrs.plain("RESOLUTION", format_args!("{}x{}", c.width, c.height));
+    }
+    if let Some(rate) = first.frame_rate.filter(|r| r.is_finite() && *r > 0.0) {
+        attrs = attrs.plain("FRAME-RATE", format_args!("{rate:.3}"));
+    }
+    if with_audio {
+        attrs = attrs.quoted("AUDIO", AUDIO_GROUP);
+    }
+    let uri = Resource::MediaPlaylist {
+        track_id: first.track_id,
+    };
+    let _ = writeln!(out, "#EXT-X-STREAM-INF:{}\n{uri}", attrs.0);
+}
+
+/// Render the media playlist (`index-tN.m3u8`) of one rendition of `title`.
+///
+/// Lists the rendition's segments with their exact durations (microsecond precision).
+/// Zero-length segments at the start or end of a track (a track that starts late or ends
+/// early) are left out; every listed name keeps its plan number.
+pub fn render_media_playlist(title: &Title, rendition: &Rendition) -> String {
+    let track_id = rendition.track_id;
+    let all = segment_micros(title, rendition);
+    let listed = listed_segments(&all);
+    let first_number = listed.start as u64 + 1;
+    let durations = all.get(listed).unwrap_or_default();
+    // 4.3.3.1: the largest EXTINF rounded to the nearest integer, as written below.
+    let rounded = durations.iter().map(|d| (d + 500_000) / 1_000_000);
+    let target = rounded.max().unwrap_or(0).max(1);
+    let mut out = format!(
+        "#EXTM3U\n#EXT-X-VERSION:{VERSION}\n#EXT-X-TARGETDURATION:{target}\n\
+         #EXT-X-PLAYLIST-TYPE:VOD\n#EXT-X-INDEPENDENT-SEGMENTS\n"
+    );
+    let map = Attrs::default().quoted("URI", Resource::Init { track_id });
+    let _ = writeln!(out, "#EXT-X-MAP:{}", map.0);
+    for (number, micros) in (first_number..).zip(durations) {
+        let (secs, fraction) = (micros / 1_000_000, micros % 1_000_000);
+        let segment = Resource::Segment { track_id, number };
+        let _ = writeln!(out, "#EXTINF:{secs}.{fraction:06},\n{segment}");
+    }
+    out.push_str("#EXT-X-ENDLIST\n");
+    out
+}
+
+fn track<'a>(title: &'a Title, rendition: &Rendition) -> Option<&'a TrackIndex> {
+    title.index.tracks.get(rendition.track_pos)
+}
+
+fn language<'a>(title: &'a Title, rendition: &Rendition) -> Option<&'a str> {
+    let language = track(title, rendition)?.language.as_deref();
+    language.filter(|l| !l.is_empty())
+}
+
+/// The distinct codecs of `members`, comma-joined, or `None` when one is unknown (a partial
+/// `CODECS` would tell players the stream lacks that media).
+fn codecs(title: &Title, members: &[&Rendition]) -> Option<String> {
+    let mut list: Vec<&str> = Vec::new();
+    for rendition in members {
+        let codec = track(title, rendition).map_or("", |t| t.codec.rfc6381.as_str());
+        if codec.is_empty() {
+            return None;
+        }
+        if !list.contains(&codec) {
+            list.push(codec);
+        }
+    }
+    (!list.is_empty()).then(|| list.join(","))
+}
+
+/// `NAME`s of the audio renditions, unique within the group: the language, else
+/// `audio N` (N counting audio renditions from 1); a shared language gets the track id.
+fn audio_names(title: &Title, audios: &[&Rendition]) -> Vec<String> {
+    let bases: Vec<String> = (audios.iter().enumerate())
+        .map(|(n, a)| language(title, a).map_or_else(|| format!("audio {}", n + 1), str::to_owned))
+        .collect();
+    let shared = |base: &String| bases.iter().filter(|b| *b == base).count() > 1;
+    (bases.iter().zip(audios))
+        .map(|(base, audio)| match shared(base) {
+            true => format!("{base} (track {})", audio.track_id),
+            false => base.clone(),
+        })
+        .collect()
+}
+
+/// Duration of every planned segment of `rendition`, in microseconds rounded to nearest.
+fn segment_micros(title: &Title, rendition: &Rendition) -> Vec<u64> {
+    let pos = rendition.track_pos;
+    let (Some(plan), Some(track)) = (title.plan.tracks.get(pos), title.index.tracks.get(pos))
+    else {
+        return Vec::new();
+    };
+    let timescale = u128::from(track.timescale.max(1));
+    (0..title.plan.segment_count)
+        .map(|k| {
+            let ticks = plan.segment_span(&track.samples, k).map_or(0, |(_, d)| d);
+            let micros = (u128::from(ticks) * 1_000_000 + timescale / 2) / timescale;
+            u64::try_from(micros).unwrap_or(u64::MAX)
+        })
+        .collect()
+}
+
+/// Segments to list: all but leading and trailing zero-length ones (all when every one is).
+fn listed_segments(durations: &[u64]) -> std::ops::Range<usize> {
+    let first = durations.iter().position(|d| *d > 0);
+    let last = durations.iter().rposition(|d| *d > 0);
+    match (first, last) {
+        (Some(first), Some(last)) => first..last + 1,
+        _ => 0..durations.len(),
+    }
+}
+
+/// An attribute list (RFC 8216 4.2) under construction; quoting rules live here only.
+#[derive(Default)]
+struct Attrs(String);
+
+impl Attrs {
+    /// An enumerated string, decimal-integer, decimal-float or resolution, as is.
+    fn plain(mut self, name: &str, value: impl Display) -> Self {
+        let comma = if self.0.is_empty() { "" } else { "," };
+        let _ = write!(self.0, "{comma}{name}={value}");
+        self
+    }
+
+    /// A quoted-string, which cannot hold a double quote, CR or LF: those are replaced.
+    fn quoted(self, name: &str, value: impl Display) -> Self {
+        let clean: String = (value.to_string().chars())
+            .map(|c| match c {
+                '"' => '\'',
+                '\r' | '\n' => ' ',
+                c => c,
+            })
+            .collect();
+        self.plain(name, format_args!("\"{clean}\""))
+    }
+}
+
+/// Shared with the DASH tests: the same title in both.
+#[cfg(test)]
+pub(super) mod tests {
+    use super::*;
+    use crate::media::{CodecInfo, EditShift, MediaIndex, SampleTable};
+    use crate::source::ObjectIdentity;
+
+    /// 10 s of 320x180 AVC at 30 fps, 15360 Hz, a sync sample every 30; or 10 s of stereo
+    /// 48 kHz AAC in English, 1024-sample frames.
+    pub(in crate::package) fn track(track_id: u32, video: bool) -> TrackIndex {
+        let (codec, w, h, channels, sample_rate, timescale, n, delta) = match video {
+            true => ("avc1.64000d", 320, 180, 0, 0, 15360, 300, 512),
+            false => ("mp4a.40.2", 0, 0, 2, 48000, 48000, 469, 1024),
+        };
+        let kind = [TrackKind::Audio, TrackKind::Video][usize::from(video)];
+        let codec = CodecInfo {
+            fourcc: *b"test",
+            rfc6381: codec.to_owned(),
+            width: w,
+            height: h,
+            channels,
+            sample_rate,
+        };
+        let samples = SampleTable {
+            sizes: vec![if video { 2000 } else { 300 }; n as usize],
+            offsets: (0..u64::from(n)).map(|i| i * 2000).collect(),
+            dts: (0..u64::from(n)).map(|i| i * delta).collect(),
+            durations: vec![delta as u32; n as usize],
+            cts_offsets: Vec::new(),
+            sync: video.then(|| (0..n).step_by(30).collect()),
+        };
+        TrackIndex {
+            track_id,
+            kind,
+            timescale,
+            language: (!video).then(|| "eng".to_owned()),
+            codec,
+            sample_description: bytes::Bytes::new(),
+            tkhd_width: u32::from(w) << 16,
+            tkhd_height: u32::from(h) << 16,
+            edit: EditShift::default(),
+            samples,
+        }
+    }
+
+    /// Video track 1 and audio track 2 but those `keep` rejects, then `more`; 4 s segments.
+    pub(in crate::package) fn title(keep: fn(&TrackIndex) -> bool, more: Vec<TrackIndex>) -> Title {
+        let mut tracks = vec![track(1, true), track(2, false)];
+        tracks.retain(keep);
+        tracks.extend(more);
+        let identity = ObjectIdentity {
+            size: 0,
+            version: String::new(),
+        };
+        let index = MediaIndex {
+            identity,
+            movie_timescale: 1000,
+            tracks,
+        };
+        Title::new(index, 4000).unwrap()
+    }
+
+    /// The value of attribute `name` in a tag line.
+    fn attr<'a>(line: &'a str, name: &str) -> &'a str {
+        let rest = &line[line.find(&format!("{name}=")).unwrap() + name.len() + 1..];
+        match rest.strip_prefix('"') {
+            Some(quoted) => &quoted[..quoted.find('"').unwrap()],
+            None => rest.split(',').next().unwrap(),
+        }
+    }
+
+    #[test]
+    fn media_playlists_list_every_segment_with_exact_durations() {
+        let title = title(|_| true, Vec::new());
+        for rendition in &title.renditions {
+            let text = render_media_playlist(&title, rendition);
+            let lines: Vec<&str> = text.lines().collect();
+            let id = rendition.track_id;
+            assert_eq!(lines[..2], ["#EXTM3U", "#EXT-X-VERSION:7"]);
+            assert!(lines.contains(&"#EXT-X-PLAYLIST-TYPE:VOD"));
+            assert!(lines.contains(&format!("#EXT-X-MAP:URI=\"init-t{id}.mp4\"").as_str()));
+            assert_eq!(lines.last(), Some(&"#EXT-X-ENDLIST"));
+            let mut durations = Vec::new();
+            for (i, line) in lines.iter().enumerate() {
+                if let Some(d) = line.strip_prefix("#EXTINF:") {
+                    durations.push(d.trim_end_matches(',').parse::<f64>().unwrap());
+                    assert_eq!(lines[i + 1], format!("seg-t{id}-{}.m4s", durations.len()));
+                    assert!(Resource::parse(lines[i + 1]).is_some());
+                }
+            }
+            assert_eq!(durations.len(), title.plan.segment_count);
+            let max = durations.iter().map(|d| d.round() as u64).max().unwrap();
+            assert!(lines.contains(&format!("#EXT-X-TARGETDURATION:{max}").as_str()));
+            let track = &title.index.tracks[rendition.track_pos];
+            let expected = track.duration_ticks() as f64 / f64::from(track.timescale);
+            let sum: f64 = durations.iter().sum();
+            assert!((sum - expected).abs() < 0.001, "{sum} vs {expected}");
+        }
+    }
+
+    #[test]
+    fn the_multivariant_playlist_offers_video_with_its_audio_group() {
+        let title = title(|_| true, Vec::new());
+        let text = render_multivariant_playlist(&title);
+        let lines: Vec<&str> = text.lines().collect();
+        assert_eq!(
+            lines[..3],
+            ["#EXTM3U", "#EXT-X-VERSION:7", "#EXT-X-INDEPENDENT-SEGMENTS"]
+        );
+        let media = lines[3];
+        assert!(media.starts_with("#EXT-X-MEDIA:TYPE=AUDIO,GROUP-ID=\"audio\",NAME=\"eng\""));
+        assert!(media.contains("LANGUAGE=\"eng\",DEFAULT=YES,AUTOSELECT=YES,CHANNELS=\"2\""));
+        let (video, audio) = (&title.renditions[0], &title.renditions[1]);
+        let inf = lines[4];
+        let peak = video.peak_bandwidth + audio.peak_bandwidth;
+        assert_eq!(attr(inf, "BANDWIDTH"), peak.to_string());
+        let average = video.average_bandwidth + audio.average_bandwidth;
+        assert_eq!(attr(inf, "AVERAGE-BANDWIDTH"), average.to_string());
+        assert_eq!(attr(inf, "CODECS"), "avc1.64000d,mp4a.40.2");
+        assert_eq!(attr(inf, "RESOLUTION"), "320x180");
+        assert_eq!(attr(inf, "FRAME-RATE"), "30.000");
+        assert_eq!(attr(inf, "AUDIO"), "audio");
+        assert_eq!((lines[5], lines.len()), ("index-t1.m3u8", 6));
+        for uri in [attr(media, "URI"), lines[5]] {
+            assert!(Resource::parse(uri).is_some(), "{uri}");
+        }
+    }
+
+    #[test]
+    fn several_audio_languages_have_one_default_and_unique_names() {
+        let mut french = track(3, false);
+        french.language = Some("fra".to_owned());
+        let more = vec![french, track(4, false)];
+        let text = render_multivariant_playlist(&title(|_| true, more));
+        let media: Vec<&str> = text
+            .lines()
+            .filter(|l| l.starts_with("#EXT-X-MEDIA:"))
+            .collect();
+        assert_eq!(
+            media.iter().filter(|l| l.contains("DEFAULT=YES")).count(),
+            1
+        );
+        let names: Vec<&str> = media.iter().map(|l| attr(l, "NAME")).collect();
+        assert_eq!(names, ["eng (track 2)", "fra", "eng (track 4)"]);
+    }
+
+    #[test]
+    fn single_media_titles_have_no_audio_group() {
+        let audio_only = title(|t| t.kind == TrackKind::Audio, Vec::new());
+        let text = render_multivariant_playlist(&audio_only);
+        let peak = audio_only.renditions[0].peak_bandwidth;
+        assert!(text.contains(&format!("INF:BANDWIDTH={peak},")));
+        assert!(text.contains(",CODECS=\"mp4a.40.2\"\nindex-t2.m3u8\n"));
+        let video_only = title(|t| t.kind == TrackKind::Video, Vec::new());
+        for text in [text, render_multivariant_playlist(&video_only)] {
+            assert!(
+                !text.contains("AUDIO=") && !text.contains("#EXT-X-MEDIA:"),
+                "{text}"
+            );
+        }
+    }
+
+    #[test]
+    fn quoted_strings_hold_no_quotes_or_newlines_and_empty_ends_are_cut() {
+        let attrs = Attrs::default()
+            .quoted("NAME", "a\"b\nc")
+            .plain("BANDWIDTH", 5);
+        assert_eq!(attrs.0, "NAME=\"a'b c\",BANDWIDTH=5");
+        assert_eq!(listed_segments(&[0, 5, 0, 5, 0]), 1..4);
+        assert_eq!(listed_segments(&[0, 0]), 0..2);
+    }
+}

@@ -1,0 +1,24 @@
+//! Packaging: from a `MediaIndex` to the plan, the CMAF segments and the HLS and DASH
+//! manifests. Everything here is synchronous and pure over plain data: it never reads the
+//! source. The server does the I/O that a `PreparedSegment` lists.
+//!
+//! Stages, each a value the next takes by reference:
+//! `MediaIndex` -> [`SegmentPlan`] (plan.rs) -> [`Title`] (title.rs: renditions and
+//! bandwidth) -> manifests (hls.rs, dash.rs) and segments (fmp4/). URL names of every
+//! resource are made and parsed in one place, names.rs.
+
+mod dash;
+mod error;
+pub mod fmp4;
+mod hls;
+mod names;
+mod plan;
+mod title;
+
+pub use dash::render_mpd;
+pub use error::PackageError;
+pub use fmp4::{init_segment, prepare_media_segment, PreparedSegment};
+pub use hls::{render_media_playlist, render_multivariant_playlist};
+pub use names::Resource;
+pub use plan::{plan_segments, SegmentPlan, TrackPlan};
+pub use title::{Rendition, Title};

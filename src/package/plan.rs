@@ -1,0 +1,358 @@
+//! The segment plan: where every track is cut, and how its times map to the output.
+//!
+//! Invariants this module keeps:
+//! - all tracks of a title are cut at the same presentation times: the reference track
+//!   (the first video track, else the first track) is cut on sync samples at or after each
+//!   multiple of the target duration, and every other track at the first sample presented
+//!   at or after those times;
+//! - the output timeline keeps the source's audio/video relationship: each track's edit
+//!   list (leading empty edit, start media time) and B-frame composition delay are baked into
+//!   its decode-time shift and composition-offset base, plus one title-wide shift `S` (the
+//!   largest amount any track would start before zero), so output pts = source movie pts + S
+//!   for every track, within one tick;
+//! - the plan is a pure function of the index and the target duration, so every replica
+//!   names and cuts segments identically.
+
+use std::ops::Range;
+
+use crate::media::{MediaIndex, SampleTable, TrackIndex, TrackKind};
+
+/// How a title is cut into segments; built once per title and cached with it.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct SegmentPlan {
+    /// Target segment duration in milliseconds.
+    pub target_ms: u32,
+    /// Number of segments, the same for every track.
+    pub segment_count: usize,
+    /// Per-track cuts and time mapping, in `MediaIndex::tracks` order.
+    pub tracks: Vec<TrackPlan>,
+}
+
+/// One track's cuts and its mapping from source to output time.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct TrackPlan {
+    /// Track id (as in the source).
+    pub track_id: u32,
+    /// Track timescale (ticks per second).
+    pub timescale: u32,
+    /// Ticks added to each source decode time to get the output decode time (`tfdt`).
+    pub dts_shift: u64,
+    /// Subtracted from each source composition offset to get the output one (trun v1).
+    pub cts_base: i32,
+    /// First sample of each segment: `segment_count + 1` entries, the last being the
+    /// sample count, so segment `k` holds samples `first_samples[k]..first_samples[k + 1]`.
+    pub first_samples: Vec<u32>,
+}
+
+impl TrackPlan {
+    /// The samples of segment `segment` (0-based), or `None` past the end.
+    pub fn samples(&self, segment: usize) -> Option<Range<usize>> {
+        let start = *self.first_samples.get(segment)? as usize;
+        let end = *self.first_samples.get(segment.checked_add(1)?)? as usize;
+        Some(start..end)
+    }
+
+    /// Output decode time of sample `i`.
+    pub fn output_dts(&self, table: &SampleTable, i: usize) -> u64 {
+        table
+            .dts
+            .get(i)
+            .map_or_else(|| table.end_dts(), |d| *d)
+            .saturating_add(self.dts_shift)
+    }
+
+    /// Output start time (ticks) and duration (ticks) of segment `segment`.
+    pub fn segment_span(&self, table: &SampleTable, segment: usize) -> Option<(u64, u64)> {
+        let range = self.samples(segment)?;
+        let start = self.output_dts(table, range.start);
+        let end = self.output_dts(table, range.end);
+        Some((start, end.saturating_sub(start)))
+    }
+}
+
+/// Cut `index` into segments of about `target_ms`.
+pub fn plan_segments(index: &MediaIndex, target_ms: u32) -> SegmentPlan {
+    let target_ms = target_ms.max(1);
+    // S, the title-wide shift, as an exact fraction of a second: the largest lead.
+    let (shift_num, shift_den) = index
+        .tracks
+        .iter()
+        .map(|t| (lead_ticks(t, cts_base(t)), i128::from(t.timescale.max(1))))
+        .fold((0i128, 1i128), |(n, d), (tn, td)| {
+            if tn * d > n * td {
+                (tn, td)
+            } else {
+                (n, d)
+            }
+        });
+    let mut tracks: Vec<TrackPlan> = index
+        .tracks
+        .iter()
+        .map(|t| {
+            let base = cts_base(t);
+            // S in this track's ticks, rounded up so the shift below is never negative
+            // (exact for the track that sets S).
+            let shift_ticks = (shift_num * i128::from(t.timescale)).div_euclid(shift_den)
+                + i128::from((shift_num * i128::from(t.timescale)).rem_euclid(shift_den) != 0);
+            let shift = shift_ticks + i128::from(base) + i128::from(t.edit.empty_ticks)
+                - i128::from(t.edit.media_time_ticks);
+            TrackPlan {
+                track_id: t.track_id,
+                timescale: t.timescale,
+                dts_shift: u64::try_from(shift.max(0)).unwrap_or(u64::MAX),
+                cts_base: base,
+                first_samples: Vec::new(),
+            }
+        })
+        .collect();
+
+    let reference = index
+        .tracks
+        .iter()
+        .position(|t| t.kind == TrackKind::Video)
+        .unwrap_or(0);
+    let (Some(ref_track), Some(ref_plan)) = (index.tracks.get(reference), tracks.get(reference))
+    else {
+        return SegmentPlan {
+            target_ms,
+            segment_count: 0,
+            tracks,
+        };
+    };
+
+    // Cut times on the reference track, as (output pts in its ticks, first sample).
+    let cuts = reference_cuts(ref_track, ref_plan, target_ms);
+    let ref_timescale = u128::from(ref_track.timescale);
+    for (plan, track) in tracks.iter_mut().zip(&index.tracks) {
+        let n = track.samples.len() as u32;
+        let mut first = Vec::with_capacity(cuts.len() + 2);
+        first.push(0u32);
+        for (cut_pts, cut_sample) in &cuts {
+            let index_at = if std::ptr::eq(track, ref_track) {
+                *cut_sample
+            } else {
+                let t = u128::from(*cut_pts) * u128::from(track.timescale) / ref_timescale;
+                let t = u64::try_from(t).unwrap_or(u64::MAX);
+                let shift = plan.dts_shift;
+                track
+                    .samples
+                    .dts
+                    .partition_point(|d| d.saturating_add(shift) < t) as u32
+            };
+            // Never step backwards: a later cut can only start at or after the previous one.
+            let last = first.last().copied().unwrap_or(0);
+            first.push(index_at.clamp(last, n));
+        }
+        first.push(n);
+        plan.first_samples = first;
+    }
+    SegmentPlan {
+        target_ms,
+        segment_count: cuts.len() + 1,
+        tracks,
+    }
+}
+
+/// The composition offset base of a track: its first sample's offset, so the first frame
+/// is presented at its output decode time.
+fn cts_base(track: &TrackIndex) -> i32 {
+    track.samples.cts_offsets.first().copied().unwrap_or(0)
+}
+
+/// How far (in the track's ticks) its first output decode time would fall before zero if
+/// it were not shifted: `media_time - cts_base - empty`.
+fn lead_ticks(track: &TrackIndex, base: i32) -> i128 {
+    i128::from(track.edit.media_time_ticks) - i128::from(base) - i128::from(track.edit.empty_ticks)
+}
+
+/// Cut points of the reference track: the first sync sample at or after each multiple of
+/// the target duration, as (output pts, sample index), excluding sample 0.
+fn reference_cuts(track: &TrackIndex, plan: &TrackPlan, target_ms: u32) -> Vec<(u64, u32)> {
+    let table = &track.samples;
+    let target_ticks = (u64::from(target_ms) * u64::from(track.timescale) / 1000).max(1);
+    let pts = |i: usize| -> u64 {
+        let dts = plan.output_dts(table, i) as i128;
+        let cts = i128::from(table.cts_offset(i)) - i128::from(plan.cts_base);
+        u64::try_from((dts + cts).max(0)).unwrap_or(0)
+    };
+    let first_pts = if table.is_empty() { 0 } else { pts(0) };
+    let mut next_cut = first_pts.saturating_add(target_ticks);
+    let mut cuts = Vec::new();
+    let mut consider = |i: usize, cuts: &mut Vec<(u64, u32)>| {
+        let t = pts(i);
+        if i > 0 && t >= next_cut {
+            cuts.push((t, i as u32));
+            while next_cut <= t {
+                next_cut = next_cut.saturating_add(target_ticks);
+            }
+        }
+    };
+    match &table.sync {
+        Some(sync) => sync.iter().for_each(|&i| consider(i as usize, &mut cuts)),
+        None => (0..table.len()).for_each(|i| consider(i, &mut cuts)),
+    }
+    cuts
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::media::{CodecInfo, EditShift};
+    use crate::source::ObjectIdentity;
+
+    fn track(
+        track_id: u32,
+        kind: TrackKind,
+        timescale: u32,
+        n: usize,
+        delta: u32,
+        edit: EditShift,
+    ) -> TrackIndex {
+        TrackIndex {
+            track_id,
+            kind,
+            timescale,
+            language: None,
+            codec: CodecInfo {
+                fourcc: *b"test",
+                rfc6381: String::new(),
+                width: 0,
+                height: 0,
+                channels: 0,
+                sample_rate: 0,
+            },
+            sample_description: bytes::Bytes::new(),
+            tkhd_width: 0,
+            tkhd_height: 0,
+            edit,
+            samples: SampleTable {
+                sizes: vec![1; n],
+                offsets: (0..n as u64).collect(),
+                dts: (0..n as u64).map(|i| i * u64::from(delta)).collect(),
+                durations: vec![delta; n],
+                cts_offsets: Vec::new(),
+                sync: None,
+            },
+        }
+    }
+
+    /// 10 s of 30 fps video with a sync sample every second and a 2-frame B-frame delay,
+    /// and 48 kHz AAC whose edit list skips 1024 priming samples.
+    fn av_index() -> MediaIndex {
+        let mut video = track(
+            1,
+            TrackKind::Video,
+            15360,
+            300,
+            512,
+            EditShift {
+                empty_ticks: 0,
+                media_time_ticks: 1024,
+            },
+        );
+        video.samples.cts_offsets = (0..300)
+            .map(|i| if i % 30 == 0 { 1024 } else { 1536 })
+            .collect();
+        video.samples.sync = Some((0..10).map(|i| i * 30).collect());
+        let audio = track(
+            2,
+            TrackKind::Audio,
+            48000,
+            469,
+            1024,
+            EditShift {
+                empty_ticks: 0,
+                media_time_ticks: 1024,
+            },
+        );
+        MediaIndex {
+            identity: ObjectIdentity {
+                size: 0,
+                version: String::new(),
+            },
+            movie_timescale: 1000,
+            tracks: vec![video, audio],
+        }
+    }
+
+    #[test]
+    fn video_is_cut_on_sync_samples_at_the_target() {
+        let plan = plan_segments(&av_index(), 4000);
+        assert_eq!(plan.segment_count, 3);
+        assert_eq!(plan.tracks[0].first_samples, [0, 120, 240, 300]);
+    }
+
+    #[test]
+    fn audio_is_cut_at_the_same_times_as_video() {
+        let index = av_index();
+        let plan = plan_segments(&index, 4000);
+        let (video, audio) = (&plan.tracks[0], &plan.tracks[1]);
+        for segment in 1..plan.segment_count {
+            let (v_start, _) = video
+                .segment_span(&index.tracks[0].samples, segment)
+                .unwrap();
+            let (a_start, _) = audio
+                .segment_span(&index.tracks[1].samples, segment)
+                .unwrap();
+            let v = v_start as f64 / 15360.0;
+            let a = a_start as f64 / 48000.0;
+            // Audio starts at the first frame at or after the video cut: within one frame.
+            assert!(
+                a >= v && a - v < 1024.0 / 48000.0,
+                "segment {segment}: {v} vs {a}"
+            );
+        }
+    }
+
+    #[test]
+    fn edit_lists_and_composition_delay_keep_the_av_relationship() {
+        let index = av_index();
+        let plan = plan_segments(&index, 6000);
+        let (video, audio) = (&plan.tracks[0], &plan.tracks[1]);
+        // Source movie time of video sample 0 is (0 + 1024 - 1024) / 15360 = 0 s, of audio
+        // sample 0 is (0 - 1024) / 48000 s. The output must keep that difference.
+        let video_pts = (video.dts_shift as f64 + 1024.0 - f64::from(video.cts_base)) / 15360.0;
+        let audio_pts = audio.dts_shift as f64 / 48000.0;
+        let source_difference = 0.0 - (-1024.0 / 48000.0);
+        let output_difference = video_pts - audio_pts;
+        assert!((output_difference - source_difference).abs() < 0.001);
+        // And nothing starts before zero: audio's priming begins at exactly 0.
+        assert_eq!(audio.dts_shift, 0);
+    }
+
+    #[test]
+    fn a_delayed_track_keeps_its_empty_edit() {
+        let mut index = av_index();
+        index.tracks[1].edit = EditShift {
+            empty_ticks: 24000,
+            media_time_ticks: 0,
+        };
+        let plan = plan_segments(&index, 6000);
+        // Video needs no shift (its lead is 0); audio starts 0.5 s later.
+        assert_eq!(plan.tracks[0].dts_shift, 1024 - 1024);
+        assert_eq!(plan.tracks[1].dts_shift, 24000);
+    }
+
+    #[test]
+    fn the_plan_is_deterministic_and_covers_every_sample() {
+        let index = av_index();
+        let a = plan_segments(&index, 2000);
+        assert_eq!(a, plan_segments(&index, 2000));
+        for (plan, track) in a.tracks.iter().zip(&index.tracks) {
+            assert_eq!(plan.first_samples.len(), a.segment_count + 1);
+            assert_eq!(
+                *plan.first_samples.last().unwrap() as usize,
+                track.samples.len()
+            );
+            assert!(plan.first_samples.windows(2).all(|w| w[0] <= w[1]));
+        }
+    }
+
+    #[test]
+    fn an_audio_only_title_is_cut_on_any_sample() {
+        let mut index = av_index();
+        index.tracks.remove(0);
+        let plan = plan_segments(&index, 6000);
+        assert_eq!(plan.segment_count, 2);
+    }
+}

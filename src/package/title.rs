@@ -1,0 +1,184 @@
+//! `Title`: a media index with its plan and the renditions players are offered.
+//!
+//! One rendition per audio or video track (demuxed CMAF). Bandwidth is measured from the
+//! segments as they will be sent (header plus payload), so BANDWIDTH is the peak segment
+//! bit rate and AVERAGE-BANDWIDTH the whole rendition's (RFC 8216 4.3.4.2).
+
+use super::fmp4::media_segment_header_len;
+use super::{plan_segments, PackageError, SegmentPlan};
+use crate::media::{MediaIndex, TrackIndex, TrackKind};
+
+/// A title ready to be packaged; cached per object version.
+#[derive(Debug, Clone)]
+pub struct Title {
+    /// The parsed file.
+    pub index: MediaIndex,
+    /// How it is cut.
+    pub plan: SegmentPlan,
+    /// What players are offered, videos first, then audios, each in file order.
+    pub renditions: Vec<Rendition>,
+}
+
+/// One rendition: one track of the file, measured.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Rendition {
+    /// Position of the track in `index.tracks` and `plan.tracks`.
+    pub track_pos: usize,
+    /// The track id (used in resource names).
+    pub track_id: u32,
+    /// Audio or video.
+    pub kind: TrackKind,
+    /// Peak segment bit rate, bits per second.
+    pub peak_bandwidth: u64,
+    /// Average bit rate over the rendition, bits per second.
+    pub average_bandwidth: u64,
+    /// Frames per second (video with samples), else `None`.
+    pub frame_rate: Option<f64>,
+    /// Duration in seconds (sum of its segments).
+    pub duration_secs: f64,
+    /// The default rendition of its kind (the first in the file).
+    pub is_default: bool,
+}
+
+impl Title {
+    /// Plan `index` with segments of about `target_ms` and measure every rendition.
+    ///
+    /// # Errors
+    /// [`PackageError::NoSuchTrack`] when the index has no track to offer.
+    pub fn new(index: MediaIndex, target_ms: u32) -> Result<Self, PackageError> {
+        let plan = plan_segments(&index, target_ms);
+        let mut renditions = Vec::with_capacity(index.tracks.len());
+        for kind in [TrackKind::Video, TrackKind::Audio] {
+            let mut first = true;
+            for (pos, track) in index.tracks.iter().enumerate() {
+                if track.kind != kind {
+                    continue;
+                }
+                renditions.push(measure(&plan, pos, track, first));
+                first = false;
+            }
+        }
+        if renditions.is_empty() {
+            return Err(PackageError::NoSuchTrack { track: 0 });
+        }
+        Ok(Self {
+            index,
+            plan,
+            renditions,
+        })
+    }
+
+    /// The rendition of track `track_id`.
+    pub fn rendition(&self, track_id: u32) -> Option<&Rendition> {
+        self.renditions.iter().find(|r| r.track_id == track_id)
+    }
+
+    /// Duration of the presentation in seconds: the longest rendition.
+    pub fn duration_secs(&self) -> f64 {
+        self.renditions
+            .iter()
+            .map(|r| r.duration_secs)
+            .fold(0.0, f64::max)
+    }
+
+    /// Approximate heap bytes held, for the cache weigher.
+    pub fn heap_bytes(&self) -> usize {
+        self.index.heap_bytes()
+            + self
+                .plan
+                .tracks
+                .iter()
+                .map(|t| t.first_samples.capacity() * 4 + 64)
+                .sum::<usize>()
+            + self.renditions.len() * std::mem::size_of::<Rendition>()
+    }
+}
+
+fn measure(plan: &SegmentPlan, pos: usize, track: &TrackIndex, is_default: bool) -> Rendition {
+    let table = &track.samples;
+    let has_cts = !table.cts_offsets.is_empty();
+    let timescale = f64::from(track.timescale.max(1));
+    // (bytes, seconds) of each segment as sent.
+    let mut segments = Vec::with_capacity(plan.segment_count);
+    if let Some(track_plan) = plan.tracks.get(pos) {
+        for segment in 0..plan.segment_count {
+            let (Some(range), Some((_, duration))) = (
+                track_plan.samples(segment),
+                track_plan.segment_span(table, segment),
+            ) else {
+                continue;
+            };
+            let payload: u64 = table
+                .sizes
+                .get(range.clone())
+                .map_or(0, |s| s.iter().map(|v| u64::from(*v)).sum());
+            let bytes = payload
+                + media_segment_header_len(track.kind, has_cts, range.len() as u64, payload);
+            segments.push((bytes, duration as f64 / timescale));
+        }
+    }
+    let total_bytes: u64 = segments.iter().map(|s| s.0).sum();
+    let total_secs: f64 = segments.iter().map(|s| s.1).sum();
+    let peak = peak_bit_rate(&segments, f64::from(plan.target_ms) / 1000.0);
+    let average = if total_secs > 0.0 {
+        total_bytes as f64 * 8.0 / total_secs
+    } else {
+        0.0
+    };
+    let frame_rate = (track.kind == TrackKind::Video && total_secs > 0.0 && !table.is_empty())
+        .then(|| table.len() as f64 / (table.end_dts() as f64 / timescale).max(f64::EPSILON));
+    Rendition {
+        track_pos: pos,
+        track_id: track.track_id,
+        kind: track.kind,
+        peak_bandwidth: peak.max(average).ceil() as u64,
+        average_bandwidth: average.ceil() as u64,
+        frame_rate,
+        duration_secs: total_secs,
+        is_default,
+    }
+}
+
+/// The peak segment bit rate of RFC 8216 4.3.4.2: the largest bit rate of any contiguous
+/// run of segments lasting between 0.5 and 1.5 times the target duration (a segment longer
+/// than that counts alone), so a short last segment does not inflate it.
+fn peak_bit_rate(segments: &[(u64, f64)], target_secs: f64) -> f64 {
+    let (low, high) = (0.5 * target_secs, 1.5 * target_secs);
+    let mut peak = 0.0f64;
+    for start in 0..segments.len() {
+        let (mut bytes, mut secs) = (0u64, 0.0f64);
+        for (n, (b, s)) in segments.iter().skip(start).enumerate() {
+            bytes += b;
+            secs += s;
+            let in_window = secs >= low && secs <= high;
+            // A lone long segment counts by itself, and so does a title shorter than `low`.
+            let alone = n == 0 && (secs > high || (start == 0 && segments.len() == 1));
+            if secs > 0.0 && (in_window || alone) {
+                peak = peak.max(bytes as f64 * 8.0 / secs);
+            }
+            if secs > high {
+                break;
+            }
+        }
+    }
+    peak
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_short_last_segment_does_not_set_the_peak() {
+        let segments = [(6_000, 6.0), (6_000, 6.0), (500, 0.1)];
+        let peak = peak_bit_rate(&segments, 6.0);
+        // The last two segments are 6.1 s of 6,500 bytes: 8,525 bit/s, not the last one's
+        // 0.1 s of 500 bytes (40,000 bit/s).
+        assert!((peak - 6_500.0 * 8.0 / 6.1).abs() < 1.0, "{peak}");
+    }
+
+    #[test]
+    fn a_title_shorter_than_half_the_target_still_has_a_rate() {
+        assert!((peak_bit_rate(&[(1_000, 2.0)], 6.0) - 4_000.0).abs() < 1.0);
+    }
+}

@@ -1,0 +1,189 @@
+//! Every error to its HTTP answer, in one `match` (see the table test below).
+//!
+//! Unknown key, rendition or segment: 404. Malformed URL: 400. A file that is not a usable
+//! MP4: 422 with the reason, never 404 (a CDN must not cache "missing" for a broken
+//! upload it can re-fetch once fixed). Source unreachable: 502; timing out: 504; an object
+//! that changed while being read: 503 with `Retry-After`. Bucket details never reach the
+//! body: the full error goes to the log line, the client gets the one-line reason.
+
+use http::StatusCode;
+
+use super::catalog::TitleError;
+use super::route::RouteError;
+use crate::media::MediaError;
+use crate::package::PackageError;
+use crate::source::SourceError;
+
+/// An error answer: status, one-line reason for the body, and an optional `Retry-After`.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct ErrorAnswer {
+    /// HTTP status.
+    pub status: StatusCode,
+    /// One line for the body (no bucket names, no paths beyond the key).
+    pub reason: String,
+    /// Seconds for `Retry-After`, on 503.
+    pub retry_after: Option<u32>,
+}
+
+impl ErrorAnswer {
+    fn new(status: StatusCode, reason: impl Into<String>) -> Self {
+        Self {
+            status,
+            reason: reason.into(),
+            retry_after: None,
+        }
+    }
+}
+
+impl From<&RouteError> for ErrorAnswer {
+    fn from(e: &RouteError) -> Self {
+        match e {
+            RouteError::NotFound => ErrorAnswer::new(StatusCode::NOT_FOUND, "not found"),
+            RouteError::BadPath { .. } => ErrorAnswer::new(StatusCode::BAD_REQUEST, e.to_string()),
+        }
+    }
+}
+
+impl From<&SourceError> for ErrorAnswer {
+    fn from(e: &SourceError) -> Self {
+        match e {
+            SourceError::NotFound { .. } | SourceError::OutsideRoot { .. } => {
+                ErrorAnswer::new(StatusCode::NOT_FOUND, "not found")
+            }
+            SourceError::Changed { .. } => ErrorAnswer {
+                retry_after: Some(1),
+                ..ErrorAnswer::new(
+                    StatusCode::SERVICE_UNAVAILABLE,
+                    "object changed while being read; retry",
+                )
+            },
+            SourceError::Timeout { .. } => {
+                ErrorAnswer::new(StatusCode::GATEWAY_TIMEOUT, "media source timed out")
+            }
+            SourceError::Unreachable { .. } | SourceError::OutOfRange { .. } => {
+                ErrorAnswer::new(StatusCode::BAD_GATEWAY, "media source unavailable")
+            }
+            SourceError::TooLarge { .. } | SourceError::Io { .. } => {
+                ErrorAnswer::new(StatusCode::INTERNAL_SERVER_ERROR, "error reading media")
+            }
+        }
+    }
+}
+
+impl From<&MediaError> for ErrorAnswer {
+    fn from(e: &MediaError) -> Self {
+        match e {
+            MediaError::Source(source) => ErrorAnswer::from(source),
+            MediaError::Internal { .. } => {
+                ErrorAnswer::new(StatusCode::INTERNAL_SERVER_ERROR, e.to_string())
+            }
+            MediaError::NotMp4 { .. }
+            | MediaError::Truncated { .. }
+            | MediaError::InvalidTable { .. }
+            | MediaError::Malformed { .. }
+            | MediaError::UnsupportedCodec { .. }
+            | MediaError::TooLarge { .. }
+            | MediaError::NoTracks => {
+                ErrorAnswer::new(StatusCode::UNPROCESSABLE_ENTITY, e.to_string())
+            }
+        }
+    }
+}
+
+impl From<&PackageError> for ErrorAnswer {
+    fn from(e: &PackageError) -> Self {
+        match e {
+            PackageError::NoSuchTrack { .. } | PackageError::SegmentOutOfRange { .. } => {
+                ErrorAnswer::new(StatusCode::NOT_FOUND, e.to_string())
+            }
+        }
+    }
+}
+
+impl From<&TitleError> for ErrorAnswer {
+    fn from(e: &TitleError) -> Self {
+        match e {
+            TitleError::Media(m) => m.into(),
+            // A file with no audio or video track to offer is unusable, not missing.
+            TitleError::Package(p) => {
+                ErrorAnswer::new(StatusCode::UNPROCESSABLE_ENTITY, p.to_string())
+            }
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn each_error_maps_to_its_status() {
+        let key = || "k.mp4".to_string();
+        let table: Vec<(ErrorAnswer, StatusCode)> = vec![
+            ((&RouteError::NotFound).into(), StatusCode::NOT_FOUND),
+            (
+                (&RouteError::BadPath { reason: "x".into() }).into(),
+                StatusCode::BAD_REQUEST,
+            ),
+            (
+                (&SourceError::NotFound { key: key() }).into(),
+                StatusCode::NOT_FOUND,
+            ),
+            (
+                (&SourceError::OutsideRoot { key: key() }).into(),
+                StatusCode::NOT_FOUND,
+            ),
+            (
+                (&SourceError::Timeout { key: key() }).into(),
+                StatusCode::GATEWAY_TIMEOUT,
+            ),
+            (
+                (&SourceError::Unreachable {
+                    key: key(),
+                    reason: "refused".into(),
+                })
+                    .into(),
+                StatusCode::BAD_GATEWAY,
+            ),
+            (
+                (&SourceError::Changed { key: key() }).into(),
+                StatusCode::SERVICE_UNAVAILABLE,
+            ),
+            (
+                (&MediaError::NotMp4 { reason: "x".into() }).into(),
+                StatusCode::UNPROCESSABLE_ENTITY,
+            ),
+            (
+                (&MediaError::Truncated { reason: "x".into() }).into(),
+                StatusCode::UNPROCESSABLE_ENTITY,
+            ),
+            (
+                (&MediaError::Source(SourceError::Timeout { key: key() })).into(),
+                StatusCode::GATEWAY_TIMEOUT,
+            ),
+            (
+                (&PackageError::SegmentOutOfRange {
+                    segment: 9,
+                    count: 1,
+                })
+                    .into(),
+                StatusCode::NOT_FOUND,
+            ),
+        ];
+        for (answer, status) in table {
+            assert_eq!(answer.status, status, "{answer:?}");
+        }
+        let changed: ErrorAnswer = (&SourceError::Changed { key: key() }).into();
+        assert_eq!(changed.retry_after, Some(1));
+    }
+
+    #[test]
+    fn bucket_details_do_not_reach_the_body() {
+        let answer: ErrorAnswer = (&SourceError::Unreachable {
+            key: "k.mp4".into(),
+            reason: "403 AccessDenied for bucket secret-bucket".into(),
+        })
+            .into();
+        assert!(!answer.reason.contains("secret-bucket"));
+    }
+}

@@ -1,0 +1,432 @@
+//! One request, start to finish, as a straight line of typed steps:
+//! route -> identify the object -> cached title -> content -> conditional / HEAD / Range ->
+//! response. Segment payloads are streamed by a producer task into the bounded body
+//! channel; everything else is answered from bytes cached with the title.
+
+use std::sync::Arc;
+use std::time::Instant;
+
+use bytes::Bytes;
+use http::header::{self, HeaderValue};
+use http::{Method, Request, Response, StatusCode};
+
+use super::body::ResponseBody;
+use super::error::ErrorAnswer;
+use super::range::{parse_range, RangeRequest};
+use super::route::{parse_route, Route};
+use super::App;
+use crate::media::TrackKind;
+use crate::package::{prepare_media_segment, PreparedSegment, Resource};
+use crate::source::{ByteRange, MediaSource, ObjectIdentity, ObjectKey};
+use crate::telemetry::HttpLabels;
+
+/// Cache-Control for init and media segments: their names change with the object version
+/// (the ETag does too), so a CDN may keep them for as long as it likes.
+const IMMUTABLE: &str = "public, max-age=31536000, immutable";
+/// Cache-Control for manifests: short, so a replaced file shows within a minute.
+const MANIFEST: &str = "public, max-age=60";
+
+/// What a successful request answers with, before HEAD, conditionals and ranges.
+enum Content {
+    /// Bytes known in full (manifests, init segments, metrics).
+    Inline(Bytes),
+    /// A media segment: header bytes, then payload streamed from the source.
+    Segment {
+        key: ObjectKey,
+        identity: ObjectIdentity,
+        prepared: PreparedSegment,
+    },
+}
+
+impl Content {
+    fn len(&self) -> u64 {
+        match self {
+            Content::Inline(b) => b.len() as u64,
+            Content::Segment { prepared, .. } => prepared.content_length(),
+        }
+    }
+}
+
+/// A successful answer's content and headers.
+struct Answer {
+    content: Content,
+    content_type: &'static str,
+    cache_control: &'static str,
+    etag: Option<String>,
+}
+
+/// The metrics label of a route.
+fn route_label(route: Option<&Route>) -> &'static str {
+    match route {
+        Some(Route::Vod { resource, .. }) => match resource {
+            Resource::Multivariant | Resource::MultivariantTs => "master",
+            Resource::MediaPlaylist { .. } => "media_playlist",
+            Resource::Mpd => "mpd",
+            Resource::Init { .. } => "init",
+            Resource::Segment { .. } => "segment",
+        },
+        Some(Route::Metrics) => "metrics",
+        Some(Route::Healthz) | Some(Route::Readyz) => "health",
+        None => "other",
+    }
+}
+
+/// Answer one request.
+pub async fn handle<B>(app: Arc<App>, req: Request<B>) -> Response<ResponseBody> {
+    let started = Instant::now();
+    let route = parse_route(req.uri().path());
+    let label = route_label(route.as_ref().ok());
+    let response = match route {
+        Err(e) => error_response(&(&e).into()),
+        Ok(route) => answer(&app, &req, route).await,
+    };
+    let labels = HttpLabels {
+        route: label,
+        status: response.status().as_u16(),
+    };
+    app.metrics.requests.get_or_create(&labels).inc();
+    app.metrics
+        .request_seconds
+        .get_or_create(&labels)
+        .observe(started.elapsed().as_secs_f64());
+    response
+}
+
+async fn answer<B>(app: &Arc<App>, req: &Request<B>, route: Route) -> Response<ResponseBody> {
+    let method = req.method();
+    if method == Method::OPTIONS {
+        return preflight();
+    }
+    if method != Method::GET && method != Method::HEAD {
+        let mut response = error_response(&ErrorAnswer {
+            status: StatusCode::METHOD_NOT_ALLOWED,
+            reason: "method not allowed".into(),
+            retry_after: None,
+        });
+        response.headers_mut().insert(
+            header::ALLOW,
+            HeaderValue::from_static("GET, HEAD, OPTIONS"),
+        );
+        return response;
+    }
+    let result = match route {
+        Route::Healthz => Ok(plain(Bytes::from_static(b"ok\n"))),
+        Route::Readyz => {
+            if app.is_draining() {
+                Err(ErrorAnswer {
+                    status: StatusCode::SERVICE_UNAVAILABLE,
+                    reason: "draining".into(),
+                    retry_after: Some(1),
+                })
+            } else {
+                Ok(plain(Bytes::from_static(b"ready\n")))
+            }
+        }
+        Route::Metrics => Ok(Answer {
+            content: Content::Inline(Bytes::from(app.render_metrics())),
+            content_type: "text/plain; version=0.0.4; charset=utf-8",
+            cache_control: "no-store",
+            etag: None,
+        }),
+        Route::Vod { key, resource } => vod_answer(app, key, resource).await,
+    };
+    match result {
+        Ok(answer) => respond(app, req, answer),
+        Err(e) => error_response(&e),
+    }
+}
+
+fn plain(bytes: Bytes) -> Answer {
+    Answer {
+        content: Content::Inline(bytes),
+        content_type: "text/plain; charset=utf-8",
+        cache_control: "no-store",
+        etag: None,
+    }
+}
+
+/// The content of a resource of the title at `key`.
+async fn vod_answer(
+    app: &Arc<App>,
+    key: ObjectKey,
+    resource: Resource,
+) -> Result<Answer, ErrorAnswer> {
+    let source = app.catalog.source().clone();
+    let identity = source.identify(&key).await.map_err(|e| {
+        log_failure(&key, &e);
+        ErrorAnswer::from(&e)
+    })?;
+    let cached = app.catalog.title(&key, &identity).await.map_err(|e| {
+        log_failure(&key, &e);
+        ErrorAnswer::from(e.as_ref())
+    })?;
+    let etag = Some(identity.etag(&resource.to_string()));
+    let not_found = |what: String| ErrorAnswer {
+        status: StatusCode::NOT_FOUND,
+        reason: what,
+        retry_after: None,
+    };
+    let answer = match resource {
+        Resource::Multivariant => Answer {
+            content: Content::Inline(cached.multivariant()),
+            content_type: "application/vnd.apple.mpegurl",
+            cache_control: MANIFEST,
+            etag,
+        },
+        Resource::MultivariantTs => {
+            return Err(not_found("MPEG-TS output is not available yet".into()))
+        }
+        Resource::Mpd => Answer {
+            content: Content::Inline(cached.mpd()),
+            content_type: "application/dash+xml",
+            cache_control: MANIFEST,
+            etag,
+        },
+        Resource::MediaPlaylist { track_id } => Answer {
+            content: Content::Inline(
+                cached
+                    .media_playlist(track_id)
+                    .ok_or_else(|| not_found(format!("no rendition {track_id}")))?,
+            ),
+            content_type: "application/vnd.apple.mpegurl",
+            cache_control: MANIFEST,
+            etag,
+        },
+        Resource::Init { track_id } => {
+            let rendition = cached
+                .title
+                .rendition(track_id)
+                .ok_or_else(|| not_found(format!("no rendition {track_id}")))?;
+            Answer {
+                content_type: mp4_type(rendition.kind),
+                content: Content::Inline(
+                    cached
+                        .init_segment(track_id)
+                        .ok_or_else(|| not_found(format!("no rendition {track_id}")))?,
+                ),
+                cache_control: IMMUTABLE,
+                etag,
+            }
+        }
+        Resource::Segment { track_id, number } => {
+            let rendition = cached
+                .title
+                .rendition(track_id)
+                .ok_or_else(|| not_found(format!("no rendition {track_id}")))?;
+            let (kind, track_pos) = (rendition.kind, rendition.track_pos);
+            let segment = usize::try_from(number - 1).unwrap_or(usize::MAX);
+            // Header construction runs on the blocking pool, off the runtime workers.
+            let title = cached.clone();
+            let prepared = tokio::task::spawn_blocking(move || {
+                prepare_media_segment(&title.title.index, &title.title.plan, track_pos, segment)
+            })
+            .await
+            .map_err(|_| ErrorAnswer {
+                status: StatusCode::INTERNAL_SERVER_ERROR,
+                reason: "segment preparation failed".into(),
+                retry_after: None,
+            })?
+            .map_err(|e| ErrorAnswer::from(&e))?;
+            Answer {
+                content: Content::Segment {
+                    key,
+                    identity,
+                    prepared,
+                },
+                content_type: mp4_type(kind),
+                cache_control: IMMUTABLE,
+                etag,
+            }
+        }
+    };
+    Ok(answer)
+}
+
+fn mp4_type(kind: TrackKind) -> &'static str {
+    match kind {
+        TrackKind::Video => "video/mp4",
+        TrackKind::Audio => "audio/mp4",
+    }
+}
+
+fn log_failure(key: &ObjectKey, error: &dyn std::error::Error) {
+    tracing::warn!(key = %key, error = %error, "request failed");
+}
+
+/// Apply conditionals, HEAD and Range to a successful answer.
+fn respond<B>(app: &Arc<App>, req: &Request<B>, answer: Answer) -> Response<ResponseBody> {
+    let len = answer.content.len();
+    let mut builder = Response::builder()
+        .header(header::CONTENT_TYPE, answer.content_type)
+        .header(header::CACHE_CONTROL, answer.cache_control)
+        .header(header::ACCEPT_RANGES, "bytes");
+    if let Some(etag) = &answer.etag {
+        builder = builder.header(header::ETAG, etag.as_str());
+        let if_none_match = req
+            .headers()
+            .get(header::IF_NONE_MATCH)
+            .and_then(|v| v.to_str().ok());
+        if if_none_match.is_some_and(|v| v.split(',').any(|t| t.trim() == etag || t.trim() == "*"))
+        {
+            return finish(
+                builder.status(StatusCode::NOT_MODIFIED),
+                ResponseBody::Empty,
+            );
+        }
+    }
+    let range_header = req
+        .headers()
+        .get(header::RANGE)
+        .and_then(|v| v.to_str().ok());
+    let (status, start, end) = match parse_range(range_header, len) {
+        RangeRequest::Full => (StatusCode::OK, 0, len),
+        RangeRequest::Partial { start, end } => {
+            builder = builder.header(
+                header::CONTENT_RANGE,
+                format!("bytes {}-{}/{len}", start, end - 1),
+            );
+            (StatusCode::PARTIAL_CONTENT, start, end)
+        }
+        RangeRequest::Unsatisfiable => {
+            let builder = builder
+                .status(StatusCode::RANGE_NOT_SATISFIABLE)
+                .header(header::CONTENT_RANGE, format!("bytes */{len}"))
+                .header(header::CONTENT_LENGTH, 0);
+            return finish(builder, ResponseBody::Empty);
+        }
+    };
+    let builder = builder
+        .status(status)
+        .header(header::CONTENT_LENGTH, end - start);
+    if req.method() == Method::HEAD {
+        return finish(builder, ResponseBody::Empty);
+    }
+    let body = match answer.content {
+        Content::Inline(bytes) => {
+            // start <= end <= len == bytes.len(), so these casts and the slice are in bounds.
+            let part = bytes.slice(start as usize..end as usize);
+            app.metrics.sent_bytes.inc_by(part.len() as u64);
+            ResponseBody::full(part)
+        }
+        Content::Segment {
+            key,
+            identity,
+            prepared,
+        } => {
+            let (tx, body) = ResponseBody::channel(end - start);
+            let source = app.catalog.source().clone();
+            let app = app.clone();
+            tokio::spawn(async move {
+                app.metrics.streams_in_flight.inc();
+                let chunk = app.settings.stream_chunk_bytes;
+                let result = stream_segment(
+                    &app, source, key, identity, prepared, start, end, chunk, &tx,
+                )
+                .await;
+                if let Err(e) = result {
+                    tracing::warn!(error = %e, "segment stream cut");
+                    let _ = tx.send(Err(std::io::Error::other(e.to_string()))).await;
+                }
+                app.metrics.streams_in_flight.dec();
+            });
+            body
+        }
+    };
+    finish(builder, body)
+}
+
+/// Send bytes `start..end` of a prepared segment into `tx`: the header part from memory,
+/// the payload from the source in chunks. Stops quietly when the client goes away.
+#[allow(clippy::too_many_arguments)]
+async fn stream_segment(
+    app: &App,
+    source: Arc<dyn MediaSource>,
+    key: ObjectKey,
+    identity: ObjectIdentity,
+    prepared: PreparedSegment,
+    start: u64,
+    end: u64,
+    chunk_bytes: usize,
+    tx: &tokio::sync::mpsc::Sender<Result<Bytes, std::io::Error>>,
+) -> Result<(), crate::source::SourceError> {
+    use futures_util::StreamExt;
+
+    let header = Bytes::from(prepared.header);
+    let header_len = header.len() as u64;
+    if start < header_len {
+        let part = header.slice(start as usize..end.min(header_len) as usize);
+        app.metrics.sent_bytes.inc_by(part.len() as u64);
+        if tx.send(Ok(part)).await.is_err() {
+            return Ok(());
+        }
+    }
+    // Walk the payload ranges, each placed after the previous in the body.
+    let mut body_offset = header_len;
+    for range in prepared.ranges {
+        let (range_start, range_end) = (body_offset, body_offset + range.len);
+        body_offset = range_end;
+        let (from, to) = (start.max(range_start), end.min(range_end));
+        if from >= to {
+            continue;
+        }
+        let wanted = ByteRange::new(range.start + (from - range_start), to - from);
+        let mut chunks =
+            source
+                .clone()
+                .stream_range(key.clone(), identity.clone(), wanted, chunk_bytes);
+        while let Some(chunk) = chunks.next().await {
+            let chunk = chunk?;
+            app.metrics.sent_bytes.inc_by(chunk.len() as u64);
+            if tx.send(Ok(chunk)).await.is_err() {
+                return Ok(());
+            }
+        }
+    }
+    Ok(())
+}
+
+fn finish(builder: http::response::Builder, body: ResponseBody) -> Response<ResponseBody> {
+    let builder = builder
+        .header(header::ACCESS_CONTROL_ALLOW_ORIGIN, "*")
+        .header(
+            header::ACCESS_CONTROL_EXPOSE_HEADERS,
+            "Content-Length, Content-Range, ETag",
+        );
+    builder.body(body).unwrap_or_else(|_| {
+        let mut fallback = Response::new(ResponseBody::Empty);
+        *fallback.status_mut() = StatusCode::INTERNAL_SERVER_ERROR;
+        fallback
+    })
+}
+
+/// The one-line error answer.
+pub fn error_response(e: &ErrorAnswer) -> Response<ResponseBody> {
+    let mut builder = Response::builder()
+        .status(e.status)
+        .header(header::CONTENT_TYPE, "text/plain; charset=utf-8")
+        .header(
+            header::CACHE_CONTROL,
+            if e.status == StatusCode::NOT_FOUND {
+                "public, max-age=10"
+            } else {
+                "no-store"
+            },
+        );
+    if let Some(seconds) = e.retry_after {
+        builder = builder.header(header::RETRY_AFTER, seconds);
+    }
+    let line = format!("{}\n", e.reason.replace(['\r', '\n'], " "));
+    finish(builder, ResponseBody::full(line))
+}
+
+fn preflight() -> Response<ResponseBody> {
+    let builder = Response::builder()
+        .status(StatusCode::NO_CONTENT)
+        .header(header::ACCESS_CONTROL_ALLOW_METHODS, "GET, HEAD, OPTIONS")
+        .header(
+            header::ACCESS_CONTROL_ALLOW_HEADERS,
+            "Range, If-None-Match, If-Modified-Since, traceparent, tracestate",
+        )
+        .header(header::ACCESS_CONTROL_MAX_AGE, "86400");
+    finish(builder, ResponseBody::Empty)
+}

@@ -1,0 +1,143 @@
+//! The HTTP server: hyper 1 on tokio, one task per connection.
+//!
+//! `run` accepts connections until the shutdown future completes, then stops accepting,
+//! marks the server draining (so `/readyz` answers 503), asks every connection to finish
+//! its in-flight requests, and waits for them up to the drain deadline. Handlers live in
+//! `handler.rs`; the mapping of errors to answers in `error.rs`; URL parsing in `route.rs`.
+
+mod body;
+mod catalog;
+mod error;
+mod handler;
+mod range;
+mod route;
+
+use std::future::Future;
+use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::Arc;
+use std::time::Duration;
+
+use hyper::service::service_fn;
+use hyper_util::rt::{TokioIo, TokioTimer};
+use tokio::net::TcpListener;
+
+pub use body::{ResponseBody, STREAM_CHANNEL_CHUNKS};
+pub use catalog::{CachedTitle, Catalog, TitleError};
+pub use error::ErrorAnswer;
+pub use route::{parse_route, Route, RouteError};
+
+use crate::config::Settings;
+use crate::source::MediaSource;
+use crate::telemetry::Metrics;
+
+/// How long connections may take to finish after shutdown begins.
+const DRAIN_DEADLINE: Duration = Duration::from_secs(25);
+/// How long a client may take to send a request head.
+const HEADER_READ_TIMEOUT: Duration = Duration::from_secs(10);
+
+/// Shared state of a running server.
+#[derive(Debug)]
+pub struct App {
+    /// Resolved settings.
+    pub settings: Settings,
+    /// Titles by key and version.
+    pub catalog: Catalog,
+    /// Metrics registry and handles.
+    pub metrics: Arc<Metrics>,
+    draining: AtomicBool,
+}
+
+impl App {
+    /// Build the shared state over `source`.
+    pub fn new(settings: Settings, source: Arc<dyn MediaSource>) -> Arc<Self> {
+        let metrics = Arc::new(Metrics::new(source.kind().as_str(), source.counters()));
+        let catalog = Catalog::new(
+            source,
+            settings.metadata_cache_bytes,
+            settings.limits,
+            settings.segment_duration_ms,
+            metrics.clone(),
+        );
+        Arc::new(Self {
+            settings,
+            catalog,
+            metrics,
+            draining: AtomicBool::new(false),
+        })
+    }
+
+    /// True once shutdown has begun.
+    pub fn is_draining(&self) -> bool {
+        self.draining.load(Ordering::Relaxed)
+    }
+
+    /// The Prometheus exposition, with the cache gauges read at scrape time.
+    pub fn render_metrics(&self) -> String {
+        let (entries, bytes) = self.catalog.stats();
+        self.metrics
+            .cache_entries
+            .set(i64::try_from(entries).unwrap_or(i64::MAX));
+        self.metrics
+            .cache_weighted_bytes
+            .set(i64::try_from(bytes).unwrap_or(i64::MAX));
+        self.metrics.render()
+    }
+}
+
+/// Serve `app` on `listener` until `shutdown` completes, then drain.
+///
+/// # Errors
+/// Never for a single connection (those are logged); only if the listener itself fails
+/// irrecoverably, which `accept` backs off from.
+pub async fn run(
+    listener: TcpListener,
+    app: Arc<App>,
+    shutdown: impl Future<Output = ()>,
+) -> std::io::Result<()> {
+    let graceful = hyper_util::server::graceful::GracefulShutdown::new();
+    tokio::pin!(shutdown);
+    loop {
+        let (stream, _peer) = tokio::select! {
+            accepted = listener.accept() => match accepted {
+                Ok(pair) => pair,
+                Err(e) => {
+                    // Usually EMFILE or a reset before accept: back off briefly, keep serving.
+                    tracing::warn!(error = %e, "accept failed");
+                    tokio::time::sleep(Duration::from_millis(50)).await;
+                    continue;
+                }
+            },
+            () = &mut shutdown => break,
+        };
+        let _ = stream.set_nodelay(true);
+        let app_for_conn = app.clone();
+        let service = service_fn(move |req| {
+            let app = app_for_conn.clone();
+            async move { Ok::<_, std::convert::Infallible>(handler::handle(app, req).await) }
+        });
+        let conn = hyper::server::conn::http1::Builder::new()
+            .timer(TokioTimer::new())
+            .header_read_timeout(HEADER_READ_TIMEOUT)
+            .max_buf_size(64 * 1024)
+            .serve_connection(TokioIo::new(stream), service);
+        let watched = graceful.watch(conn);
+        let metrics = app.metrics.clone();
+        tokio::spawn(async move {
+            metrics.connections_open.inc();
+            if let Err(e) = watched.await {
+                tracing::debug!(error = %e, "connection ended with an error");
+            }
+            metrics.connections_open.dec();
+        });
+    }
+    app.draining.store(true, Ordering::Relaxed);
+    drop(listener);
+    tracing::info!("draining connections");
+    if tokio::time::timeout(DRAIN_DEADLINE, graceful.shutdown())
+        .await
+        .is_err()
+    {
+        tracing::warn!("drain deadline passed with connections still open");
+    }
+    Ok(())
+}

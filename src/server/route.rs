@@ -1,0 +1,138 @@
+//! Request paths to typed routes: `/vod/KEY/NAME`, `/metrics`, `/healthz`, `/readyz`.
+//!
+//! KEY may hold slashes, spaces and UTF-8, percent-encoded; it is decoded here and then
+//! validated by `ObjectKey`, so an encoded `..` (`%2e%2e`), an encoded slash that would
+//! form one, a backslash or a NUL is refused whatever its spelling. NAME is the last path
+//! segment and must be a resource name (`package::Resource`).
+
+use percent_encoding::percent_decode_str;
+
+use crate::package::Resource;
+use crate::source::{KeyError, ObjectKey};
+
+/// Longest request path accepted, in bytes.
+pub const MAX_PATH_BYTES: usize = 4096;
+
+/// What a request path asks for.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum Route {
+    /// A resource of a title.
+    Vod { key: ObjectKey, resource: Resource },
+    /// Prometheus metrics.
+    Metrics,
+    /// Liveness.
+    Healthz,
+    /// Readiness.
+    Readyz,
+}
+
+/// Why a path is not a route.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+pub enum RouteError {
+    /// Nothing is served at this path (404).
+    #[error("no such resource")]
+    NotFound,
+    /// The path is malformed: bad percent-encoding, bad key, too long (400).
+    #[error("bad request path: {reason}")]
+    BadPath { reason: String },
+}
+
+impl From<KeyError> for RouteError {
+    fn from(e: KeyError) -> Self {
+        RouteError::BadPath {
+            reason: e.to_string(),
+        }
+    }
+}
+
+/// Media file extensions a KEY may end in (case-insensitive).
+const MEDIA_EXTENSIONS: [&str; 4] = [".mp4", ".m4v", ".m4a", ".mov"];
+
+/// Parse a request path (without the query string).
+///
+/// # Errors
+/// [`RouteError::NotFound`] for paths that name nothing we serve,
+/// [`RouteError::BadPath`] for malformed ones.
+pub fn parse_route(path: &str) -> Result<Route, RouteError> {
+    if path.len() > MAX_PATH_BYTES {
+        return Err(RouteError::BadPath {
+            reason: format!("longer than {MAX_PATH_BYTES} bytes"),
+        });
+    }
+    match path {
+        "/metrics" => return Ok(Route::Metrics),
+        "/healthz" => return Ok(Route::Healthz),
+        "/readyz" => return Ok(Route::Readyz),
+        _ => {}
+    }
+    let rest = path.strip_prefix("/vod/").ok_or(RouteError::NotFound)?;
+    let (encoded_key, name) = rest.rsplit_once('/').ok_or(RouteError::NotFound)?;
+    let resource = Resource::parse(name).ok_or(RouteError::NotFound)?;
+    let key = percent_decode_str(encoded_key)
+        .decode_utf8()
+        .map_err(|_| RouteError::BadPath {
+            reason: "key is not valid percent-encoded UTF-8".into(),
+        })?;
+    let key = ObjectKey::parse(&key)?;
+    let lower = key.as_str().to_ascii_lowercase();
+    if !MEDIA_EXTENSIONS.iter().any(|ext| lower.ends_with(ext)) {
+        return Err(RouteError::NotFound);
+    }
+    Ok(Route::Vod { key, resource })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn vod_paths_decode_their_key() {
+        assert_eq!(
+            parse_route("/vod/dir/my%20movie%C3%A9.mp4/seg-t1-3.m4s"),
+            Ok(Route::Vod {
+                key: ObjectKey::parse("dir/my movieé.mp4").unwrap(),
+                resource: Resource::Segment {
+                    track_id: 1,
+                    number: 3
+                }
+            })
+        );
+    }
+
+    #[test]
+    fn traversal_in_every_spelling_is_refused() {
+        for path in [
+            "/vod/../etc/passwd.mp4/master.m3u8",
+            "/vod/%2e%2e/secret.mp4/master.m3u8",
+            "/vod/a%2f..%2f..%2fb.mp4/master.m3u8",
+            "/vod/a%5c..%5cb.mp4/master.m3u8",
+            "/vod/a%00.mp4/master.m3u8",
+            "/vod//etc/x.mp4/master.m3u8",
+            "/vod/%2fetc%2fx.mp4/master.m3u8",
+            "/vod/%ff.mp4/master.m3u8",
+        ] {
+            assert!(
+                matches!(parse_route(path), Err(RouteError::BadPath { .. })),
+                "{path}: {:?}",
+                parse_route(path)
+            );
+        }
+    }
+
+    #[test]
+    fn other_paths_are_not_found() {
+        for path in [
+            "/",
+            "/vod/a.mp4",
+            "/vod/a.txt/master.m3u8",
+            "/vod/a.mp4/nothing.m3u8",
+            "/vod/a.mp4/seg-t1-0.m4s",
+        ] {
+            assert_eq!(parse_route(path), Err(RouteError::NotFound), "{path}");
+        }
+        assert!(matches!(
+            parse_route(&format!("/vod/{}.mp4/master.m3u8", "a".repeat(5000))),
+            Err(RouteError::BadPath { .. })
+        ));
+    }
+}

@@ -1,0 +1,73 @@
+//! Read counters kept by every source: bytes, requests, errors and latency.
+//!
+//! The counters are prometheus-client handles (shared atomics), so the same values are
+//! read by `/metrics`, by the budget harness and by tests. The over-read budget is judged
+//! from `vod_source_read_bytes_total` against the bytes sent.
+
+use prometheus_client::metrics::counter::Counter;
+use prometheus_client::metrics::histogram::Histogram;
+use prometheus_client::registry::Registry;
+
+/// Counters for one source; clones share the same values.
+#[derive(Debug, Clone)]
+pub struct SourceCounters {
+    /// Bytes read from the source (`vod_source_read_bytes_total`).
+    pub read_bytes: Counter,
+    /// Read requests issued (one per range read or GET).
+    pub read_requests: Counter,
+    /// Reads that failed.
+    pub read_errors: Counter,
+    /// Reads retried after a transient failure.
+    pub read_retries: Counter,
+    /// Seconds per read request.
+    pub read_seconds: Histogram,
+}
+
+impl Default for SourceCounters {
+    fn default() -> Self {
+        Self {
+            read_bytes: Counter::default(),
+            read_requests: Counter::default(),
+            read_errors: Counter::default(),
+            read_retries: Counter::default(),
+            read_seconds: Histogram::new(
+                [
+                    0.000_1, 0.000_5, 0.001, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1.0, 2.5,
+                    5.0,
+                ]
+                .into_iter(),
+            ),
+        }
+    }
+}
+
+impl SourceCounters {
+    /// Register these counters in `registry` (already labelled with the source kind).
+    pub fn register(&self, registry: &mut Registry) {
+        registry.register(
+            "vod_source_read_bytes",
+            "Bytes read from the media source",
+            self.read_bytes.clone(),
+        );
+        registry.register(
+            "vod_source_read_requests",
+            "Read requests issued to the media source",
+            self.read_requests.clone(),
+        );
+        registry.register(
+            "vod_source_read_errors",
+            "Reads from the media source that failed",
+            self.read_errors.clone(),
+        );
+        registry.register(
+            "vod_source_read_retries",
+            "Reads from the media source retried after a transient failure",
+            self.read_retries.clone(),
+        );
+        registry.register(
+            "vod_source_read_seconds",
+            "Latency of one read request to the media source",
+            self.read_seconds.clone(),
+        );
+    }
+}

@@ -1,0 +1,146 @@
+//! The Prometheus registry and the HTTP metrics the server keeps.
+
+use std::sync::Mutex;
+
+use prometheus_client::encoding::EncodeLabelSet;
+use prometheus_client::metrics::counter::Counter;
+use prometheus_client::metrics::family::Family;
+use prometheus_client::metrics::gauge::Gauge;
+use prometheus_client::metrics::histogram::Histogram;
+use prometheus_client::registry::Registry;
+
+use crate::source::SourceCounters;
+
+/// Labels of the per-request metrics.
+#[derive(Debug, Clone, PartialEq, Eq, Hash, EncodeLabelSet)]
+pub struct HttpLabels {
+    /// Route kind: master, media_playlist, init, segment, mpd, metrics, health, other.
+    pub route: &'static str,
+    /// HTTP status code.
+    pub status: u16,
+}
+
+/// All metrics of one server.
+pub struct Metrics {
+    registry: Mutex<Registry>,
+    /// Requests answered, by route and status.
+    pub requests: Family<HttpLabels, Counter>,
+    /// Seconds to the response head, by route and status.
+    pub request_seconds: Family<HttpLabels, Histogram>,
+    /// Body bytes sent (segments and manifests).
+    pub sent_bytes: Counter,
+    /// Source bytes read for segment payloads but not sent (over-read).
+    pub over_read_bytes: Counter,
+    /// Responses whose bodies are streaming now.
+    pub streams_in_flight: Gauge,
+    /// Open client connections.
+    pub connections_open: Gauge,
+    /// Metadata cache hits.
+    pub cache_hits: Counter,
+    /// Metadata cache misses (loads).
+    pub cache_misses: Counter,
+    /// Titles in the metadata cache (set at scrape time).
+    pub cache_entries: Gauge,
+    /// Weighted bytes of the metadata cache (set at scrape time).
+    pub cache_weighted_bytes: Gauge,
+}
+
+impl std::fmt::Debug for Metrics {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("Metrics").finish_non_exhaustive()
+    }
+}
+
+impl Metrics {
+    /// A registry with the HTTP metrics and the counters of the source of `kind`.
+    pub fn new(source_kind: &'static str, source: &SourceCounters) -> Self {
+        let mut registry = Registry::default();
+        let metrics = Self {
+            registry: Mutex::new(Registry::default()),
+            requests: Family::default(),
+            request_seconds: Family::new_with_constructor(|| {
+                Histogram::new(
+                    [
+                        0.000_1, 0.000_5, 0.001, 0.005, 0.01, 0.05, 0.1, 0.5, 1.0, 5.0,
+                    ]
+                    .into_iter(),
+                )
+            }),
+            sent_bytes: Counter::default(),
+            over_read_bytes: Counter::default(),
+            streams_in_flight: Gauge::default(),
+            connections_open: Gauge::default(),
+            cache_hits: Counter::default(),
+            cache_misses: Counter::default(),
+            cache_entries: Gauge::default(),
+            cache_weighted_bytes: Gauge::default(),
+        };
+        registry.register(
+            "vod_http_requests",
+            "HTTP requests answered",
+            metrics.requests.clone(),
+        );
+        registry.register(
+            "vod_http_request_seconds",
+            "Time to the response head",
+            metrics.request_seconds.clone(),
+        );
+        registry.register(
+            "vod_http_sent_bytes",
+            "Response body bytes sent",
+            metrics.sent_bytes.clone(),
+        );
+        registry.register(
+            "vod_source_over_read_bytes",
+            "Source bytes read for segments but not sent",
+            metrics.over_read_bytes.clone(),
+        );
+        registry.register(
+            "vod_streams_in_flight",
+            "Response bodies streaming now",
+            metrics.streams_in_flight.clone(),
+        );
+        registry.register(
+            "vod_connections_open",
+            "Open client connections",
+            metrics.connections_open.clone(),
+        );
+        registry.register(
+            "vod_metadata_cache_hits",
+            "Metadata cache hits",
+            metrics.cache_hits.clone(),
+        );
+        registry.register(
+            "vod_metadata_cache_misses",
+            "Metadata cache misses (loads)",
+            metrics.cache_misses.clone(),
+        );
+        registry.register(
+            "vod_metadata_cache_entries",
+            "Titles in the metadata cache",
+            metrics.cache_entries.clone(),
+        );
+        registry.register(
+            "vod_metadata_cache_weighted_bytes",
+            "Bytes of titles held in the metadata cache",
+            metrics.cache_weighted_bytes.clone(),
+        );
+        source.register(registry.sub_registry_with_label((
+            std::borrow::Cow::Borrowed("source_kind"),
+            std::borrow::Cow::Borrowed(source_kind),
+        )));
+        if let Ok(mut slot) = metrics.registry.lock() {
+            *slot = registry;
+        }
+        metrics
+    }
+
+    /// The Prometheus text exposition of every metric.
+    pub fn render(&self) -> String {
+        let mut out = String::new();
+        if let Ok(registry) = self.registry.lock() {
+            let _ = prometheus_client::encoding::text::encode(&mut out, &registry);
+        }
+        out
+    }
+}
