@@ -61,12 +61,24 @@ impl TrackPlan {
             .saturating_add(self.dts_shift)
     }
 
-    /// Output start time (ticks) and duration (ticks) of segment `segment`.
+    /// Output presentation time of sample `i`.
+    pub fn output_pts(&self, table: &SampleTable, i: usize) -> u64 {
+        let cts = i64::from(table.cts_offset(i)) - i64::from(self.cts_base);
+        self.output_dts(table, i)
+            .saturating_add(u64::try_from(cts).unwrap_or(0))
+    }
+
+    /// Output start time and duration (ticks) of segment `segment`: it starts when its
+    /// first sample (a sync sample) is presented and lasts as long as its samples' decode
+    /// durations, so consecutive segments follow on when their first samples share the
+    /// same composition delay (closed GOPs).
     pub fn segment_span(&self, table: &SampleTable, segment: usize) -> Option<(u64, u64)> {
         let range = self.samples(segment)?;
-        let start = self.output_dts(table, range.start);
-        let end = self.output_dts(table, range.end);
-        Some((start, end.saturating_sub(start)))
+        let start = self.output_pts(table, range.start);
+        let duration = self
+            .output_dts(table, range.end)
+            .saturating_sub(self.output_dts(table, range.start));
+        Some((start, duration))
     }
 }
 
@@ -153,10 +165,20 @@ pub fn plan_segments(index: &MediaIndex, target_ms: u32) -> SegmentPlan {
     }
 }
 
-/// The composition offset base of a track: its first sample's offset, so the first frame
-/// is presented at its output decode time.
+/// The composition offset base of a track: the most negative offset (ctts v1), else 0, so
+/// every output offset is non-negative. Negative offsets (trun v1) would let the first frame
+/// start at its decode time, but ffmpeg's demuxer (5.x) then presents the whole track late
+/// by the largest negative offset, shifting video against audio; non-negative offsets with
+/// a title-wide start shift read the same in every player.
 fn cts_base(track: &TrackIndex) -> i32 {
-    track.samples.cts_offsets.first().copied().unwrap_or(0)
+    track
+        .samples
+        .cts_offsets
+        .iter()
+        .copied()
+        .min()
+        .unwrap_or(0)
+        .min(0)
 }
 
 /// How far (in the track's ticks) its first output decode time would fall before zero if
@@ -170,11 +192,7 @@ fn lead_ticks(track: &TrackIndex, base: i32) -> i128 {
 fn reference_cuts(track: &TrackIndex, plan: &TrackPlan, target_ms: u32) -> Vec<(u64, u32)> {
     let table = &track.samples;
     let target_ticks = (u64::from(target_ms) * u64::from(track.timescale) / 1000).max(1);
-    let pts = |i: usize| -> u64 {
-        let dts = plan.output_dts(table, i) as i128;
-        let cts = i128::from(table.cts_offset(i)) - i128::from(plan.cts_base);
-        u64::try_from((dts + cts).max(0)).unwrap_or(0)
-    };
+    let pts = |i: usize| plan.output_pts(table, i);
     let first_pts = if table.is_empty() { 0 } else { pts(0) };
     let mut next_cut = first_pts.saturating_add(target_ticks);
     let mut cuts = Vec::new();
@@ -316,8 +334,10 @@ mod tests {
         let source_difference = 0.0 - (-1024.0 / 48000.0);
         let output_difference = video_pts - audio_pts;
         assert!((output_difference - source_difference).abs() < 0.001);
-        // And nothing starts before zero: audio's priming begins at exactly 0.
-        assert_eq!(audio.dts_shift, 0);
+        // The title shift S is video's B-frame delay (2 frames): video's first decode time
+        // stays 0 and its first frame is presented at S; audio's priming starts at S - 1024.
+        assert_eq!(video.dts_shift, 0);
+        assert_eq!(audio.dts_shift, 3200 - 1024);
     }
 
     #[test]
@@ -328,9 +348,9 @@ mod tests {
             media_time_ticks: 0,
         };
         let plan = plan_segments(&index, 6000);
-        // Video needs no shift (its lead is 0); audio starts 0.5 s later.
-        assert_eq!(plan.tracks[0].dts_shift, 1024 - 1024);
-        assert_eq!(plan.tracks[1].dts_shift, 24000);
+        // Video sets S (its 2-frame delay, 3200 audio ticks); audio starts 0.5 s after it.
+        assert_eq!(plan.tracks[0].dts_shift, 0);
+        assert_eq!(plan.tracks[1].dts_shift, 3200 + 24000);
     }
 
     #[test]

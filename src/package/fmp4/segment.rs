@@ -145,8 +145,8 @@ pub fn prepare_media_segment(
     if has_cts {
         flags |= TRUN_CTS;
     }
-    // Version 1: signed composition offsets, so B-frame delay can be removed (plan.rs).
-    w.begin_full(b"trun", u8::from(has_cts), flags);
+    // Version 0: the plan makes every composition offset non-negative (see plan.rs).
+    w.begin_full(b"trun", 0, flags);
     w.u32(u32::try_from(count).unwrap_or(u32::MAX));
     let data_offset_at = w.len();
     w.u32(0);
@@ -175,7 +175,7 @@ pub fn prepare_media_segment(
         }
         if has_cts {
             let cts = i64::from(table.cts_offset(i)) - i64::from(track_plan.cts_base);
-            w.i32(i32::try_from(cts).unwrap_or(0));
+            w.u32(u32::try_from(cts).unwrap_or(0));
         }
     }
     w.end(); // trun

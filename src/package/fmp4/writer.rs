@@ -54,10 +54,6 @@ impl BoxWriter {
         self.buf.extend_from_slice(&v.to_be_bytes());
     }
 
-    pub(crate) fn i32(&mut self, v: i32) {
-        self.buf.extend_from_slice(&v.to_be_bytes());
-    }
-
     pub(crate) fn u64(&mut self, v: u64) {
         self.buf.extend_from_slice(&v.to_be_bytes());
     }
