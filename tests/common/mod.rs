@@ -1,0 +1,216 @@
+//! Test support: start the real server in-process on 127.0.0.1:0 over a folder, and a tiny
+//! HTTP/1.1 client. Each test file includes this with `mod common;`.
+#![allow(dead_code)]
+
+use std::net::SocketAddr;
+use std::path::{Path, PathBuf};
+use std::sync::Arc;
+
+use tokio::io::{AsyncReadExt, AsyncWriteExt};
+use tokio::net::TcpStream;
+use tokio::sync::oneshot;
+use vodpack::config::Settings;
+use vodpack::server::{self, App};
+use vodpack::source::LocalMediaSource;
+
+/// The committed fixtures folder.
+pub fn fixtures() -> PathBuf {
+    Path::new(env!("CARGO_MANIFEST_DIR")).join("fixtures")
+}
+
+/// A server running in this test's runtime; dropping it stops the server.
+pub struct TestServer {
+    pub addr: SocketAddr,
+    pub app: Arc<App>,
+    stop: Option<oneshot::Sender<()>>,
+    handle: Option<tokio::task::JoinHandle<std::io::Result<()>>>,
+}
+
+impl TestServer {
+    /// `http://127.0.0.1:PORT` + `path`.
+    pub fn url(&self, path: &str) -> String {
+        format!("http://{}{}", self.addr, path)
+    }
+
+    /// Stop accepting, drain, and wait for `run` to return.
+    pub async fn shutdown(mut self) {
+        if let Some(stop) = self.stop.take() {
+            let _ = stop.send(());
+        }
+        if let Some(handle) = self.handle.take() {
+            let _ = handle.await;
+        }
+    }
+}
+
+impl Drop for TestServer {
+    fn drop(&mut self) {
+        if let Some(stop) = self.stop.take() {
+            let _ = stop.send(());
+        }
+    }
+}
+
+/// Start a server over `root` with `settings` (its `root` and `listen` are replaced).
+pub async fn start_server_with(root: &Path, mut settings: Settings) -> TestServer {
+    settings.root = root.to_path_buf();
+    let source = LocalMediaSource::new(root).expect("media folder");
+    let listener = tokio::net::TcpListener::bind("127.0.0.1:0")
+        .await
+        .expect("bind loopback");
+    let addr = listener.local_addr().expect("local addr");
+    settings.listen = addr;
+    let app = App::new(settings, Arc::new(source));
+    let (stop, stopped) = oneshot::channel::<()>();
+    let handle = tokio::spawn(server::run(listener, app.clone(), async move {
+        let _ = stopped.await;
+    }));
+    TestServer {
+        addr,
+        app,
+        stop: Some(stop),
+        handle: Some(handle),
+    }
+}
+
+/// Start a server over `root` with default settings.
+pub async fn start_server(root: &Path) -> TestServer {
+    start_server_with(root, Settings::default()).await
+}
+
+/// A response as the tiny client saw it.
+#[derive(Debug)]
+pub struct Reply {
+    pub status: u16,
+    pub headers: Vec<(String, String)>,
+    pub body: Vec<u8>,
+}
+
+impl Reply {
+    /// The first header named `name` (case-insensitive).
+    pub fn header(&self, name: &str) -> Option<&str> {
+        self.headers
+            .iter()
+            .find(|(k, _)| k.eq_ignore_ascii_case(name))
+            .map(|(_, v)| v.as_str())
+    }
+
+    /// The body as UTF-8 text.
+    pub fn text(&self) -> String {
+        String::from_utf8_lossy(&self.body).into_owned()
+    }
+}
+
+/// Send one request with `Connection: close` and read the whole answer.
+/// `head` is e.g. `GET /path HTTP/1.1` and `extra` more header lines.
+pub async fn request(addr: SocketAddr, method: &str, path: &str, extra: &[(&str, &str)]) -> Reply {
+    let mut stream = TcpStream::connect(addr).await.expect("connect");
+    let mut head = format!("{method} {path} HTTP/1.1\r\nHost: {addr}\r\nConnection: close\r\n");
+    for (k, v) in extra {
+        head.push_str(&format!("{k}: {v}\r\n"));
+    }
+    head.push_str("\r\n");
+    stream.write_all(head.as_bytes()).await.expect("write");
+    let mut raw = Vec::new();
+    stream.read_to_end(&mut raw).await.expect("read");
+    parse_reply(&raw, method == "HEAD")
+}
+
+/// GET `path`.
+pub async fn get(addr: SocketAddr, path: &str) -> Reply {
+    request(addr, "GET", path, &[]).await
+}
+
+fn parse_reply(raw: &[u8], head_only: bool) -> Reply {
+    let split = raw
+        .windows(4)
+        .position(|w| w == b"\r\n\r\n")
+        .expect("response head");
+    let head = String::from_utf8_lossy(&raw[..split]).into_owned();
+    let mut lines = head.split("\r\n");
+    let status_line = lines.next().expect("status line");
+    let status: u16 = status_line
+        .split(' ')
+        .nth(1)
+        .and_then(|s| s.parse().ok())
+        .expect("status code");
+    let headers: Vec<(String, String)> = lines
+        .filter_map(|l| l.split_once(':'))
+        .map(|(k, v)| (k.trim().to_owned(), v.trim().to_owned()))
+        .collect();
+    let mut body = raw[split + 4..].to_vec();
+    let chunked = headers
+        .iter()
+        .any(|(k, v)| k.eq_ignore_ascii_case("transfer-encoding") && v.contains("chunked"));
+    if chunked && !head_only {
+        body = dechunk(&body);
+    }
+    Reply {
+        status,
+        headers,
+        body,
+    }
+}
+
+fn dechunk(mut raw: &[u8]) -> Vec<u8> {
+    let mut out = Vec::new();
+    loop {
+        let Some(line_end) = raw.windows(2).position(|w| w == b"\r\n") else {
+            return out;
+        };
+        let size = usize::from_str_radix(String::from_utf8_lossy(&raw[..line_end]).trim(), 16)
+            .unwrap_or(0);
+        if size == 0 {
+            return out;
+        }
+        let start = line_end + 2;
+        out.extend_from_slice(&raw[start..start + size]);
+        raw = &raw[start + size + 2..];
+    }
+}
+
+/// A temporary folder removed on drop, for tests that write files.
+pub struct TempDir(PathBuf);
+
+impl TempDir {
+    pub fn new(name: &str) -> Self {
+        let path = std::env::temp_dir().join(format!(
+            "vodpack-test-{name}-{}-{}",
+            std::process::id(),
+            std::time::SystemTime::now()
+                .duration_since(std::time::UNIX_EPOCH)
+                .map(|d| d.as_nanos())
+                .unwrap_or(0)
+        ));
+        std::fs::create_dir_all(&path).expect("temp dir");
+        Self(path)
+    }
+
+    pub fn path(&self) -> &Path {
+        &self.0
+    }
+}
+
+impl Drop for TempDir {
+    fn drop(&mut self) {
+        let _ = std::fs::remove_dir_all(&self.0);
+    }
+}
+
+/// Whether an outside program (ffmpeg, ffprobe) is available. When it is not, tests that
+/// need it skip, unless `VODPACK_REQUIRE_TOOLS=1` (set by CI), which turns the skip into
+/// a failure.
+pub fn have_tool(name: &str) -> bool {
+    let found = std::process::Command::new(name)
+        .arg("-version")
+        .output()
+        .map(|o| o.status.success())
+        .unwrap_or(false);
+    if !found && std::env::var("VODPACK_REQUIRE_TOOLS").is_ok_and(|v| v == "1") {
+        panic!("{name} is required (VODPACK_REQUIRE_TOOLS=1) but was not found");
+    }
+    if !found {
+        eprintln!("skipping: {name} not found (set VODPACK_REQUIRE_TOOLS=1 to fail instead)");
+    }
+    found
+}

@@ -1,0 +1,272 @@
+//! The HTTP contract of BRIEF.md, told as small stories against the real server on
+//! 127.0.0.1: headers, HEAD, Range, ETag, CORS, error answers, keys that try to leave the
+//! root, and broken files that must not harm their neighbours.
+
+mod common;
+
+use common::{get, request, start_server, TempDir};
+
+const MAIN: &str = "/vod/h264-aac-3s.mp4";
+
+/// Given the main fixture, every resource the manifests name is served with the right
+/// type, a length, an ETag, CORS and a cache policy fit for a CDN.
+#[tokio::test]
+async fn every_resource_has_type_length_etag_cors_and_cache_policy() {
+    let server = start_server(&common::fixtures()).await;
+    for (path, content_type, immutable) in [
+        ("master.m3u8", "application/vnd.apple.mpegurl", false),
+        ("index-t1.m3u8", "application/vnd.apple.mpegurl", false),
+        ("manifest.mpd", "application/dash+xml", false),
+        ("init-t1.mp4", "video/mp4", true),
+        ("init-t2.mp4", "audio/mp4", true),
+        ("seg-t1-1.m4s", "video/mp4", true),
+        ("seg-t2-1.m4s", "audio/mp4", true),
+    ] {
+        let reply = get(server.addr, &format!("{MAIN}/{path}")).await;
+        assert_eq!(reply.status, 200, "{path}");
+        assert_eq!(reply.header("content-type"), Some(content_type), "{path}");
+        assert_eq!(
+            reply.header("content-length"),
+            Some(reply.body.len().to_string().as_str()),
+            "{path}"
+        );
+        assert!(
+            reply.header("etag").is_some_and(|e| e.starts_with('"')),
+            "{path}"
+        );
+        assert_eq!(
+            reply.header("access-control-allow-origin"),
+            Some("*"),
+            "{path}"
+        );
+        let cache = reply.header("cache-control").unwrap_or_default();
+        assert_eq!(cache.contains("immutable"), immutable, "{path}: {cache}");
+    }
+}
+
+/// Given a segment, HEAD answers the same headers as GET and no body.
+#[tokio::test]
+async fn head_matches_get_without_a_body() {
+    let server = start_server(&common::fixtures()).await;
+    let path = format!("{MAIN}/seg-t1-1.m4s");
+    let full = get(server.addr, &path).await;
+    let head = request(server.addr, "HEAD", &path, &[]).await;
+    assert_eq!(head.status, 200);
+    assert!(head.body.is_empty());
+    assert_eq!(head.header("content-length"), full.header("content-length"));
+    assert_eq!(head.header("etag"), full.header("etag"));
+}
+
+/// Given a segment, a byte range returns exactly those bytes of the whole segment, across
+/// the boundary between the generated header and the source payload.
+#[tokio::test]
+async fn range_requests_return_the_same_bytes_as_the_whole_segment() {
+    let server = start_server(&common::fixtures()).await;
+    let path = format!("{MAIN}/seg-t1-1.m4s");
+    let full = get(server.addr, &path).await.body;
+    let len = full.len();
+    for (range, start, end) in [
+        ("bytes=0-99".to_string(), 0, 100),
+        (format!("bytes=100-{}", len - 1), 100, len),
+        ("bytes=1000-".to_string(), 1000, len),
+        ("bytes=-500".to_string(), len - 500, len),
+    ] {
+        let reply = request(server.addr, "GET", &path, &[("Range", &range)]).await;
+        assert_eq!(reply.status, 206, "{range}");
+        assert_eq!(reply.body, full[start..end], "{range}");
+        let expected = format!("bytes {}-{}/{len}", start, end - 1);
+        assert_eq!(reply.header("content-range"), Some(expected.as_str()));
+    }
+    let past = request(
+        server.addr,
+        "GET",
+        &path,
+        &[("Range", &format!("bytes={len}-"))],
+    )
+    .await;
+    assert_eq!(past.status, 416);
+    assert_eq!(
+        past.header("content-range"),
+        Some(format!("bytes */{len}").as_str())
+    );
+    let multi = request(server.addr, "GET", &path, &[("Range", "bytes=0-1,5-9")]).await;
+    assert_eq!(multi.status, 416);
+}
+
+/// Given an ETag from a first answer, a conditional request gets 304 and no body.
+#[tokio::test]
+async fn if_none_match_with_the_etag_is_not_modified() {
+    let server = start_server(&common::fixtures()).await;
+    for path in ["master.m3u8", "seg-t2-1.m4s"] {
+        let path = format!("{MAIN}/{path}");
+        let first = get(server.addr, &path).await;
+        let etag = first.header("etag").expect("etag").to_owned();
+        let again = request(server.addr, "GET", &path, &[("If-None-Match", &etag)]).await;
+        assert_eq!(again.status, 304, "{path}");
+        assert!(again.body.is_empty());
+    }
+}
+
+/// Given one content in two layouts (moov first, moov last), every answer is the same
+/// bytes: output depends on the media, not on where the file keeps its index.
+#[tokio::test]
+async fn moov_at_the_end_serves_the_same_bytes_as_faststart() {
+    let server = start_server(&common::fixtures()).await;
+    for name in [
+        "master.m3u8",
+        "index-t1.m3u8",
+        "index-t2.m3u8",
+        "manifest.mpd",
+        "init-t1.mp4",
+        "init-t2.mp4",
+        "seg-t1-1.m4s",
+        "seg-t2-1.m4s",
+    ] {
+        let front = get(server.addr, &format!("/vod/h264-aac-3s.mp4/{name}")).await;
+        let end = get(
+            server.addr,
+            &format!("/vod/h264-aac-3s-moov-end.mp4/{name}"),
+        )
+        .await;
+        assert_eq!(front.status, 200, "{name}");
+        assert_eq!(front.body, end.body, "{name}");
+    }
+}
+
+/// Given names that do not exist, the answer is 404 with a one-line reason.
+#[tokio::test]
+async fn unknown_keys_renditions_and_segments_are_404() {
+    let server = start_server(&common::fixtures()).await;
+    for path in [
+        "/vod/no-such-file.mp4/master.m3u8",
+        "/vod/h264-aac-3s.mp4/index-t9.m3u8",
+        "/vod/h264-aac-3s.mp4/seg-t1-999.m4s",
+        "/vod/h264-aac-3s.mp4/nothing.txt",
+        "/elsewhere",
+    ] {
+        let reply = get(server.addr, path).await;
+        assert_eq!(reply.status, 404, "{path}");
+        assert_eq!(reply.text().lines().count(), 1, "{path}: {}", reply.text());
+    }
+}
+
+/// Given keys that try to leave the root in any spelling, the answer is 4xx and nothing
+/// outside the root is read.
+#[tokio::test]
+async fn keys_that_leave_the_root_are_refused() {
+    let root = TempDir::new("traversal");
+    std::fs::create_dir_all(root.path().join("media")).unwrap();
+    std::fs::copy(
+        common::fixtures().join("h264-aac-3s.mp4"),
+        root.path().join("outside.mp4"),
+    )
+    .unwrap();
+    std::os::unix::fs::symlink(
+        root.path().join("outside.mp4"),
+        root.path().join("media/link.mp4"),
+    )
+    .unwrap();
+    let server = start_server(&root.path().join("media")).await;
+    for path in [
+        "/vod/../outside.mp4/master.m3u8",
+        "/vod/%2e%2e/outside.mp4/master.m3u8",
+        "/vod/%2E%2E%2Foutside.mp4/master.m3u8",
+        "/vod/..%5Coutside.mp4/master.m3u8",
+        "/vod/%00.mp4/master.m3u8",
+        "/vod/link.mp4/master.m3u8",
+    ] {
+        let reply = get(server.addr, path).await;
+        assert!(
+            (400..500).contains(&reply.status),
+            "{path}: {}",
+            reply.status
+        );
+        assert!(!reply.text().contains("EXTM3U"), "{path}");
+    }
+}
+
+/// Given broken files next to a good one, each broken request gets a clear 4xx/5xx with
+/// a reason, and the good file keeps being served correctly in between.
+#[tokio::test]
+async fn broken_files_get_clear_errors_and_do_not_harm_others() {
+    let root = TempDir::new("broken");
+    let good = std::fs::read(common::fixtures().join("h264-aac-3s.mp4")).unwrap();
+    std::fs::write(root.path().join("good.mp4"), &good).unwrap();
+    std::fs::write(root.path().join("empty.mp4"), b"").unwrap();
+    std::fs::write(root.path().join("text.mp4"), b"this is not a video file\n").unwrap();
+    std::fs::write(root.path().join("truncated-moov.mp4"), &good[..2000]).unwrap();
+    std::fs::write(
+        root.path().join("truncated-mdat.mp4"),
+        &good[..good.len() / 2],
+    )
+    .unwrap();
+    let server = start_server(root.path()).await;
+    let expected = get(server.addr, "/vod/good.mp4/seg-t1-1.m4s").await.body;
+    for name in ["empty", "text", "truncated-moov", "truncated-mdat"] {
+        let reply = get(server.addr, &format!("/vod/{name}.mp4/master.m3u8")).await;
+        assert!(
+            (400..600).contains(&reply.status) && reply.status != 404,
+            "{name}: {}",
+            reply.status
+        );
+        let reason = reply.text();
+        assert_eq!(reason.lines().count(), 1, "{name}: {reason}");
+        assert!(reason.len() > 10, "{name}: {reason}");
+        let good_reply = get(server.addr, "/vod/good.mp4/seg-t1-1.m4s").await;
+        assert_eq!(good_reply.status, 200);
+        assert_eq!(good_reply.body, expected);
+    }
+}
+
+/// Given a file replaced under the same name, the next request sees the new content.
+#[tokio::test]
+async fn a_replaced_file_is_served_fresh() {
+    let root = TempDir::new("replaced");
+    let path = root.path().join("movie.mp4");
+    std::fs::copy(common::fixtures().join("h264-aac-3s.mp4"), &path).unwrap();
+    let server = start_server(root.path()).await;
+    let before = get(server.addr, "/vod/movie.mp4/master.m3u8").await;
+    assert!(before.text().contains("avc1"));
+    let tmp = root.path().join("movie.tmp");
+    std::fs::copy(common::fixtures().join("hevc-aac-3s.mp4"), &tmp).unwrap();
+    std::fs::rename(&tmp, &path).unwrap();
+    let after = get(server.addr, "/vod/movie.mp4/master.m3u8").await;
+    assert!(after.text().contains("hvc1"), "{}", after.text());
+    assert_ne!(before.header("etag"), after.header("etag"));
+}
+
+/// Health, readiness and metrics answer; metrics count source bytes.
+#[tokio::test]
+async fn health_readiness_and_metrics_answer() {
+    let server = start_server(&common::fixtures()).await;
+    assert_eq!(get(server.addr, "/healthz").await.status, 200);
+    assert_eq!(get(server.addr, "/readyz").await.status, 200);
+    let segment = get(server.addr, &format!("{MAIN}/seg-t1-1.m4s")).await;
+    assert_eq!(segment.status, 200);
+    let metrics = get(server.addr, "/metrics").await.text();
+    assert!(metrics.contains("vod_source_read_bytes_total{source_kind=\"local\"}"));
+    assert!(metrics.contains("vod_http_requests_total{route=\"segment\",status=\"200\"} 1"));
+}
+
+/// An unsupported method is 405 with Allow; a CORS preflight is answered.
+#[tokio::test]
+async fn methods_other_than_get_and_head_are_refused() {
+    let server = start_server(&common::fixtures()).await;
+    let post = request(server.addr, "POST", &format!("{MAIN}/master.m3u8"), &[]).await;
+    assert_eq!(post.status, 405);
+    assert!(post.header("allow").is_some());
+    let options = request(
+        server.addr,
+        "OPTIONS",
+        &format!("{MAIN}/seg-t1-1.m4s"),
+        &[
+            ("Origin", "http://player.example"),
+            ("Access-Control-Request-Headers", "range"),
+        ],
+    )
+    .await;
+    assert_eq!(options.status, 204);
+    assert!(options
+        .header("access-control-allow-headers")
+        .is_some_and(|h| h.contains("Range")));
+}
