@@ -360,26 +360,26 @@ async fn stream_segment(
             return Ok(());
         }
     }
-    // Walk the payload ranges, each placed after the previous in the body.
+    // The payload ranges follow one another in the body; keep the parts inside start..end.
+    let mut wanted = Vec::with_capacity(prepared.ranges.len());
     let mut body_offset = header_len;
     for range in prepared.ranges {
         let (range_start, range_end) = (body_offset, body_offset + range.len);
         body_offset = range_end;
         let (from, to) = (start.max(range_start), end.min(range_end));
-        if from >= to {
-            continue;
+        if from < to {
+            wanted.push(ByteRange::new(
+                range.start + (from - range_start),
+                to - from,
+            ));
         }
-        let wanted = ByteRange::new(range.start + (from - range_start), to - from);
-        let mut chunks =
-            source
-                .clone()
-                .stream_range(key.clone(), identity.clone(), wanted, chunk_bytes);
-        while let Some(chunk) = chunks.next().await {
-            let chunk = chunk?;
-            app.metrics.sent_bytes.inc_by(chunk.len() as u64);
-            if tx.send(Ok(chunk)).await.is_err() {
-                return Ok(());
-            }
+    }
+    let mut chunks = source.stream_ranges(key, identity, wanted, chunk_bytes);
+    while let Some(chunk) = chunks.next().await {
+        let chunk = chunk?;
+        app.metrics.sent_bytes.inc_by(chunk.len() as u64);
+        if tx.send(Ok(chunk)).await.is_err() {
+            return Ok(());
         }
     }
     Ok(())

@@ -16,8 +16,8 @@ use async_trait::async_trait;
 use bytes::{Bytes, BytesMut};
 
 use super::{
-    ByteRange, ByteStream, MediaSource, ObjectIdentity, ObjectKey, SourceCounters, SourceError,
-    SourceKind,
+    chunk_batches, ByteRange, ByteStream, MediaSource, ObjectIdentity, ObjectKey, SourceCounters,
+    SourceError, SourceKind,
 };
 
 /// Largest single read this source performs, a guard against absurd ranges.
@@ -79,21 +79,6 @@ impl LocalMediaSource {
                 source: std::io::Error::other(join.to_string()),
             })?
     }
-
-    fn count(&self, started: Instant, result: &Result<Bytes, SourceError>) {
-        self.counters.read_requests.inc();
-        self.counters
-            .read_seconds
-            .observe(started.elapsed().as_secs_f64());
-        match result {
-            Ok(bytes) => {
-                self.counters.read_bytes.inc_by(bytes.len() as u64);
-            }
-            Err(_) => {
-                self.counters.read_errors.inc();
-            }
-        }
-    }
 }
 
 /// Resolve `key` under `root`, refuse symlink escapes, open it and take its identity.
@@ -128,11 +113,13 @@ fn open_checked(root: &Path, key: &ObjectKey) -> Result<(File, ObjectIdentity), 
     Ok((file, identity))
 }
 
+/// Open `key` once, check it is still `expected`, and read every range, concatenated, into
+/// one buffer (one pread per range).
 fn read_checked(
     root: &Path,
     key: &ObjectKey,
     expected: &ObjectIdentity,
-    range: ByteRange,
+    ranges: &[ByteRange],
 ) -> Result<Bytes, SourceError> {
     let (file, identity) = open_checked(root, key)?;
     if &identity != expected {
@@ -140,38 +127,83 @@ fn read_checked(
             key: key.to_string(),
         });
     }
-    if range
-        .start
-        .checked_add(range.len)
-        .is_none_or(|end| end > identity.size)
-    {
-        return Err(SourceError::OutOfRange {
-            key: key.to_string(),
-            range,
-            size: identity.size,
-        });
+    let mut total = 0u64;
+    for range in ranges {
+        if range
+            .start
+            .checked_add(range.len)
+            .is_none_or(|end| end > identity.size)
+        {
+            return Err(SourceError::OutOfRange {
+                key: key.to_string(),
+                range: *range,
+                size: identity.size,
+            });
+        }
+        total = total.saturating_add(range.len);
     }
-    if range.len > MAX_READ_BYTES {
+    if total > MAX_READ_BYTES {
         return Err(SourceError::TooLarge {
             key: key.to_string(),
-            len: range.len,
+            len: total,
             limit: MAX_READ_BYTES,
         });
     }
-    // Bounded by MAX_READ_BYTES just above, so the cast cannot truncate.
-    let mut buf = BytesMut::zeroed(range.len as usize);
-    file.read_exact_at(&mut buf, range.start)
-        .map_err(|source| match source.kind() {
-            // The file shrank between fstat and pread: a changed object, not an I/O fault.
-            std::io::ErrorKind::UnexpectedEof => SourceError::Changed {
-                key: key.to_string(),
-            },
-            _ => SourceError::Io {
-                key: key.to_string(),
-                source,
-            },
-        })?;
+    // Bounded by MAX_READ_BYTES just above, so the casts below cannot truncate.
+    let mut buf = BytesMut::zeroed(total as usize);
+    let mut at = 0usize;
+    for range in ranges {
+        let len = range.len as usize;
+        let Some(slot) = buf.get_mut(at..at + len) else {
+            break;
+        };
+        file.read_exact_at(slot, range.start)
+            .map_err(|source| match source.kind() {
+                // The file shrank between fstat and pread: a changed object, not an I/O fault.
+                std::io::ErrorKind::UnexpectedEof => SourceError::Changed {
+                    key: key.to_string(),
+                },
+                _ => SourceError::Io {
+                    key: key.to_string(),
+                    source,
+                },
+            })?;
+        at += len;
+    }
     Ok(buf.freeze())
+}
+
+impl LocalMediaSource {
+    /// Read `ranges` concatenated, in one blocking call: one open, one pread per range,
+    /// each counted as a read request.
+    async fn read_concat(
+        &self,
+        key: &ObjectKey,
+        identity: &ObjectIdentity,
+        ranges: Vec<ByteRange>,
+    ) -> Result<Bytes, SourceError> {
+        let started = Instant::now();
+        let count = ranges.len() as u64;
+        let (owned, expected) = (key.clone(), identity.clone());
+        let result = self
+            .blocking(key, move |root| {
+                read_checked(root, &owned, &expected, &ranges)
+            })
+            .await;
+        self.counters.read_requests.inc_by(count);
+        self.counters
+            .read_seconds
+            .observe(started.elapsed().as_secs_f64());
+        match &result {
+            Ok(bytes) => {
+                self.counters.read_bytes.inc_by(bytes.len() as u64);
+            }
+            Err(_) => {
+                self.counters.read_errors.inc();
+            }
+        }
+        result
+    }
 }
 
 #[async_trait]
@@ -198,15 +230,7 @@ impl MediaSource for LocalMediaSource {
         identity: &ObjectIdentity,
         range: ByteRange,
     ) -> Result<Bytes, SourceError> {
-        let started = Instant::now();
-        let (owned, expected) = (key.clone(), identity.clone());
-        let result = self
-            .blocking(key, move |root| {
-                read_checked(root, &owned, &expected, range)
-            })
-            .await;
-        self.count(started, &result);
-        result
+        self.read_concat(key, identity, vec![range]).await
     }
 
     async fn read_ranges(
@@ -215,51 +239,40 @@ impl MediaSource for LocalMediaSource {
         identity: &ObjectIdentity,
         ranges: &[ByteRange],
     ) -> Result<Vec<Bytes>, SourceError> {
+        let all = self.read_concat(key, identity, ranges.to_vec()).await?;
         let mut out = Vec::with_capacity(ranges.len());
+        let mut at = 0usize;
         for range in ranges {
-            out.push(self.read_range(key, identity, *range).await?);
+            // The concatenation holds exactly the ranges' lengths, in order.
+            let end = at + range.len as usize;
+            out.push(all.slice(at..end));
+            at = end;
         }
         Ok(out)
     }
 
-    fn stream_range(
+    fn stream_ranges(
         self: Arc<Self>,
         key: ObjectKey,
         identity: ObjectIdentity,
-        range: ByteRange,
+        ranges: Vec<ByteRange>,
         chunk_bytes: usize,
     ) -> ByteStream {
-        chunked_stream(self, key, identity, range, chunk_bytes)
+        let batches = chunk_batches(&ranges, chunk_bytes).into_iter();
+        Box::pin(futures_util::stream::unfold(
+            (self, key, identity, batches, false),
+            |(source, key, identity, mut batches, failed)| async move {
+                if failed {
+                    return None;
+                }
+                let batch = batches.next()?;
+                match source.read_concat(&key, &identity, batch).await {
+                    Ok(bytes) => Some((Ok(bytes), (source, key, identity, batches, false))),
+                    Err(e) => Some((Err(e), (source, key, identity, batches, true))),
+                }
+            },
+        ))
     }
-}
-
-/// `range` as successive `read_range` calls of at most `chunk_bytes`, issued as the
-/// consumer pulls. Used by sources whose reads are cheap to split.
-pub(crate) fn chunked_stream<S: MediaSource>(
-    source: Arc<S>,
-    key: ObjectKey,
-    identity: ObjectIdentity,
-    range: ByteRange,
-    chunk_bytes: usize,
-) -> ByteStream {
-    let chunk = chunk_bytes.max(1) as u64;
-    let state = (source, key, identity, range.start, range.end(), false);
-    Box::pin(futures_util::stream::unfold(
-        state,
-        move |(source, key, identity, pos, end, failed)| async move {
-            if failed || pos >= end {
-                return None;
-            }
-            let len = (end - pos).min(chunk);
-            match source
-                .read_range(&key, &identity, ByteRange::new(pos, len))
-                .await
-            {
-                Ok(bytes) => Some((Ok(bytes), (source, key, identity, pos + len, end, false))),
-                Err(e) => Some((Err(e), (source, key, identity, pos, end, true))),
-            }
-        },
-    ))
 }
 
 #[cfg(test)]
@@ -351,18 +364,20 @@ mod tests {
     }
 
     #[tokio::test]
-    async fn stream_range_yields_bounded_chunks() {
+    async fn stream_ranges_yields_bounded_chunks_of_the_concatenation() {
         let (_dir, source) = fixture_source();
         let source = Arc::new(source);
         let key = ObjectKey::parse("a.mp4").unwrap();
         let id = source.identify(&key).await.unwrap();
+        let ranges = vec![ByteRange::new(1, 4), ByteRange::new(7, 3)];
         let chunks: Vec<_> = source
             .clone()
-            .stream_range(key, id, ByteRange::new(1, 8), 3)
+            .stream_ranges(key, id, ranges, 3)
             .collect()
             .await;
         let chunks: Vec<Bytes> = chunks.into_iter().map(Result::unwrap).collect();
-        assert_eq!(chunks.iter().map(Bytes::len).collect::<Vec<_>>(), [3, 3, 2]);
-        assert_eq!(chunks.concat(), b"12345678");
+        assert_eq!(chunks.iter().map(Bytes::len).collect::<Vec<_>>(), [3, 3, 1]);
+        assert_eq!(chunks.concat(), b"1234789");
+        assert_eq!(source.counters().read_bytes.get(), 7);
     }
 }

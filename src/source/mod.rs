@@ -141,7 +141,7 @@ pub enum SourceError {
     },
 }
 
-/// A stream of byte chunks, as produced by [`MediaSource::stream_range`].
+/// A stream of byte chunks, as produced by [`MediaSource::stream_ranges`].
 pub type ByteStream = BoxStream<'static, Result<Bytes, SourceError>>;
 
 /// Ranged reads of media objects. See the module documentation for the contract.
@@ -183,13 +183,69 @@ pub trait MediaSource: Send + Sync + 'static {
         ranges: &[ByteRange],
     ) -> Result<Vec<Bytes>, SourceError>;
 
-    /// `range` as a stream of chunks of at most `chunk_bytes`, read as the consumer pulls,
-    /// so a slow client holds at most a few chunks in memory.
-    fn stream_range(
+    /// The bytes of `ranges`, concatenated in order, as a stream of chunks of at most
+    /// `chunk_bytes`, read as the consumer pulls, so a slow client holds at most a few
+    /// chunks in memory. Each chunk may span several ranges (one batch of reads).
+    fn stream_ranges(
         self: Arc<Self>,
         key: ObjectKey,
         identity: ObjectIdentity,
-        range: ByteRange,
+        ranges: Vec<ByteRange>,
         chunk_bytes: usize,
     ) -> ByteStream;
+}
+
+/// Split `ranges` into batches of at most `chunk_bytes` bytes in total, cutting a range
+/// across two batches where needed. Every byte of `ranges` is in exactly one batch, in order.
+pub fn chunk_batches(ranges: &[ByteRange], chunk_bytes: usize) -> Vec<Vec<ByteRange>> {
+    let limit = chunk_bytes.max(1) as u64;
+    let mut batches: Vec<Vec<ByteRange>> = Vec::new();
+    let mut current: Vec<ByteRange> = Vec::new();
+    let mut filled = 0u64;
+    for range in ranges {
+        let mut rest = *range;
+        while rest.len > 0 {
+            let take = rest.len.min(limit - filled);
+            current.push(ByteRange::new(rest.start, take));
+            filled += take;
+            rest = ByteRange::new(rest.start + take, rest.len - take);
+            if filled == limit {
+                batches.push(std::mem::take(&mut current));
+                filled = 0;
+            }
+        }
+    }
+    if !current.is_empty() {
+        batches.push(current);
+    }
+    batches
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn batches_cover_every_byte_in_order_within_the_limit() {
+        let ranges = [
+            ByteRange::new(0, 5),
+            ByteRange::new(100, 12),
+            ByteRange::new(200, 1),
+        ];
+        let batches = chunk_batches(&ranges, 8);
+        assert!(batches
+            .iter()
+            .all(|b| b.iter().map(|r| r.len).sum::<u64>() <= 8));
+        let flat: Vec<ByteRange> = batches.concat();
+        let mut bytes = Vec::new();
+        for r in &flat {
+            bytes.extend(r.start..r.end());
+        }
+        let mut expected = Vec::new();
+        for r in &ranges {
+            expected.extend(r.start..r.end());
+        }
+        assert_eq!(bytes, expected);
+        assert_eq!(batches.len(), 3);
+    }
 }

@@ -79,8 +79,8 @@ mod tests {
         for (pos, track) in title.index.tracks.iter().enumerate() {
             let plan = &title.plan.tracks[pos];
             for segment in 0..title.plan.segment_count {
-                let prepared = prepare_media_segment(&title.index, &title.plan, pos, segment)
-                    .unwrap();
+                let prepared =
+                    prepare_media_segment(&title.index, &title.plan, pos, segment).unwrap();
                 let mut buf = &prepared.header[..];
                 let moof = Moof::decode(&mut buf).unwrap();
                 // What is left is exactly the mdat header announcing the payload.
@@ -118,10 +118,7 @@ mod tests {
                     .map(|s| u64::from(*s))
                     .sum();
                 assert_eq!(prepared.payload_bytes, payload);
-                assert_eq!(
-                    prepared.ranges.iter().map(|r| r.len).sum::<u64>(),
-                    payload
-                );
+                assert_eq!(prepared.ranges.iter().map(|r| r.len).sum::<u64>(), payload);
             }
         }
     }

@@ -1,0 +1,804 @@
+//! Conformance: what ffmpeg and ffprobe read through vodpack's HLS (`master.m3u8`) and DASH
+//! (`manifest.mpd`) is the source MP4: the same streams, the same decoded video frames and
+//! audio samples, and the same audio/video timing (up to the one title-wide shift `S`
+//! described in `src/package/plan.rs`).
+//!
+//! Every test skips when ffmpeg/ffprobe are missing (and fails instead under
+//! `VODPACK_REQUIRE_TOOLS=1`). Each runs its own server over `fixtures/` with 1 s target
+//! segments, so the 3-4 s fixtures are cut into several segments.
+//!
+//! Note on reading DASH with ffmpeg: its DASH demuxer reads from the representation with
+//! the smallest current timestamp and reports end-of-file for the whole input as soon as
+//! that representation ends, so when every stream is read at once the last packets of
+//! the longest stream can go missing. The helpers below therefore always read one stream
+//! at a time (`-select_streams` / `-map`), which makes ffmpeg discard the others.
+
+mod common;
+
+use std::io::Read;
+use std::process::{Command, Stdio};
+use std::time::{Duration, Instant};
+
+use common::TestServer;
+use vodpack::config::Settings;
+
+/// Every fixture the conformance tests run over.
+const FIXTURES: &[&str] = &[
+    "h264-aac-3s.mp4",
+    "h264-aac-3s-moov-end.mp4",
+    "h264-bframes-editlist-aac.mp4",
+    "hevc-aac-3s.mp4",
+    "aac-3s-audio-only.m4a",
+    "h264-3s-video-only.mp4",
+    "h264-aac-2lang-3s.mp4",
+];
+
+/// The longest any one ffmpeg/ffprobe run may take before it is killed.
+const TOOL_LIMIT: Duration = Duration::from_secs(120);
+
+/// One video frame of the fixtures (30 fps), the duration tolerance for titles with video.
+const VIDEO_FRAME_S: f64 = 1.0 / 30.0;
+
+/// Duration tolerance for audio-only titles.
+const AUDIO_ONLY_TOLERANCE_S: f64 = 0.025;
+
+/// Samples per channel in one AAC-LC frame (and in its priming).
+const AAC_FRAME: usize = 1024;
+
+/// Tolerance when comparing timestamps for the A/V relationship.
+const SYNC_TOLERANCE_S: f64 = 0.001;
+
+// ---------------------------------------------------------------------------------------
+// Tests
+// ---------------------------------------------------------------------------------------
+
+/// ffprobe finds, through both HLS and DASH, the source's video and audio streams with the
+/// same codecs (and the same audio languages), each lasting as long as in the source (first
+/// packet to last packet end, within one video frame, or 25 ms for audio-only titles), and
+/// a title duration within the same tolerance.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn hls_and_dash_show_the_source_streams_and_durations() {
+    if !tools_available().await {
+        return;
+    }
+    let server = start().await;
+    for &fixture in FIXTURES {
+        let source_input = Via::Source.input(&server, fixture);
+        let source = probe_streams(&source_input).await;
+        let tolerance = if source.count("video") > 0 {
+            VIDEO_FRAME_S
+        } else {
+            AUDIO_ONLY_TOLERANCE_S
+        };
+        // How long each source stream lasts, by its selector.
+        let mut source_spans = Vec::new();
+        for (kind, n) in [("video", "v"), ("audio", "a")] {
+            for i in 0..source.count(kind) {
+                let selector = format!("{n}:{i}");
+                source_spans.push((
+                    selector.clone(),
+                    span(&packets(&source_input, &selector).await),
+                ));
+            }
+        }
+        for via in Via::OUTPUTS {
+            let input = via.input(&server, fixture);
+            let output = probe_streams(&input).await;
+            for kind in ["video", "audio"] {
+                assert_eq!(
+                    output.count(kind),
+                    source.count(kind),
+                    "{fixture} via {via:?}: number of {kind} streams"
+                );
+            }
+            assert_eq!(
+                output.streams.len(),
+                source.streams.len(),
+                "{fixture} via {via:?}"
+            );
+
+            // ffmpeg's DASH demuxer keeps only whole seconds of mediaPresentationDuration,
+            // so this check is coarse there; the per-stream spans below are exact.
+            let (Some(want), Some(got)) = (source.duration, output.duration) else {
+                panic!("{fixture} via {via:?}: no format duration");
+            };
+            assert!(
+                (want - got).abs() <= tolerance,
+                "{fixture} via {via:?}: title duration {got} s, source {want} s"
+            );
+
+            for pair in pair_streams(&source, &output, fixture, via) {
+                assert_eq!(
+                    output.streams[pair.output].codec, source.streams[pair.source].codec,
+                    "{fixture} via {via:?}: codec of {}",
+                    pair.output_selector
+                );
+                let want = source_spans
+                    .iter()
+                    .find(|(selector, _)| *selector == pair.source_selector)
+                    .map(|(_, span)| *span)
+                    .expect("a source span for every paired stream");
+                let got = span(&packets(&input, &pair.output_selector).await);
+                assert!(
+                    (want - got).abs() <= tolerance,
+                    "{fixture} via {via:?}: {} lasts {got:.6} s, source {} lasts {want:.6} s",
+                    pair.output_selector,
+                    pair.source_selector
+                );
+            }
+        }
+    }
+    server.shutdown().await;
+}
+
+/// Decoding the video through HLS and through DASH gives exactly the source's frames: the
+/// same number of frames with the same MD5 of each decoded picture, in the same order.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn hls_and_dash_decode_to_the_source_frames() {
+    if !tools_available().await {
+        return;
+    }
+    let server = start().await;
+    for &fixture in FIXTURES {
+        let source = probe_streams(&Via::Source.input(&server, fixture)).await;
+        if source.count("video") == 0 {
+            continue;
+        }
+        let want = frame_hashes(&Via::Source.input(&server, fixture), "v:0").await;
+        assert!(
+            !want.is_empty(),
+            "{fixture}: the source decodes to no frames"
+        );
+        for via in Via::OUTPUTS {
+            let got = frame_hashes(&via.input(&server, fixture), "v:0").await;
+            assert_eq!(
+                got.len(),
+                want.len(),
+                "{fixture} via {via:?}: number of decoded frames"
+            );
+            if let Some(i) = (0..want.len()).find(|&i| got[i] != want[i]) {
+                panic!("{fixture} via {via:?}: decoded frame {i} differs from the source");
+            }
+        }
+    }
+    server.shutdown().await;
+}
+
+/// Decoding each audio stream through HLS and through DASH gives the source's PCM, sample
+/// for sample. The output may start with the AAC priming frame the source's edit list
+/// hides (at most 1024 samples per channel), and its last frame may differ in length.
+/// In the two-language title, each rendition carries its own language's audio.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn hls_and_dash_decode_to_the_source_audio() {
+    if !tools_available().await {
+        return;
+    }
+    let server = start().await;
+    for &fixture in FIXTURES {
+        let source_input = Via::Source.input(&server, fixture);
+        let source = probe_streams(&source_input).await;
+        for via in Via::OUTPUTS {
+            let input = via.input(&server, fixture);
+            let output = probe_streams(&input).await;
+            for pair in pair_streams(&source, &output, fixture, via) {
+                if pair.kind != "audio" {
+                    continue;
+                }
+                let want = decode_pcm(&source_input, &pair.source_selector).await;
+                let got = decode_pcm(&input, &pair.output_selector).await;
+                let what = format!(
+                    "{fixture} via {via:?}: {} (source {})",
+                    pair.output_selector, pair.source_selector
+                );
+                // Guard against a vacuous comparison: every fixture has seconds of tone.
+                assert!(
+                    want.len() >= 48_000,
+                    "{what}: source decodes to only {} frames",
+                    want.len()
+                );
+                let Some(offset) = pcm_offset(&want, &got) else {
+                    panic!(
+                        "{what}: no offset in 0..={} frames makes the PCM match the source \
+                         ({} source frames, {} output frames)",
+                        2 * AAC_FRAME,
+                        want.len(),
+                        got.len()
+                    );
+                };
+                assert!(
+                    offset <= AAC_FRAME,
+                    "{what}: output starts {offset} frames early, more than one priming frame"
+                );
+                let extra = (got.len() - offset).abs_diff(want.len());
+                assert!(
+                    extra <= AAC_FRAME,
+                    "{what}: after the {offset}-frame offset the output has {} frames, the \
+                     source {}: more than the last frame differs",
+                    got.len() - offset,
+                    want.len()
+                );
+            }
+        }
+    }
+    server.shutdown().await;
+}
+
+/// HLS and DASH keep the source's audio/video timing: every stream's first packet is moved
+/// by the same shift S (output pts - source pts, within 1 ms), including the AAC priming
+/// frame, which the output keeps at S - 1024/48000 s. S is the same through HLS and DASH,
+/// and no output timestamp is negative.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn hls_and_dash_keep_the_audio_video_timing() {
+    if !tools_available().await {
+        return;
+    }
+    let server = start().await;
+    for &fixture in FIXTURES {
+        let source_input = Via::Source.input(&server, fixture);
+        let source = probe_streams(&source_input).await;
+        if source.count("video") == 0 || source.count("audio") == 0 {
+            continue;
+        }
+        let mut shifts_by_via = Vec::new();
+        for via in Via::OUTPUTS {
+            let input = via.input(&server, fixture);
+            let output = probe_streams(&input).await;
+            // (output selector, output first pts - source first pts) for every stream.
+            let mut shifts = Vec::new();
+            for pair in pair_streams(&source, &output, fixture, via) {
+                let src_first = first_pts(&source_input, &pair.source_selector).await;
+                let out_first = first_pts(&input, &pair.output_selector).await;
+                assert!(
+                    out_first >= 0.0,
+                    "{fixture} via {via:?}: {} starts at {out_first} s, before zero",
+                    pair.output_selector
+                );
+                shifts.push((pair.output_selector, out_first - src_first));
+            }
+            let (video_selector, video_shift) = shifts
+                .iter()
+                .find(|(selector, _)| selector.starts_with('v'))
+                .cloned()
+                .expect("a video stream");
+            for (selector, shift) in &shifts {
+                assert!(
+                    (shift - video_shift).abs() <= SYNC_TOLERANCE_S,
+                    "{fixture} via {via:?}: {selector} moved by {shift:.6} s but \
+                     {video_selector} by {video_shift:.6} s (all first packets: {shifts:?})"
+                );
+            }
+            shifts_by_via.push((via, video_shift));
+        }
+        let (first_via, first_shift) = shifts_by_via[0];
+        for &(via, shift) in &shifts_by_via[1..] {
+            assert!(
+                (shift - first_shift).abs() <= SYNC_TOLERANCE_S,
+                "{fixture}: {via:?} shifts the title by {shift:.6} s, {first_via:?} by \
+                 {first_shift:.6} s"
+            );
+        }
+    }
+    server.shutdown().await;
+}
+
+/// Every HLS media playlist states EXT-X-TARGETDURATION as its longest EXTINF rounded to
+/// the nearest second; its init segment is served as an MP4 (`ftyp` first) and every
+/// segment it lists is served (200) as a CMAF fragment starting with a `moof` box. With
+/// 1 s targets, every fixture (3 s or longer) is cut into at least 3 segments.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn hls_media_playlists_list_servable_fragments() {
+    if !tools_available().await {
+        return;
+    }
+    let server = start().await;
+    for &fixture in FIXTURES {
+        let base = format!("/vod/{fixture}/");
+        let master = fetch_ok(&server, &format!("{base}master.m3u8"))
+            .await
+            .text();
+        let playlists = master_playlist_uris(&master);
+        assert!(
+            !playlists.is_empty(),
+            "{fixture}: no media playlists in\n{master}"
+        );
+        for uri in playlists {
+            let path = format!("{base}{uri}");
+            let playlist = fetch_ok(&server, &path).await.text();
+            let media = MediaPlaylist::parse(&playlist);
+            let longest = media.extinfs.iter().copied().fold(0.0, f64::max);
+            assert_eq!(
+                media.target_duration,
+                Some(longest.round() as u64),
+                "{path}: EXT-X-TARGETDURATION vs longest EXTINF {longest}\n{playlist}"
+            );
+            assert_eq!(
+                media.extinfs.len(),
+                media.segments.len(),
+                "{path}: one EXTINF per segment\n{playlist}"
+            );
+            assert!(
+                media.segments.len() >= 3,
+                "{path}: only {} segments with a 1 s target\n{playlist}",
+                media.segments.len()
+            );
+
+            let init_uri = media.map_uri.as_deref().unwrap_or_else(|| {
+                panic!("{path}: no EXT-X-MAP\n{playlist}");
+            });
+            let init = fetch_ok(&server, &format!("{base}{init_uri}")).await;
+            assert_eq!(
+                init.body.get(4..8),
+                Some(&b"ftyp"[..]),
+                "{path}: init segment {init_uri} does not start with ftyp"
+            );
+            for segment in &media.segments {
+                let reply = fetch_ok(&server, &format!("{base}{segment}")).await;
+                assert_eq!(
+                    reply.body.get(4..8),
+                    Some(&b"moof"[..]),
+                    "{path}: segment {segment} does not start with a moof box"
+                );
+            }
+        }
+    }
+    server.shutdown().await;
+}
+
+// ---------------------------------------------------------------------------------------
+// Server and HTTP helpers
+// ---------------------------------------------------------------------------------------
+
+/// Whether ffmpeg and ffprobe are both installed (see `common::have_tool`), checked on the
+/// blocking pool. A panic from `have_tool` (tools required but missing) is passed on.
+async fn tools_available() -> bool {
+    tokio::task::spawn_blocking(|| common::have_tool("ffmpeg") && common::have_tool("ffprobe"))
+        .await
+        .unwrap_or_else(|e| std::panic::resume_unwind(e.into_panic()))
+}
+
+/// A server over the fixtures with 1 s target segments.
+async fn start() -> TestServer {
+    common::start_server_with(
+        &common::fixtures(),
+        Settings {
+            segment_duration_ms: 1000,
+            ..Default::default()
+        },
+    )
+    .await
+}
+
+/// GET `path`, asserting a 200 answer.
+async fn fetch_ok(server: &TestServer, path: &str) -> common::Reply {
+    let reply = common::get(server.addr, path).await;
+    assert_eq!(reply.status, 200, "GET {path}: {}", reply.text());
+    reply
+}
+
+/// The media playlist URIs of an HLS multivariant playlist: the line after each
+/// `#EXT-X-STREAM-INF` and the `URI` of each `#EXT-X-MEDIA`.
+fn master_playlist_uris(master: &str) -> Vec<String> {
+    let mut uris = Vec::new();
+    for line in master.lines().map(str::trim) {
+        if line.starts_with("#EXT-X-MEDIA:") {
+            uris.extend(quoted_attribute(line, "URI"));
+        } else if !line.is_empty() && !line.starts_with('#') {
+            uris.push(line.to_owned());
+        }
+    }
+    uris
+}
+
+/// The value of `NAME="value"` in an HLS tag line.
+fn quoted_attribute(line: &str, name: &str) -> Option<String> {
+    let start = line.find(&format!("{name}=\""))? + name.len() + 2;
+    let len = line[start..].find('"')?;
+    Some(line[start..start + len].to_owned())
+}
+
+/// The parts of an HLS media playlist these tests look at.
+#[derive(Debug, Default)]
+struct MediaPlaylist {
+    target_duration: Option<u64>,
+    /// The duration of each `#EXTINF`, in order.
+    extinfs: Vec<f64>,
+    /// The init segment URI (`#EXT-X-MAP`).
+    map_uri: Option<String>,
+    /// The segment URIs, in order.
+    segments: Vec<String>,
+}
+
+impl MediaPlaylist {
+    fn parse(text: &str) -> Self {
+        let mut playlist = Self::default();
+        for line in text.lines().map(str::trim) {
+            if let Some(value) = line.strip_prefix("#EXT-X-TARGETDURATION:") {
+                playlist.target_duration = Some(value.parse().expect("integer target duration"));
+            } else if let Some(value) = line.strip_prefix("#EXTINF:") {
+                let seconds = value.split(',').next().unwrap_or_default();
+                playlist
+                    .extinfs
+                    .push(seconds.parse().expect("decimal EXTINF duration"));
+            } else if line.starts_with("#EXT-X-MAP:") {
+                playlist.map_uri = quoted_attribute(line, "URI");
+            } else if !line.is_empty() && !line.starts_with('#') {
+                playlist.segments.push(line.to_owned());
+            }
+        }
+        playlist
+    }
+}
+
+// ---------------------------------------------------------------------------------------
+// ffmpeg / ffprobe helpers
+// ---------------------------------------------------------------------------------------
+
+/// Where ffmpeg reads a title from.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum Via {
+    /// The MP4 file itself.
+    Source,
+    /// The server's HLS multivariant playlist.
+    Hls,
+    /// The server's DASH MPD.
+    Dash,
+}
+
+impl Via {
+    /// The two ways the server packages a title.
+    const OUTPUTS: [Via; 2] = [Via::Hls, Via::Dash];
+
+    /// The ffmpeg input (path or URL) for `fixture`.
+    fn input(self, server: &TestServer, fixture: &str) -> String {
+        match self {
+            Via::Source => common::fixtures()
+                .join(fixture)
+                .to_string_lossy()
+                .into_owned(),
+            Via::Hls => server.url(&format!("/vod/{fixture}/master.m3u8")),
+            Via::Dash => server.url(&format!("/vod/{fixture}/manifest.mpd")),
+        }
+    }
+}
+
+/// Run `program` with `args` on the blocking pool and return its stdout. Panics, with the
+/// program's stderr, if it fails, and kills it if it runs longer than `TOOL_LIMIT`.
+async fn run_tool(program: &'static str, args: Vec<String>) -> Vec<u8> {
+    tokio::task::spawn_blocking(move || run_bounded(program, &args))
+        .await
+        .unwrap_or_else(|e| std::panic::resume_unwind(e.into_panic()))
+}
+
+/// The blocking part of `run_tool`.
+fn run_bounded(program: &str, args: &[String]) -> Vec<u8> {
+    let command_line = format!("{program} {}", args.join(" "));
+    let mut child = Command::new(program)
+        .args(args)
+        .stdin(Stdio::null())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .unwrap_or_else(|e| panic!("start {command_line}: {e}"));
+    // Drain both pipes on their own threads, so a child writing a lot never stalls on a
+    // full pipe while we wait for it.
+    let stdout = drain(child.stdout.take());
+    let stderr = drain(child.stderr.take());
+
+    let deadline = Instant::now() + TOOL_LIMIT;
+    let status = loop {
+        match child.try_wait() {
+            Ok(Some(status)) => break status,
+            Ok(None) if Instant::now() < deadline => {
+                std::thread::sleep(Duration::from_millis(10));
+            }
+            Ok(None) => {
+                let _ = child.kill();
+                let _ = child.wait();
+                panic!("{command_line}: still running after {TOOL_LIMIT:?}; killed");
+            }
+            Err(e) => panic!("{command_line}: wait: {e}"),
+        }
+    };
+    let stdout = stdout.join().expect("stdout reader");
+    let stderr = stderr.join().expect("stderr reader");
+    assert!(
+        status.success(),
+        "{command_line}: {status}\n{}",
+        String::from_utf8_lossy(&stderr)
+    );
+    stdout
+}
+
+/// Read `pipe` to its end on a new thread.
+fn drain<R: Read + Send + 'static>(pipe: Option<R>) -> std::thread::JoinHandle<Vec<u8>> {
+    std::thread::spawn(move || {
+        let mut bytes = Vec::new();
+        if let Some(mut pipe) = pipe {
+            let _ = pipe.read_to_end(&mut bytes);
+        }
+        bytes
+    })
+}
+
+/// `args` as owned strings.
+fn args(args: &[&str]) -> Vec<String> {
+    args.iter().map(|a| (*a).to_owned()).collect()
+}
+
+/// One stream as ffprobe lists it.
+#[derive(Debug, Clone, Default)]
+struct StreamInfo {
+    /// `codec_type`: "video", "audio", ...
+    kind: String,
+    /// `codec_name`: "h264", "hevc", "aac", ...
+    codec: String,
+    /// The `language` tag, if any.
+    language: Option<String>,
+}
+
+/// What ffprobe says about an input as a whole.
+#[derive(Debug, Default)]
+struct Probe {
+    /// Streams in ffprobe's order (the order `v:N` / `a:N` selectors count in).
+    streams: Vec<StreamInfo>,
+    /// The format duration in seconds, if ffprobe knows one.
+    duration: Option<f64>,
+}
+
+impl Probe {
+    /// How many streams of `kind` there are.
+    fn count(&self, kind: &str) -> usize {
+        self.streams.iter().filter(|s| s.kind == kind).count()
+    }
+}
+
+/// Probe the streams and format duration of `input`.
+async fn probe_streams(input: &str) -> Probe {
+    let out = run_tool(
+        "ffprobe",
+        args(&[
+            "-v",
+            "error",
+            "-show_entries",
+            "stream=codec_type,codec_name:stream_tags=language:format=duration",
+            "-of",
+            "flat",
+            input,
+        ]),
+    )
+    .await;
+    parse_flat_probe(&String::from_utf8_lossy(&out))
+}
+
+/// Parse ffprobe's `flat` output: `streams.stream.N.KEY="VALUE"` and
+/// `format.duration="SECONDS"` lines. The `programs.program.*` copies are ignored.
+fn parse_flat_probe(text: &str) -> Probe {
+    let mut probe = Probe::default();
+    for line in text.lines() {
+        let Some((key, value)) = line.split_once('=') else {
+            continue;
+        };
+        let value = value.trim().trim_matches('"');
+        if key == "format.duration" {
+            probe.duration = value.parse().ok();
+            continue;
+        }
+        let Some(rest) = key.strip_prefix("streams.stream.") else {
+            continue;
+        };
+        let Some((index, field)) = rest.split_once('.') else {
+            continue;
+        };
+        let index: usize = index.parse().expect("stream index");
+        if probe.streams.len() <= index {
+            probe.streams.resize(index + 1, StreamInfo::default());
+        }
+        let stream = &mut probe.streams[index];
+        match field {
+            "codec_type" => stream.kind = value.to_owned(),
+            "codec_name" => stream.codec = value.to_owned(),
+            "tags.language" => stream.language = Some(value.to_owned()),
+            _ => {}
+        }
+    }
+    probe
+}
+
+/// A source stream and the output stream that carries it.
+#[derive(Debug)]
+struct StreamPair {
+    /// "video" or "audio".
+    kind: String,
+    /// Index into the source `Probe::streams`, and its ffmpeg selector (`v:0`, `a:1`).
+    source: usize,
+    source_selector: String,
+    /// The same for the output.
+    output: usize,
+    output_selector: String,
+}
+
+/// Pair every video and audio stream of the source with the output stream that carries
+/// it: the N-th stream of the same kind, except that audio with a language (other than
+/// `und`) goes to the first unpaired output audio stream with that language, since HLS
+/// lists its renditions in its own order. Panics if a source stream has no partner.
+fn pair_streams(source: &Probe, output: &Probe, fixture: &str, via: Via) -> Vec<StreamPair> {
+    // (kind, position among streams of that kind, index) of each output stream.
+    let numbered = |probe: &Probe| -> Vec<(String, usize, usize)> {
+        let mut seen: Vec<String> = Vec::new();
+        probe
+            .streams
+            .iter()
+            .enumerate()
+            .map(|(index, s)| {
+                let n = seen.iter().filter(|k| **k == s.kind).count();
+                seen.push(s.kind.clone());
+                (s.kind.clone(), n, index)
+            })
+            .collect()
+    };
+    let outputs = numbered(output);
+    let mut used = vec![false; outputs.len()];
+    let mut pairs = Vec::new();
+    for (kind, n, index) in numbered(source) {
+        if kind != "video" && kind != "audio" {
+            continue;
+        }
+        let language = source.streams[index]
+            .language
+            .as_deref()
+            .filter(|l| kind == "audio" && *l != "und");
+        let found = outputs.iter().position(|(out_kind, out_n, out_index)| {
+            *out_kind == kind
+                && match language {
+                    Some(l) => {
+                        !used[*out_index]
+                            && output.streams[*out_index].language.as_deref() == Some(l)
+                    }
+                    None => *out_n == n,
+                }
+        });
+        let Some(found) = found else {
+            panic!(
+                "{fixture} via {via:?}: no output stream for source {kind} #{n} \
+                 (language {language:?}); output streams: {:?}",
+                output.streams
+            );
+        };
+        used[found] = true;
+        let (_, out_n, out_index) = &outputs[found];
+        let letter = &kind[..1];
+        pairs.push(StreamPair {
+            source: index,
+            source_selector: format!("{letter}:{n}"),
+            output: *out_index,
+            output_selector: format!("{letter}:{out_n}"),
+            kind,
+        });
+    }
+    pairs
+}
+
+/// One packet as ffprobe lists it (seconds).
+#[derive(Debug, Clone, Copy)]
+struct Packet {
+    pts: f64,
+    /// Unknown for some packets (ffprobe prints N/A for the first fragmented one).
+    duration: Option<f64>,
+}
+
+/// The packets of stream `selector` (e.g. `a:1`) of `input`, in decode order.
+async fn packets(input: &str, selector: &str) -> Vec<Packet> {
+    let out = run_tool(
+        "ffprobe",
+        args(&[
+            "-v",
+            "error",
+            "-select_streams",
+            selector,
+            "-show_entries",
+            "packet=pts_time,duration_time",
+            "-of",
+            "csv=p=0",
+            input,
+        ]),
+    )
+    .await;
+    let packets: Vec<Packet> = String::from_utf8_lossy(&out)
+        .lines()
+        .filter_map(|line| {
+            let mut fields = line.split(',');
+            let pts = fields.next()?.trim().parse().ok()?;
+            let duration = fields.next().and_then(|d| d.trim().parse().ok());
+            Some(Packet { pts, duration })
+        })
+        .collect();
+    assert!(!packets.is_empty(), "{input} {selector}: no packets");
+    packets
+}
+
+/// The presentation time of the first packet (in decode order) of stream `selector`.
+async fn first_pts(input: &str, selector: &str) -> f64 {
+    packets(input, selector).await[0].pts
+}
+
+/// How long a stream lasts: the latest packet end minus the earliest presentation time.
+/// Independent of any shift of the whole timeline.
+fn span(packets: &[Packet]) -> f64 {
+    let start = packets.iter().map(|p| p.pts).fold(f64::INFINITY, f64::min);
+    let end = packets
+        .iter()
+        .map(|p| p.pts + p.duration.unwrap_or(0.0))
+        .fold(f64::NEG_INFINITY, f64::max);
+    end - start
+}
+
+/// The MD5 of every decoded frame of video stream `selector`, in output order. Timestamps
+/// are left out, since the output timeline is shifted; `-vsync passthrough` keeps ffmpeg
+/// from dropping or duplicating frames.
+async fn frame_hashes(input: &str, selector: &str) -> Vec<String> {
+    let map = format!("0:{selector}");
+    let out = run_tool(
+        "ffmpeg",
+        args(&[
+            "-v",
+            "error",
+            "-nostdin",
+            "-i",
+            input,
+            "-map",
+            &map,
+            "-vsync",
+            "passthrough",
+            "-f",
+            "framemd5",
+            "-",
+        ]),
+    )
+    .await;
+    String::from_utf8_lossy(&out)
+        .lines()
+        .filter(|line| !line.starts_with('#') && !line.trim().is_empty())
+        .map(|line| {
+            line.rsplit(',')
+                .next()
+                .unwrap_or_default()
+                .trim()
+                .to_owned()
+        })
+        .collect()
+}
+
+/// Audio stream `selector` of `input` decoded to 16-bit stereo PCM, one `[left, right]`
+/// per sample frame.
+async fn decode_pcm(input: &str, selector: &str) -> Vec<[i16; 2]> {
+    let map = format!("0:{selector}");
+    let out = run_tool(
+        "ffmpeg",
+        args(&[
+            "-v", "error", "-nostdin", "-i", input, "-map", &map, "-f", "s16le", "-ac", "2", "-",
+        ]),
+    )
+    .await;
+    out.chunks_exact(4)
+        .map(|b| {
+            [
+                i16::from_le_bytes([b[0], b[1]]),
+                i16::from_le_bytes([b[2], b[3]]),
+            ]
+        })
+        .collect()
+}
+
+/// The smallest number of leading output frames (0 to two AAC frames) to skip so that the
+/// rest of `output` equals `source` over their common length, or `None`. The common length
+/// must reach to within one AAC frame of the source's end, so a match cannot come from a
+/// short overlap.
+fn pcm_offset(source: &[[i16; 2]], output: &[[i16; 2]]) -> Option<usize> {
+    (0..=2 * AAC_FRAME).find(|&offset| {
+        let Some(rest) = output.get(offset..) else {
+            return false;
+        };
+        let common = rest.len().min(source.len());
+        common + AAC_FRAME >= source.len() && rest[..common] == source[..common]
+    })
+}
