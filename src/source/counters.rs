@@ -30,13 +30,9 @@ impl Default for SourceCounters {
             read_requests: Counter::default(),
             read_errors: Counter::default(),
             read_retries: Counter::default(),
-            read_seconds: Histogram::new(
-                [
-                    0.000_1, 0.000_5, 0.001, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1.0, 2.5,
-                    5.0,
-                ]
-                .into_iter(),
-            ),
+            read_seconds: Histogram::new([
+                0.000_1, 0.000_5, 0.001, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1.0, 2.5, 5.0,
+            ]),
         }
     }
 }

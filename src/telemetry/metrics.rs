@@ -59,12 +59,9 @@ impl Metrics {
             registry: Mutex::new(Registry::default()),
             requests: Family::default(),
             request_seconds: Family::new_with_constructor(|| {
-                Histogram::new(
-                    [
-                        0.000_1, 0.000_5, 0.001, 0.005, 0.01, 0.05, 0.1, 0.5, 1.0, 5.0,
-                    ]
-                    .into_iter(),
-                )
+                Histogram::new([
+                    0.000_1, 0.000_5, 0.001, 0.005, 0.01, 0.05, 0.1, 0.5, 1.0, 5.0,
+                ])
             }),
             sent_bytes: Counter::default(),
             over_read_bytes: Counter::default(),
