@@ -147,7 +147,8 @@ async fn inspect(file: &Path, segment_duration_ms: u32) -> anyhow::Result<()> {
     let identity = source.identify(&key).await?;
     let index = load_index(&source, &key, &identity, &MediaLimits::default()).await?;
     let title = Title::new(index, segment_duration_ms)?;
-    println!("{}: {} bytes", file.display(), identity.size);
+    let mut out = String::new();
+    out.push_str(&format!("{}: {} bytes\n", file.display(), identity.size));
     for (track, plan) in title.index.tracks.iter().zip(&title.plan.tracks) {
         let secs = track.duration_ticks() as f64 / f64::from(track.timescale);
         let detail = if track.codec.width > 0 {
@@ -158,9 +159,9 @@ async fn inspect(file: &Path, segment_duration_ms: u32) -> anyhow::Result<()> {
                 track.codec.sample_rate, track.codec.channels
             )
         };
-        println!(
+        out.push_str(&format!(
             "track {} {} {} {} lang={} timescale={} samples={} duration={secs:.3}s \
-             edit(empty={}, media_time={}) dts_shift={} cts_base={}",
+             edit(empty={}, media_time={}) dts_shift={} cts_base={}\n",
             track.track_id,
             track.kind.as_str(),
             track.codec.rfc6381,
@@ -172,12 +173,12 @@ async fn inspect(file: &Path, segment_duration_ms: u32) -> anyhow::Result<()> {
             track.edit.media_time_ticks,
             plan.dts_shift,
             plan.cts_base,
-        );
+        ));
     }
-    println!(
-        "segments: {} (target {} ms)",
+    out.push_str(&format!(
+        "segments: {} (target {} ms)\n",
         title.plan.segment_count, title.plan.target_ms
-    );
+    ));
     for segment in 0..title.plan.segment_count {
         let mut line = format!("  {:>4}", segment + 1);
         for (track, plan) in title.index.tracks.iter().zip(&title.plan.tracks) {
@@ -195,7 +196,13 @@ async fn inspect(file: &Path, segment_duration_ms: u32) -> anyhow::Result<()> {
                 ));
             }
         }
-        println!("{line}");
+        out.push_str(&line);
+        out.push('\n');
     }
-    Ok(())
+    // A closed pipe (`vodpack inspect f.mp4 | head`) is not an error worth a panic.
+    let mut stdout = std::io::stdout().lock();
+    match std::io::Write::write_all(&mut stdout, out.as_bytes()) {
+        Err(e) if e.kind() != std::io::ErrorKind::BrokenPipe => Err(e.into()),
+        _ => Ok(()),
+    }
 }
