@@ -1,7 +1,9 @@
 # Everyday commands. The README's two commands are `cargo run --release -- serve` and
 # `cargo test`; these targets wrap the rest.
+#
+# The budget harness opens one socket per stream on each side: raise the file limit.
 
-.PHONY: serve test lint ci
+.PHONY: serve test lint ci bench bench-enforce
 
 serve:
 	cargo run --release -- serve
@@ -15,3 +17,11 @@ lint:
 
 ci:
 	bash .ci/run
+
+bench:
+	ulimit -n 65536 2>/dev/null || ulimit -n 8192 2>/dev/null || true; \
+	cargo bench --bench budgets
+
+bench-enforce:
+	ulimit -n 65536 2>/dev/null || ulimit -n 8192 2>/dev/null || true; \
+	cargo bench --bench budgets -- --enforce

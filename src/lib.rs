@@ -23,6 +23,8 @@
 //! 5. The handler sends the header, then streams the ranges from the source through a
 //!    bounded channel of `stream_chunk_bytes` chunks.
 
+#[doc(hidden)]
+pub mod bench;
 pub mod config;
 pub mod media;
 pub mod package;

@@ -1,0 +1,509 @@
+//! The performance budgets harness of TDD 0001 (docs/performance.md explains every figure).
+//!
+//! `make bench` prints the results; `make bench-enforce` (this program with `--enforce`)
+//! exits non-zero when a budget is missed. It starts the real server in-process on a
+//! loopback port through the hidden `vodpack::bench` module and drives it with a small
+//! keep-alive HTTP client. `cargo test` does not run it (harness = false, test = false).
+//!
+//! On first run it synthesizes a 60-minute H.264/AAC asset in target/bench/ by
+//! stream-copying the committed 3-second fixture 1,200 times (`-use_editlist 0`); without
+//! FFmpeg the long-asset checks are skipped and say so.
+//!
+//! Variables: BUDGET_STREAMS (1000), BUDGET_SECONDS (10), BUDGET_WORKERS (4).
+
+use std::path::{Path, PathBuf};
+use std::sync::atomic::{AtomicU64, Ordering};
+use std::sync::Arc;
+use std::time::{Duration, Instant};
+
+use vodpack::bench::{load_title, resident_bytes, BenchServer, KeepAliveClient};
+use vodpack::config::Settings;
+use vodpack::package::prepare_media_segment;
+use vodpack::source::{LocalMediaSource, MediaSource, ObjectKey};
+
+const LONG_ASSET: &str = "long-60min.mp4";
+const KIB: f64 = 1024.0;
+
+/// One line of the results table.
+struct Row {
+    name: &'static str,
+    budget: &'static str,
+    bar: &'static str,
+    result: String,
+    /// `None`: reported without a budget.
+    met: Option<bool>,
+}
+
+fn env_u64(name: &str, default: u64) -> u64 {
+    std::env::var(name)
+        .ok()
+        .and_then(|v| v.parse().ok())
+        .unwrap_or(default)
+}
+
+/// Percentile `p` (0..=100) of `samples` (sorted in place), nearest-rank.
+fn percentile(samples: &mut [f64], p: f64) -> f64 {
+    if samples.is_empty() {
+        return f64::NAN;
+    }
+    samples.sort_by(|a, b| a.total_cmp(b));
+    let rank = ((p / 100.0) * samples.len() as f64).ceil().max(1.0) as usize;
+    samples[rank.min(samples.len()) - 1]
+}
+
+fn ms(d: Duration) -> f64 {
+    d.as_secs_f64() * 1000.0
+}
+
+fn bench_dir() -> PathBuf {
+    let target = std::env::var_os("CARGO_TARGET_DIR")
+        .map(PathBuf::from)
+        .unwrap_or_else(|| Path::new(env!("CARGO_MANIFEST_DIR")).join("target"));
+    target.join("bench")
+}
+
+/// Make the 60-minute asset if it is missing. `false` when FFmpeg is not available.
+fn ensure_long_asset(dir: &Path) -> bool {
+    let asset = dir.join(LONG_ASSET);
+    if asset.exists() {
+        return true;
+    }
+    if std::fs::create_dir_all(dir).is_err() {
+        return false;
+    }
+    let fixture = Path::new(env!("CARGO_MANIFEST_DIR")).join("fixtures/h264-aac-3s.mp4");
+    let list = dir.join("concat-list.txt");
+    let line = format!("file '{}'\n", fixture.display());
+    if std::fs::write(&list, line.repeat(1200)).is_err() {
+        return false;
+    }
+    let partial = dir.join("long-60min.partial.mp4");
+    eprintln!(
+        "synthesizing {} with ffmpeg (stream copy)...",
+        asset.display()
+    );
+    let status = std::process::Command::new("ffmpeg")
+        .args(["-v", "error", "-y", "-f", "concat", "-safe", "0", "-i"])
+        .arg(&list)
+        .args([
+            "-c",
+            "copy",
+            "-use_editlist",
+            "0",
+            "-movflags",
+            "+faststart",
+            "-f",
+            "mp4",
+        ])
+        .arg(&partial)
+        .status();
+    match status {
+        Ok(s) if s.success() => std::fs::rename(&partial, &asset).is_ok(),
+        _ => false,
+    }
+}
+
+fn main() {
+    let enforce = std::env::args().any(|a| a == "--enforce");
+    let workers = env_u64("BUDGET_WORKERS", 4).max(1) as usize;
+    let streams = env_u64("BUDGET_STREAMS", 1000).max(1);
+    let seconds = env_u64("BUDGET_SECONDS", 10).max(1);
+    let runtime = match tokio::runtime::Builder::new_multi_thread()
+        .worker_threads(workers)
+        .enable_all()
+        .build()
+    {
+        Ok(rt) => rt,
+        Err(e) => {
+            eprintln!("cannot start the runtime: {e}");
+            std::process::exit(2);
+        }
+    };
+    println!(
+        "vodpack budgets: BUDGET_WORKERS={workers} BUDGET_STREAMS={streams} BUDGET_SECONDS={seconds}, {} cores",
+        std::thread::available_parallelism().map_or(0, |n| n.get())
+    );
+    let rows = runtime.block_on(run(streams, seconds));
+    print_rows(&rows);
+    let missed: Vec<&str> = rows
+        .iter()
+        .filter(|r| r.met == Some(false))
+        .map(|r| r.name)
+        .collect();
+    if missed.is_empty() {
+        println!("all budgets met");
+    } else {
+        println!("budgets missed: {}", missed.join(", "));
+        if enforce {
+            std::process::exit(1);
+        }
+    }
+}
+
+fn print_rows(rows: &[Row]) {
+    println!();
+    println!(
+        "| {:<58} | {:<16} | {:<14} | {:<44} | {:<4} |",
+        "Measurement", "Budget", "Our bar", "Result", "Met"
+    );
+    println!(
+        "|{:-<60}|{:-<18}|{:-<16}|{:-<46}|{:-<6}|",
+        "", "", "", "", ""
+    );
+    for r in rows {
+        let met = match r.met {
+            Some(true) => "yes",
+            Some(false) => "NO",
+            None => "-",
+        };
+        println!(
+            "| {:<58} | {:<16} | {:<14} | {:<44} | {:<4} |",
+            r.name, r.budget, r.bar, r.result, met
+        );
+    }
+}
+
+async fn run(streams: u64, seconds: u64) -> Vec<Row> {
+    let dir = bench_dir();
+    let mut rows = Vec::new();
+    if !ensure_long_asset(&dir) {
+        println!("FFmpeg not found or failed: the long-asset checks are skipped");
+        rows.push(Row {
+            name: "60-minute asset checks",
+            budget: "-",
+            bar: "-",
+            result: "skipped: needs ffmpeg".into(),
+            met: None,
+        });
+        return rows;
+    }
+    let settings = Settings::default();
+    let key = match ObjectKey::parse(LONG_ASSET) {
+        Ok(k) => k,
+        Err(e) => {
+            eprintln!("bad key: {e}");
+            return rows;
+        }
+    };
+    let source: Arc<dyn MediaSource> = match LocalMediaSource::new(&dir) {
+        Ok(s) => Arc::new(s),
+        Err(e) => {
+            eprintln!("cannot open {}: {e}", dir.display());
+            return rows;
+        }
+    };
+
+    // 1. Warm load: one discarded cold load, then 11 loads.
+    let started = Instant::now();
+    let title = match load_title(&source, &key, &settings).await {
+        Ok(t) => t,
+        Err(e) => {
+            eprintln!("load failed: {e}");
+            return rows;
+        }
+    };
+    let cold = ms(started.elapsed());
+    let mut loads = Vec::new();
+    for _ in 0..11 {
+        let started = Instant::now();
+        let _ = load_title(&source, &key, &settings).await;
+        loads.push(ms(started.elapsed()));
+    }
+    let load_p50 = percentile(&mut loads, 50.0);
+    let load_p95 = percentile(&mut loads, 95.0);
+    let samples: usize = title.index.tracks.iter().map(|t| t.samples.len()).sum();
+    rows.push(Row {
+        name: "Warm load, 60-minute asset",
+        budget: "p95 < 250 ms",
+        bar: "p95 < 50 ms",
+        result: format!("p50 {load_p50:.1} ms, p95 {load_p95:.1} ms"),
+        met: Some(load_p95 < 250.0),
+    });
+    rows.push(Row {
+        name: "Cold first load",
+        budget: "-",
+        bar: "-",
+        result: format!(
+            "{cold:.1} ms ({} segments, {samples} samples, index {:.1} MiB)",
+            title.plan.segment_count,
+            title.heap_bytes() as f64 / KIB / KIB
+        ),
+        met: None,
+    });
+
+    // 2. Segment header generation across the timeline.
+    let mut headers = Vec::with_capacity(3000);
+    let count = title.plan.segment_count.max(1);
+    let tracks = title.index.tracks.len().max(1);
+    for i in 0..3000usize {
+        let segment = (i * 7919) % count;
+        let track = i % tracks;
+        let started = Instant::now();
+        let prepared = prepare_media_segment(&title.index, &title.plan, track, segment);
+        headers.push(ms(started.elapsed()));
+        std::hint::black_box(prepared.ok());
+    }
+    let header_p95 = percentile(&mut headers, 95.0);
+    rows.push(Row {
+        name: "Warm 6 s segment header generation",
+        budget: "p95 < 10 ms",
+        bar: "p95 < 0.01 ms",
+        result: format!("p95 {header_p95:.4} ms over 3,000 calls"),
+        met: Some(header_p95 < 10.0),
+    });
+
+    // 3. Cached manifests over one keep-alive connection each.
+    let server = match BenchServer::start(&dir, settings.clone()).await {
+        Ok(s) => s,
+        Err(e) => {
+            eprintln!("cannot start the server: {e}");
+            return rows;
+        }
+    };
+    let base = format!("/vod/{LONG_ASSET}");
+    let mut manifest_results = Vec::new();
+    let mut manifest_ok = true;
+    for name in ["master.m3u8", "index-t1.m3u8", "manifest.mpd"] {
+        let path = format!("{base}/{name}");
+        let mut times = Vec::with_capacity(3000);
+        match KeepAliveClient::connect(server.addr).await {
+            Ok(mut client) => {
+                let _ = client.get(&path).await; // fill the cache
+                for _ in 0..3000 {
+                    let started = Instant::now();
+                    let ok = matches!(client.get(&path).await, Ok(r) if r.status == 200);
+                    times.push(ms(started.elapsed()));
+                    manifest_ok &= ok;
+                }
+            }
+            Err(_) => manifest_ok = false,
+        }
+        manifest_results.push(percentile(&mut times, 95.0));
+    }
+    let worst = manifest_results.iter().copied().fold(0.0, f64::max);
+    rows.push(Row {
+        name: "Cached HLS master / HLS media / DASH (loopback, client)",
+        budget: "p95 < 2 ms",
+        bar: "p95 < 0.2 ms",
+        result: format!(
+            "p95 {:.3} / {:.3} / {:.3} ms",
+            manifest_results.first().unwrap_or(&f64::NAN),
+            manifest_results.get(1).unwrap_or(&f64::NAN),
+            manifest_results.get(2).unwrap_or(&f64::NAN)
+        ),
+        met: Some(manifest_ok && worst < 2.0),
+    });
+
+    // 4. Over-read: source bytes beyond the payload, over 300 segments.
+    let counters = server.app.catalog.source().counters().clone();
+    let read_before = counters.read_bytes.get();
+    let mut payload = 0u64;
+    let mut full_segment = Vec::new();
+    let mut over_read_ok = true;
+    if let Ok(mut client) = KeepAliveClient::connect(server.addr).await {
+        for i in 0..300usize {
+            let segment = (i * 2) % count;
+            let track = i % tracks;
+            let Some(track_id) = title.index.tracks.get(track).map(|t| t.track_id) else {
+                continue;
+            };
+            if let Ok(p) = prepare_media_segment(&title.index, &title.plan, track, segment) {
+                payload += p.payload_bytes;
+            }
+            let path = format!("{base}/seg-t{track_id}-{}.m4s", segment + 1);
+            let started = Instant::now();
+            let ok = matches!(client.get(&path).await, Ok(r) if r.status == 200);
+            if track == 0 {
+                full_segment.push(ms(started.elapsed()));
+            }
+            over_read_ok &= ok;
+        }
+    }
+    let over_read = counters.read_bytes.get().saturating_sub(read_before) as f64 - payload as f64;
+    let per_segment = over_read.max(0.0) / 300.0;
+    rows.push(Row {
+        name: "Source bytes read beyond the payload",
+        budget: "<= 256 KiB/seg",
+        bar: "0 (local)",
+        result: format!("{:.1} KiB per segment over 300 segments", per_segment / KIB),
+        met: Some(over_read_ok && per_segment <= 256.0 * KIB),
+    });
+    let seg_p50 = percentile(&mut full_segment, 50.0);
+    let seg_p95 = percentile(&mut full_segment, 95.0);
+    rows.push(Row {
+        name: "Full 6 s video segment over loopback",
+        budget: "-",
+        bar: "-",
+        result: format!("p50 {seg_p50:.2} ms, p95 {seg_p95:.2} ms"),
+        met: None,
+    });
+
+    // 5. Sustained streams, memory per connection and the canary.
+    rows.extend(sustained_streams(&server, &title_segments(&title), streams, seconds).await);
+    server.stop().await;
+    rows
+}
+
+/// Every (track id, segment number) of the title.
+fn title_segments(title: &vodpack::package::Title) -> Vec<(u32, usize)> {
+    let mut out = Vec::new();
+    for track in &title.index.tracks {
+        for segment in 0..title.plan.segment_count {
+            out.push((track.track_id, segment + 1));
+        }
+    }
+    out
+}
+
+async fn sustained_streams(
+    server: &BenchServer,
+    segments: &[(u32, usize)],
+    streams: u64,
+    seconds: u64,
+) -> Vec<Row> {
+    let segments: Arc<Vec<(u32, usize)>> = Arc::new(segments.to_vec());
+    let requests = Arc::new(AtomicU64::new(0));
+    let errors = Arc::new(AtomicU64::new(0));
+    let bytes = Arc::new(AtomicU64::new(0));
+    let peak_rss = Arc::new(AtomicU64::new(0));
+    let idle_rss = resident_bytes();
+    let deadline = Instant::now() + Duration::from_secs(seconds);
+
+    let sampler = {
+        let peak = peak_rss.clone();
+        tokio::spawn(async move {
+            while Instant::now() < deadline {
+                peak.fetch_max(resident_bytes(), Ordering::Relaxed);
+                tokio::time::sleep(Duration::from_millis(20)).await;
+            }
+        })
+    };
+    let canary = tokio::spawn(async move {
+        let mut delays = Vec::new();
+        while Instant::now() < deadline {
+            let started = Instant::now();
+            tokio::time::sleep(Duration::from_millis(1)).await;
+            delays.push(ms(started.elapsed()) - 1.0);
+        }
+        delays
+    });
+    let mut tasks = Vec::new();
+    for id in 0..streams {
+        let (segments, requests, errors, bytes) = (
+            segments.clone(),
+            requests.clone(),
+            errors.clone(),
+            bytes.clone(),
+        );
+        let addr = server.addr;
+        tasks.push(tokio::spawn(async move {
+            let mut seed = id.wrapping_mul(0x9E37_79B9_7F4A_7C15) | 1;
+            let mut client = None;
+            while Instant::now() < deadline {
+                if client.is_none() {
+                    match KeepAliveClient::connect(addr).await {
+                        Ok(c) => client = Some(c),
+                        Err(_) => {
+                            errors.fetch_add(1, Ordering::Relaxed);
+                            requests.fetch_add(1, Ordering::Relaxed);
+                            tokio::time::sleep(Duration::from_millis(10)).await;
+                            continue;
+                        }
+                    }
+                }
+                seed ^= seed << 13;
+                seed ^= seed >> 7;
+                seed ^= seed << 17;
+                let Some(&(track, number)) = segments.get(seed as usize % segments.len().max(1))
+                else {
+                    break;
+                };
+                let path = format!("/vod/{LONG_ASSET}/seg-t{track}-{number}.m4s");
+                requests.fetch_add(1, Ordering::Relaxed);
+                let result = match client.as_mut() {
+                    Some(c) => c.get(&path).await,
+                    None => continue,
+                };
+                match result {
+                    Ok(r) if r.status < 500 => {
+                        bytes.fetch_add(r.body_bytes, Ordering::Relaxed);
+                    }
+                    Ok(_) => {
+                        errors.fetch_add(1, Ordering::Relaxed);
+                    }
+                    Err(_) => {
+                        errors.fetch_add(1, Ordering::Relaxed);
+                        client = None;
+                    }
+                }
+            }
+        }));
+    }
+    for task in tasks {
+        let _ = task.await;
+    }
+    let _ = sampler.await;
+    let mut delays = canary.await.unwrap_or_default();
+    let total = requests.load(Ordering::Relaxed);
+    let failed = errors.load(Ordering::Relaxed);
+    let sent = bytes.load(Ordering::Relaxed);
+    let rate = if total > 0 {
+        failed as f64 / total as f64
+    } else {
+        1.0
+    };
+    let per_conn =
+        peak_rss.load(Ordering::Relaxed).saturating_sub(idle_rss) as f64 / streams as f64;
+    let shed: u64 = server
+        .app
+        .render_metrics()
+        .lines()
+        .filter(|l| l.starts_with("vod_http_requests_total") && l.contains("status=\"503\""))
+        .filter_map(|l| l.rsplit(' ').next()?.parse::<u64>().ok())
+        .sum();
+    vec![
+        Row {
+            name: "Origin 5xx and connection errors, sustained streams",
+            budget: "< 0.1 %",
+            bar: "0 errors",
+            result: format!(
+                "{failed} of {total} requests ({:.3} %); {:.0} req/s, {:.0} MiB/s",
+                rate * 100.0,
+                total as f64 / seconds as f64,
+                sent as f64 / KIB / KIB / seconds as f64
+            ),
+            met: Some(total > 0 && rate < 0.001),
+        },
+        Row {
+            name: "Extra resident memory per streaming connection",
+            budget: "<= 512 KiB",
+            bar: "< 128 KiB",
+            result: format!(
+                "{:.1} KiB (peak {:.0} MiB - idle {:.0} MiB, incl. client)",
+                per_conn / KIB,
+                peak_rss.load(Ordering::Relaxed) as f64 / KIB / KIB,
+                idle_rss as f64 / KIB / KIB
+            ),
+            met: Some(per_conn <= 512.0 * KIB),
+        },
+        Row {
+            name: "Requests shed or rejected (503)",
+            budget: "-",
+            bar: "-",
+            result: format!("{shed}"),
+            met: None,
+        },
+        Row {
+            name: "Canary 1 ms timer, scheduling delay",
+            budget: "-",
+            bar: "-",
+            result: format!(
+                "p50 {:.3} ms, p99 {:.3} ms, max {:.3} ms",
+                percentile(&mut delays, 50.0),
+                percentile(&mut delays, 99.0),
+                percentile(&mut delays, 100.0)
+            ),
+            met: None,
+        },
+    ]
+}
