@@ -19,9 +19,9 @@ ci:
 	bash .ci/run
 
 bench:
-	ulimit -n 65536 2>/dev/null || ulimit -n 8192 2>/dev/null || true; \
+	ulimit -n "$$(ulimit -Hn)" 2>/dev/null || true; \
 	cargo bench --bench budgets
 
 bench-enforce:
-	ulimit -n 65536 2>/dev/null || ulimit -n 8192 2>/dev/null || true; \
+	ulimit -n "$$(ulimit -Hn)" 2>/dev/null || true; \
 	cargo bench --bench budgets -- --enforce

@@ -8,19 +8,41 @@ use common::{get, request, start_server, TempDir};
 
 const MAIN: &str = "/vod/h264-aac-3s.mp4";
 
+/// The version folder (`v{token}/`) the multivariant playlist of `key` points into.
+async fn version_folder(addr: std::net::SocketAddr, key: &str) -> String {
+    let master = get(addr, &format!("/vod/{key}/master.m3u8")).await.text();
+    let uri = master
+        .lines()
+        .find(|l| !l.starts_with('#') && !l.is_empty())
+        .expect("a variant URI");
+    let (folder, _) = uri.split_once('/').expect("a version folder");
+    format!("{folder}/")
+}
+
 /// Given the main fixture, every resource the manifests name is served with the right
-/// type, a length, an ETag, CORS and a cache policy fit for a CDN.
+/// type, a length, an ETag, CORS and a cache policy fit for a CDN: short for the entry
+/// manifests, for ever for what lives in the version folder.
 #[tokio::test]
 async fn every_resource_has_type_length_etag_cors_and_cache_policy() {
     let server = start_server(&common::fixtures()).await;
+    let v = version_folder(server.addr, "h264-aac-3s.mp4").await;
     for (path, content_type, immutable) in [
-        ("master.m3u8", "application/vnd.apple.mpegurl", false),
-        ("index-t1.m3u8", "application/vnd.apple.mpegurl", false),
-        ("manifest.mpd", "application/dash+xml", false),
-        ("init-t1.mp4", "video/mp4", true),
-        ("init-t2.mp4", "audio/mp4", true),
-        ("seg-t1-1.m4s", "video/mp4", true),
-        ("seg-t2-1.m4s", "audio/mp4", true),
+        (
+            "master.m3u8".to_string(),
+            "application/vnd.apple.mpegurl",
+            false,
+        ),
+        ("manifest.mpd".to_string(), "application/dash+xml", false),
+        (
+            format!("{v}index-t1.m3u8"),
+            "application/vnd.apple.mpegurl",
+            true,
+        ),
+        (format!("{v}init-t1.mp4"), "video/mp4", true),
+        (format!("{v}init-t2.mp4"), "audio/mp4", true),
+        (format!("{v}seg-t1-1.m4s"), "video/mp4", true),
+        (format!("{v}seg-t2-1.m4s"), "audio/mp4", true),
+        ("seg-t2-1.m4s".to_string(), "audio/mp4", false),
     ] {
         let reply = get(server.addr, &format!("{MAIN}/{path}")).await;
         assert_eq!(reply.status, 200, "{path}");
@@ -108,15 +130,29 @@ async fn if_none_match_with_the_etag_is_not_modified() {
 }
 
 /// Given one content in two layouts (moov first, moov last), every answer is the same
-/// bytes: output depends on the media, not on where the file keeps its index.
+/// bytes (but for the version token, which names the file version): output depends on the
+/// media, not on where the file keeps its index.
 #[tokio::test]
 async fn moov_at_the_end_serves_the_same_bytes_as_faststart() {
     let server = start_server(&common::fixtures()).await;
+    let front_v = version_folder(server.addr, "h264-aac-3s.mp4").await;
+    let end_v = version_folder(server.addr, "h264-aac-3s-moov-end.mp4").await;
+    for name in ["master.m3u8", "manifest.mpd"] {
+        let front = get(server.addr, &format!("/vod/h264-aac-3s.mp4/{name}")).await;
+        let end = get(
+            server.addr,
+            &format!("/vod/h264-aac-3s-moov-end.mp4/{name}"),
+        )
+        .await;
+        assert_eq!(front.status, 200, "{name}");
+        assert_eq!(
+            front.text().replace(&front_v, ""),
+            end.text().replace(&end_v, "")
+        );
+    }
     for name in [
-        "master.m3u8",
         "index-t1.m3u8",
         "index-t2.m3u8",
-        "manifest.mpd",
         "init-t1.mp4",
         "init-t2.mp4",
         "seg-t1-1.m4s",
@@ -269,4 +305,56 @@ async fn methods_other_than_get_and_head_are_refused() {
     assert!(options
         .header("access-control-allow-headers")
         .is_some_and(|h| h.contains("Range")));
+}
+
+/// Given a playlist cached before its file was replaced, its versioned names answer 404
+/// instead of the new version's bytes, so a CDN never splices two versions.
+#[tokio::test]
+async fn names_of_a_replaced_version_are_gone_not_remixed() {
+    let root = TempDir::new("stale-version");
+    let path = root.path().join("movie.mp4");
+    std::fs::copy(common::fixtures().join("h264-aac-3s.mp4"), &path).unwrap();
+    let server = start_server(root.path()).await;
+    let old = version_folder(server.addr, "movie.mp4").await;
+    let old_segment = format!("/vod/movie.mp4/{old}seg-t1-1.m4s");
+    assert_eq!(get(server.addr, &old_segment).await.status, 200);
+    let tmp = root.path().join("movie.tmp");
+    std::fs::copy(common::fixtures().join("h264-aac-2lang-3s.mp4"), &tmp).unwrap();
+    std::fs::rename(&tmp, &path).unwrap();
+    assert_eq!(get(server.addr, &old_segment).await.status, 404);
+    let new = version_folder(server.addr, "movie.mp4").await;
+    assert_ne!(old, new);
+    let fresh = get(server.addr, &format!("/vod/movie.mp4/{new}seg-t1-1.m4s")).await;
+    assert_eq!(fresh.status, 200);
+}
+
+/// Conditional requests follow RFC 9110: If-None-Match compares weakly, If-Match strongly
+/// (412 otherwise), and a Range is honoured only when If-Range names the current ETag.
+#[tokio::test]
+async fn conditional_headers_follow_the_rfc() {
+    let server = start_server(&common::fixtures()).await;
+    let v = version_folder(server.addr, "h264-aac-3s.mp4").await;
+    let path = format!("{MAIN}/{v}seg-t1-1.m4s");
+    let full = get(server.addr, &path).await;
+    let etag = full.header("etag").unwrap().to_owned();
+    let weak = format!("W/{etag}");
+    let reply = request(server.addr, "GET", &path, &[("If-None-Match", &weak)]).await;
+    assert_eq!(reply.status, 304);
+    let reply = request(server.addr, "GET", &path, &[("If-Match", "\"other\"")]).await;
+    assert_eq!(reply.status, 412);
+    assert_eq!(reply.header("cache-control"), Some("no-store"));
+    let reply = request(server.addr, "GET", &path, &[("If-Match", &etag)]).await;
+    assert_eq!(reply.status, 200);
+    let stale = [("Range", "bytes=0-9"), ("If-Range", "\"other\"")];
+    let reply = request(server.addr, "GET", &path, &stale).await;
+    assert_eq!(reply.status, 200);
+    assert_eq!(reply.body, full.body);
+    let current = [("Range", "bytes=0-9"), ("If-Range", etag.as_str())];
+    let reply = request(server.addr, "GET", &path, &current).await;
+    assert_eq!(reply.status, 206);
+    assert_eq!(reply.body, full.body[..10]);
+    let unsatisfiable = [("Range", "bytes=999999999-")];
+    let reply = request(server.addr, "GET", &path, &unsatisfiable).await;
+    assert_eq!(reply.status, 416);
+    assert_eq!(reply.header("cache-control"), Some("no-store"));
 }

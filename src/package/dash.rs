@@ -8,7 +8,7 @@
 
 use std::fmt::{Display, Write as _};
 
-use super::{Rendition, Resource, Title};
+use super::{version_folder, Rendition, Resource, Title};
 use crate::media::{TrackIndex, TrackKind};
 
 const PROFILES: &str = "urn:mpeg:dash:profile:isoff-live:2011,urn:mpeg:dash:profile:cmaf:2019";
@@ -26,7 +26,10 @@ pub fn render_mpd(title: &Title) -> String {
         .attr("xmlns", "urn:mpeg:dash:schema:mpd:2011")
         .attr("profiles", PROFILES)
         .attr("type", "static")
-        .attr("mediaPresentationDuration", seconds(title.duration_secs()))
+        .attr(
+            "mediaPresentationDuration",
+            seconds(title.period_duration_secs()),
+        )
         .attr("minBufferTime", "PT2.000S")
         .open(&mut out);
     Tag::new(2, "Period")
@@ -104,10 +107,23 @@ fn segment_template(out: &mut String, title: &Title, rendition: &Rendition, trac
         (Some(first), Some(last)) => first..last + 1,
         _ => 0..spans.len(),
     };
+    let folder = version_folder(&title.version_token());
+    let shift = title
+        .plan
+        .tracks
+        .get(rendition.track_pos)
+        .map_or(0, |p| p.title_shift_ticks);
     Tag::new(8, "SegmentTemplate")
         .attr("timescale", track.timescale.max(1))
-        .attr("initialization", Resource::DASH_INIT_TEMPLATE)
-        .attr("media", Resource::DASH_MEDIA_TEMPLATE)
+        .opt("presentationTimeOffset", Some(shift).filter(|s| *s > 0))
+        .attr(
+            "initialization",
+            format!("{folder}{}", Resource::DASH_INIT_TEMPLATE),
+        )
+        .attr(
+            "media",
+            format!("{folder}{}", Resource::DASH_MEDIA_TEMPLATE),
+        )
         .attr("startNumber", listed.start + 1)
         .open(out);
     out.push_str("          <SegmentTimeline>");
@@ -258,7 +274,7 @@ mod tests {
         let title = av_title();
         let mpd = render_mpd(&title);
         assert!(mpd.starts_with("<?xml version=\"1.0\" encoding=\"UTF-8\"?>\n<MPD xmlns="));
-        let duration = format!("PT{:.3}S", title.duration_secs());
+        let duration = format!("PT{:.3}S", title.period_duration_secs());
         assert_eq!(
             attr(&mpd, "mediaPresentationDuration"),
             Some(duration.as_str())
@@ -308,10 +324,13 @@ mod tests {
     fn every_url_is_one_of_our_resources() {
         let title = av_title();
         let mpd = render_mpd(&title);
+        let folder = version_folder(&title.version_token());
         for rep in representations(&mpd) {
             let id = attr(rep, "id").unwrap();
             let start: usize = attr(rep, "startNumber").unwrap().parse().unwrap();
             let init = attr(rep, "initialization")
+                .unwrap()
+                .strip_prefix(folder.as_str())
                 .unwrap()
                 .replace("$RepresentationID$", id);
             assert!(
@@ -319,6 +338,8 @@ mod tests {
                 "{init}"
             );
             let media = attr(rep, "media")
+                .unwrap()
+                .strip_prefix(folder.as_str())
                 .unwrap()
                 .replace("$RepresentationID$", id);
             for number in start..start + title.plan.segment_count {

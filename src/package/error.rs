@@ -6,7 +6,7 @@ pub enum PackageError {
     /// No rendition or track with this id in the title.
     #[error("no track {track} in this title")]
     NoSuchTrack { track: u64 },
-    /// A segment number past the end of the plan.
-    #[error("segment {segment} is out of range (the title has {count})")]
-    SegmentOutOfRange { segment: u64, count: u64 },
+    /// A segment number (1-based, as in URLs) past the end of the plan.
+    #[error("segment {number} is out of range (the title has {count})")]
+    SegmentOutOfRange { number: u64, count: u64 },
 }

@@ -8,7 +8,7 @@
 
 use std::fmt::{Display, Write as _};
 
-use super::{Rendition, Resource, Title};
+use super::{version_folder, Rendition, Resource, Title};
 use crate::media::{TrackIndex, TrackKind};
 
 /// `EXT-X-MAP` in a media playlist needs version 6; 7 is what fMP4 players expect.
@@ -46,9 +46,13 @@ pub fn render_multivariant_playlist(title: &Title) -> String {
         if channels > 0 {
             attrs = attrs.quoted("CHANNELS", channels);
         }
-        let uri = Resource::MediaPlaylist {
-            track_id: audio.track_id,
-        };
+        let uri = format!(
+            "{}{}",
+            version_folder(&title.version_token()),
+            Resource::MediaPlaylist {
+                track_id: audio.track_id,
+            }
+        );
         let _ = writeln!(out, "#EXT-X-MEDIA:{}", attrs.quoted("URI", uri).0);
     }
     for video in &videos {
@@ -92,7 +96,8 @@ fn variant(out: &mut String, title: &Title, members: &[&Rendition], with_audio: 
     let uri = Resource::MediaPlaylist {
         track_id: first.track_id,
     };
-    let _ = writeln!(out, "#EXT-X-STREAM-INF:{}\n{uri}", attrs.0);
+    let folder = version_folder(&title.version_token());
+    let _ = writeln!(out, "#EXT-X-STREAM-INF:{}\n{folder}{uri}", attrs.0);
 }
 
 /// Render the media playlist (`index-tN.m3u8`) of one rendition of `title`.
@@ -338,9 +343,15 @@ pub(super) mod tests {
         assert_eq!(attr(inf, "RESOLUTION"), "320x180");
         assert_eq!(attr(inf, "FRAME-RATE"), "30.000");
         assert_eq!(attr(inf, "AUDIO"), "audio");
-        assert_eq!((lines[5], lines.len()), ("index-t1.m3u8", 6));
+        // Media playlists live under the title's version folder.
+        let folder = version_folder(&title.version_token());
+        assert_eq!(
+            (lines[5], lines.len()),
+            (format!("{folder}index-t1.m3u8").as_str(), 6)
+        );
         for uri in [attr(media, "URI"), lines[5]] {
-            assert!(Resource::parse(uri).is_some(), "{uri}");
+            let name = uri.strip_prefix(folder.as_str()).unwrap_or_default();
+            assert!(Resource::parse(name).is_some(), "{uri}");
         }
     }
 
@@ -368,7 +379,8 @@ pub(super) mod tests {
         let text = render_multivariant_playlist(&audio_only);
         let peak = audio_only.renditions[0].peak_bandwidth;
         assert!(text.contains(&format!("INF:BANDWIDTH={peak},")));
-        assert!(text.contains(",CODECS=\"mp4a.40.2\"\nindex-t2.m3u8\n"));
+        let folder = version_folder(&audio_only.version_token());
+        assert!(text.contains(&format!(",CODECS=\"mp4a.40.2\"\n{folder}index-t2.m3u8\n")));
         let video_only = title(|t| t.kind == TrackKind::Video, Vec::new());
         for text in [text, render_multivariant_playlist(&video_only)] {
             assert!(

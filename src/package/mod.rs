@@ -19,6 +19,6 @@ pub use dash::render_mpd;
 pub use error::PackageError;
 pub use fmp4::{init_segment, prepare_media_segment, PreparedSegment};
 pub use hls::{render_media_playlist, render_multivariant_playlist};
-pub use names::Resource;
+pub use names::{parse_version_folder, version_folder, Resource};
 pub use plan::{plan_segments, SegmentPlan, TrackPlan};
 pub use title::{Rendition, Title};

@@ -3,6 +3,12 @@
 //! Manifests refer to these names with relative URLs, and the router parses them back, so
 //! the two can never drift apart (a round-trip test checks it). Every name ends in a media
 //! extension, because players and ffmpeg refuse segment URLs without one.
+//!
+//! Everything a multivariant playlist or MPD points to lives under a version folder,
+//! `v{token}/` (see [`version_folder`]), where the token changes whenever the bytes would:
+//! a new object version, another segment duration, another packager format. So media
+//! playlists and segments can be cached for ever, and a CDN holding an old playlist never
+//! mixes its segments with a new version's.
 
 use std::fmt;
 
@@ -68,6 +74,21 @@ impl Resource {
     }
 }
 
+/// The folder, relative to `/vod/KEY/`, that versioned resources live in: `v{token}/`.
+pub fn version_folder(token: &str) -> String {
+    format!("v{token}/")
+}
+
+/// Parse a version folder name (`v` + 16 lowercase hex digits) into its token.
+pub fn parse_version_folder(segment: &str) -> Option<&str> {
+    let token = segment.strip_prefix('v')?;
+    (token.len() == 16
+        && token
+            .bytes()
+            .all(|b| matches!(b, b'0'..=b'9' | b'a'..=b'f')))
+    .then_some(token)
+}
+
 /// A decimal number without sign, leading zeros or excess digits, so every resource has
 /// exactly one name.
 fn parse_number<T: std::str::FromStr>(s: &str) -> Option<T> {
@@ -127,6 +148,23 @@ mod tests {
                 number: 7
             })
         );
+    }
+
+    #[test]
+    fn version_folders_round_trip() {
+        let folder = version_folder("0123456789abcdef");
+        assert_eq!(
+            parse_version_folder(folder.trim_end_matches('/')),
+            Some("0123456789abcdef")
+        );
+        for odd in [
+            "v0123",
+            "V0123456789abcdef",
+            "v0123456789ABCDEF",
+            "x0123456789abcdef",
+        ] {
+            assert_eq!(parse_version_folder(odd), None, "{odd}");
+        }
     }
 
     #[test]

@@ -37,8 +37,11 @@ pub struct TrackPlan {
     pub timescale: u32,
     /// Ticks added to each source decode time to get the output decode time (`tfdt`).
     pub dts_shift: u64,
-    /// Subtracted from each source composition offset to get the output one (trun v1).
+    /// Subtracted from each source composition offset to get the output one.
     pub cts_base: i32,
+    /// The title-wide shift S in this track's ticks (rounded up): output times minus S are
+    /// source movie times. DASH states it as `presentationTimeOffset`.
+    pub title_shift_ticks: u64,
     /// First sample of each segment: `segment_count + 1` entries, the last being the
     /// sample count, so segment `k` holds samples `first_samples[k]..first_samples[k + 1]`.
     pub first_samples: Vec<u32>,
@@ -113,6 +116,7 @@ pub fn plan_segments(index: &MediaIndex, target_ms: u32) -> SegmentPlan {
                 timescale: t.timescale,
                 dts_shift: u64::try_from(shift.max(0)).unwrap_or(u64::MAX),
                 cts_base: base,
+                title_shift_ticks: u64::try_from(shift_ticks.max(0)).unwrap_or(u64::MAX),
                 first_samples: Vec::new(),
             }
         })

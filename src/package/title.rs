@@ -36,11 +36,39 @@ pub struct Rendition {
     pub frame_rate: Option<f64>,
     /// Duration in seconds (sum of its segments).
     pub duration_secs: f64,
+    /// When its last segment ends on the output timeline, in seconds (its start, which
+    /// includes the title shift and any delay, plus its duration).
+    pub end_secs: f64,
     /// The default rendition of its kind (the first in the file).
     pub is_default: bool,
 }
 
+/// Bump when the bytes vodpack produces for the same input change (box layout, timing
+/// model, naming), so version tokens, URLs and ETags change with them.
+pub const PACKAGER_FORMAT: u32 = 1;
+
 impl Title {
+    /// The version token of everything derived from this title: a hash of the object's
+    /// identity, the segment duration and [`PACKAGER_FORMAT`]. 16 lowercase hex digits;
+    /// the same on every replica that sees the same object version.
+    pub fn version_token(&self) -> String {
+        let identity = &self.index.identity;
+        let mut hash: u64 = 0xcbf2_9ce4_8422_2325;
+        let (size, target, format) = (
+            identity.size.to_be_bytes(),
+            self.plan.target_ms.to_be_bytes(),
+            PACKAGER_FORMAT.to_be_bytes(),
+        );
+        let fields: [&[u8]; 4] = [&size, identity.version.as_bytes(), &target, &format];
+        for field in fields {
+            for b in field.iter().chain(b"\0") {
+                hash ^= u64::from(*b);
+                hash = hash.wrapping_mul(0x0100_0000_01b3);
+            }
+        }
+        format!("{hash:016x}")
+    }
+
     /// Plan `index` with segments of about `target_ms` and measure every rendition.
     ///
     /// # Errors
@@ -81,6 +109,30 @@ impl Title {
             .fold(0.0, f64::max)
     }
 
+    /// When the presentation ends on the output timeline: the latest rendition end. This
+    /// is what a DASH `mediaPresentationDuration` must cover.
+    pub fn end_secs(&self) -> f64 {
+        self.renditions
+            .iter()
+            .map(|r| r.end_secs)
+            .fold(0.0, f64::max)
+    }
+
+    /// How long the presentation lasts from source time zero (output time S): the latest
+    /// rendition end minus the title shift. A DASH Period with `presentationTimeOffset` = S
+    /// on every representation lasts this long.
+    pub fn period_duration_secs(&self) -> f64 {
+        self.renditions
+            .iter()
+            .map(|r| {
+                let shift = self.plan.tracks.get(r.track_pos).map_or(0.0, |p| {
+                    p.title_shift_ticks as f64 / f64::from(p.timescale.max(1))
+                });
+                r.end_secs - shift
+            })
+            .fold(0.0, f64::max)
+    }
+
     /// Approximate heap bytes held, for the cache weigher.
     pub fn heap_bytes(&self) -> usize {
         self.index.heap_bytes()
@@ -117,6 +169,11 @@ fn measure(plan: &SegmentPlan, pos: usize, track: &TrackIndex, is_default: bool)
             segments.push((bytes, duration as f64 / timescale));
         }
     }
+    let start_secs = plan
+        .tracks
+        .get(pos)
+        .and_then(|p| p.segment_span(table, 0))
+        .map_or(0.0, |(start, _)| start as f64 / timescale);
     let total_bytes: u64 = segments.iter().map(|s| s.0).sum();
     let total_secs: f64 = segments.iter().map(|s| s.1).sum();
     let peak = peak_bit_rate(&segments, f64::from(plan.target_ms) / 1000.0);
@@ -135,6 +192,7 @@ fn measure(plan: &SegmentPlan, pos: usize, track: &TrackIndex, is_default: bool)
         average_bandwidth: average.ceil() as u64,
         frame_rate,
         duration_secs: total_secs,
+        end_secs: start_secs + total_secs,
         is_default,
     }
 }

@@ -36,6 +36,8 @@ pub enum TitleError {
 pub struct CachedTitle {
     /// The packaged title.
     pub title: Title,
+    /// Its version token (`Title::version_token`), the folder its resources live in.
+    pub token: String,
     multivariant: OnceLock<Bytes>,
     mpd: OnceLock<Bytes>,
     /// Media playlists, by rendition position.
@@ -48,6 +50,7 @@ impl CachedTitle {
     fn new(title: Title) -> Self {
         let n = title.renditions.len();
         Self {
+            token: title.version_token(),
             title,
             multivariant: OnceLock::new(),
             mpd: OnceLock::new(),

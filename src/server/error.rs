@@ -163,7 +163,7 @@ mod tests {
             ),
             (
                 (&PackageError::SegmentOutOfRange {
-                    segment: 9,
+                    number: 9,
                     count: 1,
                 })
                     .into(),

@@ -20,10 +20,11 @@ use crate::package::{prepare_media_segment, PreparedSegment, Resource};
 use crate::source::{ByteRange, MediaSource, ObjectIdentity, ObjectKey};
 use crate::telemetry::HttpLabels;
 
-/// Cache-Control for init and media segments: their names change with the object version
-/// (the ETag does too), so a CDN may keep them for as long as it likes.
+/// Cache-Control for resources in a version folder (`v{token}/`): the token changes with
+/// the object version and the packaging settings, so a CDN may keep them for ever.
 const IMMUTABLE: &str = "public, max-age=31536000, immutable";
-/// Cache-Control for manifests: short, so a replaced file shows within a minute.
+/// Cache-Control for the entry manifests and unversioned names: short, so a replaced file
+/// shows within a minute.
 const MANIFEST: &str = "public, max-age=60";
 
 /// What a successful request answers with, before HEAD, conditionals and ranges.
@@ -128,7 +129,11 @@ async fn answer<B>(app: &Arc<App>, req: &Request<B>, route: Route) -> Response<R
             cache_control: "no-store",
             etag: None,
         }),
-        Route::Vod { key, resource } => vod_answer(app, key, resource).await,
+        Route::Vod {
+            key,
+            version,
+            resource,
+        } => vod_answer(app, key, version, resource).await,
     };
     match result {
         Ok(answer) => respond(app, req, answer),
@@ -149,6 +154,7 @@ fn plain(bytes: Bytes) -> Answer {
 async fn vod_answer(
     app: &Arc<App>,
     key: ObjectKey,
+    version: Option<String>,
     resource: Resource,
 ) -> Result<Answer, ErrorAnswer> {
     let source = app.catalog.source().clone();
@@ -160,17 +166,29 @@ async fn vod_answer(
         log_failure(&key, &e);
         ErrorAnswer::from(e.as_ref())
     })?;
-    let etag = Some(identity.etag(&resource.to_string()));
     let not_found = |what: String| ErrorAnswer {
         status: StatusCode::NOT_FOUND,
         reason: what,
         retry_after: None,
     };
+    // A request pinned to another version (a playlist cached before the file was replaced)
+    // must not get this version's bytes under that name.
+    if version.as_ref().is_some_and(|v| *v != cached.token) {
+        return Err(not_found(
+            "this version of the title is gone; reload the playlist".into(),
+        ));
+    }
+    let etag = Some(format!("\"{}-{resource}\"", cached.token));
+    let cache_control = if version.is_some() {
+        IMMUTABLE
+    } else {
+        MANIFEST
+    };
     let answer = match resource {
         Resource::Multivariant => Answer {
             content: Content::Inline(cached.multivariant()),
             content_type: "application/vnd.apple.mpegurl",
-            cache_control: MANIFEST,
+            cache_control,
             etag,
         },
         Resource::MultivariantTs => {
@@ -179,7 +197,7 @@ async fn vod_answer(
         Resource::Mpd => Answer {
             content: Content::Inline(cached.mpd()),
             content_type: "application/dash+xml",
-            cache_control: MANIFEST,
+            cache_control,
             etag,
         },
         Resource::MediaPlaylist { track_id } => Answer {
@@ -189,7 +207,7 @@ async fn vod_answer(
                     .ok_or_else(|| not_found(format!("no rendition {track_id}")))?,
             ),
             content_type: "application/vnd.apple.mpegurl",
-            cache_control: MANIFEST,
+            cache_control,
             etag,
         },
         Resource::Init { track_id } => {
@@ -204,7 +222,7 @@ async fn vod_answer(
                         .init_segment(track_id)
                         .ok_or_else(|| not_found(format!("no rendition {track_id}")))?,
                 ),
-                cache_control: IMMUTABLE,
+                cache_control,
                 etag,
             }
         }
@@ -234,7 +252,7 @@ async fn vod_answer(
                     prepared,
                 },
                 content_type: mp4_type(kind),
-                cache_control: IMMUTABLE,
+                cache_control,
                 etag,
             }
         }
@@ -260,24 +278,30 @@ fn respond<B>(app: &Arc<App>, req: &Request<B>, answer: Answer) -> Response<Resp
         .header(header::CONTENT_TYPE, answer.content_type)
         .header(header::CACHE_CONTROL, answer.cache_control)
         .header(header::ACCEPT_RANGES, "bytes");
+    let header_str =
+        |name: header::HeaderName| req.headers().get(name).and_then(|v| v.to_str().ok());
+    let mut range_header = header_str(header::RANGE);
     if let Some(etag) = &answer.etag {
         builder = builder.header(header::ETAG, etag.as_str());
-        let if_none_match = req
-            .headers()
-            .get(header::IF_NONE_MATCH)
-            .and_then(|v| v.to_str().ok());
-        if if_none_match.is_some_and(|v| v.split(',').any(|t| t.trim() == etag || t.trim() == "*"))
-        {
+        // RFC 9110 13.1.1: If-Match uses the strong comparison; 412 when nothing matches.
+        if header_str(header::IF_MATCH).is_some_and(|v| !etag_list_matches(v, etag, false)) {
+            let builder = no_store(builder.status(StatusCode::PRECONDITION_FAILED));
+            return finish(builder, ResponseBody::Empty);
+        }
+        // 13.1.2: If-None-Match uses the weak comparison.
+        if header_str(header::IF_NONE_MATCH).is_some_and(|v| etag_list_matches(v, etag, true)) {
             return finish(
                 builder.status(StatusCode::NOT_MODIFIED),
                 ResponseBody::Empty,
             );
         }
+        // 13.1.5: a Range is honoured only if If-Range names the current entity (strong).
+        if header_str(header::IF_RANGE).is_some_and(|v| v.trim() != etag) {
+            range_header = None;
+        }
+    } else if header_str(header::IF_RANGE).is_some() {
+        range_header = None;
     }
-    let range_header = req
-        .headers()
-        .get(header::RANGE)
-        .and_then(|v| v.to_str().ok());
     let (status, start, end) = match parse_range(range_header, len) {
         RangeRequest::Full => (StatusCode::OK, 0, len),
         RangeRequest::Partial { start, end } => {
@@ -288,8 +312,7 @@ fn respond<B>(app: &Arc<App>, req: &Request<B>, answer: Answer) -> Response<Resp
             (StatusCode::PARTIAL_CONTENT, start, end)
         }
         RangeRequest::Unsatisfiable => {
-            let builder = builder
-                .status(StatusCode::RANGE_NOT_SATISFIABLE)
+            let builder = no_store(builder.status(StatusCode::RANGE_NOT_SATISFIABLE))
                 .header(header::CONTENT_RANGE, format!("bytes */{len}"))
                 .header(header::CONTENT_LENGTH, 0);
             return finish(builder, ResponseBody::Empty);
@@ -333,6 +356,32 @@ fn respond<B>(app: &Arc<App>, req: &Request<B>, answer: Answer) -> Response<Resp
         }
     };
     finish(builder, body)
+}
+
+/// Replace the answer's cache policy: error-like answers must not be cached with it.
+fn no_store(mut builder: http::response::Builder) -> http::response::Builder {
+    if let Some(headers) = builder.headers_mut() {
+        headers.insert(header::CACHE_CONTROL, HeaderValue::from_static("no-store"));
+    }
+    builder
+}
+
+/// Whether the `If-Match`/`If-None-Match` list `list` names `etag`: `*` matches anything;
+/// the weak comparison ignores a `W/` prefix on either side (RFC 9110 8.8.3.2).
+fn etag_list_matches(list: &str, etag: &str, weak: bool) -> bool {
+    let bare = |t: &str| -> String {
+        let t = t.trim();
+        if weak {
+            t.trim_start_matches("W/").to_owned()
+        } else {
+            t.to_owned()
+        }
+    };
+    let ours = bare(etag);
+    list.split(',').any(|t| {
+        let t = t.trim();
+        t == "*" || (!(!weak && t.starts_with("W/")) && bare(t) == ours)
+    })
 }
 
 /// Send bytes `start..end` of a prepared segment into `tx`: the header part from memory,

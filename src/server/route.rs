@@ -3,11 +3,12 @@
 //! KEY may hold slashes, spaces and UTF-8, percent-encoded; it is decoded here and then
 //! validated by `ObjectKey`, so an encoded `..` (`%2e%2e`), an encoded slash that would
 //! form one, a backslash or a NUL is refused whatever its spelling. NAME is the last path
-//! segment and must be a resource name (`package::Resource`).
+//! segment and must be a resource name (`package::Resource`); it may sit in a version
+//! folder (`/vod/KEY/v{token}/NAME`), which is how manifests refer to everything else.
 
 use percent_encoding::percent_decode_str;
 
-use crate::package::Resource;
+use crate::package::{parse_version_folder, Resource};
 use crate::source::{KeyError, ObjectKey};
 
 /// Longest request path accepted, in bytes.
@@ -16,8 +17,13 @@ pub const MAX_PATH_BYTES: usize = 4096;
 /// What a request path asks for.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub enum Route {
-    /// A resource of a title.
-    Vod { key: ObjectKey, resource: Resource },
+    /// A resource of a title, optionally pinned to a title version.
+    Vod {
+        key: ObjectKey,
+        /// The version token of the folder the name was in, if any.
+        version: Option<String>,
+        resource: Resource,
+    },
     /// Prometheus metrics.
     Metrics,
     /// Liveness.
@@ -66,8 +72,17 @@ pub fn parse_route(path: &str) -> Result<Route, RouteError> {
         _ => {}
     }
     let rest = path.strip_prefix("/vod/").ok_or(RouteError::NotFound)?;
-    let (encoded_key, name) = rest.rsplit_once('/').ok_or(RouteError::NotFound)?;
+    let (mut encoded_key, name) = rest.rsplit_once('/').ok_or(RouteError::NotFound)?;
     let resource = Resource::parse(name).ok_or(RouteError::NotFound)?;
+    // A key always ends in a media extension, so a last folder that is a version token is
+    // never part of the key.
+    let mut version = None;
+    if let Some((key_part, folder)) = encoded_key.rsplit_once('/') {
+        if let Some(token) = parse_version_folder(folder) {
+            version = Some(token.to_owned());
+            encoded_key = key_part;
+        }
+    }
     let key = percent_decode_str(encoded_key)
         .decode_utf8()
         .map_err(|_| RouteError::BadPath {
@@ -78,7 +93,11 @@ pub fn parse_route(path: &str) -> Result<Route, RouteError> {
     if !MEDIA_EXTENSIONS.iter().any(|ext| lower.ends_with(ext)) {
         return Err(RouteError::NotFound);
     }
-    Ok(Route::Vod { key, resource })
+    Ok(Route::Vod {
+        key,
+        version,
+        resource,
+    })
 }
 
 #[cfg(test)]
@@ -91,11 +110,29 @@ mod tests {
             parse_route("/vod/dir/my%20movie%C3%A9.mp4/seg-t1-3.m4s"),
             Ok(Route::Vod {
                 key: ObjectKey::parse("dir/my movieé.mp4").unwrap(),
+                version: None,
                 resource: Resource::Segment {
                     track_id: 1,
                     number: 3
                 }
             })
+        );
+    }
+
+    #[test]
+    fn a_version_folder_pins_the_title_version() {
+        assert_eq!(
+            parse_route("/vod/a/b.mp4/v0123456789abcdef/index-t2.m3u8"),
+            Ok(Route::Vod {
+                key: ObjectKey::parse("a/b.mp4").unwrap(),
+                version: Some("0123456789abcdef".into()),
+                resource: Resource::MediaPlaylist { track_id: 2 }
+            })
+        );
+        // Not a token: part of the key, which then lacks a media extension.
+        assert_eq!(
+            parse_route("/vod/b.mp4/vXYZ/index-t2.m3u8"),
+            Err(RouteError::NotFound)
         );
     }
 

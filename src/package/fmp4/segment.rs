@@ -87,22 +87,18 @@ pub fn prepare_media_segment(
             track: track_pos as u64,
         });
     };
-    let samples = track_plan
-        .samples(segment)
-        .ok_or(PackageError::SegmentOutOfRange {
-            segment: segment as u64,
-            count: plan.segment_count as u64,
-        })?;
+    let out_of_range = PackageError::SegmentOutOfRange {
+        number: (segment as u64).saturating_add(1),
+        count: plan.segment_count as u64,
+    };
+    let samples = track_plan.samples(segment).ok_or(out_of_range.clone())?;
     let table = &track.samples;
     let (Some(sizes), Some(offsets), Some(durations)) = (
         table.sizes.get(samples.clone()),
         table.offsets.get(samples.clone()),
         table.durations.get(samples.clone()),
     ) else {
-        return Err(PackageError::SegmentOutOfRange {
-            segment: segment as u64,
-            count: plan.segment_count as u64,
-        });
+        return Err(out_of_range);
     };
 
     let mut ranges: Vec<ByteRange> = Vec::new();
