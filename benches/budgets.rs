@@ -457,6 +457,7 @@ async fn sustained_streams(
     let shed: u64 = server
         .app
         .render_metrics()
+        .await
         .lines()
         .filter(|l| l.starts_with("vod_http_requests_total") && l.contains("status=\"503\""))
         .filter_map(|l| l.rsplit(' ').next()?.parse::<u64>().ok())

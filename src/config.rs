@@ -11,6 +11,7 @@ use std::path::PathBuf;
 use serde::Deserialize;
 
 use crate::media::MediaLimits;
+use crate::source::ObjectStoreOptions;
 
 /// How log lines are written.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Deserialize, clap::ValueEnum)]
@@ -39,6 +40,8 @@ pub struct Settings {
     pub metadata_cache_bytes: u64,
     /// Limits on what a file may make us read or allocate.
     pub limits: MediaLimits,
+    /// How an object-store `source` connects, waits, retries and coalesces reads.
+    pub object_store: ObjectStoreOptions,
     /// Log line format.
     pub log_format: LogFormat,
 }
@@ -53,6 +56,7 @@ impl Default for Settings {
             stream_chunk_bytes: 512 * 1024,
             metadata_cache_bytes: 256 * 1024 * 1024,
             limits: MediaLimits::default(),
+            object_store: ObjectStoreOptions::default(),
             log_format: LogFormat::Text,
         }
     }
@@ -69,6 +73,13 @@ pub const SETTINGS: &[(&str, &str, &str, &str)] = &[
     ("metadata-cache-bytes", "VODPACK_METADATA_CACHE_BYTES", "268435456", "Bytes of parsed sample indexes kept in the metadata cache"),
     ("max-moov-bytes", "VODPACK_MAX_MOOV_BYTES", "134217728", "Largest moov box accepted"),
     ("probe-bytes", "VODPACK_PROBE_BYTES", "262144", "First read at the start of a file, sized to catch ftyp and a typical moov"),
+    ("s3-endpoint", "VODPACK_S3_ENDPOINT", "(none)", "Endpoint URL of an S3-compatible store (MinIO, Ceph, R2, ...) for s3:// sources; requests use path-style addressing"),
+    ("source-allow-http", "VODPACK_SOURCE_ALLOW_HTTP", "false", "Allow plain-HTTP (unencrypted) object-store endpoints, such as a MinIO on the same host"),
+    ("source-connect-timeout-ms", "VODPACK_SOURCE_CONNECT_TIMEOUT_MS", "3000", "Longest wait to open a connection to the object store; a failed connection is retried"),
+    ("source-timeout-ms", "VODPACK_SOURCE_TIMEOUT_MS", "10000", "Longest wait for the object store to start answering a request (retries included) or to send more bytes of an answer; past it the request gets 504"),
+    ("source-retries", "VODPACK_SOURCE_RETRIES", "3", "Retries of an object-store request that failed with a 5xx, a transport error or a timeout, with exponential backoff from 100 ms"),
+    ("source-merge-gap-bytes", "VODPACK_SOURCE_MERGE_GAP_BYTES", "65536", "Byte ranges of a segment closer than this are read with one GET; the bytes between them are over-read, at most 262144 per segment"),
+    ("source-identity-ttl-ms", "VODPACK_SOURCE_IDENTITY_TTL_MS", "1000", "How long an object's ETag and size are reused before a new HEAD; a replaced object is served within this time (0: a HEAD per request)"),
     ("log-format", "VODPACK_LOG_FORMAT", "text", "Log format: text or json"),
 ];
 
@@ -99,6 +110,33 @@ pub struct SettingsArgs {
     /// First read at the start of a file, in bytes [default: 262144]
     #[arg(long, env = "VODPACK_PROBE_BYTES")]
     pub probe_bytes: Option<u64>,
+    /// Endpoint URL of an S3-compatible store (MinIO, Ceph, R2, ...) for s3:// sources
+    #[arg(long, env = "VODPACK_S3_ENDPOINT")]
+    pub s3_endpoint: Option<String>,
+    /// Allow plain-HTTP object-store endpoints [default: false]
+    #[arg(
+        long,
+        env = "VODPACK_SOURCE_ALLOW_HTTP",
+        num_args = 0..=1,
+        default_missing_value = "true",
+        value_parser = clap::builder::BoolishValueParser::new()
+    )]
+    pub source_allow_http: Option<bool>,
+    /// Longest wait to connect to the object store, in milliseconds [default: 3000]
+    #[arg(long, env = "VODPACK_SOURCE_CONNECT_TIMEOUT_MS")]
+    pub source_connect_timeout_ms: Option<u64>,
+    /// Longest wait for the object store to answer or send more bytes, in milliseconds [default: 10000]
+    #[arg(long, env = "VODPACK_SOURCE_TIMEOUT_MS")]
+    pub source_timeout_ms: Option<u64>,
+    /// Retries of a failed object-store request [default: 3]
+    #[arg(long, env = "VODPACK_SOURCE_RETRIES")]
+    pub source_retries: Option<u32>,
+    /// Byte ranges closer than this are read with one GET [default: 65536]
+    #[arg(long, env = "VODPACK_SOURCE_MERGE_GAP_BYTES")]
+    pub source_merge_gap_bytes: Option<u64>,
+    /// How long an object's identity (ETag, size) is reused, in milliseconds [default: 1000]
+    #[arg(long, env = "VODPACK_SOURCE_IDENTITY_TTL_MS")]
+    pub source_identity_ttl_ms: Option<u64>,
     /// Log format [default: text]
     #[arg(long, env = "VODPACK_LOG_FORMAT", value_enum)]
     pub log_format: Option<LogFormat>,
@@ -119,6 +157,13 @@ struct FileSettings {
     metadata_cache_bytes: Option<u64>,
     max_moov_bytes: Option<u64>,
     probe_bytes: Option<u64>,
+    s3_endpoint: Option<String>,
+    source_allow_http: Option<bool>,
+    source_connect_timeout_ms: Option<u64>,
+    source_timeout_ms: Option<u64>,
+    source_retries: Option<u32>,
+    source_merge_gap_bytes: Option<u64>,
+    source_identity_ttl_ms: Option<u64>,
     log_format: Option<LogFormat>,
 }
 
@@ -191,6 +236,33 @@ impl SettingsArgs {
                     .unwrap_or(d.limits.probe_bytes),
                 ..d.limits
             },
+            object_store: ObjectStoreOptions {
+                s3_endpoint: self.s3_endpoint.clone().or(file.s3_endpoint),
+                allow_http: self
+                    .source_allow_http
+                    .or(file.source_allow_http)
+                    .unwrap_or(d.object_store.allow_http),
+                connect_timeout_ms: self
+                    .source_connect_timeout_ms
+                    .or(file.source_connect_timeout_ms)
+                    .unwrap_or(d.object_store.connect_timeout_ms),
+                timeout_ms: self
+                    .source_timeout_ms
+                    .or(file.source_timeout_ms)
+                    .unwrap_or(d.object_store.timeout_ms),
+                retries: self
+                    .source_retries
+                    .or(file.source_retries)
+                    .unwrap_or(d.object_store.retries),
+                max_merge_gap_bytes: self
+                    .source_merge_gap_bytes
+                    .or(file.source_merge_gap_bytes)
+                    .unwrap_or(d.object_store.max_merge_gap_bytes),
+                identity_ttl_ms: self
+                    .source_identity_ttl_ms
+                    .or(file.source_identity_ttl_ms)
+                    .unwrap_or(d.object_store.identity_ttl_ms),
+            },
             log_format: self.log_format.or(file.log_format).unwrap_or(d.log_format),
         };
         if !(100..=60_000).contains(&settings.segment_duration_ms) {
@@ -205,7 +277,50 @@ impl SettingsArgs {
                 reason: "must be between 4096 and 16777216".into(),
             });
         }
+        settings.object_store.validate()?;
         Ok(settings)
+    }
+}
+
+impl ObjectStoreOptions {
+    /// Check every object-store setting against its allowed range.
+    fn validate(&self) -> Result<(), ConfigError> {
+        let checks: [(&'static str, u64, std::ops::RangeInclusive<u64>); 5] = [
+            (
+                "source-connect-timeout-ms",
+                self.connect_timeout_ms,
+                10..=600_000,
+            ),
+            ("source-timeout-ms", self.timeout_ms, 10..=600_000),
+            ("source-retries", u64::from(self.retries), 0..=20),
+            (
+                "source-merge-gap-bytes",
+                self.max_merge_gap_bytes,
+                0..=16 * 1024 * 1024,
+            ),
+            (
+                "source-identity-ttl-ms",
+                self.identity_ttl_ms,
+                0..=3_600_000,
+            ),
+        ];
+        for (name, value, allowed) in checks {
+            if !allowed.contains(&value) {
+                return Err(ConfigError::Invalid {
+                    name,
+                    reason: format!("must be between {} and {}", allowed.start(), allowed.end()),
+                });
+            }
+        }
+        if let Some(endpoint) = &self.s3_endpoint {
+            if !(endpoint.starts_with("http://") || endpoint.starts_with("https://")) {
+                return Err(ConfigError::Invalid {
+                    name: "s3-endpoint",
+                    reason: "must be an http:// or https:// URL".into(),
+                });
+            }
+        }
+        Ok(())
     }
 }
 
@@ -243,5 +358,75 @@ mod tests {
         };
         assert!(matches!(args.resolve(), Err(ConfigError::Parse { .. })));
         let _ = std::fs::remove_dir_all(dir);
+    }
+
+    #[test]
+    fn object_store_settings_come_from_flags_and_file_and_are_checked() {
+        let dir = std::env::temp_dir().join(format!("vodpack-config-s3-{}", std::process::id()));
+        std::fs::create_dir_all(&dir).unwrap();
+        let path = dir.join("vodpack.toml");
+        std::fs::write(
+            &path,
+            "source = \"s3://bucket/prefix\"\n\
+             s3-endpoint = \"http://127.0.0.1:9000\"\n\
+             source-allow-http = true\n\
+             source-timeout-ms = 500\n\
+             source-retries = 1\n\
+             source-merge-gap-bytes = 0\n\
+             source-identity-ttl-ms = 0\n",
+        )
+        .unwrap();
+        let args = SettingsArgs {
+            source_retries: Some(5),
+            config: Some(path.clone()),
+            ..Default::default()
+        };
+        let s = args.resolve().unwrap();
+        assert_eq!(s.source.as_deref(), Some("s3://bucket/prefix"));
+        let o = &s.object_store;
+        assert_eq!(o.s3_endpoint.as_deref(), Some("http://127.0.0.1:9000"));
+        assert!(o.allow_http);
+        assert_eq!((o.timeout_ms, o.retries), (500, 5));
+        assert_eq!((o.max_merge_gap_bytes, o.identity_ttl_ms), (0, 0));
+        assert_eq!(o.connect_timeout_ms, 3000);
+
+        for bad in [
+            "source-timeout-ms = 0\n",
+            "source-retries = 99\n",
+            "s3-endpoint = \"127.0.0.1:9000\"\n",
+        ] {
+            std::fs::write(&path, bad).unwrap();
+            let args = SettingsArgs {
+                config: Some(path.clone()),
+                ..Default::default()
+            };
+            assert!(
+                matches!(args.resolve(), Err(ConfigError::Invalid { .. })),
+                "{bad}"
+            );
+        }
+        let _ = std::fs::remove_dir_all(dir);
+    }
+
+    #[test]
+    fn allow_http_is_a_flag_that_may_take_a_value() {
+        use clap::Parser;
+        #[derive(Parser)]
+        struct Serve {
+            #[command(flatten)]
+            settings: SettingsArgs,
+        }
+        let parse = |argv: &[&str]| {
+            Serve::try_parse_from(argv)
+                .unwrap()
+                .settings
+                .source_allow_http
+        };
+        assert_eq!(parse(&["serve", "--source-allow-http"]), Some(true));
+        assert_eq!(
+            parse(&["serve", "--source-allow-http", "false"]),
+            Some(false)
+        );
+        assert_eq!(parse(&["serve", "--source-allow-http", "yes"]), Some(true));
     }
 }

@@ -4,13 +4,13 @@
 use std::path::Path;
 use std::sync::Arc;
 
-use anyhow::{bail, Context};
+use anyhow::Context;
 use clap::{Parser, Subcommand};
 use vodpack::config::{Settings, SettingsArgs};
 use vodpack::media::{load_index, MediaLimits};
 use vodpack::package::Title;
 use vodpack::server::{self, App};
-use vodpack::source::{LocalMediaSource, MediaSource, ObjectKey};
+use vodpack::source::{LocalMediaSource, MediaSource, ObjectKey, ObjectStoreSource};
 
 #[derive(Debug, Parser)]
 #[command(
@@ -26,7 +26,7 @@ struct Cli {
 #[derive(Debug, Subcommand)]
 enum Command {
     /// Serve HLS and DASH for the MP4 files of a folder (default: ./fixtures) or a bucket.
-    Serve(SettingsArgs),
+    Serve(Box<SettingsArgs>),
     /// Print the tracks, codecs, durations and segment plan of one file.
     Inspect {
         /// Path of an MP4 file.
@@ -46,7 +46,16 @@ fn main() -> anyhow::Result<()> {
     match cli.command {
         Command::Serve(args) => {
             let settings = args.resolve()?;
-            vodpack::telemetry::init_logging(settings.log_format);
+            // In the runtime's context (the gRPC exporter needs a reactor for its channel),
+            // but not inside `block_on`, where the HTTP exporter's blocking client may not
+            // be built or dropped.
+            let _guard = {
+                let _context = runtime.enter();
+                vodpack::telemetry::init(
+                    settings.log_format,
+                    vodpack::telemetry::OtelConfig::from_env(),
+                )?
+            };
             runtime.block_on(serve(settings))
         }
         Command::Inspect {
@@ -57,18 +66,37 @@ fn main() -> anyhow::Result<()> {
 }
 
 async fn serve(settings: Settings) -> anyhow::Result<()> {
-    if let Some(url) = &settings.source {
-        bail!("object-store sources ({url}) are not supported yet; serve a folder with --root");
-    }
-    let source = LocalMediaSource::new(&settings.root)
-        .with_context(|| format!("opening media folder {}", settings.root.display()))?;
-    let root = source.root().to_path_buf();
+    // A bucket (one store, shared by every request) or a folder.
+    let (source, root): (Arc<dyn MediaSource>, Option<std::path::PathBuf>) = match &settings.source
+    {
+        Some(url) => {
+            let source = ObjectStoreSource::new(url, &settings.object_store)
+                .with_context(|| format!("opening object store {url}"))?;
+            (Arc::new(source), None)
+        }
+        None => {
+            let source = LocalMediaSource::new(&settings.root)
+                .with_context(|| format!("opening media folder {}", settings.root.display()))?;
+            let root = source.root().to_path_buf();
+            (Arc::new(source), Some(root))
+        }
+    };
     let listener = tokio::net::TcpListener::bind(settings.listen)
         .await
         .with_context(|| format!("binding {}", settings.listen))?;
     let addr = listener.local_addr()?;
-    print_urls(&root, addr);
-    let app = App::new(settings, Arc::new(source));
+    match (&root, &settings.source) {
+        (Some(root), _) => print_urls(root, addr),
+        (None, url) => {
+            println!(
+                "vodpack serving {} on http://{addr}",
+                url.as_deref().unwrap_or_default()
+            );
+            println!("  HLS:  http://{addr}/vod/KEY/master.m3u8 (KEY: an object key under it)");
+            println!("  DASH: http://{addr}/vod/KEY/manifest.mpd");
+        }
+    }
+    let app = App::new(settings, source);
     server::run(listener, app, shutdown_signal()).await?;
     tracing::info!("stopped");
     Ok(())

@@ -53,7 +53,11 @@ fn every_setting_is_documented_and_every_documented_setting_exists() {
     let unknown: Vec<_> = docs.difference(&code).collect();
     assert!(undocumented.is_empty(), "not in docs: {undocumented:?}");
     assert!(unknown.is_empty(), "documented but not read: {unknown:?}");
-    assert_eq!(settings_in_docs().len(), docs.len(), "a setting is listed twice");
+    assert_eq!(
+        settings_in_docs().len(),
+        docs.len(),
+        "a setting is listed twice"
+    );
 }
 
 /// Given the SETTINGS table the reference is generated from, then it names the same

@@ -358,3 +358,24 @@ async fn conditional_headers_follow_the_rfc() {
     assert_eq!(reply.status, 416);
     assert_eq!(reply.header("cache-control"), Some("no-store"));
 }
+
+/// Given a broken upload, a storm of requests for it reads it once: the failure is
+/// remembered for that object version, and the answer stays the same clear error.
+#[tokio::test]
+async fn a_broken_file_is_remembered_not_reread() {
+    let root = TempDir::new("remembered");
+    let good = std::fs::read(common::fixtures().join("h264-aac-3s.mp4")).unwrap();
+    std::fs::write(root.path().join("broken.mp4"), &good[..good.len() / 2]).unwrap();
+    let server = start_server(root.path()).await;
+    let first = get(server.addr, "/vod/broken.mp4/master.m3u8").await;
+    assert_eq!(first.status, 422);
+    let reads = server.app.catalog.source().counters().read_requests.get();
+    for _ in 0..20 {
+        let again = get(server.addr, "/vod/broken.mp4/manifest.mpd").await;
+        assert_eq!((again.status, again.text()), (first.status, first.text()));
+    }
+    assert_eq!(
+        server.app.catalog.source().counters().read_requests.get(),
+        reads
+    );
+}

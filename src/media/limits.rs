@@ -1,21 +1,32 @@
 //! `MediaLimits`: the bounds checked before anything is allocated from a file's word.
 
 /// Limits on what a file may make us read or allocate. Every size a file claims is
-/// checked against these before a buffer or table is sized from it.
+/// checked against these before a buffer or table is sized from it. A file over one is
+/// refused with [`MediaError::TooLarge`](super::MediaError::TooLarge), which names it.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub struct MediaLimits {
     /// Largest `moov` box accepted, in bytes.
     pub max_moov_bytes: u64,
-    /// Most audio and video tracks in one file.
+    /// Most tracks (of any kind) in one `moov`.
     pub max_tracks: usize,
     /// Most samples in one track.
     pub max_samples_per_track: u64,
+    /// Most samples in all audio and video tracks of one file together. The index costs
+    /// about 28 bytes per sample, so this bounds one title's memory (560 MB by default).
+    pub max_samples_per_file: u64,
     /// Largest single sample, in bytes.
     pub max_sample_bytes: u32,
+    /// Deepest box nesting accepted, counting `moov` as 1 (a sample entry's codec box sits at
+    /// 8: moov/trak/mdia/minf/stbl/stsd/avc1/avcC). Bounds the parser's recursion, so
+    /// its stack, whatever the file holds.
+    pub max_box_depth: usize,
     /// First read at the start of an object, sized to catch `ftyp` + a typical `moov`.
     pub probe_bytes: u64,
     /// Most top-level boxes walked looking for `moov`.
     pub max_top_level_boxes: usize,
+    /// Most top-level box headers read one by one past the probe while looking for `moov`
+    /// (each is one source request; a real file needs one or two).
+    pub max_header_reads: u32,
 }
 
 impl Default for MediaLimits {
@@ -24,9 +35,12 @@ impl Default for MediaLimits {
             max_moov_bytes: 128 * 1024 * 1024,
             max_tracks: 64,
             max_samples_per_track: 20_000_000,
+            max_samples_per_file: 20_000_000,
             max_sample_bytes: 64 * 1024 * 1024,
+            max_box_depth: 16,
             probe_bytes: 256 * 1024,
             max_top_level_boxes: 4096,
+            max_header_reads: 32,
         }
     }
 }

@@ -1,8 +1,14 @@
 //! Loading a `MediaIndex` from a source: locate the boxes (async reads), then parse on the
 //! blocking pool, where a caught panic becomes an error instead of a dead worker.
 
+use std::future::Future;
+use std::pin::pin;
 use std::sync::Arc;
+use std::task::{Context, Poll, Waker};
 
+use bytes::Bytes;
+
+use super::locate::{locate_in, Reader};
 use super::{locate_boxes, parse_index, MediaError, MediaIndex, MediaLimits};
 use crate::source::{MediaSource, ObjectIdentity, ObjectKey};
 
@@ -28,4 +34,108 @@ pub async fn load_index(
                 join.to_string()
             },
         })?
+}
+
+/// The index of a whole MP4 file held in memory, through the same walk and parse as
+/// [`load_index`] (same reads, same checks), synchronously. For the fuzz targets and the
+/// mutation test; the server always goes through a source.
+///
+/// # Errors
+/// As [`load_index`].
+#[doc(hidden)]
+pub fn index_from_bytes(file: &Bytes, limits: &MediaLimits) -> Result<MediaIndex, MediaError> {
+    let size = file.len() as u64;
+    let located = ready(locate_in(Reader::Memory(file), size, limits)).ok_or_else(|| {
+        MediaError::Internal {
+            reason: "an in-memory read did not complete at once".to_owned(),
+        }
+    })??;
+    let identity = ObjectIdentity {
+        size,
+        version: "memory".to_owned(),
+    };
+    parse_index(identity, &located.moov, limits)
+}
+
+/// Polls `future` once: in-memory reads never wait, so it is ready then.
+fn ready<F: Future>(future: F) -> Option<F::Output> {
+    let mut future = pin!(future);
+    match future
+        .as_mut()
+        .poll(&mut Context::from_waker(Waker::noop()))
+    {
+        Poll::Ready(output) => Some(output),
+        Poll::Pending => None,
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn fixture(name: &str) -> Bytes {
+        let path = std::path::Path::new(env!("CARGO_MANIFEST_DIR"))
+            .join("fixtures")
+            .join(name);
+        Bytes::from(std::fs::read(path).unwrap())
+    }
+
+    fn too_large(result: Result<MediaIndex, MediaError>) -> &'static str {
+        match result {
+            Err(MediaError::TooLarge { limit, .. }) => limit,
+            other => panic!("expected a limit, got {other:?}"),
+        }
+    }
+
+    #[test]
+    fn faststart_and_moov_at_end_give_the_same_index() {
+        let limits = MediaLimits::default();
+        let front = index_from_bytes(&fixture("h264-aac-3s.mp4"), &limits).unwrap();
+        let end = index_from_bytes(&fixture("h264-aac-3s-moov-end.mp4"), &limits).unwrap();
+        assert_eq!(front.tracks.len(), 2);
+        for (a, b) in front.tracks.iter().zip(&end.tracks) {
+            assert_eq!(a.samples.sizes, b.samples.sizes);
+            assert_eq!(a.samples.dts, b.samples.dts);
+            assert_eq!(a.sample_description, b.sample_description);
+        }
+    }
+
+    #[test]
+    fn header_reads_past_the_probe_are_limited() {
+        // ftyp, then 40 empty `free` boxes, each outside a 16-byte probe.
+        let mut file = fixture("h264-aac-3s.mp4").slice(..32).to_vec();
+        for _ in 0..40 {
+            file.extend_from_slice(&[0, 0, 0, 8, b'f', b'r', b'e', b'e']);
+        }
+        let limits = MediaLimits {
+            probe_bytes: 16,
+            ..MediaLimits::default()
+        };
+        assert_eq!(
+            too_large(index_from_bytes(&Bytes::from(file), &limits)),
+            "max_header_reads"
+        );
+    }
+
+    #[test]
+    fn samples_are_counted_per_file_before_tables_are_expanded() {
+        // 90 video and 142 audio samples.
+        let file = fixture("h264-aac-3s.mp4");
+        let per_file = MediaLimits {
+            max_samples_per_file: 200,
+            ..MediaLimits::default()
+        };
+        assert_eq!(
+            too_large(index_from_bytes(&file, &per_file)),
+            "max_samples_per_file"
+        );
+        let per_track = MediaLimits {
+            max_samples_per_track: 100,
+            ..MediaLimits::default()
+        };
+        assert_eq!(
+            too_large(index_from_bytes(&file, &per_track)),
+            "max_samples_per_track"
+        );
+    }
 }

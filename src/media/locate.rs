@@ -12,7 +12,7 @@
 use bytes::Bytes;
 
 use super::{MediaError, MediaLimits};
-use crate::source::{ByteRange, MediaSource, ObjectIdentity, ObjectKey};
+use crate::source::{ByteRange, MediaSource, ObjectIdentity, ObjectKey, SourceError};
 
 /// The top-level boxes the packager needs, as read from the object.
 #[derive(Debug, Clone)]
@@ -111,29 +111,80 @@ fn parse_header_at(
     }))
 }
 
+/// Where `locate` reads from: a source object, or bytes already in memory (the
+/// `index_from_bytes` entry point used by the fuzz targets and the mutation test, which
+/// thereby run the very walk the server runs).
+#[derive(Clone, Copy)]
+pub(super) enum Reader<'a> {
+    /// One version of one object of a source.
+    Source {
+        source: &'a dyn MediaSource,
+        key: &'a ObjectKey,
+        identity: &'a ObjectIdentity,
+    },
+    /// A whole object in memory.
+    Memory(&'a Bytes),
+}
+
+impl Reader<'_> {
+    async fn read(&self, range: ByteRange) -> Result<Bytes, MediaError> {
+        match self {
+            Reader::Source {
+                source,
+                key,
+                identity,
+            } => Ok(source.read_range(key, identity, range).await?),
+            Reader::Memory(bytes) => usize::try_from(range.start)
+                .ok()
+                .zip(usize::try_from(range.end()).ok())
+                .filter(|(start, end)| start <= end && *end <= bytes.len())
+                .map(|(start, end)| bytes.slice(start..end))
+                .ok_or_else(|| {
+                    MediaError::Source(SourceError::OutOfRange {
+                        key: "(memory)".to_owned(),
+                        range,
+                        size: bytes.len() as u64,
+                    })
+                }),
+        }
+    }
+}
+
 /// Find and read `moov` (and its neighbours) of the object `identity` under `key`.
 ///
 /// # Errors
 /// [`MediaError::NotMp4`] for data that is not an MP4 or has no `moov`,
 /// [`MediaError::Truncated`] when a box runs past the end, [`MediaError::TooLarge`] for a
-/// `moov` over the limit, and source errors.
+/// `moov` over the limit or too many header reads, and source errors.
 pub async fn locate_boxes(
     source: &dyn MediaSource,
     key: &ObjectKey,
     identity: &ObjectIdentity,
     limits: &MediaLimits,
 ) -> Result<TopLevelBoxes, MediaError> {
-    let size = identity.size;
+    let reader = Reader::Source {
+        source,
+        key,
+        identity,
+    };
+    locate_in(reader, identity.size, limits).await
+}
+
+/// [`locate_boxes`] over any [`Reader`] of an object of `size` bytes.
+pub(super) async fn locate_in(
+    reader: Reader<'_>,
+    size: u64,
+    limits: &MediaLimits,
+) -> Result<TopLevelBoxes, MediaError> {
     if size < 8 {
         return Err(MediaError::NotMp4 {
             reason: format!("object is only {size} bytes"),
         });
     }
     let probe_len = size.min(limits.probe_bytes.max(16));
-    let probe = source
-        .read_range(key, identity, ByteRange::new(0, probe_len))
-        .await?;
+    let probe = reader.read(ByteRange::new(0, probe_len)).await?;
     let mut reads = 1u32;
+    let mut header_reads = 0u32;
     let mut offset = 0u64;
     for index in 0..limits.max_top_level_boxes {
         if offset >= size {
@@ -146,10 +197,16 @@ pub async fn locate_boxes(
         let header = match parse_header_at(in_probe, offset, size, index == 0)? {
             Some(header) => header,
             None => {
+                header_reads += 1;
+                if header_reads > limits.max_header_reads {
+                    return Err(MediaError::TooLarge {
+                        limit: "max_header_reads",
+                        value: u64::from(header_reads),
+                        max: u64::from(limits.max_header_reads),
+                    });
+                }
                 let len = (size - offset).min(16);
-                let bytes = source
-                    .read_range(key, identity, ByteRange::new(offset, len))
-                    .await?;
+                let bytes = reader.read(ByteRange::new(offset, len)).await?;
                 reads += 1;
                 parse_header(&bytes, offset, size)?.ok_or_else(|| MediaError::Truncated {
                     reason: format!("box header at offset {offset} is cut off"),
@@ -164,15 +221,19 @@ pub async fn locate_boxes(
                     max: limits.max_moov_bytes,
                 });
             }
+            // parse_header checked `box_len <= size - offset`.
             let end = offset + header.box_len;
-            let moov = if end <= probe_len {
-                // Both bounds are within the probe, whose length fits in usize.
-                probe.slice(offset as usize..end as usize)
-            } else {
-                reads += 1;
-                source
-                    .read_range(key, identity, ByteRange::new(offset, header.box_len))
-                    .await?
+            let in_probe = usize::try_from(offset)
+                .ok()
+                .zip(usize::try_from(end).ok())
+                .filter(|_| end <= probe_len)
+                .and_then(|(start, end)| probe.get(start..end).map(|_| start..end));
+            let moov = match in_probe {
+                Some(range) => probe.slice(range),
+                None => {
+                    reads += 1;
+                    reader.read(ByteRange::new(offset, header.box_len)).await?
+                }
             };
             return Ok(TopLevelBoxes {
                 moov,

@@ -14,6 +14,7 @@ mod limits;
 mod load;
 mod locate;
 mod parse;
+mod skeleton;
 
 use bytes::Bytes;
 
@@ -22,6 +23,8 @@ use crate::source::ObjectIdentity;
 pub use codec::describe_codec;
 pub use error::MediaError;
 pub use limits::MediaLimits;
+#[doc(hidden)]
+pub use load::index_from_bytes;
 pub use load::load_index;
 pub use locate::{locate_boxes, TopLevelBoxes};
 pub use parse::parse_index;

@@ -3,16 +3,17 @@
 //! mp4-atom gives the sample tables as decoded ("without validation or interpretation");
 //! here they are expanded into flat per-sample arrays, checking every count against the
 //! sample count, every offset against the object's length, and every size against
-//! [`MediaLimits`] before allocating. The raw `stsd` box of each track is cut out of the
-//! `moov` bytes with a small box walker of our own, because init segments carry it verbatim
-//! (mp4-atom re-encodes sample entries from decoded fields and refuses unknown ones).
+//! [`MediaLimits`] before allocating. mp4-atom decodes a bounded copy of `moov` made by
+//! `skeleton.rs`, which also cuts out the raw `stsd` box of each track, because init segments
+//! carry it verbatim (mp4-atom re-encodes sample entries from decoded fields and refuses
+//! unknown ones).
 
 use bytes::Bytes;
 use mp4_atom::{Decode, Moov, StszSamples, Trak};
 
 use super::{
-    describe_codec, EditShift, MediaError, MediaIndex, MediaLimits, SampleTable, TrackIndex,
-    TrackKind,
+    describe_codec, skeleton, EditShift, MediaError, MediaIndex, MediaLimits, SampleTable,
+    TrackIndex, TrackKind,
 };
 use crate::source::ObjectIdentity;
 
@@ -25,32 +26,26 @@ pub fn parse_index(
     moov_bytes: &Bytes,
     limits: &MediaLimits,
 ) -> Result<MediaIndex, MediaError> {
-    let moov = Moov::decode(&mut &moov_bytes[..]).map_err(|e| MediaError::Malformed {
-        reason: format!("moov: {e}"),
+    // Bounded nesting and the track limit are checked here, before mp4-atom sees anything.
+    let skeleton = skeleton::build(moov_bytes, limits)?;
+    // mp4-atom's messages quote box types and strings from the file: escape them, so the
+    // reason stays one printable line.
+    let moov = Moov::decode(&mut &skeleton.moov[..]).map_err(|e| MediaError::Malformed {
+        reason: format!("moov: {}", e.to_string().escape_debug()),
     })?;
     let movie_timescale = moov.mvhd.timescale;
     if movie_timescale == 0 {
-        return Err(MediaError::InvalidTable {
-            fourcc: "mvhd".into(),
-            track_id: 0,
-            reason: "timescale is 0".into(),
+        return Err(MediaError::Malformed {
+            reason: "mvhd timescale is 0".into(),
         });
     }
-    if moov.trak.len() > limits.max_tracks {
-        return Err(MediaError::TooLarge {
-            limit: "max_tracks",
-            value: moov.trak.len() as u64,
-            max: limits.max_tracks as u64,
-        });
-    }
-    let descriptions = raw_sample_descriptions(moov_bytes);
+    check_sample_budget(&moov.trak, limits)?;
+    let descriptions = skeleton.sample_descriptions;
     let mut tracks = Vec::new();
     let mut first_unsupported = None;
     for (i, trak) in moov.trak.iter().enumerate() {
-        let kind = match &<[u8; 4]>::from(trak.mdia.hdlr.handler) {
-            b"vide" => TrackKind::Video,
-            b"soun" => TrackKind::Audio,
-            _ => continue,
+        let Some(kind) = track_kind(trak) else {
+            continue;
         };
         let track_id = trak.tkhd.track_id;
         let Some(codec) = trak.mdia.minf.stbl.stsd.codecs.first() else {
@@ -75,7 +70,7 @@ pub fn parse_index(
         let language = Some(trak.mdia.mdhd.language.clone())
             .filter(|l| !l.is_empty() && l != "und" && l.chars().all(|c| c.is_ascii_lowercase()));
         let samples = sample_table(trak, identity.size, limits)?;
-        let edit = edit_shift(trak, movie_timescale, timescale);
+        let edit = edit_shift(trak, movie_timescale, timescale, samples.end_dts())?;
         tracks.push(TrackIndex {
             track_id,
             kind,
@@ -111,6 +106,53 @@ fn invalid(fourcc: &str, track_id: u32, reason: impl Into<String>) -> MediaError
     }
 }
 
+/// The audio or video kind of a track, from its handler; `None` for tracks not served.
+fn track_kind(trak: &Trak) -> Option<TrackKind> {
+    match &<[u8; 4]>::from(trak.mdia.hdlr.handler) {
+        b"vide" => Some(TrackKind::Video),
+        b"soun" => Some(TrackKind::Audio),
+        _ => None,
+    }
+}
+
+/// The sample count `stsz` claims for a track.
+fn sample_count(trak: &Trak) -> u64 {
+    match &trak.mdia.minf.stbl.stsz.samples {
+        StszSamples::Identical { count, .. } => u64::from(*count),
+        StszSamples::Different { sizes } => sizes.len() as u64,
+    }
+}
+
+/// Refuse a file whose audio or video tracks claim more samples than
+/// `max_samples_per_track` each or `max_samples_per_file` together, before any per-sample array is allocated. (A `stsz` with one
+/// size for every sample claims its count in 8 bytes, so the tables' own size bounds
+/// nothing.)
+fn check_sample_budget(traks: &[Trak], limits: &MediaLimits) -> Result<(), MediaError> {
+    let mut total = 0u64;
+    for count in traks
+        .iter()
+        .filter(|t| track_kind(t).is_some())
+        .map(sample_count)
+    {
+        if count > limits.max_samples_per_track {
+            return Err(MediaError::TooLarge {
+                limit: "max_samples_per_track",
+                value: count,
+                max: limits.max_samples_per_track,
+            });
+        }
+        total = total.saturating_add(count);
+    }
+    if total > limits.max_samples_per_file {
+        return Err(MediaError::TooLarge {
+            limit: "max_samples_per_file",
+            value: total,
+            max: limits.max_samples_per_file,
+        });
+    }
+    Ok(())
+}
+
 /// Expand one track's sample tables into flat arrays.
 fn sample_table(
     trak: &Trak,
@@ -121,10 +163,7 @@ fn sample_table(
     let stbl = &trak.mdia.minf.stbl;
 
     // Sizes first: they fix the sample count every other table must agree with.
-    let count = match &stbl.stsz.samples {
-        StszSamples::Identical { count, .. } => u64::from(*count),
-        StszSamples::Different { sizes } => sizes.len() as u64,
-    };
+    let count = sample_count(trak);
     if count > limits.max_samples_per_track {
         return Err(MediaError::TooLarge {
             limit: "max_samples_per_track",
@@ -132,10 +171,21 @@ fn sample_table(
             max: limits.max_samples_per_track,
         });
     }
-    // Bounded by max_samples_per_track, which is far below usize::MAX.
-    let n = count as usize;
+    let n = usize::try_from(count).map_err(|_| invalid("stsz", track_id, "too many samples"))?;
     let sizes: Vec<u32> = match &stbl.stsz.samples {
-        StszSamples::Identical { size, .. } => vec![*size; n],
+        StszSamples::Identical { size, .. } => {
+            // One size for every sample is a count claimed in 8 bytes: before expanding it,
+            // check that that many samples fit in the file (samples do not overlap).
+            let total = u64::from(*size).saturating_mul(count);
+            if total > object_len {
+                return Err(MediaError::Truncated {
+                    reason: format!(
+                        "track {track_id} claims {count} samples of {size} bytes, more than the {object_len}-byte file holds"
+                    ),
+                });
+            }
+            vec![*size; n]
+        }
         StszSamples::Different { sizes } => sizes.clone(),
     };
     if let Some(big) = sizes.iter().find(|s| **s > limits.max_sample_bytes) {
@@ -146,7 +196,21 @@ fn sample_table(
         });
     }
 
-    // Decode times (stts, ISO/IEC 14496-12 8.6.1.2).
+    // Decode times (stts, ISO/IEC 14496-12 8.6.1.2). The table must describe exactly the
+    // samples stsz has: a count past them is a lie, however large.
+    let stts_total = stbl
+        .stts
+        .entries
+        .iter()
+        .map(|e| u64::from(e.sample_count))
+        .fold(0u64, u64::saturating_add);
+    if stts_total > count {
+        return Err(invalid(
+            "stts",
+            track_id,
+            format!("covers {stts_total} samples but stsz has {n}"),
+        ));
+    }
     let mut dts = Vec::with_capacity(n);
     let mut durations = Vec::with_capacity(n);
     let mut time = 0u64;
@@ -232,6 +296,8 @@ fn sample_offsets(trak: &Trak, sizes: &[u32], object_len: u64) -> Result<Vec<u64
     };
     let n = sizes.len();
     let mut offsets = Vec::with_capacity(n);
+    // The last chunk (1-based) that received samples.
+    let mut used_chunks = 0u64;
     let entries = &stbl.stsc.entries;
     for (j, entry) in entries.iter().enumerate() {
         let first_chunk = entry.first_chunk;
@@ -249,6 +315,7 @@ fn sample_offsets(trak: &Trak, sizes: &[u32], object_len: u64) -> Result<Vec<u64
             if offsets.len() == n {
                 break;
             }
+            used_chunks = chunk;
             let mut offset = usize::try_from(chunk - 1)
                 .ok()
                 .and_then(|c| chunk_offsets.get(c))
@@ -282,71 +349,60 @@ fn sample_offsets(trak: &Trak, sizes: &[u32], object_len: u64) -> Result<Vec<u64
             format!("places {} of {n} samples", offsets.len()),
         ));
     }
+    // Every chunk holds a sample: chunks left over mean stsc claims more samples per chunk
+    // than there are (a huge samples_per_chunk puts every sample in the first chunk).
+    if used_chunks < chunk_offsets.len() as u64 {
+        return Err(invalid(
+            "stsc",
+            track_id,
+            format!(
+                "places all {n} samples in the first {used_chunks} of {} chunks",
+                chunk_offsets.len()
+            ),
+        ));
+    }
     Ok(offsets)
 }
 
 /// Reduce the edit list to a leading empty edit and a start media time.
-fn edit_shift(trak: &Trak, movie_timescale: u32, timescale: u32) -> EditShift {
+///
+/// # Errors
+/// [`MediaError::InvalidTable`] for empty edits longer than 2^64 ticks of the track, or a
+/// start past the track's last sample (`end_ticks`): times no real file has, which would
+/// otherwise saturate every output time of the title.
+fn edit_shift(
+    trak: &Trak,
+    movie_timescale: u32,
+    timescale: u32,
+    end_ticks: u64,
+) -> Result<EditShift, MediaError> {
     let Some(elst) = trak.edts.as_ref().and_then(|e| e.elst.as_ref()) else {
-        return EditShift::default();
+        return Ok(EditShift::default());
     };
+    let track_id = trak.tkhd.track_id;
     let mut shift = EditShift::default();
     for entry in &elst.entries {
         match entry.media_time {
             None => {
                 let ticks = u128::from(entry.segment_duration) * u128::from(timescale)
                     / u128::from(movie_timescale);
-                shift.empty_ticks = shift
-                    .empty_ticks
-                    .saturating_add(u64::try_from(ticks).unwrap_or(u64::MAX));
+                shift.empty_ticks = u64::try_from(ticks)
+                    .ok()
+                    .and_then(|ticks| shift.empty_ticks.checked_add(ticks))
+                    .ok_or_else(|| invalid("elst", track_id, "empty edits overflow 64 bits"))?;
             }
             Some(media_time) => {
+                if media_time > end_ticks {
+                    return Err(invalid(
+                        "elst",
+                        track_id,
+                        format!("starts at {media_time}, past the track's end at {end_ticks}"),
+                    ));
+                }
                 shift.media_time_ticks = media_time;
                 break;
             }
         }
     }
-    shift
-}
-
-/// The raw `stsd` box (header included) of each `trak` in `moov`, in file order.
-fn raw_sample_descriptions(moov: &Bytes) -> Vec<Option<Bytes>> {
-    let Some((_, body)) = boxes(moov, 0..moov.len()).next() else {
-        return Vec::new();
-    };
-    boxes(moov, body)
-        .filter(|(kind, _)| kind == b"trak")
-        .map(|(_, trak)| {
-            let mut range = trak;
-            for path in [b"mdia", b"minf", b"stbl"] {
-                range = boxes(moov, range).find(|(kind, _)| kind == path)?.1;
-            }
-            let body = boxes(moov, range).find(|(kind, _)| kind == b"stsd")?.1;
-            // Include the 8-byte header: the body starts right after it.
-            Some(moov.slice(body.start.checked_sub(8)?..body.end))
-        })
-        .collect()
-}
-
-/// The children of the box body `range` of `buf`: (kind, body range). Stops at the first
-/// malformed header (mp4-atom has already validated the structure).
-fn boxes(
-    buf: &Bytes,
-    range: std::ops::Range<usize>,
-) -> impl Iterator<Item = ([u8; 4], std::ops::Range<usize>)> + '_ {
-    let mut pos = range.start;
-    let end = range.end.min(buf.len());
-    std::iter::from_fn(move || {
-        let head = buf.get(pos..pos.checked_add(8)?.min(end))?;
-        let size = u32::from_be_bytes(head.get(..4)?.try_into().ok()?) as usize;
-        let kind: [u8; 4] = head.get(4..8)?.try_into().ok()?;
-        // Only plain 32-bit sizes appear inside moov in practice; a 64-bit or to-the-end
-        // size stops the walk (the track is then reported as lacking its description).
-        if size < 8 || pos.checked_add(size)? > end {
-            return None;
-        }
-        let body = pos + 8..pos + size;
-        pos += size;
-        Some((kind, body))
-    })
+    Ok(shift)
 }

@@ -198,15 +198,21 @@ fn reference_cuts(track: &TrackIndex, plan: &TrackPlan, target_ms: u32) -> Vec<(
     let target_ticks = (u64::from(target_ms) * u64::from(track.timescale) / 1000).max(1);
     let pts = |i: usize| plan.output_pts(table, i);
     let first_pts = if table.is_empty() { 0 } else { pts(0) };
-    let mut next_cut = first_pts.saturating_add(target_ticks);
+    // The next multiple of the target after the start; `None` once past u64 (times from a
+    // hostile file can saturate), after which there are no more cuts.
+    let mut next_cut = first_pts.checked_add(target_ticks);
     let mut cuts = Vec::new();
     let mut consider = |i: usize, cuts: &mut Vec<(u64, u32)>| {
         let t = pts(i);
-        if i > 0 && t >= next_cut {
+        if let Some(cut) = next_cut.filter(|cut| i > 0 && t >= *cut) {
             cuts.push((t, i as u32));
-            while next_cut <= t {
-                next_cut = next_cut.saturating_add(target_ticks);
-            }
+            // The first multiple after t, in one step: a file can make t jump by billions
+            // of targets at once (`cut > first_pts`, so this cannot underflow).
+            let steps = (t - first_pts) / target_ticks + 1;
+            next_cut = steps
+                .checked_mul(target_ticks)
+                .and_then(|d| first_pts.checked_add(d));
+            debug_assert!(next_cut.is_none_or(|next| next > t && next > cut));
         }
     };
     match &table.sync {
@@ -370,6 +376,38 @@ mod tests {
             );
             assert!(plan.first_samples.windows(2).all(|w| w[0] <= w[1]));
         }
+    }
+
+    /// Given decode times that jump by billions of targets (1 tick per second, deltas of
+    /// 2^32 - 1), then each jump is one step: every sample starts a segment.
+    #[test]
+    fn huge_time_jumps_cost_one_step_each() {
+        let mut index = av_index();
+        index.tracks = vec![track(
+            1,
+            TrackKind::Video,
+            1,
+            1000,
+            u32::MAX,
+            EditShift::default(),
+        )];
+        let plan = plan_segments(&index, 6000);
+        assert_eq!(plan.segment_count, 1000);
+    }
+
+    /// Given an empty edit so long that every output time saturates at u64::MAX, then the
+    /// plan is one segment, not an endless search for the next cut.
+    #[test]
+    fn saturated_times_end_the_cutting() {
+        let mut index = av_index();
+        index.tracks[0].edit = EditShift {
+            empty_ticks: u64::MAX,
+            media_time_ticks: 0,
+        };
+        index.tracks.truncate(1);
+        let plan = plan_segments(&index, 6000);
+        assert_eq!(plan.segment_count, 1);
+        assert_eq!(plan.tracks[0].first_samples, [0, 300]);
     }
 
     #[test]

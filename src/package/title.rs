@@ -197,6 +197,13 @@ fn measure(plan: &SegmentPlan, pos: usize, track: &TrackIndex, is_default: bool)
     }
 }
 
+/// Most segments one window of [`peak_bit_rate`] spans. Segments last about the target
+/// duration, so a real window holds two or three; a file whose decode times stand still
+/// while its composition offsets advance makes segments of zero duration, which would
+/// otherwise make every window run to the end of the title (quadratic: 10 s of CPU for
+/// 100,000 segments, hours for a few million).
+const MAX_WINDOW_SEGMENTS: usize = 64;
+
 /// The peak segment bit rate of RFC 8216 4.3.4.2: the largest bit rate of any contiguous
 /// run of segments lasting between 0.5 and 1.5 times the target duration (a segment longer
 /// than that counts alone), so a short last segment does not inflate it.
@@ -205,7 +212,8 @@ fn peak_bit_rate(segments: &[(u64, f64)], target_secs: f64) -> f64 {
     let mut peak = 0.0f64;
     for start in 0..segments.len() {
         let (mut bytes, mut secs) = (0u64, 0.0f64);
-        for (n, (b, s)) in segments.iter().skip(start).enumerate() {
+        let window = segments.iter().skip(start).take(MAX_WINDOW_SEGMENTS);
+        for (n, (b, s)) in window.enumerate() {
             bytes += b;
             secs += s;
             let in_window = secs >= low && secs <= high;
@@ -233,6 +241,13 @@ mod tests {
         // The last two segments are 6.1 s of 6,500 bytes: 8,525 bit/s, not the last one's
         // 0.1 s of 500 bytes (40,000 bit/s).
         assert!((peak - 6_500.0 * 8.0 / 6.1).abs() < 1.0, "{peak}");
+    }
+
+    #[test]
+    fn zero_length_segments_keep_the_peak_linear() {
+        // Without the window bound this is 2 * 10^10 steps: hours in a debug build.
+        let segments = vec![(1_000, 0.0); 200_000];
+        assert_eq!(peak_bit_rate(&segments, 6.0), 0.0);
     }
 
     #[test]

@@ -11,6 +11,7 @@ use std::sync::{Arc, OnceLock};
 
 use bytes::Bytes;
 use moka::future::Cache;
+use tracing::Instrument;
 
 use crate::media::{load_index, MediaError, MediaLimits};
 use crate::package::{
@@ -29,6 +30,19 @@ pub enum TitleError {
     /// The file has nothing to package.
     #[error(transparent)]
     Package(#[from] PackageError),
+}
+
+impl TitleError {
+    /// True when the object itself is at fault (not an MP4, broken, over a limit), so
+    /// trying again gives the same answer until the object changes; false for source
+    /// failures and internal errors, which may pass.
+    pub fn is_about_the_file(&self) -> bool {
+        match self {
+            TitleError::Package(_) => true,
+            TitleError::Media(MediaError::Source(_) | MediaError::Internal { .. }) => false,
+            TitleError::Media(_) => true,
+        }
+    }
 }
 
 /// A title with its rendered manifests and init segments, filled on first use.
@@ -104,10 +118,17 @@ impl CachedTitle {
     }
 }
 
+/// How long a file that is not a usable MP4 is remembered as such (per object version), so a
+/// storm of requests for a broken upload does not re-read it each time.
+const FAILURE_MEMORY: std::time::Duration = std::time::Duration::from_secs(30);
+
 /// Loads and caches titles from one source.
 pub struct Catalog {
     source: Arc<dyn MediaSource>,
     cache: Cache<(ObjectKey, ObjectIdentity), Arc<CachedTitle>>,
+    /// Object versions that failed to load because of what they contain (not because the
+    /// source failed), remembered for [`FAILURE_MEMORY`].
+    failures: Cache<(ObjectKey, ObjectIdentity), Arc<TitleError>>,
     limits: MediaLimits,
     segment_duration_ms: u32,
     metrics: Arc<Metrics>,
@@ -137,9 +158,14 @@ impl Catalog {
                 u32::try_from(title.title.heap_bytes()).unwrap_or(u32::MAX)
             })
             .build();
+        let failures = Cache::builder()
+            .max_capacity(10_000)
+            .time_to_live(FAILURE_MEMORY)
+            .build();
         Self {
             source,
             cache,
+            failures,
             limits,
             segment_duration_ms,
             metrics,
@@ -163,20 +189,58 @@ impl Catalog {
         let cache_key = (key.clone(), identity.clone());
         if let Some(hit) = self.cache.get(&cache_key).await {
             self.metrics.cache_hits.inc();
+            tracing::Span::current().record("vod.cache", "hit");
             return Ok(hit);
         }
-        self.cache
-            .try_get_with(cache_key, async {
-                self.metrics.cache_misses.inc();
-                let index = load_index(&self.source, key, identity, &self.limits).await?;
-                let title = Title::new(index, self.segment_duration_ms)?;
-                Ok::<_, TitleError>(Arc::new(CachedTitle::new(title)))
-            })
-            .await
+        if let Some(failure) = self.failures.get(&cache_key).await {
+            tracing::Span::current().record("vod.cache", "failure");
+            return Err(failure);
+        }
+        tracing::Span::current().record("vod.cache", "miss");
+        let load = tracing::info_span!(
+            "metadata.load",
+            vod.key = %key,
+            vod.object_size = identity.size,
+            vod.tracks = tracing::field::Empty,
+            vod.samples = tracing::field::Empty,
+        );
+        let result = self
+            .cache
+            .try_get_with(
+                cache_key.clone(),
+                async {
+                    self.metrics.cache_misses.inc();
+                    let index = load_index(&self.source, key, identity, &self.limits).await?;
+                    let span = tracing::Span::current();
+                    span.record("vod.tracks", index.tracks.len());
+                    span.record(
+                        "vod.samples",
+                        index.tracks.iter().map(|t| t.samples.len()).sum::<usize>(),
+                    );
+                    // Planning and measuring walk every sample: off the runtime workers.
+                    let target = self.segment_duration_ms;
+                    let title = tokio::task::spawn_blocking(move || Title::new(index, target))
+                        .await
+                        .map_err(|e| MediaError::Internal {
+                            reason: e.to_string(),
+                        })??;
+                    Ok::<_, TitleError>(Arc::new(CachedTitle::new(title)))
+                }
+                .instrument(load),
+            )
+            .await;
+        if let Err(e) = &result {
+            if e.is_about_the_file() {
+                self.failures.insert(cache_key, e.clone()).await;
+            }
+        }
+        result
     }
 
-    /// Entries and weighted bytes in the cache (for metrics and tests).
-    pub fn stats(&self) -> (u64, u64) {
+    /// Entries and weighted bytes in the cache (for metrics and tests), after applying the
+    /// cache's pending bookkeeping so a title loaded just before is counted.
+    pub async fn stats(&self) -> (u64, u64) {
+        self.cache.run_pending_tasks().await;
         (self.cache.entry_count(), self.cache.weighted_size())
     }
 }

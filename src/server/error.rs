@@ -23,15 +23,25 @@ pub struct ErrorAnswer {
     pub reason: String,
     /// Seconds for `Retry-After`, on 503.
     pub retry_after: Option<u32>,
+    /// The full error, for the log line only (it may name buckets or paths).
+    pub detail: Option<String>,
 }
 
 impl ErrorAnswer {
-    fn new(status: StatusCode, reason: impl Into<String>) -> Self {
+    /// An answer with `status` and the one-line `reason`.
+    pub fn new(status: StatusCode, reason: impl Into<String>) -> Self {
         Self {
             status,
             reason: reason.into(),
             retry_after: None,
+            detail: None,
         }
+    }
+
+    /// The same answer, with `detail` kept for the log line.
+    pub fn with_detail(mut self, detail: impl std::fmt::Display) -> Self {
+        self.detail = Some(detail.to_string());
+        self
     }
 }
 

@@ -18,7 +18,10 @@ use super::App;
 use crate::media::TrackKind;
 use crate::package::{prepare_media_segment, PreparedSegment, Resource};
 use crate::source::{ByteRange, MediaSource, ObjectIdentity, ObjectKey};
-use crate::telemetry::HttpLabels;
+use crate::telemetry::{extract_parent, trace_id_of, HttpLabels};
+use tracing::field::Empty;
+use tracing::{Instrument, Span};
+use tracing_opentelemetry::OpenTelemetrySpanExt;
 
 /// Cache-Control for resources in a version folder (`v{token}/`): the token changes with
 /// the object version and the packaging settings, so a CDN may keep them for ever.
@@ -72,18 +75,38 @@ fn route_label(route: Option<&Route>) -> &'static str {
     }
 }
 
-/// Answer one request.
+/// Answer one request, inside its `request` span (see docs/observability.md).
 pub async fn handle<B>(app: Arc<App>, req: Request<B>) -> Response<ResponseBody> {
     let started = Instant::now();
     let route = parse_route(req.uri().path());
     let label = route_label(route.as_ref().ok());
-    let response = match route {
-        Err(e) => error_response(&(&e).into()),
-        Ok(route) => answer(&app, &req, route).await,
+    let span = request_span(&req, label, route.as_ref().ok());
+    // Continue the caller's trace (a CDN or player sending `traceparent`).
+    let parent = extract_parent(req.headers());
+    let _ = span.set_parent(parent.clone());
+    let mut response = match route {
+        Err(e) => span.in_scope(|| error_response(&(&e).into())),
+        Ok(route) => answer(&app, &req, route).instrument(span.clone()).await,
     };
+    let status = response.status().as_u16();
+    span.record("http.response.status_code", status);
+    // Streamed bodies count their bytes as they go; whole media bodies are counted here.
+    // Metrics and health answers are not media and are left out.
+    if let ResponseBody::Full(Some(bytes)) = response.body() {
+        span.record("vod.bytes_sent", bytes.len());
+        if !matches!(label, "metrics" | "health" | "other") {
+            app.metrics.sent_bytes.inc_by(bytes.len() as u64);
+        }
+    }
+    // The trace id, for support tickets: ours when exporting, else the caller's.
+    if let Some(trace_id) = trace_id_of(&span.context()).or_else(|| trace_id_of(&parent)) {
+        if let Ok(value) = HeaderValue::from_str(&trace_id) {
+            response.headers_mut().insert(TRACE_ID_HEADER, value);
+        }
+    }
     let labels = HttpLabels {
         route: label,
-        status: response.status().as_u16(),
+        status,
     };
     app.metrics.requests.get_or_create(&labels).inc();
     app.metrics
@@ -91,6 +114,41 @@ pub async fn handle<B>(app: Arc<App>, req: Request<B>) -> Response<ResponseBody>
         .get_or_create(&labels)
         .observe(started.elapsed().as_secs_f64());
     response
+}
+
+/// The response header carrying the trace id.
+pub const TRACE_ID_HEADER: &str = "x-trace-id";
+
+/// The `request` span with its stable attributes; the rest are recorded as they are known.
+fn request_span<B>(req: &Request<B>, label: &'static str, route: Option<&Route>) -> Span {
+    let span = tracing::info_span!(
+        "request",
+        otel.name = %format_args!("{} {label}", req.method()),
+        otel.kind = "server",
+        http.request.method = %req.method(),
+        url.path = %req.uri().path(),
+        vod.route = label,
+        vod.key = Empty,
+        vod.track_id = Empty,
+        vod.segment = Empty,
+        vod.cache = Empty,
+        http.response.status_code = Empty,
+        vod.bytes_sent = Empty,
+    );
+    if let Some(Route::Vod { key, resource, .. }) = route {
+        span.record("vod.key", key.as_str());
+        match resource {
+            Resource::MediaPlaylist { track_id } | Resource::Init { track_id } => {
+                span.record("vod.track_id", track_id);
+            }
+            Resource::Segment { track_id, number } => {
+                span.record("vod.track_id", track_id);
+                span.record("vod.segment", number);
+            }
+            Resource::Multivariant | Resource::MultivariantTs | Resource::Mpd => {}
+        }
+    }
+    span
 }
 
 async fn answer<B>(app: &Arc<App>, req: &Request<B>, route: Route) -> Response<ResponseBody> {
@@ -103,6 +161,7 @@ async fn answer<B>(app: &Arc<App>, req: &Request<B>, route: Route) -> Response<R
             status: StatusCode::METHOD_NOT_ALLOWED,
             reason: "method not allowed".into(),
             retry_after: None,
+            detail: None,
         });
         response.headers_mut().insert(
             header::ALLOW,
@@ -118,13 +177,14 @@ async fn answer<B>(app: &Arc<App>, req: &Request<B>, route: Route) -> Response<R
                     status: StatusCode::SERVICE_UNAVAILABLE,
                     reason: "draining".into(),
                     retry_after: Some(1),
+                    detail: None,
                 })
             } else {
                 Ok(plain(Bytes::from_static(b"ready\n")))
             }
         }
         Route::Metrics => Ok(Answer {
-            content: Content::Inline(Bytes::from(app.render_metrics())),
+            content: Content::Inline(Bytes::from(app.render_metrics().await)),
             content_type: "text/plain; version=0.0.4; charset=utf-8",
             cache_control: "no-store",
             etag: None,
@@ -158,18 +218,20 @@ async fn vod_answer(
     resource: Resource,
 ) -> Result<Answer, ErrorAnswer> {
     let source = app.catalog.source().clone();
-    let identity = source.identify(&key).await.map_err(|e| {
-        log_failure(&key, &e);
-        ErrorAnswer::from(&e)
-    })?;
-    let cached = app.catalog.title(&key, &identity).await.map_err(|e| {
-        log_failure(&key, &e);
-        ErrorAnswer::from(e.as_ref())
-    })?;
+    let identity = source
+        .identify(&key)
+        .await
+        .map_err(|e| ErrorAnswer::from(&e).with_detail(&e))?;
+    let cached = app
+        .catalog
+        .title(&key, &identity)
+        .await
+        .map_err(|e| ErrorAnswer::from(e.as_ref()).with_detail(&e))?;
     let not_found = |what: String| ErrorAnswer {
         status: StatusCode::NOT_FOUND,
         reason: what,
         retry_after: None,
+        detail: None,
     };
     // A request pinned to another version (a playlist cached before the file was replaced)
     // must not get this version's bytes under that name.
@@ -235,14 +297,21 @@ async fn vod_answer(
             let segment = usize::try_from(number - 1).unwrap_or(usize::MAX);
             // Header construction runs on the blocking pool, off the runtime workers.
             let title = cached.clone();
+            let assemble = tracing::info_span!(
+                "segment.assemble",
+                vod.track_id = track_id,
+                vod.segment = number
+            );
             let prepared = tokio::task::spawn_blocking(move || {
                 prepare_media_segment(&title.title.index, &title.title.plan, track_pos, segment)
             })
+            .instrument(assemble)
             .await
             .map_err(|_| ErrorAnswer {
                 status: StatusCode::INTERNAL_SERVER_ERROR,
                 reason: "segment preparation failed".into(),
                 retry_after: None,
+                detail: None,
             })?
             .map_err(|e| ErrorAnswer::from(&e))?;
             Answer {
@@ -265,10 +334,6 @@ fn mp4_type(kind: TrackKind) -> &'static str {
         TrackKind::Video => "video/mp4",
         TrackKind::Audio => "audio/mp4",
     }
-}
-
-fn log_failure(key: &ObjectKey, error: &dyn std::error::Error) {
-    tracing::warn!(key = %key, error = %error, "request failed");
 }
 
 /// Apply conditionals, HEAD and Range to a successful answer.
@@ -327,9 +392,7 @@ fn respond<B>(app: &Arc<App>, req: &Request<B>, answer: Answer) -> Response<Resp
     let body = match answer.content {
         Content::Inline(bytes) => {
             // start <= end <= len == bytes.len(), so these casts and the slice are in bounds.
-            let part = bytes.slice(start as usize..end as usize);
-            app.metrics.sent_bytes.inc_by(part.len() as u64);
-            ResponseBody::full(part)
+            ResponseBody::full(bytes.slice(start as usize..end as usize))
         }
         Content::Segment {
             key,
@@ -339,19 +402,29 @@ fn respond<B>(app: &Arc<App>, req: &Request<B>, answer: Answer) -> Response<Resp
             let (tx, body) = ResponseBody::channel(end - start);
             let source = app.catalog.source().clone();
             let app = app.clone();
-            tokio::spawn(async move {
-                app.metrics.streams_in_flight.inc();
-                let chunk = app.settings.stream_chunk_bytes;
-                let result = stream_segment(
-                    &app, source, key, identity, prepared, start, end, chunk, &tx,
-                )
-                .await;
-                if let Err(e) = result {
-                    tracing::warn!(error = %e, "segment stream cut");
-                    let _ = tx.send(Err(std::io::Error::other(e.to_string()))).await;
+            // The request span lives until the stream ends, with the reads under it.
+            let span = Span::current();
+            tokio::spawn(
+                async move {
+                    app.metrics.streams_in_flight.inc();
+                    let chunk = app.settings.stream_chunk_bytes;
+                    let result = stream_segment(
+                        &app, source, key, identity, prepared, start, end, chunk, &tx,
+                    )
+                    .await;
+                    match result {
+                        Ok(sent) => {
+                            Span::current().record("vod.bytes_sent", sent);
+                        }
+                        Err(e) => {
+                            tracing::warn!(error = %e, "segment stream cut");
+                            let _ = tx.send(Err(std::io::Error::other(e.to_string()))).await;
+                        }
+                    }
+                    app.metrics.streams_in_flight.dec();
                 }
-                app.metrics.streams_in_flight.dec();
-            });
+                .instrument(span),
+            );
             body
         }
     };
@@ -380,12 +453,14 @@ fn etag_list_matches(list: &str, etag: &str, weak: bool) -> bool {
     let ours = bare(etag);
     list.split(',').any(|t| {
         let t = t.trim();
-        t == "*" || (!(!weak && t.starts_with("W/")) && bare(t) == ours)
+        // The strong comparison never matches a weak tag.
+        t == "*" || ((weak || !t.starts_with("W/")) && bare(t) == ours)
     })
 }
 
 /// Send bytes `start..end` of a prepared segment into `tx`: the header part from memory,
 /// the payload from the source in chunks. Stops quietly when the client goes away.
+/// Returns the bytes sent.
 #[allow(clippy::too_many_arguments)]
 async fn stream_segment(
     app: &App,
@@ -397,16 +472,18 @@ async fn stream_segment(
     end: u64,
     chunk_bytes: usize,
     tx: &tokio::sync::mpsc::Sender<Result<Bytes, std::io::Error>>,
-) -> Result<(), crate::source::SourceError> {
+) -> Result<u64, crate::source::SourceError> {
     use futures_util::StreamExt;
 
     let header = Bytes::from(prepared.header);
     let header_len = header.len() as u64;
+    let mut sent = 0u64;
     if start < header_len {
         let part = header.slice(start as usize..end.min(header_len) as usize);
         app.metrics.sent_bytes.inc_by(part.len() as u64);
+        sent += part.len() as u64;
         if tx.send(Ok(part)).await.is_err() {
-            return Ok(());
+            return Ok(sent);
         }
     }
     // The payload ranges follow one another in the body; keep the parts inside start..end.
@@ -427,11 +504,12 @@ async fn stream_segment(
     while let Some(chunk) = chunks.next().await {
         let chunk = chunk?;
         app.metrics.sent_bytes.inc_by(chunk.len() as u64);
+        sent += chunk.len() as u64;
         if tx.send(Ok(chunk)).await.is_err() {
-            return Ok(());
+            return Ok(sent);
         }
     }
-    Ok(())
+    Ok(sent)
 }
 
 fn finish(builder: http::response::Builder, body: ResponseBody) -> Response<ResponseBody> {
@@ -448,8 +526,18 @@ fn finish(builder: http::response::Builder, body: ResponseBody) -> Response<Resp
     })
 }
 
-/// The one-line error answer.
+/// The one-line error answer, and its log line (which names the key through the request
+/// span): 404s at info, other client errors at warn, server errors at error.
 pub fn error_response(e: &ErrorAnswer) -> Response<ResponseBody> {
+    let status = e.status.as_u16();
+    let detail = e.detail.as_deref().unwrap_or(&e.reason);
+    if e.status == StatusCode::NOT_FOUND {
+        tracing::info!(status, reason = %e.reason, "request failed");
+    } else if e.status.is_server_error() {
+        tracing::error!(status, reason = %e.reason, error = %detail, "request failed");
+    } else {
+        tracing::warn!(status, reason = %e.reason, error = %detail, "request failed");
+    }
     let mut builder = Response::builder()
         .status(e.status)
         .header(header::CONTENT_TYPE, "text/plain; charset=utf-8")

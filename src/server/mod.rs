@@ -72,8 +72,8 @@ impl App {
     }
 
     /// The Prometheus exposition, with the cache gauges read at scrape time.
-    pub fn render_metrics(&self) -> String {
-        let (entries, bytes) = self.catalog.stats();
+    pub async fn render_metrics(&self) -> String {
+        let (entries, bytes) = self.catalog.stats().await;
         self.metrics
             .cache_entries
             .set(i64::try_from(entries).unwrap_or(i64::MAX));

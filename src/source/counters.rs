@@ -1,8 +1,11 @@
-//! Read counters kept by every source: bytes, requests, errors and latency.
+//! Read counters kept by every source: bytes, requests, errors, retries, latency and
+//! over-read.
 //!
 //! The counters are prometheus-client handles (shared atomics), so the same values are
-//! read by `/metrics`, by the budget harness and by tests. The over-read budget is judged
-//! from `vod_source_read_bytes_total` against the bytes sent.
+//! read by `/metrics`, by the budget harness and by tests. They are registered under the
+//! `source_kind` label. The over-read budget is judged from `vod_source_read_bytes_total`
+//! against the bytes sent; `vod_source_over_read_bytes_total` counts the part of it a
+//! source read on purpose (gaps between ranges merged into one request).
 
 use prometheus_client::metrics::counter::Counter;
 use prometheus_client::metrics::histogram::Histogram;
@@ -19,8 +22,11 @@ pub struct SourceCounters {
     pub read_errors: Counter,
     /// Reads retried after a transient failure.
     pub read_retries: Counter,
-    /// Seconds per read request.
+    /// Seconds per read request (object stores: to the response head).
     pub read_seconds: Histogram,
+    /// Bytes read but not passed on: gaps between ranges merged into one request
+    /// (`vod_source_over_read_bytes`). Always 0 for the local source.
+    pub over_read_bytes: Counter,
 }
 
 impl Default for SourceCounters {
@@ -33,6 +39,7 @@ impl Default for SourceCounters {
             read_seconds: Histogram::new([
                 0.000_1, 0.000_5, 0.001, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1.0, 2.5, 5.0,
             ]),
+            over_read_bytes: Counter::default(),
         }
     }
 }
@@ -64,6 +71,11 @@ impl SourceCounters {
             "vod_source_read_seconds",
             "Latency of one read request to the media source",
             self.read_seconds.clone(),
+        );
+        registry.register(
+            "vod_source_over_read_bytes",
+            "Bytes read from the media source but not sent (gaps between merged ranges)",
+            self.over_read_bytes.clone(),
         );
     }
 }

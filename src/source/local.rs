@@ -14,6 +14,7 @@ use std::time::Instant;
 
 use async_trait::async_trait;
 use bytes::{Bytes, BytesMut};
+use tracing::Instrument;
 
 use super::{
     chunk_batches, ByteRange, ByteStream, MediaSource, ObjectIdentity, ObjectKey, SourceCounters,
@@ -184,12 +185,33 @@ impl LocalMediaSource {
     ) -> Result<Bytes, SourceError> {
         let started = Instant::now();
         let count = ranges.len() as u64;
+        let span = tracing::info_span!(
+            "source.read",
+            vod.source = "local",
+            vod.key = %key,
+            vod.range_start = ranges.first().map_or(0, |r| r.start),
+            vod.range_len = ranges.iter().map(|r| r.len).sum::<u64>(),
+            vod.ranges = count,
+            vod.attempt = 1,
+            vod.bytes = tracing::field::Empty,
+            vod.outcome = tracing::field::Empty,
+        );
         let (owned, expected) = (key.clone(), identity.clone());
         let result = self
             .blocking(key, move |root| {
                 read_checked(root, &owned, &expected, &ranges)
             })
+            .instrument(span.clone())
             .await;
+        match &result {
+            Ok(bytes) => {
+                span.record("vod.bytes", bytes.len());
+                span.record("vod.outcome", "ok");
+            }
+            Err(e) => {
+                span.record("vod.outcome", e.to_string().as_str());
+            }
+        }
         self.counters.read_requests.inc_by(count);
         self.counters
             .read_seconds

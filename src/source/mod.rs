@@ -11,11 +11,17 @@
 //!   return bytes of a different version;
 //! - a range past the end of the object is [`SourceError::OutOfRange`], never a short read;
 //! - nothing blocks a runtime worker (the local backend reads on the blocking pool);
-//! - every read is counted in [`SourceCounters`] (`vod_source_read_bytes_total`, ...).
+//! - every read is counted in [`SourceCounters`] (`vod_source_read_bytes_total`, ...), and
+//!   bytes read but not passed on (gaps a backend reads through to save a request) in
+//!   `vod_source_over_read_bytes_total`.
+//!
+//! Backends: [`LocalMediaSource`] (a folder) and [`ObjectStoreSource`] (S3-compatible
+//! buckets, GCS, Azure and plain HTTP through the `object_store` crate).
 
 mod counters;
 mod key;
 mod local;
+mod object_store;
 
 use std::fmt;
 use std::sync::Arc;
@@ -27,6 +33,7 @@ use futures_util::stream::BoxStream;
 pub use counters::SourceCounters;
 pub use key::{KeyError, ObjectKey};
 pub use local::LocalMediaSource;
+pub use object_store::{ObjectStoreOptions, ObjectStoreSource, StoreError, OVER_READ_BUDGET_BYTES};
 
 /// A half-open byte range `[start, start + len)` of an object.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]

@@ -29,8 +29,6 @@ pub struct Metrics {
     pub request_seconds: Family<HttpLabels, Histogram>,
     /// Body bytes sent (segments and manifests).
     pub sent_bytes: Counter,
-    /// Source bytes read for segment payloads but not sent (over-read).
-    pub over_read_bytes: Counter,
     /// Responses whose bodies are streaming now.
     pub streams_in_flight: Gauge,
     /// Open client connections.
@@ -64,7 +62,6 @@ impl Metrics {
                 ])
             }),
             sent_bytes: Counter::default(),
-            over_read_bytes: Counter::default(),
             streams_in_flight: Gauge::default(),
             connections_open: Gauge::default(),
             cache_hits: Counter::default(),
@@ -86,11 +83,6 @@ impl Metrics {
             "vod_http_sent_bytes",
             "Response body bytes sent",
             metrics.sent_bytes.clone(),
-        );
-        registry.register(
-            "vod_source_over_read_bytes",
-            "Source bytes read for segments but not sent",
-            metrics.over_read_bytes.clone(),
         );
         registry.register(
             "vod_streams_in_flight",

@@ -1,26 +1,89 @@
-//! Telemetry: log setup and the Prometheus registry. A leaf module: anything may use it,
+//! Telemetry: logs, traces and the Prometheus registry. A leaf module: anything may use it,
 //! it uses nothing of ours but the counters it registers.
+//!
+//! `init` installs one `tracing` subscriber with up to two outputs: log lines (text or
+//! JSON, filtered by `RUST_LOG`) and, when the `OTEL_*` variables ask for it, an
+//! OpenTelemetry layer exporting spans over OTLP (otel.rs). The span tree is documented in
+//! docs/observability.md.
 
 mod metrics;
+mod otel;
 
 pub use metrics::{HttpLabels, Metrics};
+pub use otel::{extract_parent, trace_id_of, OtelConfig, OtelError, OtlpProtocol};
+
+use opentelemetry_sdk::trace::SdkTracerProvider;
+use tracing_subscriber::layer::SubscriberExt;
+use tracing_subscriber::util::SubscriberInitExt;
+use tracing_subscriber::Layer;
 
 use crate::config::LogFormat;
 
-/// Install the global `tracing` subscriber: text or JSON lines on stderr, filtered by
-/// `RUST_LOG` (default `info`, with mp4-atom's per-box warnings about boxes it does not
-/// model kept quiet). Colours only on a terminal. Safe to call more than once (later calls
-/// do nothing).
-pub fn init_logging(format: LogFormat) {
+/// Keeps the trace exporter alive; flushes and shuts it down when dropped.
+#[derive(Debug, Default)]
+pub struct TelemetryGuard {
+    provider: Option<SdkTracerProvider>,
+}
+
+impl TelemetryGuard {
+    /// Whether spans are being exported.
+    pub fn exporting(&self) -> bool {
+        self.provider.is_some()
+    }
+
+    /// Export every finished span now (tests, shutdown).
+    pub fn force_flush(&self) {
+        if let Some(provider) = &self.provider {
+            let _ = provider.force_flush();
+        }
+    }
+}
+
+impl Drop for TelemetryGuard {
+    fn drop(&mut self) {
+        if let Some(provider) = self.provider.take() {
+            let _ = provider.shutdown();
+        }
+    }
+}
+
+/// Install the global `tracing` subscriber: log lines on stderr (text or JSON, filtered by
+/// `RUST_LOG`, default `info` with mp4-atom's per-box warnings kept quiet, colours only on
+/// a terminal) and, with `otel`, span export over OTLP. Later calls install nothing.
+///
+/// # Errors
+/// When the OTLP exporter cannot be built.
+pub fn init(format: LogFormat, otel: Option<OtelConfig>) -> Result<TelemetryGuard, OtelError> {
     use std::io::IsTerminal;
     let filter = tracing_subscriber::EnvFilter::try_from_default_env()
         .unwrap_or_else(|_| tracing_subscriber::EnvFilter::new("info,mp4_atom=error"));
-    let builder = tracing_subscriber::fmt()
-        .with_env_filter(filter)
-        .with_ansi(std::io::stderr().is_terminal())
-        .with_writer(std::io::stderr);
-    let _ = match format {
-        LogFormat::Text => builder.try_init(),
-        LogFormat::Json => builder.json().flatten_event(true).try_init(),
-    };
+    let log_layer = match format {
+        LogFormat::Text => tracing_subscriber::fmt::layer()
+            .with_ansi(std::io::stderr().is_terminal())
+            .with_writer(std::io::stderr)
+            .boxed(),
+        LogFormat::Json => tracing_subscriber::fmt::layer()
+            .json()
+            .flatten_event(true)
+            .with_current_span(true)
+            .with_span_list(false)
+            .with_writer(std::io::stderr)
+            .boxed(),
+    }
+    .with_filter(filter);
+    let provider = otel.as_ref().map(otel::tracer_provider).transpose()?;
+    // Spans are exported whatever RUST_LOG says about log lines.
+    let otel_layer = provider.as_ref().map(|p| {
+        tracing_opentelemetry::layer()
+            .with_tracer(otel::tracer(p))
+            .with_filter(
+                tracing_subscriber::filter::Targets::new()
+                    .with_target("vodpack", tracing::Level::INFO),
+            )
+    });
+    let _ = tracing_subscriber::registry()
+        .with(log_layer)
+        .with(otel_layer)
+        .try_init();
+    Ok(TelemetryGuard { provider })
 }

@@ -1,0 +1,526 @@
+//! A bounded copy of `moov`: only the boxes the index needs, so mp4-atom's recursive decoder
+//! never sees deeper nesting than [`MediaLimits::max_box_depth`].
+//!
+//! mp4-atom decodes every child of a container it knows by recursion, and a `moov` may hold
+//! any box, a `moov` included. Nested boxes cost 8 bytes each, and about 60 of them (under
+//! 500 bytes) overflowed a 2 MiB thread stack in a debug build, about 400 in release: a stack
+//! overflow aborts the whole process, which no `catch_unwind` can stop. So mp4-atom never
+//! sees the file's `moov`. This module walks it without recursion along the one path the
+//! index reads (`moov/trak/{tkhd, edts/elst, mdia/{mdhd, hdlr, minf/stbl/tables}}`), copies
+//! those boxes into a fresh `moov`, and drops every other box unread (`udta`, `meta`, `mvex`,
+//! ...). Inside that path only the sample descriptions (`stsd`) have a shape the file
+//! chooses; their nesting is measured (see [`check_nesting`]) before they are copied.
+//!
+//! It also cuts out each track's raw `stsd`, which init segments carry byte for byte.
+
+use std::cmp::Reverse;
+use std::collections::BinaryHeap;
+use std::ops::Range;
+
+use bytes::Bytes;
+
+use super::{MediaError, MediaLimits};
+
+/// Depth of `stsd` in the copy: moov (1) / trak / mdia / minf / stbl / stsd (6).
+const STSD_DEPTH: usize = 6;
+
+/// A `dinf` with one self-contained `url ` entry. mp4-atom requires a `dinf` in `minf`; the
+/// index never reads it, and a copied one could nest boxes.
+const MINIMAL_DINF: [u8; 36] = [
+    0, 0, 0, 36, b'd', b'i', b'n', b'f', //
+    0, 0, 0, 28, b'd', b'r', b'e', b'f', 0, 0, 0, 0, 0, 0, 0, 1, //
+    0, 0, 0, 12, b'u', b'r', b'l', b' ', 0, 0, 0, 1,
+];
+
+/// What the walk produces.
+#[derive(Debug)]
+pub(super) struct Skeleton {
+    /// A `moov` holding only `mvhd` and, per `trak`, the boxes the index reads.
+    pub moov: Vec<u8>,
+    /// The source `stsd` box (header included) of each `trak`, in the order of the copy's
+    /// `trak`s (which is file order); `None` when a `trak` has none.
+    pub sample_descriptions: Vec<Option<Bytes>>,
+}
+
+/// One box inside a parent: its type, the whole box and its body, as ranges of the buffer.
+#[derive(Debug, Clone)]
+struct Child {
+    kind: [u8; 4],
+    whole: Range<usize>,
+    body: Range<usize>,
+}
+
+/// The box header at `pos` of `buf`, inside a parent whose body ends at `end`. Sizes follow
+/// ISO/IEC 14496-12 4.2: 0 runs to the end of the parent, 1 means a 64-bit size follows.
+fn child_at(buf: &[u8], pos: usize, end: usize) -> Result<Child, MediaError> {
+    let word = |at: usize| -> Option<[u8; 4]> { buf.get(at..at.checked_add(4)?)?.try_into().ok() };
+    let (Some(size), Some(kind)) = (word(pos), word(pos + 4)) else {
+        return Err(MediaError::Truncated {
+            reason: format!("box header at offset {pos} of moov is cut off"),
+        });
+    };
+    let size = u32::from_be_bytes(size);
+    let name = String::from_utf8_lossy(&kind).escape_debug().to_string();
+    let (header_len, box_len) = match size {
+        0 => (8, end.saturating_sub(pos)),
+        1 => {
+            let (Some(high), Some(low)) = (word(pos + 8), word(pos + 12)) else {
+                return Err(MediaError::Truncated {
+                    reason: format!(
+                        "64-bit size of box '{name}' at offset {pos} of moov is cut off"
+                    ),
+                });
+            };
+            let large =
+                (u64::from(u32::from_be_bytes(high)) << 32) | u64::from(u32::from_be_bytes(low));
+            (16, usize::try_from(large).unwrap_or(usize::MAX))
+        }
+        n => (8, n as usize),
+    };
+    if box_len < header_len {
+        return Err(MediaError::Malformed {
+            reason: format!("box '{name}' at offset {pos} of moov has size {box_len}"),
+        });
+    }
+    // `pos < end <= buf.len()`, so the sum only overflows for a size that is too big anyway.
+    match pos.checked_add(box_len).filter(|e| *e <= end) {
+        Some(box_end) => Ok(Child {
+            kind,
+            whole: pos..box_end,
+            body: pos + header_len..box_end,
+        }),
+        None => Err(MediaError::Malformed {
+            reason: format!(
+                "box '{name}' at offset {pos} of moov claims {box_len} bytes, past the end of its parent at {end}"
+            ),
+        }),
+    }
+}
+
+/// The children of the body `body` of `buf`, in order. A remainder under 8 bytes after the
+/// last child is padding (a QuickTime zero terminator), as mp4-atom also accepts.
+fn children(buf: &[u8], body: Range<usize>) -> Result<Vec<Child>, MediaError> {
+    let mut out = Vec::new();
+    let mut pos = body.start;
+    while body.end.saturating_sub(pos) >= 8 {
+        let child = child_at(buf, pos, body.end)?;
+        pos = child.whole.end;
+        out.push(child);
+    }
+    Ok(out)
+}
+
+/// A box writer for the copy: `begin` writes a header whose size `end` fills in.
+struct Out {
+    bytes: Vec<u8>,
+    open: Vec<usize>,
+}
+
+impl Out {
+    fn begin(&mut self, kind: &[u8; 4]) {
+        self.open.push(self.bytes.len());
+        self.bytes.extend_from_slice(&[0; 4]);
+        self.bytes.extend_from_slice(kind);
+    }
+
+    fn end(&mut self) -> Result<(), MediaError> {
+        let Some(start) = self.open.pop() else {
+            return Ok(());
+        };
+        let len = u32::try_from(self.bytes.len() - start).map_err(|_| MediaError::Malformed {
+            reason: "moov is over 4 GiB".to_owned(),
+        })?;
+        if let Some(size) = self.bytes.get_mut(start..start + 4) {
+            size.copy_from_slice(&len.to_be_bytes());
+        }
+        Ok(())
+    }
+
+    fn copy(&mut self, buf: &[u8], child: &Child) {
+        if let Some(bytes) = buf.get(child.whole.clone()) {
+            self.bytes.extend_from_slice(bytes);
+        }
+    }
+}
+
+/// Copy the boxes the index reads out of `moov` (one whole box, header included).
+///
+/// # Errors
+/// [`MediaError::Malformed`] or [`MediaError::Truncated`] for a box header that is too short
+/// or runs past its parent on the path walked, [`MediaError::TooLarge`] for more `trak`s
+/// than `max_tracks` or sample descriptions nested deeper than `max_box_depth`.
+pub(super) fn build(moov: &Bytes, limits: &MediaLimits) -> Result<Skeleton, MediaError> {
+    let top = child_at(moov, 0, moov.len())?;
+    if &top.kind != b"moov" {
+        return Err(MediaError::NotMp4 {
+            reason: "no moov box found".to_owned(),
+        });
+    }
+    let top_children = children(moov, top.body)?;
+    let traks = top_children.iter().filter(|c| &c.kind == b"trak").count();
+    if traks > limits.max_tracks {
+        return Err(MediaError::TooLarge {
+            limit: "max_tracks",
+            value: traks as u64,
+            max: limits.max_tracks as u64,
+        });
+    }
+    let mut out = Out {
+        bytes: Vec::with_capacity(moov.len().min(1 << 20)),
+        open: Vec::new(),
+    };
+    let mut sample_descriptions = Vec::with_capacity(traks);
+    out.begin(b"moov");
+    for child in &top_children {
+        match &child.kind {
+            b"mvhd" => out.copy(moov, child),
+            b"trak" => sample_descriptions.push(trak(moov, child, &mut out, limits)?),
+            _ => {}
+        }
+    }
+    out.end()?;
+    Ok(Skeleton {
+        moov: out.bytes,
+        sample_descriptions,
+    })
+}
+
+/// Copy one `trak`; returns its raw `stsd`.
+fn trak(
+    moov: &Bytes,
+    trak: &Child,
+    out: &mut Out,
+    limits: &MediaLimits,
+) -> Result<Option<Bytes>, MediaError> {
+    let mut stsd = None;
+    out.begin(b"trak");
+    for child in children(moov, trak.body.clone())? {
+        match &child.kind {
+            b"tkhd" => out.copy(moov, &child),
+            b"edts" => {
+                out.begin(b"edts");
+                for edit in children(moov, child.body.clone())? {
+                    if &edit.kind == b"elst" {
+                        out.copy(moov, &edit);
+                    }
+                }
+                out.end()?;
+            }
+            b"mdia" => {
+                out.begin(b"mdia");
+                for part in children(moov, child.body.clone())? {
+                    match &part.kind {
+                        b"mdhd" | b"hdlr" => out.copy(moov, &part),
+                        b"minf" => {
+                            out.begin(b"minf");
+                            out.bytes.extend_from_slice(&MINIMAL_DINF);
+                            for stbl in children(moov, part.body.clone())? {
+                                if &stbl.kind == b"stbl" {
+                                    let found = sample_tables(moov, &stbl, out, limits)?;
+                                    stsd = stsd.or(found);
+                                }
+                            }
+                            out.end()?;
+                        }
+                        _ => {}
+                    }
+                }
+                out.end()?;
+            }
+            _ => {}
+        }
+    }
+    out.end()?;
+    Ok(stsd)
+}
+
+/// Copy one `stbl` with the tables the index reads; returns its first raw `stsd`.
+fn sample_tables(
+    moov: &Bytes,
+    stbl: &Child,
+    out: &mut Out,
+    limits: &MediaLimits,
+) -> Result<Option<Bytes>, MediaError> {
+    let mut stsd = None;
+    out.begin(b"stbl");
+    for table in children(moov, stbl.body.clone())? {
+        match &table.kind {
+            b"stsd" => {
+                let allowed = limits.max_box_depth.saturating_sub(STSD_DEPTH);
+                check_nesting(moov, table.body.clone(), allowed).map_err(|depth| {
+                    MediaError::TooLarge {
+                        limit: "max_box_depth",
+                        value: (STSD_DEPTH + depth) as u64,
+                        max: limits.max_box_depth as u64,
+                    }
+                })?;
+                out.copy(moov, &table);
+                stsd.get_or_insert_with(|| moov.slice(table.whole.clone()));
+            }
+            b"stts" | b"ctts" | b"stss" | b"stsz" | b"stsc" | b"stco" | b"co64" => {
+                out.copy(moov, &table);
+            }
+            _ => {}
+        }
+    }
+    out.end()?;
+    Ok(stsd)
+}
+
+/// Whether a box type could be one mp4-atom decodes: every type it knows is printable ASCII
+/// (with `©`, 0xa9). The one exception, `mebx` key boxes (any type), sits between `keys`
+/// and its children, so a chain can hide at most one level in three from this count.
+fn plausible_kind(kind: &[u8]) -> bool {
+    kind.iter()
+        .all(|b| b.is_ascii_graphic() || *b == b' ' || *b == 0xa9)
+}
+
+/// Checks that no byte of `buf[body]` lies inside more than `allowed` plausible boxes.
+///
+/// Which bytes of a sample description are box headers depends on the entry type, so this
+/// counts every offset where a plausible header fits (a printable type and a size that ends
+/// inside `body`; size 0 runs to its end) and keeps the ends of those still open in a heap.
+/// Real boxes are among them, so the real nesting is never deeper than the count: a false
+/// match can only make a file look deeper, never hide depth. Time is linear in the body;
+/// memory is at most `allowed + 1` ends.
+///
+/// # Errors
+/// The depth reached, once it exceeds `allowed`.
+fn check_nesting(buf: &[u8], body: Range<usize>, allowed: usize) -> Result<(), usize> {
+    let mut open: BinaryHeap<Reverse<usize>> = BinaryHeap::new();
+    let end = body.end.min(buf.len());
+    let mut pos = body.start;
+    while let Some(head) = buf
+        .get(pos..(pos + 8).min(end))
+        .and_then(|h| <[u8; 8]>::try_from(h).ok())
+    {
+        while open.peek().is_some_and(|Reverse(e)| *e <= pos) {
+            open.pop();
+        }
+        let [s0, s1, s2, s3, k0, k1, k2, k3] = head;
+        let box_end = if plausible_kind(&[k0, k1, k2, k3]) {
+            match u32::from_be_bytes([s0, s1, s2, s3]) {
+                0 => Some(end),
+                1 => buf
+                    .get(pos + 8..pos + 16)
+                    .and_then(|b| <[u8; 8]>::try_from(b).ok())
+                    .map(u64::from_be_bytes)
+                    .filter(|n| *n >= 16)
+                    .and_then(|n| usize::try_from(n).ok())
+                    .and_then(|n| pos.checked_add(n)),
+                n if n >= 8 => pos.checked_add(n as usize),
+                _ => None,
+            }
+            .filter(|e| *e <= end)
+        } else {
+            None
+        };
+        if let Some(box_end) = box_end {
+            open.push(Reverse(box_end));
+            if open.len() > allowed {
+                return Err(open.len());
+            }
+        }
+        pos += 1;
+    }
+    Ok(())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// `kind` boxes nested `depth` deep around `inner`.
+    fn nest(kind: &[u8; 4], depth: usize, inner: &[u8]) -> Vec<u8> {
+        let mut b = inner.to_vec();
+        for _ in 0..depth {
+            let mut o = ((b.len() + 8) as u32).to_be_bytes().to_vec();
+            o.extend_from_slice(kind);
+            o.extend_from_slice(&b);
+            b = o;
+        }
+        b
+    }
+
+    fn boxed(kind: &[u8; 4], body: &[u8]) -> Vec<u8> {
+        nest(kind, 1, body)
+    }
+
+    /// The `moov` box of a committed fixture.
+    fn fixture_moov(name: &str) -> Bytes {
+        let path = std::path::Path::new(env!("CARGO_MANIFEST_DIR"))
+            .join("fixtures")
+            .join(name);
+        let file = std::fs::read(path).unwrap();
+        let mut pos = 0;
+        loop {
+            let child = child_at(&file, pos, file.len()).unwrap();
+            if &child.kind == b"moov" {
+                return Bytes::copy_from_slice(&file[child.whole]);
+            }
+            pos = child.whole.end;
+        }
+    }
+
+    /// Given every fixture, the copy decodes to the same header, track and sample-table boxes
+    /// as the whole `moov`, and the raw sample descriptions are the source's bytes.
+    #[test]
+    fn the_copy_decodes_to_the_same_tables_as_the_source() {
+        use mp4_atom::{Decode, Moov};
+        for name in [
+            "h264-aac-3s.mp4",
+            "h264-aac-3s-moov-end.mp4",
+            "h264-bframes-editlist-aac.mp4",
+            "hevc-aac-3s.mp4",
+            "aac-3s-audio-only.m4a",
+            "h264-3s-video-only.mp4",
+            "h264-aac-2lang-3s.mp4",
+        ] {
+            let moov = fixture_moov(name);
+            let skeleton = build(&moov, &MediaLimits::default()).unwrap();
+            let source = Moov::decode(&mut &moov[..]).unwrap();
+            let copy = Moov::decode(&mut &skeleton.moov[..]).unwrap();
+            assert_eq!(source.mvhd, copy.mvhd, "{name}");
+            assert_eq!(source.trak.len(), copy.trak.len(), "{name}");
+            assert_eq!(
+                skeleton.sample_descriptions.len(),
+                copy.trak.len(),
+                "{name}"
+            );
+            for ((s, c), raw) in source
+                .trak
+                .iter()
+                .zip(&copy.trak)
+                .zip(&skeleton.sample_descriptions)
+            {
+                assert_eq!(s.tkhd, c.tkhd, "{name}");
+                assert_eq!(s.edts, c.edts, "{name}");
+                assert_eq!(s.mdia.mdhd, c.mdia.mdhd, "{name}");
+                assert_eq!(s.mdia.hdlr, c.mdia.hdlr, "{name}");
+                let (s, c) = (&s.mdia.minf.stbl, &c.mdia.minf.stbl);
+                assert_eq!(
+                    (&s.stsd, &s.stts, &s.ctts, &s.stss, &s.stsz, &s.stsc, &s.stco, &s.co64),
+                    (&c.stsd, &c.stts, &c.ctts, &c.stss, &c.stsz, &c.stsc, &c.stco, &c.co64),
+                    "{name}"
+                );
+                let raw = raw.as_ref().unwrap();
+                assert_eq!(
+                    mp4_atom::Stsd::decode(&mut &raw[..]).unwrap(),
+                    s.stsd,
+                    "{name}"
+                );
+            }
+        }
+    }
+
+    #[test]
+    fn nesting_is_counted_through_any_box_type() {
+        let chain = nest(b"avc1", 10, b"");
+        assert_eq!(check_nesting(&chain, 0..chain.len(), 10), Ok(()));
+        assert_eq!(check_nesting(&chain, 0..chain.len(), 9), Err(10));
+        // Size 0 (to the end of the parent) nests just as deep.
+        let mut zeros = Vec::new();
+        for _ in 0..10 {
+            zeros.extend_from_slice(&[0, 0, 0, 0]);
+            zeros.extend_from_slice(b"moov");
+        }
+        assert_eq!(check_nesting(&zeros, 0..zeros.len(), 9), Err(10));
+    }
+
+    #[test]
+    fn siblings_do_not_add_depth() {
+        let mut flat = Vec::new();
+        for _ in 0..1000 {
+            flat.extend_from_slice(&boxed(b"free", &[0; 8]));
+        }
+        assert_eq!(check_nesting(&flat, 0..flat.len(), 2), Ok(()));
+    }
+
+    #[test]
+    fn two_thousand_nested_boxes_in_udta_are_dropped_unread() {
+        let moov = boxed(
+            b"moov",
+            &[boxed(b"mvhd", &[0; 100]), nest(b"udta", 2000, b"")].concat(),
+        );
+        let skeleton = build(&Bytes::from(moov), &MediaLimits::default()).unwrap();
+        assert_eq!(skeleton.moov, boxed(b"moov", &boxed(b"mvhd", &[0; 100])));
+        assert!(skeleton.sample_descriptions.is_empty());
+    }
+
+    #[test]
+    fn two_thousand_nested_sample_entries_break_the_depth_limit() {
+        let stsd = boxed(
+            b"stsd",
+            &[&[0, 0, 0, 0, 0, 0, 0, 1][..], &nest(b"avc1", 2000, b"")].concat(),
+        );
+        let stbl = boxed(b"stbl", &stsd);
+        let minf = boxed(b"minf", &stbl);
+        let mdia = boxed(b"mdia", &minf);
+        let moov = boxed(b"moov", &boxed(b"trak", &mdia));
+        let err = build(&Bytes::from(moov), &MediaLimits::default()).unwrap_err();
+        assert!(
+            matches!(
+                err,
+                MediaError::TooLarge {
+                    limit: "max_box_depth",
+                    ..
+                }
+            ),
+            "{err}"
+        );
+    }
+
+    /// Given a sample description nested as deep as the limit allows, with the heaviest box
+    /// mp4-atom decodes (`moov`) at every level, then decoding the copy fits in a 1 MiB stack
+    /// even in a debug build (threads get 2 MiB).
+    #[test]
+    fn the_deepest_accepted_copy_decodes_in_a_small_stack() {
+        let limits = MediaLimits::default();
+        let inner = nest(b"moov", limits.max_box_depth - STSD_DEPTH, b"");
+        let stsd = boxed(b"stsd", &[&[0, 0, 0, 0, 0, 0, 0, 1][..], &inner].concat());
+        let mdia = boxed(b"mdia", &boxed(b"minf", &boxed(b"stbl", &stsd)));
+        let moov = Bytes::from(boxed(b"moov", &boxed(b"trak", &mdia)));
+        let skeleton = build(&moov, &limits).unwrap();
+        let decoded = std::thread::Builder::new()
+            .stack_size(1 << 20)
+            .spawn(move || {
+                use mp4_atom::Decode;
+                mp4_atom::Moov::decode(&mut &skeleton.moov[..]).is_ok()
+            })
+            .unwrap()
+            .join();
+        // An error (the boxes are empty), but an answer: no stack overflow.
+        assert_eq!(decoded.ok(), Some(false));
+        let deeper = nest(b"moov", limits.max_box_depth - STSD_DEPTH + 1, b"");
+        let stsd = boxed(b"stsd", &[&[0, 0, 0, 0, 0, 0, 0, 1][..], &deeper].concat());
+        let mdia = boxed(b"mdia", &boxed(b"minf", &boxed(b"stbl", &stsd)));
+        let moov = Bytes::from(boxed(b"moov", &boxed(b"trak", &mdia)));
+        assert!(build(&moov, &limits).is_err());
+    }
+
+    #[test]
+    fn a_box_of_size_3_inside_moov_is_malformed() {
+        let moov = boxed(b"moov", &[0, 0, 0, 3, b't', b'r', b'a', b'k']);
+        let err = build(&Bytes::from(moov), &MediaLimits::default()).unwrap_err();
+        assert!(matches!(err, MediaError::Malformed { .. }), "{err}");
+        assert!(err.to_string().contains("size 3"), "{err}");
+    }
+
+    #[test]
+    fn a_child_past_its_parent_is_malformed_and_64_bit_sizes_are_read() {
+        let mut moov = boxed(b"moov", &[0, 0, 0, 1, b'f', b'r', b'e', b'e']);
+        moov.extend_from_slice(&u64::MAX.to_be_bytes());
+        moov[3] += 8;
+        let err = build(&Bytes::from(moov), &MediaLimits::default()).unwrap_err();
+        assert!(
+            err.to_string().contains("past the end of its parent"),
+            "{err}"
+        );
+        let mut large = vec![0, 0, 0, 1, b'm', b'v', b'h', b'd'];
+        large.extend_from_slice(&20u64.to_be_bytes());
+        large.extend_from_slice(&[7; 4]);
+        let moov = boxed(b"moov", &large);
+        let skeleton = build(&Bytes::from(moov.clone()), &MediaLimits::default()).unwrap();
+        assert_eq!(skeleton.moov, moov);
+    }
+}

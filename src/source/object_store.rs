@@ -1,0 +1,686 @@
+//! `ObjectStoreSource`: media objects in a bucket (S3-compatible, GCS, Azure) or behind plain
+//! HTTP, read through the `object_store` crate.
+//!
+//! It owns one store per source, built from the source URL (credentials from the standard
+//! `AWS_*`, `GOOGLE_*` and `AZURE_*` variables), the identity of each object (a HEAD: size
+//! and ETag, reused for `identity_ttl_ms`), and ranged reads. Every GET asks for one range
+//! with `If-Match` set to the identity's ETag, and the answer's ETag and size are checked
+//! again, so an answer never mixes two versions of an object; a mismatch is
+//! [`SourceError::Changed`] and forgets the identity. Reads are planned here (`runs.rs`):
+//! ranges closer than `max_merge_gap_bytes` share a GET, at most
+//! [`OVER_READ_BUDGET_BYTES`] of gaps per read; a stream issues the GET of the next run
+//! while the current one streams, and never more.
+//!
+//! `object_store` signs requests, pools connections, retries 5xx and transport errors with
+//! backoff, and resumes a broken body. We plan ranges ourselves because its `get_ranges`
+//! merges gaps of up to 1 MiB, and put our own deadline on the response head because its
+//! default timeout covers a whole body, which a slow client can stretch without limit.
+//!
+//! Beside this file: `runs.rs` plans GETs and cuts their bodies back into ranges (pure),
+//! `stream.rs` is the `stream_ranges` stream, `store.rs` builds the store, counts its
+//! retries and maps its errors.
+
+mod runs;
+mod store;
+mod stream;
+
+use std::collections::VecDeque;
+use std::fmt;
+use std::sync::Arc;
+use std::time::{Duration, Instant};
+
+use ::object_store::path::Path;
+use ::object_store::{GetOptions, GetRange, ObjectMeta, ObjectStore};
+use async_trait::async_trait;
+use bytes::{Bytes, BytesMut};
+use futures_util::stream::{StreamExt, TryStreamExt};
+use moka::future::Cache;
+
+use self::runs::{plan_runs, Run, RunCursor};
+use self::store::{attempt_tag, build_store, copy_error, io_error, map_error};
+use self::stream::{OpenRun, RunStream};
+use super::{
+    ByteRange, ByteStream, MediaSource, ObjectIdentity, ObjectKey, SourceCounters, SourceError,
+    SourceKind,
+};
+
+/// Most bytes one read (a segment's ranges, or a batch) may read and not pass on: the
+/// brief's over-read budget per segment. Gap merging stops before it.
+pub const OVER_READ_BUDGET_BYTES: u64 = 256 * 1024;
+
+/// Largest read this source buffers in memory at once (`read_range`, `read_ranges`).
+const MAX_READ_BYTES: u64 = 256 * 1024 * 1024;
+
+/// GETs `read_ranges` runs at once.
+const READ_CONCURRENCY: usize = 4;
+
+/// Object identities remembered at most (each a key, a size and an ETag).
+const IDENTITY_CACHE_ENTRIES: u64 = 100_000;
+
+/// Prefix of the version of an object whose store gives no ETag: its last-modified time.
+const LAST_MODIFIED_VERSION: &str = "lm:";
+
+/// How the object-store source connects, waits, retries and coalesces reads. The
+/// `s3-endpoint` and `source-*` settings; defaults as in `docs/configuration.md`.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct ObjectStoreOptions {
+    /// Endpoint URL of an S3-compatible store (MinIO, Ceph, R2, ...). `None`: AWS, or
+    /// `AWS_ENDPOINT`. When set, requests use path-style addressing.
+    pub s3_endpoint: Option<String>,
+    /// Allow `http://` endpoints (a local MinIO, tests). Off: only TLS.
+    pub allow_http: bool,
+    /// Longest wait to open a connection, in milliseconds. A failed connect is retried.
+    pub connect_timeout_ms: u64,
+    /// Longest wait for a response head (all retries included), and for more bytes of a
+    /// body, in milliseconds. Past it a read is [`SourceError::Timeout`].
+    pub timeout_ms: u64,
+    /// Retries of a request that failed with a 5xx, a transport error or a timeout.
+    pub retries: u32,
+    /// Ranges of one read closer than this share a GET; the gap bytes are over-read.
+    pub max_merge_gap_bytes: u64,
+    /// How long an identity (HEAD) is reused, in milliseconds; 0 asks on every call.
+    pub identity_ttl_ms: u64,
+}
+
+impl Default for ObjectStoreOptions {
+    fn default() -> Self {
+        Self {
+            s3_endpoint: None,
+            allow_http: false,
+            connect_timeout_ms: 3_000,
+            // S3 answers a ranged GET in tens of milliseconds; 10 s leaves room for a slow
+            // moment and still answers 504 well before a CDN gives up on us (30 s+).
+            timeout_ms: 10_000,
+            retries: 3,
+            // One GET costs a round trip (tens of ms on S3) and a request fee; 64 KiB costs
+            // about a millisecond of transfer. Audio chunks between video chunks are
+            // merged, video chunks between audio chunks usually are not.
+            max_merge_gap_bytes: 64 * 1024,
+            // A HEAD per object per second per replica at most, and a replaced object
+            // shows within a second.
+            identity_ttl_ms: 1_000,
+        }
+    }
+}
+
+/// Why an object-store source could not be set up.
+#[derive(Debug, thiserror::Error)]
+pub enum StoreError {
+    /// The URL is not one we can serve from.
+    #[error("invalid source URL {url}: {reason}")]
+    InvalidUrl { url: String, reason: String },
+    /// An extra store option has a name the store does not know.
+    #[error("unknown object-store option {key} for {url}")]
+    UnknownOption { url: String, key: String },
+    /// The store refused its configuration (missing bucket, region, credentials, ...).
+    #[error("cannot configure the object store for {url}: {source}")]
+    Build {
+        url: String,
+        #[source]
+        source: ::object_store::Error,
+    },
+}
+
+/// Media objects in an object store, under a prefix.
+pub struct ObjectStoreSource {
+    /// The one store of this source, shared by every read (one connection pool).
+    store: Arc<dyn ObjectStore>,
+    /// Path of the prefix keys live under; empty for the store's root.
+    prefix: Path,
+    /// Deadline for a response head, retries included.
+    timeout: Duration,
+    /// Gap bytes below which ranges share a GET.
+    max_merge_gap_bytes: u64,
+    /// Identities by key, each kept for the identity TTL; `None` when the TTL is 0.
+    /// Loads are single-flight: concurrent requests for one key share one HEAD.
+    identities: Option<Cache<ObjectKey, ObjectIdentity>>,
+    counters: Arc<SourceCounters>,
+}
+
+impl fmt::Debug for ObjectStoreSource {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.debug_struct("ObjectStoreSource")
+            .field("store", &self.store.to_string())
+            .field("prefix", &self.prefix.as_ref())
+            .field("timeout", &self.timeout)
+            .finish_non_exhaustive()
+    }
+}
+
+impl ObjectStoreSource {
+    /// A source serving the objects under `url` (`s3://bucket/prefix`, `gs://`, `az://`,
+    /// `https://host/prefix`), with credentials and region from the environment.
+    ///
+    /// # Errors
+    /// [`StoreError`] for an unsupported URL or a configuration the store refuses.
+    pub fn new(url: &str, options: &ObjectStoreOptions) -> Result<Self, StoreError> {
+        Self::with_config(url, options, &[])
+    }
+
+    /// As [`ObjectStoreSource::new`], with `config` applied after the environment: pairs of
+    /// `object_store` configuration keys and values (`aws_access_key_id`, `aws_region`,
+    /// `google_service_account`, `azure_storage_account_key`, ...).
+    ///
+    /// # Errors
+    /// As [`ObjectStoreSource::new`], and [`StoreError::UnknownOption`] for a key the store
+    /// does not know.
+    pub fn with_config(
+        url: &str,
+        options: &ObjectStoreOptions,
+        config: &[(&str, &str)],
+    ) -> Result<Self, StoreError> {
+        let counters = Arc::new(SourceCounters::default());
+        let (store, prefix) = build_store(url, options, config, &counters)?;
+        Ok(Self::assemble(store, prefix, options, counters))
+    }
+
+    /// A source over a store built elsewhere (`object_store`'s in-memory store in tests),
+    /// keys under `prefix`. Retries made inside such a store are not counted.
+    ///
+    /// # Errors
+    /// [`StoreError::InvalidUrl`] when `prefix` is not a valid object path.
+    pub fn from_store(
+        store: Arc<dyn ObjectStore>,
+        prefix: &str,
+        options: &ObjectStoreOptions,
+    ) -> Result<Self, StoreError> {
+        let prefix = Path::parse(prefix).map_err(|e| StoreError::InvalidUrl {
+            url: prefix.to_owned(),
+            reason: e.to_string(),
+        })?;
+        Ok(Self::assemble(
+            store,
+            prefix,
+            options,
+            Arc::new(SourceCounters::default()),
+        ))
+    }
+
+    fn assemble(
+        store: Arc<dyn ObjectStore>,
+        prefix: Path,
+        options: &ObjectStoreOptions,
+        counters: Arc<SourceCounters>,
+    ) -> Self {
+        let identities = (options.identity_ttl_ms > 0).then(|| {
+            Cache::builder()
+                .max_capacity(IDENTITY_CACHE_ENTRIES)
+                .time_to_live(Duration::from_millis(options.identity_ttl_ms))
+                .build()
+        });
+        Self {
+            store,
+            prefix,
+            timeout: Duration::from_millis(options.timeout_ms),
+            max_merge_gap_bytes: options.max_merge_gap_bytes,
+            identities,
+            counters,
+        }
+    }
+
+    /// The store path of `key`. Keys are validated (no empty, `.` or `..` segment, no
+    /// control character), so the path is always valid.
+    fn path(&self, key: &ObjectKey) -> Path {
+        let joined = if self.prefix.as_ref().is_empty() {
+            key.as_str().to_owned()
+        } else {
+            format!("{}/{}", self.prefix.as_ref(), key.as_str())
+        };
+        Path::parse(&joined).unwrap_or_else(|_| Path::from(joined.as_str()))
+    }
+
+    /// Forget the identity of `key`, so the next request asks the store again.
+    async fn forget(&self, key: &ObjectKey) {
+        if let Some(identities) = &self.identities {
+            identities.invalidate(key).await;
+        }
+    }
+
+    /// Run one store request: count it, bound the wait for its head by the timeout, time
+    /// it, and map its error.
+    async fn request<T>(
+        &self,
+        key: &ObjectKey,
+        call: impl std::future::Future<Output = ::object_store::Result<T>>,
+    ) -> Result<T, SourceError> {
+        self.counters.read_requests.inc();
+        let started = Instant::now();
+        let outcome = tokio::time::timeout(self.timeout, call).await;
+        self.counters
+            .read_seconds
+            .observe(started.elapsed().as_secs_f64());
+        let result = match outcome {
+            Err(_elapsed) => Err(SourceError::Timeout {
+                key: key.to_string(),
+            }),
+            Ok(result) => result.map_err(|e| map_error(key, e)),
+        };
+        if result.is_err() {
+            self.counters.read_errors.inc();
+        }
+        result
+    }
+
+    /// HEAD `key`: its current identity.
+    #[tracing::instrument(skip_all, fields(key = %key, source_kind = "object_store"))]
+    async fn head(&self, key: &ObjectKey) -> Result<ObjectIdentity, SourceError> {
+        let options = GetOptions {
+            head: true,
+            extensions: attempt_tag(),
+            ..Default::default()
+        };
+        let result = self
+            .request(key, self.store.get_opts(&self.path(key), options))
+            .await?;
+        Ok(identity_of(&result.meta))
+    }
+
+    /// GET the bytes of `run` from version `identity` of `key`: the response's body and a
+    /// cursor that cuts it back into the run's parts.
+    #[tracing::instrument(
+        skip_all,
+        fields(key = %key, range_start = run.fetch.start, range_len = run.fetch.len,
+               source_kind = "object_store")
+    )]
+    async fn open_run(
+        &self,
+        key: &ObjectKey,
+        identity: &ObjectIdentity,
+        run: &Run,
+    ) -> Result<OpenRun, SourceError> {
+        let options = GetOptions {
+            range: Some(GetRange::Bounded(run.fetch.start..run.fetch.end())),
+            if_match: if_match(identity),
+            extensions: attempt_tag(),
+            ..Default::default()
+        };
+        let result = match self
+            .request(key, self.store.get_opts(&self.path(key), options))
+            .await
+        {
+            Ok(result) => result,
+            Err(e) => {
+                // The identity the caller holds is stale: make the next request ask again.
+                if matches!(
+                    e,
+                    SourceError::Changed { .. } | SourceError::NotFound { .. }
+                ) {
+                    self.forget(key).await;
+                }
+                return Err(e);
+            }
+        };
+        if !same_version(identity, &result.meta) {
+            // A store that ignores If-Match (or has no ETag) still cannot mix versions.
+            self.counters.read_errors.inc();
+            self.forget(key).await;
+            return Err(SourceError::Changed {
+                key: key.to_string(),
+            });
+        }
+        if result.range != (run.fetch.start..run.fetch.end()) {
+            self.counters.read_errors.inc();
+            return Err(io_error(
+                key,
+                format!("asked for {} and got {:?}", run.fetch, result.range),
+            ));
+        }
+        Ok(OpenRun {
+            body: result.into_stream(),
+            cursor: RunCursor::new(run),
+        })
+    }
+
+    /// GET `run` and collect its parts, each as one buffer.
+    async fn read_run(
+        &self,
+        key: &ObjectKey,
+        identity: &ObjectIdentity,
+        run: Run,
+    ) -> Result<Vec<Bytes>, SourceError> {
+        let OpenRun {
+            mut body,
+            mut cursor,
+        } = self.open_run(key, identity, &run).await?;
+        // The run's size was checked against MAX_READ_BYTES before planning.
+        let mut wanted = BytesMut::with_capacity(run.wanted() as usize);
+        let mut pieces = VecDeque::new();
+        while let Some(chunk) = body.next().await {
+            let chunk = chunk.map_err(|e| {
+                self.counters.read_errors.inc();
+                map_error(key, e)
+            })?;
+            self.counters.read_bytes.inc_by(chunk.len() as u64);
+            let dropped = cursor.feed(chunk, usize::MAX, &mut pieces).map_err(|e| {
+                self.counters.read_errors.inc();
+                io_error(key, e.to_string())
+            })?;
+            self.counters.over_read_bytes.inc_by(dropped);
+            for piece in pieces.drain(..) {
+                wanted.extend_from_slice(&piece);
+            }
+        }
+        if !cursor.is_complete() {
+            self.counters.read_errors.inc();
+            return Err(io_error(key, format!("{} ended early", run.fetch)));
+        }
+        let mut all = wanted.freeze();
+        Ok(run
+            .parts
+            .iter()
+            .map(|part| all.split_to((part.len as usize).min(all.len())))
+            .collect())
+    }
+
+    /// Check `ranges` against the object and, for buffered reads, the read limit.
+    fn check_ranges(
+        key: &ObjectKey,
+        identity: &ObjectIdentity,
+        ranges: &[ByteRange],
+        buffered: bool,
+    ) -> Result<(), SourceError> {
+        let mut total = 0u64;
+        for range in ranges {
+            if range
+                .start
+                .checked_add(range.len)
+                .is_none_or(|end| end > identity.size)
+            {
+                return Err(SourceError::OutOfRange {
+                    key: key.to_string(),
+                    range: *range,
+                    size: identity.size,
+                });
+            }
+            total = total.saturating_add(range.len);
+        }
+        if buffered && total > MAX_READ_BYTES {
+            return Err(SourceError::TooLarge {
+                key: key.to_string(),
+                len: total,
+                limit: MAX_READ_BYTES,
+            });
+        }
+        Ok(())
+    }
+}
+
+#[async_trait]
+impl MediaSource for ObjectStoreSource {
+    fn kind(&self) -> SourceKind {
+        SourceKind::ObjectStore
+    }
+
+    fn counters(&self) -> &Arc<SourceCounters> {
+        &self.counters
+    }
+
+    async fn identify(&self, key: &ObjectKey) -> Result<ObjectIdentity, SourceError> {
+        match &self.identities {
+            None => self.head(key).await,
+            Some(identities) => identities
+                .try_get_with_by_ref(key, self.head(key))
+                .await
+                .map_err(|shared| copy_error(&shared)),
+        }
+    }
+
+    async fn read_range(
+        &self,
+        key: &ObjectKey,
+        identity: &ObjectIdentity,
+        range: ByteRange,
+    ) -> Result<Bytes, SourceError> {
+        Self::check_ranges(key, identity, &[range], true)?;
+        if range.len == 0 {
+            return Ok(Bytes::new());
+        }
+        let mut parts = self.read_run(key, identity, Run::single(range)).await?;
+        Ok(parts.pop().unwrap_or_default())
+    }
+
+    async fn read_ranges(
+        &self,
+        key: &ObjectKey,
+        identity: &ObjectIdentity,
+        ranges: &[ByteRange],
+    ) -> Result<Vec<Bytes>, SourceError> {
+        Self::check_ranges(key, identity, ranges, true)?;
+        let runs = plan_runs(ranges, self.max_merge_gap_bytes, OVER_READ_BUDGET_BYTES);
+        let per_run: Vec<Vec<Bytes>> = futures_util::stream::iter(runs)
+            .map(|run| self.read_run(key, identity, run))
+            .buffered(READ_CONCURRENCY)
+            .try_collect()
+            .await?;
+        // The runs' parts are the non-empty ranges in order; empty ranges read nothing.
+        let mut parts = per_run.into_iter().flatten();
+        Ok(ranges
+            .iter()
+            .map(|range| {
+                if range.len == 0 {
+                    Bytes::new()
+                } else {
+                    parts.next().unwrap_or_default()
+                }
+            })
+            .collect())
+    }
+
+    fn stream_ranges(
+        self: Arc<Self>,
+        key: ObjectKey,
+        identity: ObjectIdentity,
+        ranges: Vec<ByteRange>,
+        chunk_bytes: usize,
+    ) -> ByteStream {
+        if let Err(e) = Self::check_ranges(&key, &identity, &ranges, false) {
+            return Box::pin(futures_util::stream::once(async move { Err(e) }));
+        }
+        let runs = plan_runs(&ranges, self.max_merge_gap_bytes, OVER_READ_BUDGET_BYTES);
+        let state = RunStream::new(self, key, identity, runs, chunk_bytes);
+        Box::pin(futures_util::stream::unfold(
+            state,
+            |mut state| async move {
+                let item = state.next_chunk().await?;
+                Some((item, state))
+            },
+        ))
+    }
+}
+
+/// The identity of an object as its store describes it: size, and the ETag, or the
+/// last-modified time for a store without ETags.
+fn identity_of(meta: &ObjectMeta) -> ObjectIdentity {
+    ObjectIdentity {
+        size: meta.size,
+        version: meta.e_tag.clone().unwrap_or_else(|| {
+            format!("{LAST_MODIFIED_VERSION}{}", meta.last_modified.to_rfc3339())
+        }),
+    }
+}
+
+/// The `If-Match` value for reads of `identity`: its ETag if it has a strong one (a weak
+/// ETag never matches `If-Match`, RFC 9110 13.1.1).
+fn if_match(identity: &ObjectIdentity) -> Option<String> {
+    let version = identity.version.as_str();
+    (!version.starts_with(LAST_MODIFIED_VERSION) && !version.starts_with("W/"))
+        .then(|| version.to_owned())
+}
+
+/// Whether a GET answered with `meta` is of the object version `identity`.
+fn same_version(identity: &ObjectIdentity, meta: &ObjectMeta) -> bool {
+    if meta.size != identity.size {
+        return false;
+    }
+    match &meta.e_tag {
+        Some(tag) => *tag == identity.version,
+        // No ETag on the answer: compare the last-modified time if that is our version,
+        // else rely on the If-Match the request carried.
+        None => {
+            !identity.version.starts_with(LAST_MODIFIED_VERSION)
+                || identity_of(meta).version == identity.version
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use ::object_store::memory::InMemory;
+    use ::object_store::{ObjectStoreExt, PutPayload};
+
+    fn key(name: &str) -> ObjectKey {
+        ObjectKey::parse(name).expect("valid key")
+    }
+
+    async fn memory_source(options: &ObjectStoreOptions) -> (Arc<InMemory>, ObjectStoreSource) {
+        let store = Arc::new(InMemory::new());
+        let body: Vec<u8> = (0..=255u8).cycle().take(4096).collect();
+        store
+            .put(&Path::from("media/dir/a b.mp4"), PutPayload::from(body))
+            .await
+            .expect("put");
+        let source = ObjectStoreSource::from_store(store.clone(), "media", options)
+            .expect("source over memory");
+        (store, source)
+    }
+
+    #[tokio::test]
+    async fn identify_and_read_under_the_prefix() {
+        let (_store, source) = memory_source(&ObjectStoreOptions::default()).await;
+        let k = key("dir/a b.mp4");
+        let id = source.identify(&k).await.expect("identity");
+        assert_eq!(id.size, 4096);
+        let bytes = source
+            .read_range(&k, &id, ByteRange::new(300, 4))
+            .await
+            .expect("read");
+        assert_eq!(&bytes[..], &[44, 45, 46, 47]);
+        let err = source.identify(&key("missing.mp4")).await.unwrap_err();
+        assert!(matches!(err, SourceError::NotFound { .. }), "{err}");
+        let err = source
+            .read_range(&k, &id, ByteRange::new(4090, 7))
+            .await
+            .unwrap_err();
+        assert!(matches!(err, SourceError::OutOfRange { .. }), "{err}");
+    }
+
+    #[tokio::test]
+    async fn read_ranges_merges_close_ranges_and_counts_the_gap_as_over_read() {
+        let options = ObjectStoreOptions {
+            max_merge_gap_bytes: 100,
+            ..Default::default()
+        };
+        let (_store, source) = memory_source(&options).await;
+        let k = key("dir/a b.mp4");
+        let id = source.identify(&k).await.expect("identity");
+        let requests_before = source.counters().read_requests.get();
+        let ranges = [
+            ByteRange::new(0, 10),
+            ByteRange::new(50, 10),
+            ByteRange::new(0, 0),
+            ByteRange::new(2000, 3),
+        ];
+        let parts = source.read_ranges(&k, &id, &ranges).await.expect("read");
+        assert_eq!(parts.len(), 4);
+        assert_eq!(&parts[1][..], &(50u8..60).collect::<Vec<_>>()[..]);
+        assert!(parts[2].is_empty());
+        assert_eq!(&parts[3][..], &[208, 209, 210]);
+        assert_eq!(source.counters().read_requests.get() - requests_before, 2);
+        assert_eq!(source.counters().over_read_bytes.get(), 40);
+        assert_eq!(source.counters().read_bytes.get(), 63);
+    }
+
+    #[tokio::test]
+    async fn stream_ranges_gives_bounded_chunks_of_the_concatenation() {
+        let (_store, source) = memory_source(&ObjectStoreOptions::default()).await;
+        let source = Arc::new(source);
+        let k = key("dir/a b.mp4");
+        let id = source.identify(&k).await.expect("identity");
+        let ranges = vec![
+            ByteRange::new(10, 1000),
+            ByteRange::new(1100, 5),
+            ByteRange::new(100_000 % 4096, 7),
+        ];
+        let chunks: Vec<Bytes> = source
+            .clone()
+            .stream_ranges(k, id, ranges.clone(), 256)
+            .try_collect()
+            .await
+            .expect("stream");
+        assert!(chunks.iter().all(|c| c.len() <= 256));
+        let got: Vec<u8> = chunks.iter().flat_map(|c| c.iter().copied()).collect();
+        let body: Vec<u8> = (0..=255u8).cycle().take(4096).collect();
+        let expected: Vec<u8> = ranges
+            .iter()
+            .flat_map(|r| body[r.start as usize..r.end() as usize].iter().copied())
+            .collect();
+        assert_eq!(got, expected);
+    }
+
+    #[tokio::test]
+    async fn a_replaced_object_is_changed_and_its_identity_forgotten() {
+        let options = ObjectStoreOptions {
+            identity_ttl_ms: 3_600_000,
+            ..Default::default()
+        };
+        let (store, source) = memory_source(&options).await;
+        let k = key("dir/a b.mp4");
+        let old = source.identify(&k).await.expect("identity");
+        store
+            .put(
+                &Path::from("media/dir/a b.mp4"),
+                PutPayload::from(vec![7u8; 4096]),
+            )
+            .await
+            .expect("replace");
+        // Within the TTL the old identity is still handed out...
+        assert_eq!(source.identify(&k).await.expect("cached"), old);
+        // ...but a read of it fails rather than return bytes of the new version...
+        let err = source
+            .read_range(&k, &old, ByteRange::new(0, 8))
+            .await
+            .unwrap_err();
+        assert!(matches!(err, SourceError::Changed { .. }), "{err}");
+        // ...and the failure made the source ask again.
+        let new = source.identify(&k).await.expect("fresh identity");
+        assert_ne!(new, old);
+        let bytes = source
+            .read_range(&k, &new, ByteRange::new(0, 8))
+            .await
+            .expect("read new");
+        assert_eq!(&bytes[..], &[7u8; 8]);
+    }
+
+    #[tokio::test]
+    async fn versions_without_etags_use_the_last_modified_time() {
+        let (store, _source) = memory_source(&ObjectStoreOptions::default()).await;
+        let mut meta = store
+            .head(&Path::from("media/dir/a b.mp4"))
+            .await
+            .expect("head");
+        meta.e_tag = None;
+        let id = identity_of(&meta);
+        assert!(id.version.starts_with(LAST_MODIFIED_VERSION));
+        assert_eq!(if_match(&id), None);
+        assert!(same_version(&id, &meta));
+        let tagged = ObjectIdentity {
+            size: 10,
+            version: "\"abc\"".into(),
+        };
+        assert_eq!(if_match(&tagged).as_deref(), Some("\"abc\""));
+        let weak = ObjectIdentity {
+            size: 10,
+            version: "W/\"abc\"".into(),
+        };
+        assert_eq!(if_match(&weak), None);
+    }
+
+    #[test]
+    fn unsupported_urls_are_refused_at_start() {
+        for url in ["file:///tmp", "memory:///", "ftp://host/x", "not a url"] {
+            let err = ObjectStoreSource::new(url, &ObjectStoreOptions::default()).unwrap_err();
+            assert!(matches!(err, StoreError::InvalidUrl { .. }), "{url}: {err}");
+        }
+    }
+}

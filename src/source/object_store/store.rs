@@ -1,0 +1,272 @@
+//! Building the store of a source from its URL, counting its retries, and mapping its
+//! errors to ours.
+//!
+//! One store per source: `object_store`'s builder for the URL's scheme, fed by the
+//! environment (`AWS_*`, `GOOGLE_*`, `AZURE_*`), then our settings: endpoint, plain HTTP,
+//! connect and read timeouts, retries with exponential backoff, and a pooled reqwest client
+//! wrapped so that each retry is counted (`object_store` retries inside its client and
+//! reports nothing). TLS uses rustls with ring, installed here, rather than the default
+//! aws-lc-rs, which needs a C toolchain and minutes of build.
+
+use std::sync::atomic::{AtomicU32, Ordering};
+use std::sync::Arc;
+use std::time::Duration;
+
+use ::object_store::aws::AmazonS3Builder;
+use ::object_store::azure::MicrosoftAzureBuilder;
+use ::object_store::client::{
+    HttpClient, HttpConnector, HttpError, HttpErrorKind, HttpRequest, HttpResponse, HttpService,
+    ReqwestConnector,
+};
+use ::object_store::gcp::GoogleCloudStorageBuilder;
+use ::object_store::http::HttpBuilder;
+use ::object_store::path::Path;
+use ::object_store::{
+    BackoffConfig, ClientOptions, Extensions, ObjectStore, ObjectStoreScheme, RetryConfig,
+};
+use async_trait::async_trait;
+
+use super::{ObjectStoreOptions, StoreError};
+use crate::source::{ObjectKey, SourceCounters, SourceError};
+
+/// Idle pooled connections are closed after this, before S3 closes them itself (~20 s),
+/// so a request rarely meets a connection the store already dropped.
+const POOL_IDLE_TIMEOUT: Duration = Duration::from_secs(15);
+
+/// Build the store for `url` and the path of its prefix.
+pub(super) fn build_store(
+    url: &str,
+    options: &ObjectStoreOptions,
+    config: &[(&str, &str)],
+    counters: &Arc<SourceCounters>,
+) -> Result<(Arc<dyn ObjectStore>, Path), StoreError> {
+    let invalid = |reason: String| StoreError::InvalidUrl {
+        url: url.to_owned(),
+        reason,
+    };
+    let unknown = |key: &str| StoreError::UnknownOption {
+        url: url.to_owned(),
+        key: key.to_owned(),
+    };
+    let built = |source| StoreError::Build {
+        url: url.to_owned(),
+        source,
+    };
+    let parsed = url::Url::parse(url).map_err(|e| invalid(e.to_string()))?;
+    let (scheme, prefix) = ObjectStoreScheme::parse(&parsed).map_err(|e| invalid(e.to_string()))?;
+    // reqwest is built without a default TLS provider (to avoid aws-lc-rs, a C build):
+    // install ring's once. An error means one is installed already, which is as good.
+    let _ = rustls::crypto::ring::default_provider().install_default();
+    let client = ClientOptions::new()
+        .with_allow_http(options.allow_http)
+        .with_connect_timeout(Duration::from_millis(options.connect_timeout_ms))
+        // Between body chunks, and per attempt for the head (our own deadline covers the
+        // head over all attempts). No timeout on a whole request: a segment body lasts as
+        // long as the client takes to read it.
+        .with_read_timeout(Duration::from_millis(options.timeout_ms))
+        .with_timeout_disabled()
+        .with_pool_idle_timeout(POOL_IDLE_TIMEOUT);
+    let retry = RetryConfig {
+        backoff: BackoffConfig {
+            init_backoff: Duration::from_millis(100),
+            max_backoff: Duration::from_secs(2),
+            base: 2.0,
+        },
+        max_retries: options.retries as usize,
+        // Also bounds resuming a broken body, which may come late in a long stream.
+        retry_timeout: Duration::from_secs(60).max(Duration::from_millis(options.timeout_ms)),
+    };
+    let connector = CountingConnector {
+        counters: counters.clone(),
+    };
+    let store: Arc<dyn ObjectStore> = match scheme {
+        ObjectStoreScheme::AmazonS3 => {
+            let mut builder = AmazonS3Builder::from_env()
+                .with_url(url)
+                .with_client_options(client)
+                .with_retry(retry)
+                .with_http_connector(connector);
+            if let Some(endpoint) = &options.s3_endpoint {
+                builder = builder
+                    .with_endpoint(endpoint)
+                    .with_virtual_hosted_style_request(false);
+            }
+            for (key, value) in config {
+                let config_key = key.to_ascii_lowercase().parse().map_err(|_| unknown(key))?;
+                builder = builder.with_config(config_key, *value);
+            }
+            Arc::new(builder.build().map_err(built)?)
+        }
+        ObjectStoreScheme::GoogleCloudStorage => {
+            let mut builder = GoogleCloudStorageBuilder::from_env()
+                .with_url(url)
+                .with_client_options(client)
+                .with_retry(retry)
+                .with_http_connector(connector);
+            for (key, value) in config {
+                let config_key = key.to_ascii_lowercase().parse().map_err(|_| unknown(key))?;
+                builder = builder.with_config(config_key, *value);
+            }
+            Arc::new(builder.build().map_err(built)?)
+        }
+        ObjectStoreScheme::MicrosoftAzure => {
+            let mut builder = MicrosoftAzureBuilder::from_env()
+                .with_url(url)
+                .with_client_options(client)
+                .with_retry(retry)
+                .with_http_connector(connector);
+            for (key, value) in config {
+                let config_key = key.to_ascii_lowercase().parse().map_err(|_| unknown(key))?;
+                builder = builder.with_config(config_key, *value);
+            }
+            Arc::new(builder.build().map_err(built)?)
+        }
+        ObjectStoreScheme::Http => {
+            let origin = &parsed[..url::Position::BeforePath];
+            let mut builder = HttpBuilder::new()
+                .with_url(origin)
+                .with_client_options(client)
+                .with_retry(retry)
+                .with_http_connector(connector);
+            for (key, value) in config {
+                let config_key = key.to_ascii_lowercase().parse().map_err(|_| unknown(key))?;
+                builder = builder.with_config(config_key, *value);
+            }
+            Arc::new(builder.build().map_err(built)?)
+        }
+        _ => {
+            return Err(invalid(
+                "serve s3://, gs://, az:// or http(s):// URLs; serve a folder with --root".into(),
+            ))
+        }
+    };
+    Ok((store, prefix))
+}
+
+/// Map a store error for `key` to ours. Access refused is logged here with its detail
+/// and becomes `Unreachable`, which the client sees as a 502 without bucket details.
+pub(super) fn map_error(key: &ObjectKey, error: ::object_store::Error) -> SourceError {
+    use ::object_store::Error as E;
+    let key_name = key.to_string();
+    match error {
+        E::NotFound { .. } => SourceError::NotFound { key: key_name },
+        E::Precondition { .. } | E::NotModified { .. } => SourceError::Changed { key: key_name },
+        E::PermissionDenied { .. } | E::Unauthenticated { .. } => {
+            tracing::warn!(key = %key, error = %error, "object store refused access");
+            SourceError::Unreachable {
+                key: key_name,
+                reason: error.to_string(),
+            }
+        }
+        E::Generic { .. } => match transport_failure(&error) {
+            Some(HttpErrorKind::Timeout) => SourceError::Timeout { key: key_name },
+            // Refused or failed connections, DNS, dropped answers, 5xx after the retries,
+            // and other statuses the store did not expect: the store is not serving us.
+            _ => SourceError::Unreachable {
+                key: key_name,
+                reason: error.to_string(),
+            },
+        },
+        other => SourceError::Io {
+            key: key_name,
+            source: std::io::Error::other(other),
+        },
+    }
+}
+
+/// The kind of the transport failure in `error`'s source chain, if there is one.
+fn transport_failure(error: &(dyn std::error::Error + 'static)) -> Option<HttpErrorKind> {
+    let mut current = Some(error);
+    while let Some(e) = current {
+        if let Some(http) = e.downcast_ref::<HttpError>() {
+            return Some(http.kind());
+        }
+        current = e.source();
+    }
+    None
+}
+
+/// An I/O error reading `key`, for answers that do not fit the request.
+pub(super) fn io_error(key: &ObjectKey, reason: String) -> SourceError {
+    SourceError::Io {
+        key: key.to_string(),
+        source: std::io::Error::other(reason),
+    }
+}
+
+/// A copy of an error shared by every request that waited on one identity load.
+pub(super) fn copy_error(error: &SourceError) -> SourceError {
+    match error {
+        SourceError::NotFound { key } => SourceError::NotFound { key: key.clone() },
+        SourceError::OutsideRoot { key } => SourceError::OutsideRoot { key: key.clone() },
+        SourceError::Changed { key } => SourceError::Changed { key: key.clone() },
+        SourceError::OutOfRange { key, range, size } => SourceError::OutOfRange {
+            key: key.clone(),
+            range: *range,
+            size: *size,
+        },
+        SourceError::Unreachable { key, reason } => SourceError::Unreachable {
+            key: key.clone(),
+            reason: reason.clone(),
+        },
+        SourceError::Timeout { key } => SourceError::Timeout { key: key.clone() },
+        SourceError::TooLarge { key, len, limit } => SourceError::TooLarge {
+            key: key.clone(),
+            len: *len,
+            limit: *limit,
+        },
+        SourceError::Io { key, source } => SourceError::Io {
+            key: key.clone(),
+            source: std::io::Error::new(source.kind(), source.to_string()),
+        },
+    }
+}
+
+/// Counts the HTTP attempts of one logical request; carried in the request's extensions,
+/// which `object_store` copies onto every retry of it.
+#[derive(Debug, Clone, Default)]
+struct AttemptTag(Arc<AtomicU32>);
+
+/// Extensions carrying a fresh [`AttemptTag`].
+pub(super) fn attempt_tag() -> Extensions {
+    let mut extensions = Extensions::new();
+    extensions.insert(AttemptTag::default());
+    extensions
+}
+
+/// Builds `object_store`'s reqwest client, wrapped to count retries: `object_store`
+/// retries inside its client and does not report them, so every attempt after the first
+/// of a tagged request is counted in `vod_source_read_retries_total`.
+#[derive(Debug)]
+struct CountingConnector {
+    counters: Arc<SourceCounters>,
+}
+
+impl HttpConnector for CountingConnector {
+    fn connect(&self, options: &ClientOptions) -> ::object_store::Result<HttpClient> {
+        let inner = ReqwestConnector::default().connect(options)?;
+        Ok(HttpClient::new(CountingService {
+            inner,
+            counters: self.counters.clone(),
+        }))
+    }
+}
+
+/// The HTTP client of [`CountingConnector`].
+#[derive(Debug)]
+struct CountingService {
+    inner: HttpClient,
+    counters: Arc<SourceCounters>,
+}
+
+#[async_trait]
+impl HttpService for CountingService {
+    async fn call(&self, request: HttpRequest) -> Result<HttpResponse, HttpError> {
+        if let Some(tag) = request.extensions().get::<AttemptTag>() {
+            if tag.0.fetch_add(1, Ordering::Relaxed) > 0 {
+                self.counters.read_retries.inc();
+            }
+        }
+        self.inner.execute(request).await
+    }
+}
