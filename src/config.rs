@@ -42,8 +42,43 @@ pub struct Settings {
     pub limits: MediaLimits,
     /// How an object-store `source` connects, waits, retries and coalesces reads.
     pub object_store: ObjectStoreOptions,
+    /// Admission limits, deadlines and shutdown of the HTTP server.
+    pub server: ServerOptions,
     /// Log line format.
     pub log_format: LogFormat,
+}
+
+/// How the HTTP server admits, times and drains requests.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct ServerOptions {
+    /// Open client connections; past it a new connection gets 503 and is closed.
+    pub max_connections: usize,
+    /// Segment and init requests in flight, streaming bodies included.
+    pub max_segment_requests: usize,
+    /// Playlist and MPD requests in flight, metadata loads included.
+    pub max_manifest_requests: usize,
+    /// Deadline for a request's answer to start (metadata load included), in ms.
+    pub request_timeout_ms: u64,
+    /// A streamed body whose client takes no new chunk for this long is closed, in ms.
+    pub send_timeout_ms: u64,
+    /// After SIGTERM, how long in-flight requests may take before the process exits, in ms.
+    pub drain_timeout_ms: u64,
+    /// Write one log line per request (the access log).
+    pub access_log: bool,
+}
+
+impl Default for ServerOptions {
+    fn default() -> Self {
+        Self {
+            max_connections: 10_000,
+            max_segment_requests: 2_048,
+            max_manifest_requests: 512,
+            request_timeout_ms: 15_000,
+            send_timeout_ms: 30_000,
+            drain_timeout_ms: 25_000,
+            access_log: false,
+        }
+    }
 }
 
 impl Default for Settings {
@@ -57,6 +92,7 @@ impl Default for Settings {
             metadata_cache_bytes: 256 * 1024 * 1024,
             limits: MediaLimits::default(),
             object_store: ObjectStoreOptions::default(),
+            server: ServerOptions::default(),
             log_format: LogFormat::Text,
         }
     }
@@ -80,6 +116,13 @@ pub const SETTINGS: &[(&str, &str, &str, &str)] = &[
     ("source-retries", "VODPACK_SOURCE_RETRIES", "3", "Retries of an object-store request that failed with a 5xx, a transport error or a timeout, with exponential backoff from 100 ms"),
     ("source-merge-gap-bytes", "VODPACK_SOURCE_MERGE_GAP_BYTES", "65536", "Byte ranges of a segment closer than this are read with one GET; the bytes between them are over-read, at most 262144 per segment"),
     ("source-identity-ttl-ms", "VODPACK_SOURCE_IDENTITY_TTL_MS", "1000", "How long an object's ETag and size are reused before a new HEAD; a replaced object is served within this time (0: a HEAD per request)"),
+    ("max-connections", "VODPACK_MAX_CONNECTIONS", "10000", "Open client connections; past it a new connection gets 503 with Retry-After and is closed"),
+    ("max-segment-requests", "VODPACK_MAX_SEGMENT_REQUESTS", "2048", "Segment and init requests in flight, streaming included; past it they are shed with 503 and Retry-After before any read"),
+    ("max-manifest-requests", "VODPACK_MAX_MANIFEST_REQUESTS", "512", "Playlist and MPD requests in flight, metadata loads included; a separate limit, so a segment storm cannot starve playlists"),
+    ("request-timeout-ms", "VODPACK_REQUEST_TIMEOUT_MS", "15000", "Deadline for an answer to start, metadata load included; past it the request gets 504"),
+    ("send-timeout-ms", "VODPACK_SEND_TIMEOUT_MS", "30000", "A streamed body whose client takes no new chunk for this long is closed and its source reads cancelled"),
+    ("drain-timeout-ms", "VODPACK_DRAIN_TIMEOUT_MS", "25000", "After SIGTERM or SIGINT, how long in-flight requests may finish before the process exits"),
+    ("access-log", "VODPACK_ACCESS_LOG", "false", "Write one log line per request (method, path, status, bytes, duration)"),
     ("log-format", "VODPACK_LOG_FORMAT", "text", "Log format: text or json"),
 ];
 
@@ -137,6 +180,27 @@ pub struct SettingsArgs {
     /// How long an object's identity (ETag, size) is reused, in milliseconds [default: 1000]
     #[arg(long, env = "VODPACK_SOURCE_IDENTITY_TTL_MS")]
     pub source_identity_ttl_ms: Option<u64>,
+    /// Open client connections [default: 10000]
+    #[arg(long, env = "VODPACK_MAX_CONNECTIONS")]
+    pub max_connections: Option<usize>,
+    /// Segment and init requests in flight [default: 2048]
+    #[arg(long, env = "VODPACK_MAX_SEGMENT_REQUESTS")]
+    pub max_segment_requests: Option<usize>,
+    /// Playlist and MPD requests in flight [default: 512]
+    #[arg(long, env = "VODPACK_MAX_MANIFEST_REQUESTS")]
+    pub max_manifest_requests: Option<usize>,
+    /// Deadline for an answer to start, in ms [default: 15000]
+    #[arg(long, env = "VODPACK_REQUEST_TIMEOUT_MS")]
+    pub request_timeout_ms: Option<u64>,
+    /// Close a stream whose client takes no chunk for this long, in ms [default: 30000]
+    #[arg(long, env = "VODPACK_SEND_TIMEOUT_MS")]
+    pub send_timeout_ms: Option<u64>,
+    /// Drain deadline after SIGTERM, in ms [default: 25000]
+    #[arg(long, env = "VODPACK_DRAIN_TIMEOUT_MS")]
+    pub drain_timeout_ms: Option<u64>,
+    /// Write one log line per request [default: false]
+    #[arg(long, env = "VODPACK_ACCESS_LOG")]
+    pub access_log: Option<bool>,
     /// Log format [default: text]
     #[arg(long, env = "VODPACK_LOG_FORMAT", value_enum)]
     pub log_format: Option<LogFormat>,
@@ -164,6 +228,13 @@ struct FileSettings {
     source_retries: Option<u32>,
     source_merge_gap_bytes: Option<u64>,
     source_identity_ttl_ms: Option<u64>,
+    max_connections: Option<usize>,
+    max_segment_requests: Option<usize>,
+    max_manifest_requests: Option<usize>,
+    request_timeout_ms: Option<u64>,
+    send_timeout_ms: Option<u64>,
+    drain_timeout_ms: Option<u64>,
+    access_log: Option<bool>,
     log_format: Option<LogFormat>,
 }
 
@@ -263,8 +334,53 @@ impl SettingsArgs {
                     .or(file.source_identity_ttl_ms)
                     .unwrap_or(d.object_store.identity_ttl_ms),
             },
+            server: ServerOptions {
+                max_connections: self
+                    .max_connections
+                    .or(file.max_connections)
+                    .unwrap_or(d.server.max_connections),
+                max_segment_requests: self
+                    .max_segment_requests
+                    .or(file.max_segment_requests)
+                    .unwrap_or(d.server.max_segment_requests),
+                max_manifest_requests: self
+                    .max_manifest_requests
+                    .or(file.max_manifest_requests)
+                    .unwrap_or(d.server.max_manifest_requests),
+                request_timeout_ms: self
+                    .request_timeout_ms
+                    .or(file.request_timeout_ms)
+                    .unwrap_or(d.server.request_timeout_ms),
+                send_timeout_ms: self
+                    .send_timeout_ms
+                    .or(file.send_timeout_ms)
+                    .unwrap_or(d.server.send_timeout_ms),
+                drain_timeout_ms: self
+                    .drain_timeout_ms
+                    .or(file.drain_timeout_ms)
+                    .unwrap_or(d.server.drain_timeout_ms),
+                access_log: self
+                    .access_log
+                    .or(file.access_log)
+                    .unwrap_or(d.server.access_log),
+            },
             log_format: self.log_format.or(file.log_format).unwrap_or(d.log_format),
         };
+        let server = &settings.server;
+        let positive: [(&'static str, u64); 6] = [
+            ("max-connections", server.max_connections as u64),
+            ("max-segment-requests", server.max_segment_requests as u64),
+            ("max-manifest-requests", server.max_manifest_requests as u64),
+            ("request-timeout-ms", server.request_timeout_ms),
+            ("send-timeout-ms", server.send_timeout_ms),
+            ("drain-timeout-ms", server.drain_timeout_ms),
+        ];
+        if let Some((name, _)) = positive.iter().find(|(_, v)| *v == 0) {
+            return Err(ConfigError::Invalid {
+                name,
+                reason: "must be greater than 0".into(),
+            });
+        }
         if !(100..=60_000).contains(&settings.segment_duration_ms) {
             return Err(ConfigError::Invalid {
                 name: "segment-duration-ms",

@@ -320,7 +320,7 @@ fn the_compose_stack_is_wired_to_itself() {
     let target = format!("vodpack:{}", image_port(&image));
     assert!(prometheus.contains(&target), "Prometheus scrapes {target}");
     assert!(compose.contains(&format!("\"{0}:{0}\"", image_port(&image))));
-    // vodpack drains for up to DRAIN_DEADLINE on SIGTERM; compose must wait longer.
+    // vodpack drains for up to drain-timeout-ms on SIGTERM; compose must wait longer.
     let grace = yaml_scalar(&compose, "stop_grace_period").expect("a stop_grace_period");
     let grace: u64 = grace.trim_end_matches('s').parse().expect("seconds");
     assert!(grace > drain_deadline_secs(), "stop_grace_period {grace}s");

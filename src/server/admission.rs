@@ -62,7 +62,10 @@ impl Admission {
             RequestClass::Manifest => &self.manifests,
             RequestClass::Control => return Some(Admitted(None)),
         };
-        pool.clone().try_acquire_owned().ok().map(|p| Admitted(Some(p)))
+        pool.clone()
+            .try_acquire_owned()
+            .ok()
+            .map(|p| Admitted(Some(p)))
     }
 
     /// Admit a connection, or `None` when the connection cap is reached. Hold the permit

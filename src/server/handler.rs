@@ -4,7 +4,7 @@
 //! channel; everything else is answered from bytes cached with the title.
 
 use std::sync::Arc;
-use std::time::Instant;
+use std::time::{Duration, Instant};
 
 use bytes::Bytes;
 use http::header::{self, HeaderValue};
@@ -15,10 +15,11 @@ use super::error::ErrorAnswer;
 use super::range::{parse_range, RangeRequest};
 use super::route::{parse_route, Route};
 use super::App;
+use super::{Admitted, RequestClass};
 use crate::media::TrackKind;
 use crate::package::{prepare_media_segment, PreparedSegment, Resource};
 use crate::source::{ByteRange, MediaSource, ObjectIdentity, ObjectKey};
-use crate::telemetry::{extract_parent, trace_id_of, HttpLabels};
+use crate::telemetry::{extract_parent, trace_id_of, HttpLabels, ShedLabels};
 use tracing::field::Empty;
 use tracing::{Instrument, Span};
 use tracing_opentelemetry::OpenTelemetrySpanExt;
@@ -108,11 +109,28 @@ pub async fn handle<B>(app: Arc<App>, req: Request<B>) -> Response<ResponseBody>
         route: label,
         status,
     };
+    let elapsed = started.elapsed();
     app.metrics.requests.get_or_create(&labels).inc();
     app.metrics
         .request_seconds
         .get_or_create(&labels)
-        .observe(started.elapsed().as_secs_f64());
+        .observe(elapsed.as_secs_f64());
+    if app.settings.server.access_log {
+        let bytes = response
+            .headers()
+            .get(header::CONTENT_LENGTH)
+            .and_then(|v| v.to_str().ok())
+            .unwrap_or("-");
+        tracing::info!(
+            target: "vodpack::access",
+            method = %req.method(),
+            path = %req.uri().path(),
+            status,
+            bytes,
+            duration_ms = elapsed.as_secs_f64() * 1000.0,
+            "access"
+        );
+    }
     response
 }
 
@@ -169,6 +187,22 @@ async fn answer<B>(app: &Arc<App>, req: &Request<B>, route: Route) -> Response<R
         );
         return response;
     }
+    // Admission is decided here, before any source read or parse.
+    let class = request_class(&route);
+    let Some(admitted) = app.admission.admit(class) else {
+        let label = match class {
+            RequestClass::Segment => "segment",
+            _ => "manifest",
+        };
+        app.metrics
+            .shed_requests
+            .get_or_create(&ShedLabels { class: label })
+            .inc();
+        return error_response(&ErrorAnswer {
+            retry_after: Some(1),
+            ..ErrorAnswer::new(StatusCode::SERVICE_UNAVAILABLE, "overloaded; retry")
+        });
+    };
     let result = match route {
         Route::Healthz => Ok(plain(Bytes::from_static(b"ok\n"))),
         Route::Readyz => {
@@ -193,11 +227,33 @@ async fn answer<B>(app: &Arc<App>, req: &Request<B>, route: Route) -> Response<R
             key,
             version,
             resource,
-        } => vod_answer(app, key, version, resource).await,
+        } => {
+            let deadline = Duration::from_millis(app.settings.server.request_timeout_ms);
+            tokio::time::timeout(deadline, vod_answer(app, key, version, resource))
+                .await
+                .unwrap_or_else(|_| {
+                    Err(ErrorAnswer::new(
+                        StatusCode::GATEWAY_TIMEOUT,
+                        "request deadline exceeded",
+                    ))
+                })
+        }
     };
     match result {
-        Ok(answer) => respond(app, req, answer),
+        Ok(answer) => respond(app, req, answer, admitted),
         Err(e) => error_response(&e),
+    }
+}
+
+/// The admission class of a route.
+fn request_class(route: &Route) -> RequestClass {
+    match route {
+        Route::Vod {
+            resource: Resource::Segment { .. } | Resource::Init { .. },
+            ..
+        } => RequestClass::Segment,
+        Route::Vod { .. } => RequestClass::Manifest,
+        Route::Metrics | Route::Healthz | Route::Readyz => RequestClass::Control,
     }
 }
 
@@ -336,8 +392,14 @@ fn mp4_type(kind: TrackKind) -> &'static str {
     }
 }
 
-/// Apply conditionals, HEAD and Range to a successful answer.
-fn respond<B>(app: &Arc<App>, req: &Request<B>, answer: Answer) -> Response<ResponseBody> {
+/// Apply conditionals, HEAD and Range to a successful answer. `admitted` is held until the
+/// body is sent: by this call for whole bodies, by the producer task for streams.
+fn respond<B>(
+    app: &Arc<App>,
+    req: &Request<B>,
+    answer: Answer,
+    admitted: Admitted,
+) -> Response<ResponseBody> {
     let len = answer.content.len();
     let mut builder = Response::builder()
         .header(header::CONTENT_TYPE, answer.content_type)
@@ -406,6 +468,7 @@ fn respond<B>(app: &Arc<App>, req: &Request<B>, answer: Answer) -> Response<Resp
             let span = Span::current();
             tokio::spawn(
                 async move {
+                    let _admitted = admitted;
                     app.metrics.streams_in_flight.inc();
                     let chunk = app.settings.stream_chunk_bytes;
                     let result = stream_segment(
@@ -459,8 +522,9 @@ fn etag_list_matches(list: &str, etag: &str, weak: bool) -> bool {
 }
 
 /// Send bytes `start..end` of a prepared segment into `tx`: the header part from memory,
-/// the payload from the source in chunks. Stops quietly when the client goes away.
-/// Returns the bytes sent.
+/// the payload from the source in chunks. Stops quietly when the client goes away, and
+/// when it stops reading for `send_timeout_ms` (the connection is then closed, because the
+/// body ends short, and the source reads stop with it). Returns the bytes sent.
 #[allow(clippy::too_many_arguments)]
 async fn stream_segment(
     app: &App,
@@ -475,16 +539,30 @@ async fn stream_segment(
 ) -> Result<u64, crate::source::SourceError> {
     use futures_util::StreamExt;
 
+    let send_timeout = Duration::from_millis(app.settings.server.send_timeout_ms);
+    // Ok(true): the client took the chunk; Ok(false): it is gone or stalled.
+    let send = |chunk: Bytes| async move {
+        match tokio::time::timeout(send_timeout, tx.send(Ok(chunk))).await {
+            Ok(Ok(())) => true,
+            Ok(Err(_)) => false,
+            Err(_) => {
+                app.metrics.stalled_streams.inc();
+                tracing::warn!("client stopped reading; closing the stream");
+                false
+            }
+        }
+    };
     let header = Bytes::from(prepared.header);
     let header_len = header.len() as u64;
     let mut sent = 0u64;
     if start < header_len {
         let part = header.slice(start as usize..end.min(header_len) as usize);
-        app.metrics.sent_bytes.inc_by(part.len() as u64);
-        sent += part.len() as u64;
-        if tx.send(Ok(part)).await.is_err() {
+        let len = part.len() as u64;
+        if !send(part).await {
             return Ok(sent);
         }
+        app.metrics.sent_bytes.inc_by(len);
+        sent += len;
     }
     // The payload ranges follow one another in the body; keep the parts inside start..end.
     let mut wanted = Vec::with_capacity(prepared.ranges.len());
@@ -503,11 +581,12 @@ async fn stream_segment(
     let mut chunks = source.stream_ranges(key, identity, wanted, chunk_bytes);
     while let Some(chunk) = chunks.next().await {
         let chunk = chunk?;
-        app.metrics.sent_bytes.inc_by(chunk.len() as u64);
-        sent += chunk.len() as u64;
-        if tx.send(Ok(chunk)).await.is_err() {
+        let len = chunk.len() as u64;
+        if !send(chunk).await {
             return Ok(sent);
         }
+        app.metrics.sent_bytes.inc_by(len);
+        sent += len;
     }
     Ok(sent)
 }

@@ -5,6 +5,7 @@
 //! its in-flight requests, and waits for them up to the drain deadline. Handlers live in
 //! `handler.rs`; the mapping of errors to answers in `error.rs`; URL parsing in `route.rs`.
 
+mod admission;
 mod body;
 mod catalog;
 mod error;
@@ -21,6 +22,7 @@ use hyper::service::service_fn;
 use hyper_util::rt::{TokioIo, TokioTimer};
 use tokio::net::TcpListener;
 
+pub use admission::{Admission, AdmissionLimits, Admitted, RequestClass};
 pub use body::{ResponseBody, STREAM_CHANNEL_CHUNKS};
 pub use catalog::{CachedTitle, Catalog, TitleError};
 pub use error::ErrorAnswer;
@@ -30,8 +32,6 @@ use crate::config::Settings;
 use crate::source::MediaSource;
 use crate::telemetry::Metrics;
 
-/// How long connections may take to finish after shutdown begins.
-const DRAIN_DEADLINE: Duration = Duration::from_secs(25);
 /// How long a client may take to send a request head.
 const HEADER_READ_TIMEOUT: Duration = Duration::from_secs(10);
 
@@ -44,6 +44,8 @@ pub struct App {
     pub catalog: Catalog,
     /// Metrics registry and handles.
     pub metrics: Arc<Metrics>,
+    /// Connection and request limits.
+    pub admission: Admission,
     draining: AtomicBool,
 }
 
@@ -58,10 +60,16 @@ impl App {
             settings.segment_duration_ms,
             metrics.clone(),
         );
+        let admission = Admission::new(AdmissionLimits {
+            max_connections: settings.server.max_connections,
+            max_segment_requests: settings.server.max_segment_requests,
+            max_manifest_requests: settings.server.max_manifest_requests,
+        });
         Arc::new(Self {
             settings,
             catalog,
             metrics,
+            admission,
             draining: AtomicBool::new(false),
         })
     }
@@ -110,6 +118,11 @@ pub async fn run(
             () = &mut shutdown => break,
         };
         let _ = stream.set_nodelay(true);
+        let Some(permit) = app.admission.admit_connection() else {
+            app.metrics.rejected_connections.inc();
+            tokio::spawn(reject_connection(stream));
+            continue;
+        };
         let app_for_conn = app.clone();
         let service = service_fn(move |req| {
             let app = app_for_conn.clone();
@@ -123,6 +136,7 @@ pub async fn run(
         let watched = graceful.watch(conn);
         let metrics = app.metrics.clone();
         tokio::spawn(async move {
+            let _permit = permit;
             metrics.connections_open.inc();
             if let Err(e) = watched.await {
                 tracing::debug!(error = %e, "connection ended with an error");
@@ -133,11 +147,33 @@ pub async fn run(
     app.draining.store(true, Ordering::Relaxed);
     drop(listener);
     tracing::info!("draining connections");
-    if tokio::time::timeout(DRAIN_DEADLINE, graceful.shutdown())
+    let deadline = Duration::from_millis(app.settings.server.drain_timeout_ms);
+    if tokio::time::timeout(deadline, graceful.shutdown())
         .await
         .is_err()
     {
         tracing::warn!("drain deadline passed with connections still open");
     }
     Ok(())
+}
+
+/// Answer a connection over the cap with a 503 and close it, without parsing its request.
+/// Bounded: a second at most, however the client behaves.
+async fn reject_connection(mut stream: tokio::net::TcpStream) {
+    use tokio::io::{AsyncReadExt, AsyncWriteExt};
+    const ANSWER: &[u8] = b"HTTP/1.1 503 Service Unavailable\r\nretry-after: 1\r\n\
+content-type: text/plain; charset=utf-8\r\ncache-control: no-store\r\n\
+access-control-allow-origin: *\r\ncontent-length: 21\r\nconnection: close\r\n\r\n\
+too many connections\n";
+    let _ = tokio::time::timeout(Duration::from_secs(1), async {
+        // Take what the client sent first, so closing does not reset the connection
+        // before it reads the answer.
+        let mut buf = [0u8; 4096];
+        let _ = tokio::time::timeout(Duration::from_millis(100), stream.read(&mut buf)).await;
+        stream.write_all(ANSWER).await?;
+        stream.shutdown().await?;
+        while stream.read(&mut buf).await? > 0 {}
+        Ok::<_, std::io::Error>(())
+    })
+    .await;
 }

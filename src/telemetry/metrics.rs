@@ -20,6 +20,13 @@ pub struct HttpLabels {
     pub status: u16,
 }
 
+/// Labels of the shed-request counter.
+#[derive(Debug, Clone, PartialEq, Eq, Hash, EncodeLabelSet)]
+pub struct ShedLabels {
+    /// `segment` or `manifest`.
+    pub class: &'static str,
+}
+
 /// All metrics of one server.
 pub struct Metrics {
     registry: Mutex<Registry>,
@@ -33,6 +40,12 @@ pub struct Metrics {
     pub streams_in_flight: Gauge,
     /// Open client connections.
     pub connections_open: Gauge,
+    /// Connections refused at the connection cap.
+    pub rejected_connections: Counter,
+    /// Requests shed at a request limit, by class (`segment`, `manifest`).
+    pub shed_requests: Family<ShedLabels, Counter>,
+    /// Streams closed because the client stopped reading.
+    pub stalled_streams: Counter,
     /// Metadata cache hits.
     pub cache_hits: Counter,
     /// Metadata cache misses (loads).
@@ -64,6 +77,9 @@ impl Metrics {
             sent_bytes: Counter::default(),
             streams_in_flight: Gauge::default(),
             connections_open: Gauge::default(),
+            rejected_connections: Counter::default(),
+            shed_requests: Family::default(),
+            stalled_streams: Counter::default(),
             cache_hits: Counter::default(),
             cache_misses: Counter::default(),
             cache_entries: Gauge::default(),
@@ -93,6 +109,21 @@ impl Metrics {
             "vod_connections_open",
             "Open client connections",
             metrics.connections_open.clone(),
+        );
+        registry.register(
+            "vod_connections_rejected",
+            "Connections refused at the connection cap (answered 503)",
+            metrics.rejected_connections.clone(),
+        );
+        registry.register(
+            "vod_requests_shed",
+            "Requests shed at a request limit (answered 503), by class",
+            metrics.shed_requests.clone(),
+        );
+        registry.register(
+            "vod_streams_stalled",
+            "Segment streams closed because the client stopped reading",
+            metrics.stalled_streams.clone(),
         );
         registry.register(
             "vod_metadata_cache_hits",

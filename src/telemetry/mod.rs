@@ -9,7 +9,7 @@
 mod metrics;
 mod otel;
 
-pub use metrics::{HttpLabels, Metrics};
+pub use metrics::{HttpLabels, Metrics, ShedLabels};
 pub use otel::{extract_parent, trace_id_of, OtelConfig, OtelError, OtlpProtocol};
 
 use opentelemetry_sdk::trace::SdkTracerProvider;

@@ -55,12 +55,20 @@ impl Drop for TestServer {
 pub async fn start_server_with(root: &Path, mut settings: Settings) -> TestServer {
     settings.root = root.to_path_buf();
     let source = LocalMediaSource::new(root).expect("media folder");
+    start_server_on(Arc::new(source), settings).await
+}
+
+/// Start a server reading from `source` with `settings` (its `listen` is replaced).
+pub async fn start_server_on(
+    source: Arc<dyn vodpack::source::MediaSource>,
+    mut settings: Settings,
+) -> TestServer {
     let listener = tokio::net::TcpListener::bind("127.0.0.1:0")
         .await
         .expect("bind loopback");
     let addr = listener.local_addr().expect("local addr");
     settings.listen = addr;
-    let app = App::new(settings, Arc::new(source));
+    let app = App::new(settings, source);
     let (stop, stopped) = oneshot::channel::<()>();
     let handle = tokio::spawn(server::run(listener, app.clone(), async move {
         let _ = stopped.await;

@@ -47,20 +47,12 @@ pub fn files_under(dir: &str, extensions: &[&str]) -> Vec<PathBuf> {
     out
 }
 
-/// `DRAIN_DEADLINE` of `src/server/mod.rs` (how long vodpack drains on SIGTERM), in
-/// seconds. Read from the source, as it is private to the server.
+/// The default drain deadline (`drain-timeout-ms` in `vodpack::config::ServerOptions`):
+/// how long vodpack drains on SIGTERM, in whole seconds, rounded up.
 pub fn drain_deadline_secs() -> u64 {
-    let server = read("src/server/mod.rs");
-    let line = server
-        .lines()
-        .find(|l| l.contains("const DRAIN_DEADLINE"))
-        .expect("DRAIN_DEADLINE in src/server/mod.rs");
-    let secs = line
-        .split("from_secs(")
-        .nth(1)
-        .and_then(|r| r.split(')').next())
-        .expect("Duration::from_secs(N)");
-    secs.trim().parse().expect("seconds")
+    vodpack::config::ServerOptions::default()
+        .drain_timeout_ms
+        .div_ceil(1000)
 }
 
 /// One instruction of a Dockerfile, continuation lines joined.
