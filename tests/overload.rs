@@ -225,9 +225,11 @@ async fn a_stalled_reader_is_cut_off_and_holds_bounded_memory() {
     .unwrap();
     assert!(made.success());
 
-    let mut settings = Settings::default();
-    settings.segment_duration_ms = 30_000;
-    settings.stream_chunk_bytes = 16 * 1024;
+    let mut settings = Settings {
+        segment_duration_ms: 30_000,
+        stream_chunk_bytes: 16 * 1024,
+        ..Default::default()
+    };
     settings.server.send_timeout_ms = 300;
     let source = Arc::new(LocalMediaSource::new(root.path()).unwrap());
     let server = start_server_on(source.clone(), settings).await;
