@@ -39,11 +39,22 @@ impl BenchServer {
     /// When the folder cannot be opened or the port bound.
     pub async fn start(root: &Path, mut settings: Settings) -> std::io::Result<Self> {
         let source = LocalMediaSource::new(root)?;
+        settings.root = root.to_path_buf();
+        Self::start_on(Arc::new(source), settings).await
+    }
+
+    /// Serve `source` with `settings` on 127.0.0.1 (an ephemeral port).
+    ///
+    /// # Errors
+    /// When the port cannot be bound.
+    pub async fn start_on(
+        source: Arc<dyn MediaSource>,
+        mut settings: Settings,
+    ) -> std::io::Result<Self> {
         let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await?;
         let addr = listener.local_addr()?;
-        settings.root = root.to_path_buf();
         settings.listen = addr;
-        let app = App::new(settings, Arc::new(source));
+        let app = App::new(settings, source);
         let (stop, stopped) = oneshot::channel::<()>();
         let handle = tokio::spawn(server::run(listener, app.clone(), async move {
             let _ = stopped.await;
