@@ -379,3 +379,19 @@ async fn a_broken_file_is_remembered_not_reread() {
         reads
     );
 }
+
+/// Given a server whose media folder disappears, readiness turns false (503) while
+/// liveness stays true: the orchestrator stops sending traffic without restarting it.
+#[tokio::test]
+async fn readiness_follows_the_source() {
+    let root = TempDir::new("readiness");
+    let media = root.path().join("media");
+    std::fs::create_dir_all(&media).unwrap();
+    let server = start_server(&media).await;
+    assert_eq!(get(server.addr, "/readyz").await.status, 200);
+    std::fs::remove_dir_all(&media).unwrap();
+    let not_ready = get(server.addr, "/readyz").await;
+    assert_eq!(not_ready.status, 503);
+    assert_eq!(not_ready.header("retry-after"), Some("1"));
+    assert_eq!(get(server.addr, "/healthz").await.status, 200);
+}

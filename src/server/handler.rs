@@ -214,7 +214,17 @@ async fn answer<B>(app: &Arc<App>, req: &Request<B>, route: Route) -> Response<R
                     detail: None,
                 })
             } else {
-                Ok(plain(Bytes::from_static(b"ready\n")))
+                match app.catalog.source().check_ready().await {
+                    Ok(()) => Ok(plain(Bytes::from_static(b"ready\n"))),
+                    Err(e) => Err(ErrorAnswer {
+                        retry_after: Some(1),
+                        ..ErrorAnswer::new(
+                            StatusCode::SERVICE_UNAVAILABLE,
+                            "media source unreachable",
+                        )
+                        .with_detail(&e)
+                    }),
+                }
             }
         }
         Route::Metrics => Ok(Answer {

@@ -238,6 +238,21 @@ impl MediaSource for LocalMediaSource {
         &self.counters
     }
 
+    async fn check_ready(&self) -> Result<(), SourceError> {
+        let root = self.root.clone();
+        let readable = tokio::task::spawn_blocking(move || root.is_dir())
+            .await
+            .unwrap_or(false);
+        if readable {
+            Ok(())
+        } else {
+            Err(SourceError::Unreachable {
+                key: String::new(),
+                reason: "media folder is not readable".into(),
+            })
+        }
+    }
+
     async fn identify(&self, key: &ObjectKey) -> Result<ObjectIdentity, SourceError> {
         let owned = key.clone();
         self.blocking(key, move |root| {

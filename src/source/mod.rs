@@ -160,6 +160,15 @@ pub trait MediaSource: Send + Sync + 'static {
     /// The counters this source updates.
     fn counters(&self) -> &Arc<SourceCounters>;
 
+    /// Whether the source can be reached now, for readiness (`/readyz`). The default says
+    /// yes; backends that can be down check cheaply.
+    ///
+    /// # Errors
+    /// The error that makes the source unusable now.
+    async fn check_ready(&self) -> Result<(), SourceError> {
+        Ok(())
+    }
+
     /// The current identity of the object under `key`.
     ///
     /// # Errors

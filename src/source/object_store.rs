@@ -262,7 +262,11 @@ impl ObjectStoreSource {
     }
 
     /// HEAD `key`: its current identity.
-    #[tracing::instrument(skip_all, fields(key = %key, source_kind = "object_store"))]
+    #[tracing::instrument(
+        name = "source.read",
+        skip_all,
+        fields(vod.source = "object_store", vod.key = %key, vod.request = "HEAD")
+    )]
     async fn head(&self, key: &ObjectKey) -> Result<ObjectIdentity, SourceError> {
         let options = GetOptions {
             head: true,
@@ -278,9 +282,11 @@ impl ObjectStoreSource {
     /// GET the bytes of `run` from version `identity` of `key`: the response's body and a
     /// cursor that cuts it back into the run's parts.
     #[tracing::instrument(
+        name = "source.read",
         skip_all,
-        fields(key = %key, range_start = run.fetch.start, range_len = run.fetch.len,
-               source_kind = "object_store")
+        fields(vod.source = "object_store", vod.key = %key, vod.request = "GET",
+               vod.range_start = run.fetch.start, vod.range_len = run.fetch.len,
+               vod.outcome = tracing::field::Empty)
     )]
     async fn open_run(
         &self,
@@ -325,6 +331,7 @@ impl ObjectStoreSource {
                 format!("asked for {} and got {:?}", run.fetch, result.range),
             ));
         }
+        tracing::Span::current().record("vod.outcome", "ok");
         Ok(OpenRun {
             body: result.into_stream(),
             cursor: RunCursor::new(run),
@@ -413,6 +420,19 @@ impl MediaSource for ObjectStoreSource {
 
     fn counters(&self) -> &Arc<SourceCounters> {
         &self.counters
+    }
+
+    /// A HEAD of a key that need not exist: any answer from the store, "not found"
+    /// included, shows it is reachable and accepts our credentials.
+    async fn check_ready(&self) -> Result<(), SourceError> {
+        let probe = ObjectKey::parse(".vodpack-readyz").map_err(|e| SourceError::Io {
+            key: String::new(),
+            source: std::io::Error::other(e.to_string()),
+        })?;
+        match self.head(&probe).await {
+            Ok(_) | Err(SourceError::NotFound { .. }) => Ok(()),
+            Err(e) => Err(e),
+        }
     }
 
     async fn identify(&self, key: &ObjectKey) -> Result<ObjectIdentity, SourceError> {
