@@ -134,11 +134,21 @@ fn main() {
             std::process::exit(2);
         }
     };
+    // Telemetry as `vodpack serve` sets it up: with no OTEL_* endpoint nothing is exported,
+    // so the figures show what export costs when it is off (and, with one, when it is on).
+    let otel = vodpack::telemetry::OtelConfig::from_env();
+    let exporting = otel.is_some();
+    let telemetry = {
+        let _context = runtime.enter();
+        vodpack::telemetry::init(vodpack::config::LogFormat::Text, otel)
+    };
     println!(
-        "vodpack budgets: BUDGET_WORKERS={workers} BUDGET_STREAMS={streams} BUDGET_SECONDS={seconds}, {} cores",
-        std::thread::available_parallelism().map_or(0, |n| n.get())
+        "vodpack budgets: BUDGET_WORKERS={workers} BUDGET_STREAMS={streams} BUDGET_SECONDS={seconds}, {} cores, trace export {}",
+        std::thread::available_parallelism().map_or(0, |n| n.get()),
+        if exporting { "on" } else { "off" }
     );
     let rows = runtime.block_on(run(streams, seconds));
+    drop(telemetry);
     print_rows(&rows);
     let missed: Vec<&str> = rows
         .iter()
