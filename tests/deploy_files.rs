@@ -10,10 +10,9 @@
 
 #[path = "deploy/support.rs"]
 mod support;
-// With the dev-dependency `serde_norway = "0.9"`, uncomment to also parse every YAML file
-// and check the manifests' structure:
-// #[path = "deploy/yaml.rs"]
-// mod yaml;
+// Every YAML file parsed, and the manifests' structure checked.
+#[path = "deploy/yaml.rs"]
+mod yaml;
 
 use std::collections::BTreeSet;
 
