@@ -10,7 +10,7 @@
 
 use opentelemetry::propagation::{Extractor, TextMapPropagator};
 use opentelemetry::trace::{TraceContextExt, TracerProvider as _};
-use opentelemetry_otlp::{WithExportConfig, WithTonicConfig as _};
+use opentelemetry_otlp::WithExportConfig;
 use opentelemetry_sdk::propagation::TraceContextPropagator;
 use opentelemetry_sdk::trace::SdkTracerProvider;
 use opentelemetry_sdk::Resource;
@@ -89,9 +89,7 @@ pub fn tracer_provider(config: &OtelConfig) -> Result<SdkTracerProvider, OtelErr
             builder.build()
         }
         OtlpProtocol::Grpc => {
-            let mut builder = opentelemetry_otlp::SpanExporter::builder()
-                .with_tonic()
-                .with_compression(opentelemetry_otlp::Compression::Gzip);
+            let mut builder = opentelemetry_otlp::SpanExporter::builder().with_tonic();
             if let Some(endpoint) = &config.endpoint {
                 builder = builder.with_endpoint(endpoint.clone());
             }
