@@ -5,6 +5,7 @@
 
 mod common;
 
+use std::sync::atomic::{AtomicUsize, Ordering};
 use std::sync::Arc;
 
 use async_trait::async_trait;
@@ -23,6 +24,8 @@ use vodpack::source::{
 struct GatedSource {
     inner: Arc<LocalMediaSource>,
     gate: Arc<Semaphore>,
+    /// Payload reads waiting at the gate.
+    waiting: Arc<AtomicUsize>,
 }
 
 #[async_trait]
@@ -62,9 +65,11 @@ impl MediaSource for GatedSource {
         use futures_util::StreamExt;
         let gate = self.gate.clone();
         let inner = self.inner.clone();
+        let waiting = self.waiting.clone();
         Box::pin(
             futures_util::stream::once(async move {
                 // Held until the test adds permits; the permit is given back at once.
+                waiting.fetch_add(1, Ordering::SeqCst);
                 let _ = gate.acquire().await;
                 inner.stream_ranges(key, identity, ranges, chunk_bytes)
             })
@@ -101,9 +106,11 @@ async fn version_folder(addr: std::net::SocketAddr, key: &str) -> String {
 async fn segments_over_the_limit_are_shed_while_playlists_are_served() {
     let inner = Arc::new(LocalMediaSource::new(&common::fixtures()).unwrap());
     let gate = Arc::new(Semaphore::new(0));
+    let waiting = Arc::new(AtomicUsize::new(0));
     let source = Arc::new(GatedSource {
         inner: inner.clone(),
         gate: gate.clone(),
+        waiting: waiting.clone(),
     });
     let mut settings = Settings::default();
     settings.server.max_segment_requests = 2;
@@ -119,8 +126,8 @@ async fn segments_over_the_limit_are_shed_while_playlists_are_served() {
             tokio::spawn(async move { get(addr, &path).await })
         })
         .collect();
-    let app = server.app.clone();
-    eventually(|| app.metrics.streams_in_flight.get() == 2).await;
+    // Both admitted and waiting for their payload: their permits are held.
+    eventually(|| waiting.load(Ordering::SeqCst) == 2).await;
 
     let reads_before = inner.counters().read_requests.get();
     let shed = get(addr, &segment).await;
@@ -270,4 +277,70 @@ async fn a_stalled_reader_is_cut_off_and_holds_bounded_memory() {
     let mut rest = Vec::new();
     let _ = slow.read_to_end(&mut rest).await;
     assert!((rest.len() as u64) < length);
+}
+
+/// A local source whose segment payload reads fail with a timeout, as a stalled bucket
+/// would once the title's metadata is cached.
+struct FailingPayload(Arc<LocalMediaSource>);
+
+#[async_trait]
+impl MediaSource for FailingPayload {
+    fn kind(&self) -> SourceKind {
+        self.0.kind()
+    }
+    fn counters(&self) -> &Arc<SourceCounters> {
+        self.0.counters()
+    }
+    async fn identify(&self, key: &ObjectKey) -> Result<ObjectIdentity, SourceError> {
+        self.0.identify(key).await
+    }
+    async fn read_range(
+        &self,
+        key: &ObjectKey,
+        identity: &ObjectIdentity,
+        range: ByteRange,
+    ) -> Result<Bytes, SourceError> {
+        self.0.read_range(key, identity, range).await
+    }
+    async fn read_ranges(
+        &self,
+        key: &ObjectKey,
+        identity: &ObjectIdentity,
+        ranges: &[ByteRange],
+    ) -> Result<Vec<Bytes>, SourceError> {
+        self.0.read_ranges(key, identity, ranges).await
+    }
+    fn stream_ranges(
+        self: Arc<Self>,
+        key: ObjectKey,
+        _identity: ObjectIdentity,
+        _ranges: Vec<ByteRange>,
+        _chunk_bytes: usize,
+    ) -> ByteStream {
+        Box::pin(futures_util::stream::once(async move {
+            Err(SourceError::Timeout {
+                key: key.to_string(),
+            })
+        }))
+    }
+}
+
+/// Given a title whose metadata is cached, when the source then fails to deliver a
+/// segment's payload, then the client gets a clean 504, not a 200 cut short, and the
+/// server keeps answering.
+#[tokio::test]
+async fn a_payload_failure_before_the_first_byte_is_a_clean_5xx() {
+    let source = Arc::new(FailingPayload(Arc::new(
+        LocalMediaSource::new(&common::fixtures()).unwrap(),
+    )));
+    let server = start_server_on(source, Settings::default()).await;
+    let v = version_folder(server.addr, "h264-aac-3s.mp4").await;
+    let reply = get(
+        server.addr,
+        &format!("/vod/h264-aac-3s.mp4/{v}/seg-t1-1.m4s"),
+    )
+    .await;
+    assert_eq!(reply.status, 504);
+    assert_eq!(reply.header("cache-control"), Some("no-store"));
+    assert_eq!(get(server.addr, "/healthz").await.status, 200);
 }

@@ -18,8 +18,9 @@ use super::App;
 use super::{Admitted, RequestClass};
 use crate::media::TrackKind;
 use crate::package::{prepare_media_segment, PreparedSegment, Resource};
-use crate::source::{ByteRange, MediaSource, ObjectIdentity, ObjectKey};
+use crate::source::{ByteRange, ObjectIdentity, ObjectKey};
 use crate::telemetry::{extract_parent, trace_id_of, HttpLabels, ShedLabels};
+use futures_util::StreamExt;
 use tracing::field::Empty;
 use tracing::{Instrument, Span};
 use tracing_opentelemetry::OpenTelemetrySpanExt;
@@ -250,7 +251,7 @@ async fn answer<B>(app: &Arc<App>, req: &Request<B>, route: Route) -> Response<R
         }
     };
     match result {
-        Ok(answer) => respond(app, req, answer, admitted),
+        Ok(answer) => respond(app, req, answer, admitted).await,
         Err(e) => error_response(&e),
     }
 }
@@ -404,7 +405,7 @@ fn mp4_type(kind: TrackKind) -> &'static str {
 
 /// Apply conditionals, HEAD and Range to a successful answer. `admitted` is held until the
 /// body is sent: by this call for whole bodies, by the producer task for streams.
-fn respond<B>(
+async fn respond<B>(
     app: &Arc<App>,
     req: &Request<B>,
     answer: Answer,
@@ -471,8 +472,31 @@ fn respond<B>(
             identity,
             prepared,
         } => {
-            let (tx, body) = ResponseBody::channel(end - start);
+            let (header_part, wanted) = segment_parts(prepared, start, end);
             let source = app.catalog.source().clone();
+            let chunk = app.settings.stream_chunk_bytes;
+            let has_payload = !wanted.is_empty();
+            let mut chunks = source.stream_ranges(key, identity, wanted, chunk);
+            // Wait for the first payload bytes before committing to a status: a source that
+            // fails or stalls now gets a clean 5xx, not a 200 cut short.
+            let mut first = None;
+            if has_payload {
+                let deadline = Duration::from_millis(app.settings.server.request_timeout_ms);
+                match tokio::time::timeout(deadline, chunks.next()).await {
+                    Ok(Some(Ok(bytes))) => first = Some(bytes),
+                    Ok(Some(Err(e))) => {
+                        return error_response(&ErrorAnswer::from(&e).with_detail(&e))
+                    }
+                    Ok(None) => {}
+                    Err(_) => {
+                        return error_response(&ErrorAnswer::new(
+                            StatusCode::GATEWAY_TIMEOUT,
+                            "media source timed out",
+                        ))
+                    }
+                }
+            }
+            let (tx, body) = ResponseBody::channel(end - start);
             let app = app.clone();
             // The request span lives until the stream ends, with the reads under it.
             let span = Span::current();
@@ -480,12 +504,8 @@ fn respond<B>(
                 async move {
                     let _admitted = admitted;
                     app.metrics.streams_in_flight.inc();
-                    let chunk = app.settings.stream_chunk_bytes;
-                    let result = stream_segment(
-                        &app, source, key, identity, prepared, start, end, chunk, &tx,
-                    )
-                    .await;
-                    match result {
+                    let parts = header_part.into_iter().chain(first);
+                    match stream_segment(&app, parts, chunks, &tx).await {
                         Ok(sent) => {
                             Span::current().record("vod.bytes_sent", sent);
                         }
@@ -531,50 +551,18 @@ fn etag_list_matches(list: &str, etag: &str, weak: bool) -> bool {
     })
 }
 
-/// Send bytes `start..end` of a prepared segment into `tx`: the header part from memory,
-/// the payload from the source in chunks. Stops quietly when the client goes away, and
-/// when it stops reading for `send_timeout_ms` (the connection is then closed, because the
-/// body ends short, and the source reads stop with it). Returns the bytes sent.
-#[allow(clippy::too_many_arguments)]
-async fn stream_segment(
-    app: &App,
-    source: Arc<dyn MediaSource>,
-    key: ObjectKey,
-    identity: ObjectIdentity,
+/// The part of a prepared segment's header inside `start..end`, and the source ranges of
+/// its payload inside `start..end` (the payload follows the header in the body).
+fn segment_parts(
     prepared: PreparedSegment,
     start: u64,
     end: u64,
-    chunk_bytes: usize,
-    tx: &tokio::sync::mpsc::Sender<Result<Bytes, std::io::Error>>,
-) -> Result<u64, crate::source::SourceError> {
-    use futures_util::StreamExt;
-
-    let send_timeout = Duration::from_millis(app.settings.server.send_timeout_ms);
-    // Ok(true): the client took the chunk; Ok(false): it is gone or stalled.
-    let send = |chunk: Bytes| async move {
-        match tokio::time::timeout(send_timeout, tx.send(Ok(chunk))).await {
-            Ok(Ok(())) => true,
-            Ok(Err(_)) => false,
-            Err(_) => {
-                app.metrics.stalled_streams.inc();
-                tracing::warn!("client stopped reading; closing the stream");
-                false
-            }
-        }
-    };
+) -> (Option<Bytes>, Vec<ByteRange>) {
     let header = Bytes::from(prepared.header);
     let header_len = header.len() as u64;
-    let mut sent = 0u64;
-    if start < header_len {
-        let part = header.slice(start as usize..end.min(header_len) as usize);
-        let len = part.len() as u64;
-        if !send(part).await {
-            return Ok(sent);
-        }
-        app.metrics.sent_bytes.inc_by(len);
-        sent += len;
-    }
-    // The payload ranges follow one another in the body; keep the parts inside start..end.
+    // start <= end <= content length, so these bounds lie inside the header.
+    let header_part =
+        (start < header_len).then(|| header.slice(start as usize..end.min(header_len) as usize));
     let mut wanted = Vec::with_capacity(prepared.ranges.len());
     let mut body_offset = header_len;
     for range in prepared.ranges {
@@ -588,7 +576,41 @@ async fn stream_segment(
             ));
         }
     }
-    let mut chunks = source.stream_ranges(key, identity, wanted, chunk_bytes);
+    (header_part, wanted)
+}
+
+/// Send `parts` (bytes already in memory), then the rest of `chunks`, into `tx`. Stops
+/// quietly when the client goes away, and when it stops reading for `send_timeout_ms`
+/// (the connection is then closed, because the body ends short, and the source reads stop
+/// with it). Returns the bytes sent.
+async fn stream_segment(
+    app: &App,
+    parts: impl Iterator<Item = Bytes>,
+    mut chunks: crate::source::ByteStream,
+    tx: &tokio::sync::mpsc::Sender<Result<Bytes, std::io::Error>>,
+) -> Result<u64, crate::source::SourceError> {
+    let send_timeout = Duration::from_millis(app.settings.server.send_timeout_ms);
+    // true: the client took the chunk; false: it is gone or stalled.
+    let send = |chunk: Bytes| async move {
+        match tokio::time::timeout(send_timeout, tx.send(Ok(chunk))).await {
+            Ok(Ok(())) => true,
+            Ok(Err(_)) => false,
+            Err(_) => {
+                app.metrics.stalled_streams.inc();
+                tracing::warn!("client stopped reading; closing the stream");
+                false
+            }
+        }
+    };
+    let mut sent = 0u64;
+    for part in parts {
+        let len = part.len() as u64;
+        if !send(part).await {
+            return Ok(sent);
+        }
+        app.metrics.sent_bytes.inc_by(len);
+        sent += len;
+    }
     while let Some(chunk) = chunks.next().await {
         let chunk = chunk?;
         let len = chunk.len() as u64;
