@@ -29,9 +29,11 @@
 //!    A TOKEN that is not the title's current one is 404.
 //! 5. `package::prepare_media_segment` builds the `moof`/`mdat` header and the list of
 //!    source byte ranges (on the blocking pool).
-//! 6. The handler applies conditionals, `HEAD` and `Range`, sends the header, then streams
-//!    the ranges from the source through a bounded channel of `stream_chunk_bytes` chunks,
-//!    holding the permit until the body ends.
+//! 6. The handler applies conditionals, `HEAD` and `Range`, and waits for the first
+//!    payload bytes from the source, so a source that fails or stalls now is a clean 5xx.
+//! 7. It sends the head and the header bytes, then streams the rest of the ranges through
+//!    a bounded channel of `stream_chunk_bytes` chunks, holding the permit until the body
+//!    ends.
 
 #[doc(hidden)]
 pub mod bench;

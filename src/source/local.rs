@@ -17,12 +17,9 @@ use bytes::{Bytes, BytesMut};
 use tracing::Instrument;
 
 use super::{
-    chunk_batches, ByteRange, ByteStream, MediaSource, ObjectIdentity, ObjectKey, SourceCounters,
-    SourceError, SourceKind,
+    check_ranges, chunk_batches, ByteRange, ByteStream, MediaSource, ObjectIdentity, ObjectKey,
+    SourceCounters, SourceError, SourceKind, MAX_READ_BYTES,
 };
-
-/// Largest single read this source performs, a guard against absurd ranges.
-const MAX_READ_BYTES: u64 = 256 * 1024 * 1024;
 
 /// Media files under a local folder.
 #[derive(Debug)]
@@ -128,28 +125,7 @@ fn read_checked(
             key: key.to_string(),
         });
     }
-    let mut total = 0u64;
-    for range in ranges {
-        if range
-            .start
-            .checked_add(range.len)
-            .is_none_or(|end| end > identity.size)
-        {
-            return Err(SourceError::OutOfRange {
-                key: key.to_string(),
-                range: *range,
-                size: identity.size,
-            });
-        }
-        total = total.saturating_add(range.len);
-    }
-    if total > MAX_READ_BYTES {
-        return Err(SourceError::TooLarge {
-            key: key.to_string(),
-            len: total,
-            limit: MAX_READ_BYTES,
-        });
-    }
+    let total = check_ranges(key, &identity, ranges, Some(MAX_READ_BYTES))?;
     // Bounded by MAX_READ_BYTES just above, so the casts below cannot truncate.
     let mut buf = BytesMut::zeroed(total as usize);
     let mut at = 0usize;

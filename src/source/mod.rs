@@ -72,26 +72,6 @@ pub struct ObjectIdentity {
     pub version: String,
 }
 
-impl ObjectIdentity {
-    /// A strong HTTP entity tag for content derived from this object version, quoted.
-    /// `variant` distinguishes the different answers derived from the same object
-    /// (a playlist, an init segment, segment 7 of track 2, ...).
-    pub fn etag(&self, variant: &str) -> String {
-        let mut hash: u64 = 0xcbf2_9ce4_8422_2325;
-        for b in self
-            .version
-            .as_bytes()
-            .iter()
-            .chain(b"/")
-            .chain(variant.as_bytes())
-        {
-            hash ^= u64::from(*b);
-            hash = hash.wrapping_mul(0x0100_0000_01b3);
-        }
-        format!("\"{:x}-{:016x}\"", self.size, hash)
-    }
-}
-
 /// The kind of a source, a label on every counter and span.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
 pub enum SourceKind {
@@ -209,6 +189,46 @@ pub trait MediaSource: Send + Sync + 'static {
         ranges: Vec<ByteRange>,
         chunk_bytes: usize,
     ) -> ByteStream;
+}
+
+/// Largest read a backend buffers at once, a guard against absurd ranges.
+pub(crate) const MAX_READ_BYTES: u64 = 256 * 1024 * 1024;
+
+/// Check that every range lies inside the object version `identity` and, with `limit`,
+/// that together they fit in it. Returns their total length.
+///
+/// # Errors
+/// [`SourceError::OutOfRange`] for a range past the end, [`SourceError::TooLarge`] over
+/// `limit`.
+pub(crate) fn check_ranges(
+    key: &ObjectKey,
+    identity: &ObjectIdentity,
+    ranges: &[ByteRange],
+    limit: Option<u64>,
+) -> Result<u64, SourceError> {
+    let mut total = 0u64;
+    for range in ranges {
+        if range
+            .start
+            .checked_add(range.len)
+            .is_none_or(|end| end > identity.size)
+        {
+            return Err(SourceError::OutOfRange {
+                key: key.to_string(),
+                range: *range,
+                size: identity.size,
+            });
+        }
+        total = total.saturating_add(range.len);
+    }
+    if let Some(limit) = limit.filter(|limit| total > *limit) {
+        return Err(SourceError::TooLarge {
+            key: key.to_string(),
+            len: total,
+            limit,
+        });
+    }
+    Ok(total)
 }
 
 /// Split `ranges` into batches of at most `chunk_bytes` bytes in total, cutting a range

@@ -41,15 +41,12 @@ use self::store::{attempt_tag, build_store, copy_error, io_error, map_error};
 use self::stream::{OpenRun, RunStream};
 use super::{
     ByteRange, ByteStream, MediaSource, ObjectIdentity, ObjectKey, SourceCounters, SourceError,
-    SourceKind,
+    SourceKind, MAX_READ_BYTES,
 };
 
 /// Most bytes one read (a segment's ranges, or a batch) may read and not pass on: the
 /// brief's over-read budget per segment. Gap merging stops before it.
 pub const OVER_READ_BUDGET_BYTES: u64 = 256 * 1024;
-
-/// Largest read this source buffers in memory at once (`read_range`, `read_ranges`).
-const MAX_READ_BYTES: u64 = 256 * 1024 * 1024;
 
 /// GETs `read_ranges` runs at once.
 const READ_CONCURRENCY: usize = 4;
@@ -386,29 +383,7 @@ impl ObjectStoreSource {
         ranges: &[ByteRange],
         buffered: bool,
     ) -> Result<(), SourceError> {
-        let mut total = 0u64;
-        for range in ranges {
-            if range
-                .start
-                .checked_add(range.len)
-                .is_none_or(|end| end > identity.size)
-            {
-                return Err(SourceError::OutOfRange {
-                    key: key.to_string(),
-                    range: *range,
-                    size: identity.size,
-                });
-            }
-            total = total.saturating_add(range.len);
-        }
-        if buffered && total > MAX_READ_BYTES {
-            return Err(SourceError::TooLarge {
-                key: key.to_string(),
-                len: total,
-                limit: MAX_READ_BYTES,
-            });
-        }
-        Ok(())
+        super::check_ranges(key, identity, ranges, buffered.then_some(MAX_READ_BYTES)).map(|_| ())
     }
 }
 
