@@ -80,16 +80,10 @@ async fn counters_move_by_the_right_amounts() {
         value(&after_miss, "vod_metadata_cache_misses_total", &[])
     );
 
-    let folder = master
-        .text()
-        .lines()
-        .find(|l| l.starts_with('v'))
-        .and_then(|l| l.split_once('/'))
-        .map(|(f, _)| f.to_owned())
-        .expect("a version folder");
+    let folder = common::version_folder_in(&master.text());
     let segment = get(
         server.addr,
-        &format!("/vod/h264-aac-3s.mp4/{folder}/seg-t1-1.m4s"),
+        &format!("/vod/h264-aac-3s.mp4/{folder}seg-t1-1.m4s"),
     )
     .await;
     assert_eq!(segment.status, 200);

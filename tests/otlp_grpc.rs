@@ -83,19 +83,9 @@ fn spans_are_exported_over_grpc_under_the_callers_trace() {
         .unwrap()
     };
     let traceparent = format!("00-{TRACE_ID}-{CALLER_SPAN_ID}-01");
-    runtime.block_on(async {
-        let server = common::start_server(&common::fixtures()).await;
-        let reply = common::request(
-            server.addr,
-            "GET",
-            "/vod/h264-aac-3s.mp4/master.m3u8",
-            &[("traceparent", &traceparent)],
-        )
-        .await;
-        assert_eq!(reply.status, 200);
-        assert_eq!(reply.header("x-trace-id"), Some(TRACE_ID));
-        server.shutdown().await;
-    });
+    let reply = runtime.block_on(common::traced_master_request(&traceparent));
+    assert_eq!(reply.status, 200);
+    assert_eq!(reply.header("x-trace-id"), Some(TRACE_ID));
     guard.force_flush();
 
     // Collect span lines until both expected spans are in (bounded).

@@ -102,19 +102,9 @@ fn a_request_with_traceparent_is_exported_as_a_span_tree_under_the_callers_trace
     };
     assert!(guard.exporting());
     let traceparent = format!("00-{TRACE_ID}-{CALLER_SPAN_ID}-01");
-    runtime.block_on(async {
-        let server = common::start_server(&common::fixtures()).await;
-        let reply = common::request(
-            server.addr,
-            "GET",
-            "/vod/h264-aac-3s.mp4/master.m3u8",
-            &[("traceparent", &traceparent)],
-        )
-        .await;
-        assert_eq!(reply.status, 200);
-        assert_eq!(reply.header("x-trace-id"), Some(TRACE_ID));
-        server.shutdown().await;
-    });
+    let reply = runtime.block_on(common::traced_master_request(&traceparent));
+    assert_eq!(reply.status, 200);
+    assert_eq!(reply.header("x-trace-id"), Some(TRACE_ID));
     guard.force_flush();
 
     let spans: Vec<Span> = bodies

@@ -177,6 +177,37 @@ fn dechunk(mut raw: &[u8]) -> Vec<u8> {
     }
 }
 
+/// The version folder (`v{token}/`, slash included) a multivariant playlist points into.
+pub fn version_folder_in(master: &str) -> String {
+    let uri = master
+        .lines()
+        .find(|l| !l.starts_with('#') && !l.is_empty())
+        .expect("a variant URI");
+    let (folder, _) = uri.split_once('/').expect("a version folder");
+    format!("{folder}/")
+}
+
+/// The version folder (`v{token}/`) the multivariant playlist of `key` points into.
+pub async fn version_folder(addr: SocketAddr, key: &str) -> String {
+    version_folder_in(&get(addr, &format!("/vod/{key}/master.m3u8")).await.text())
+}
+
+/// Serve the fixtures, ask for the main fixture's master playlist with this W3C
+/// `traceparent` (a cache miss, so the metadata load and its reads happen under it), and
+/// stop the server so every span has ended. Returns the answer.
+pub async fn traced_master_request(traceparent: &str) -> Reply {
+    let server = start_server(&fixtures()).await;
+    let reply = request(
+        server.addr,
+        "GET",
+        "/vod/h264-aac-3s.mp4/master.m3u8",
+        &[("traceparent", traceparent)],
+    )
+    .await;
+    server.shutdown().await;
+    reply
+}
+
 /// A temporary folder removed on drop, for tests that write files.
 pub struct TempDir(PathBuf);
 
