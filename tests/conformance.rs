@@ -281,6 +281,74 @@ async fn hls_and_dash_keep_the_audio_video_timing() {
     server.shutdown().await;
 }
 
+/// Every manifest states how long the source lasts, within one frame: the EXTINFs of each
+/// HLS media playlist add up to the duration of its source track (audio keeps the source's
+/// encoder priming, so it may last up to one frame longer), and the MPD's
+/// `mediaPresentationDuration` is the source's duration. A 0-second presentation, the
+/// symptom of a file packaged without its samples, can never pass.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn manifests_state_the_source_duration_within_one_frame() {
+    if !tools_available().await {
+        return;
+    }
+    let server = start().await;
+    for &fixture in FIXTURES {
+        let source_input = Via::Source.input(&server, fixture);
+        let tracks = source_tracks(&source_input).await;
+        let format_duration = probe_streams(&source_input)
+            .await
+            .duration
+            .expect("source format duration");
+        let base = format!("/vod/{fixture}/");
+        let master = fetch_ok(&server, &format!("{base}master.m3u8"))
+            .await
+            .text();
+        let mut checked = 0;
+        for uri in master_playlist_uris(&master) {
+            let track_id: u32 = uri
+                .rsplit_once("index-t")
+                .and_then(|(_, rest)| rest.strip_suffix(".m3u8"))
+                .and_then(|id| id.parse().ok())
+                .unwrap_or_else(|| panic!("{fixture}: unexpected playlist URI {uri}"));
+            let Some(track) = tracks.iter().find(|t| t.track_id == track_id) else {
+                continue; // not an audio or video track (subtitles have their own tests)
+            };
+            let playlist = fetch_ok(&server, &format!("{base}{uri}")).await.text();
+            let media = MediaPlaylist::parse(&playlist);
+            let total: f64 = media.extinfs.iter().sum();
+            // EXTINF is written to the microsecond: allow that rounding per segment.
+            let rounding = 1e-6 * media.extinfs.len() as f64;
+            assert!(
+                (total - track.duration).abs() <= track.frame + rounding,
+                "{fixture}: {uri} lasts {total:.6} s, source track {track_id} ({}) lasts {:.6} s",
+                track.kind,
+                track.duration
+            );
+            checked += 1;
+        }
+        assert_eq!(checked, tracks.len(), "{fixture}: one playlist per track");
+
+        let mpd = fetch_ok(&server, &format!("{base}manifest.mpd"))
+            .await
+            .text();
+        let stated =
+            mpd_duration(&mpd).unwrap_or_else(|| panic!("{fixture}: no duration in\n{mpd}"));
+        let frame = tracks
+            .iter()
+            .filter(|t| t.kind == "video")
+            .chain(tracks.iter())
+            .map(|t| t.frame)
+            .next()
+            .unwrap_or(0.0);
+        // mediaPresentationDuration is written to the millisecond.
+        assert!(
+            (stated - format_duration).abs() <= frame + 0.0005,
+            "{fixture}: MPD lasts {stated} s, source {format_duration} s"
+        );
+    }
+    server.shutdown().await;
+}
+
 /// Every HLS media playlist states EXT-X-TARGETDURATION as its longest EXTINF rounded to
 /// the nearest second; its init segment is served as an MP4 (`ftyp` first) and every
 /// segment it lists is served (200) as a CMAF fragment starting with a `moof` box. With
@@ -676,6 +744,84 @@ fn pair_streams(source: &Probe, output: &Probe, fixture: &str, via: Via) -> Vec<
         });
     }
     pairs
+}
+
+/// An audio or video track of a source file, as ffprobe states it.
+#[derive(Debug)]
+struct SourceTrack {
+    /// The MP4 track id (ffprobe's stream `id`).
+    track_id: u32,
+    /// "video" or "audio".
+    kind: String,
+    /// The stream's duration in seconds (after its edit list).
+    duration: f64,
+    /// Its longest packet, in seconds: one frame.
+    frame: f64,
+}
+
+/// The audio and video tracks of the file `input`.
+async fn source_tracks(input: &str) -> Vec<SourceTrack> {
+    let out = run_tool(
+        "ffprobe",
+        args(&[
+            "-v",
+            "error",
+            "-show_entries",
+            "stream=id,codec_type,duration",
+            "-of",
+            "csv=p=0",
+            input,
+        ]),
+    )
+    .await;
+    let mut tracks = Vec::new();
+    let mut counts = [0usize; 2];
+    for line in String::from_utf8_lossy(&out).lines() {
+        let fields: Vec<&str> = line.split(',').map(str::trim).collect();
+        let [id, kind, duration] = fields[..] else {
+            continue;
+        };
+        let slot = match kind {
+            "video" => 0,
+            "audio" => 1,
+            _ => continue,
+        };
+        let selector = format!("{}:{}", &kind[..1], counts[slot]);
+        counts[slot] += 1;
+        let frame = packets(input, &selector)
+            .await
+            .iter()
+            .filter_map(|p| p.duration)
+            .fold(0.0, f64::max);
+        tracks.push(SourceTrack {
+            track_id: u32::from_str_radix(id.trim_start_matches("0x"), 16).expect("stream id"),
+            kind: kind.to_owned(),
+            duration: duration.parse().expect("stream duration"),
+            frame,
+        });
+    }
+    tracks
+}
+
+/// `mediaPresentationDuration` of an MPD (`PT[nH][nM]n.nnnS`), in seconds.
+fn mpd_duration(mpd: &str) -> Option<f64> {
+    let start = mpd.find("mediaPresentationDuration=\"")? + "mediaPresentationDuration=\"".len();
+    let value = mpd[start..].split('"').next()?.strip_prefix("PT")?;
+    let mut seconds = 0.0;
+    let mut number = String::new();
+    for c in value.chars() {
+        match c {
+            'H' => seconds += number.parse::<f64>().ok()? * 3600.0,
+            'M' => seconds += number.parse::<f64>().ok()? * 60.0,
+            'S' => seconds += number.parse::<f64>().ok()?,
+            _ => {
+                number.push(c);
+                continue;
+            }
+        }
+        number.clear();
+    }
+    Some(seconds)
 }
 
 /// One packet as ffprobe lists it (seconds).

@@ -9,4 +9,14 @@ pub enum PackageError {
     /// A segment number (1-based, as in URLs) past the end of the plan.
     #[error("segment {number} is out of range (the title has {count})")]
     SegmentOutOfRange { number: u64, count: u64 },
+    /// The file has no audio or video track to offer. Unusable, not missing: 422.
+    #[error("no audio or video track to package")]
+    NoRenditions,
+    /// An audio or video track holds no samples (for example a fragmented MP4 whose
+    /// fragments were not found): packaging it would give an empty presentation. 422.
+    #[error("track {track_id} has no samples")]
+    EmptyTrack { track_id: u32 },
+    /// A track's samples last no time at all (every duration 0). 422.
+    #[error("track {track_id} lasts 0 seconds")]
+    ZeroDuration { track_id: u32 },
 }

@@ -72,8 +72,22 @@ impl Title {
     /// Plan `index` with segments of about `target_ms` and measure every rendition.
     ///
     /// # Errors
-    /// [`PackageError::NoSuchTrack`] when the index has no track to offer.
+    /// Never an empty success: [`PackageError::NoRenditions`] when the index has no track
+    /// to offer, [`PackageError::EmptyTrack`] when an audio or video track has no samples,
+    /// [`PackageError::ZeroDuration`] when one lasts no time at all.
     pub fn new(index: MediaIndex, target_ms: u32) -> Result<Self, PackageError> {
+        for track in &index.tracks {
+            if track.samples.is_empty() {
+                return Err(PackageError::EmptyTrack {
+                    track_id: track.track_id,
+                });
+            }
+            if track.samples.durations.iter().all(|d| *d == 0) {
+                return Err(PackageError::ZeroDuration {
+                    track_id: track.track_id,
+                });
+            }
+        }
         let plan = plan_segments(&index, target_ms);
         let mut renditions = Vec::with_capacity(index.tracks.len());
         for kind in [TrackKind::Video, TrackKind::Audio] {
@@ -86,8 +100,8 @@ impl Title {
                 first = false;
             }
         }
-        if renditions.is_empty() {
-            return Err(PackageError::NoSuchTrack { track: 0 });
+        if renditions.is_empty() || plan.segment_count == 0 {
+            return Err(PackageError::NoRenditions);
         }
         Ok(Self {
             index,
@@ -233,6 +247,48 @@ fn peak_bit_rate(segments: &[(u64, f64)], target_secs: f64) -> f64 {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::package::hls::tests::track;
+    use crate::source::ObjectIdentity;
+
+    fn index(tracks: Vec<TrackIndex>) -> MediaIndex {
+        MediaIndex {
+            identity: ObjectIdentity {
+                size: 0,
+                version: String::new(),
+            },
+            movie_timescale: 1000,
+            tracks,
+        }
+    }
+
+    /// Given an audio track whose tables hold no samples (a fragmented file whose fragments
+    /// were not read, say), then the title is refused, naming the track, rather than
+    /// packaged into a presentation of 0 seconds.
+    #[test]
+    fn a_track_without_samples_is_refused_by_name() {
+        let mut audio = track(2, false);
+        audio.samples = Default::default();
+        let err = Title::new(index(vec![track(1, true), audio]), 6000).unwrap_err();
+        assert_eq!(err, PackageError::EmptyTrack { track_id: 2 });
+        assert_eq!(err.to_string(), "track 2 has no samples");
+    }
+
+    /// Given a video track whose samples all last 0 ticks, then it is refused too.
+    #[test]
+    fn a_track_lasting_no_time_is_refused() {
+        let mut video = track(1, true);
+        video.samples.durations.iter_mut().for_each(|d| *d = 0);
+        video.samples.dts.iter_mut().for_each(|d| *d = 0);
+        let err = Title::new(index(vec![video]), 6000).unwrap_err();
+        assert_eq!(err, PackageError::ZeroDuration { track_id: 1 });
+    }
+
+    /// Given an index with no audio or video track, then there is nothing to package.
+    #[test]
+    fn an_index_without_tracks_is_refused() {
+        let err = Title::new(index(Vec::new()), 6000).unwrap_err();
+        assert_eq!(err, PackageError::NoRenditions);
+    }
 
     #[test]
     fn a_short_last_segment_does_not_set_the_peak() {

@@ -106,6 +106,12 @@ impl From<&PackageError> for ErrorAnswer {
             PackageError::NoSuchTrack { .. } | PackageError::SegmentOutOfRange { .. } => {
                 ErrorAnswer::new(StatusCode::NOT_FOUND, e.to_string())
             }
+            // Never an empty success: a CDN would cache a title that plays nothing.
+            PackageError::NoRenditions
+            | PackageError::EmptyTrack { .. }
+            | PackageError::ZeroDuration { .. } => {
+                ErrorAnswer::new(StatusCode::UNPROCESSABLE_ENTITY, e.to_string())
+            }
         }
     }
 }
@@ -178,6 +184,18 @@ mod tests {
                 })
                     .into(),
                 StatusCode::NOT_FOUND,
+            ),
+            (
+                (&PackageError::EmptyTrack { track_id: 1 }).into(),
+                StatusCode::UNPROCESSABLE_ENTITY,
+            ),
+            (
+                (&PackageError::ZeroDuration { track_id: 1 }).into(),
+                StatusCode::UNPROCESSABLE_ENTITY,
+            ),
+            (
+                (&PackageError::NoRenditions).into(),
+                StatusCode::UNPROCESSABLE_ENTITY,
             ),
         ];
         for (answer, status) in table {

@@ -304,6 +304,34 @@ pub fn corpus() -> Vec<Hostile> {
         replace_box(&end, "moov/trak:1/edts/elst", &boxed(b"elst", &elst)),
         "invalid elst",
     );
+    // The video track's tables describe no sample at all, as in a fragmented MP4 whose
+    // fragments are missing: an empty presentation must be a 422, never an empty 200.
+    let mut empty_track = end.clone();
+    for (table, body) in [
+        ("stts", vec![0u8; 4]),
+        ("ctts", vec![0u8; 4]),
+        ("stss", vec![0u8; 4]),
+        ("stsc", vec![0u8; 4]),
+        ("stsz", vec![0u8; 8]),
+        ("stco", vec![0u8; 4]),
+    ] {
+        let kind: [u8; 4] = table.as_bytes().try_into().unwrap();
+        empty_track = replace_box(
+            &empty_track,
+            &format!("{VIDEO_STBL}/{table}"),
+            &full_box(&kind, &body),
+        );
+    }
+    empty_track = replace_box(
+        &empty_track,
+        "moov/trak:0/edts/elst",
+        &full_box(b"elst", &[0u8; 4]),
+    );
+    add(
+        "track-with-no-samples.mp4",
+        empty_track,
+        "track 1 has no samples",
+    );
     // 65 copies of the video trak.
     let trak = end[find(&end, "moov/trak:0").whole].to_vec();
     let mut many = end.clone();
