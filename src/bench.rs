@@ -38,7 +38,10 @@ impl BenchServer {
     /// # Errors
     /// When the folder cannot be opened or the port bound.
     pub async fn start(root: &Path, mut settings: Settings) -> std::io::Result<Self> {
-        let source = LocalMediaSource::new(root)?;
+        // As `vodpack serve` builds it.
+        let source = LocalMediaSource::new(root)?.with_identity_ttl(
+            std::time::Duration::from_millis(settings.object_store.identity_ttl_ms),
+        );
         settings.root = root.to_path_buf();
         Self::start_on(Arc::new(source), settings).await
     }

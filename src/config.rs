@@ -115,7 +115,7 @@ pub const SETTINGS: &[(&str, &str, &str, &str)] = &[
     ("source-timeout-ms", "VODPACK_SOURCE_TIMEOUT_MS", "10000", "Longest wait for the object store to start answering a request (retries included) or to send more bytes of an answer; past it the request gets 504"),
     ("source-retries", "VODPACK_SOURCE_RETRIES", "3", "Retries of an object-store request that failed with a 5xx, a transport error or a timeout, with exponential backoff from 100 ms"),
     ("source-merge-gap-bytes", "VODPACK_SOURCE_MERGE_GAP_BYTES", "65536", "Byte ranges of a segment closer than this are read with one GET; the bytes between them are over-read, at most 262144 per segment"),
-    ("source-identity-ttl-ms", "VODPACK_SOURCE_IDENTITY_TTL_MS", "1000", "How long an object's ETag and size are reused before a new HEAD; a replaced object is served within this time (0: a HEAD per request)"),
+    ("source-identity-ttl-ms", "VODPACK_SOURCE_IDENTITY_TTL_MS", "1000", "How long an object's identity is reused (a file's size, mtime and inode; an object's ETag and size) before it is checked again; a replaced file or object is served within this time (0: a stat or HEAD per request)"),
     ("max-connections", "VODPACK_MAX_CONNECTIONS", "10000", "Open client connections; past it a new connection gets 503 with Retry-After and is closed"),
     ("max-segment-requests", "VODPACK_MAX_SEGMENT_REQUESTS", "2048", "Segment and init requests in flight, streaming included; past it they are shed with 503 and Retry-After before any read"),
     ("max-manifest-requests", "VODPACK_MAX_MANIFEST_REQUESTS", "512", "Playlist and MPD requests in flight, metadata loads included; a separate limit, so a segment storm cannot starve playlists"),
@@ -177,7 +177,7 @@ pub struct SettingsArgs {
     /// Byte ranges closer than this are read with one GET [default: 65536]
     #[arg(long, env = "VODPACK_SOURCE_MERGE_GAP_BYTES")]
     pub source_merge_gap_bytes: Option<u64>,
-    /// How long an object's identity (ETag, size) is reused, in milliseconds [default: 1000]
+    /// How long a file's or object's identity is reused, in milliseconds [default: 1000]
     #[arg(long, env = "VODPACK_SOURCE_IDENTITY_TTL_MS")]
     pub source_identity_ttl_ms: Option<u64>,
     /// Open client connections [default: 10000]

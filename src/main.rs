@@ -3,6 +3,7 @@
 
 use std::path::Path;
 use std::sync::Arc;
+use std::time::Duration;
 
 use anyhow::Context;
 use clap::{Parser, Subcommand};
@@ -76,7 +77,8 @@ async fn serve(settings: Settings) -> anyhow::Result<()> {
         }
         None => {
             let source = LocalMediaSource::new(&settings.root)
-                .with_context(|| format!("opening media folder {}", settings.root.display()))?;
+                .with_context(|| format!("opening media folder {}", settings.root.display()))?
+                .with_identity_ttl(Duration::from_millis(settings.object_store.identity_ttl_ms));
             let root = source.root().to_path_buf();
             (Arc::new(source), Some(root))
         }

@@ -264,6 +264,40 @@ async fn a_replaced_file_is_served_fresh() {
     assert_ne!(before.header("etag"), after.header("etag"));
 }
 
+/// Given a server that reuses file identities for 200 ms (as `vodpack serve` does, for
+/// `--source-identity-ttl-ms`), a replaced file is served fresh once the window has passed,
+/// and every answer meanwhile is a whole version, old or new.
+#[tokio::test]
+async fn with_reused_identities_a_replaced_file_is_served_within_the_window() {
+    let root = TempDir::new("replaced-window");
+    let path = root.path().join("movie.mp4");
+    std::fs::copy(common::fixtures().join("h264-aac-3s.mp4"), &path).unwrap();
+    let source = vodpack::source::LocalMediaSource::new(root.path())
+        .unwrap()
+        .with_identity_ttl(std::time::Duration::from_millis(200));
+    let server = common::start_server_on(std::sync::Arc::new(source), Default::default()).await;
+    let before = get(server.addr, "/vod/movie.mp4/master.m3u8").await;
+    assert!(before.text().contains("avc1"));
+    let tmp = root.path().join("movie.tmp");
+    std::fs::copy(common::fixtures().join("hevc-aac-3s.mp4"), &tmp).unwrap();
+    std::fs::rename(&tmp, &path).unwrap();
+    // Bounded: 100 tries 50 ms apart, 25 times the window.
+    let mut fresh = None;
+    for _ in 0..100 {
+        let reply = get(server.addr, "/vod/movie.mp4/master.m3u8").await;
+        assert_eq!(reply.status, 200);
+        let text = reply.text();
+        assert!(text.contains("avc1") != text.contains("hvc1"), "{text}");
+        if text.contains("hvc1") {
+            fresh = Some(reply);
+            break;
+        }
+        tokio::time::sleep(std::time::Duration::from_millis(50)).await;
+    }
+    let fresh = fresh.expect("the new file is served once the window has passed");
+    assert_ne!(before.header("etag"), fresh.header("etag"));
+}
+
 /// Health, readiness and metrics answer; metrics count source bytes.
 #[tokio::test]
 async fn health_readiness_and_metrics_answer() {

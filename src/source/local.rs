@@ -5,15 +5,22 @@
 //! the caller holds, then reads with `pread`. All of that runs in `spawn_blocking`, so no
 //! filesystem call ever runs on a runtime worker. Opening per read costs two system calls
 //! and buys a stream that can never splice bytes of a replaced file into an old answer.
+//!
+//! Identities may be reused for a short time (`with_identity_ttl`, like nginx's
+//! `open_file_cache`): an answer served from memory (a cached playlist) then costs no
+//! filesystem call and no hop to the blocking pool. A file replaced meanwhile is seen when
+//! its entry expires; reads still compare identities, so its bytes are never mixed with
+//! the old version's (the read fails as `Changed`, a 503 with `Retry-After`).
 
 use std::fs::File;
 use std::os::unix::fs::{FileExt, MetadataExt};
 use std::path::{Path, PathBuf};
 use std::sync::Arc;
-use std::time::Instant;
+use std::time::{Duration, Instant};
 
 use async_trait::async_trait;
 use bytes::{Bytes, BytesMut};
+use moka::future::Cache;
 use tracing::Instrument;
 
 use super::{
@@ -21,12 +28,18 @@ use super::{
     SourceCounters, SourceError, SourceKind, MAX_READ_BYTES,
 };
 
+/// Most file identities remembered at once when they are reused (`with_identity_ttl`).
+const IDENTITY_CACHE_ENTRIES: u64 = 100_000;
+
 /// Media files under a local folder.
 #[derive(Debug)]
 pub struct LocalMediaSource {
     /// The canonical root folder: every resolved file must lie under it.
     root: PathBuf,
     counters: Arc<SourceCounters>,
+    /// Identities taken within the reuse window; `None` when every request takes a fresh
+    /// one. Failures (a missing file) are never kept.
+    identities: Option<Cache<ObjectKey, ObjectIdentity>>,
 }
 
 impl LocalMediaSource {
@@ -45,7 +58,21 @@ impl LocalMediaSource {
         Ok(Self {
             root,
             counters: Arc::new(SourceCounters::default()),
+            identities: None,
         })
+    }
+
+    /// The same source, reusing each file's identity (size, mtime, inode) for `ttl`, so
+    /// that answers served from memory cost no filesystem call. A zero `ttl` takes a fresh
+    /// identity per request (the default of [`LocalMediaSource::new`]).
+    pub fn with_identity_ttl(mut self, ttl: Duration) -> Self {
+        self.identities = (!ttl.is_zero()).then(|| {
+            Cache::builder()
+                .max_capacity(IDENTITY_CACHE_ENTRIES)
+                .time_to_live(ttl)
+                .build()
+        });
+        self
     }
 
     /// The canonical root folder.
@@ -230,11 +257,22 @@ impl MediaSource for LocalMediaSource {
     }
 
     async fn identify(&self, key: &ObjectKey) -> Result<ObjectIdentity, SourceError> {
+        if let Some(known) = match &self.identities {
+            Some(cache) => cache.get(key).await,
+            None => None,
+        } {
+            return Ok(known);
+        }
         let owned = key.clone();
-        self.blocking(key, move |root| {
-            open_checked(root, &owned).map(|(_, id)| id)
-        })
-        .await
+        let identity = self
+            .blocking(key, move |root| {
+                open_checked(root, &owned).map(|(_, id)| id)
+            })
+            .await?;
+        if let Some(cache) = &self.identities {
+            cache.insert(key.clone(), identity.clone()).await;
+        }
+        Ok(identity)
     }
 
     async fn read_range(
@@ -365,6 +403,35 @@ mod tests {
             .await
             .unwrap_err();
         assert!(matches!(err, SourceError::Changed { .. }), "{err}");
+    }
+
+    /// Given identities reused for an hour, when the file is deleted after its first
+    /// identity, then the identity is still answered from memory (no filesystem call), and
+    /// a read with it fails cleanly rather than reading something else.
+    #[tokio::test]
+    async fn reused_identities_cost_no_filesystem_call() {
+        let (dir, source) = fixture_source();
+        let source = source.with_identity_ttl(Duration::from_secs(3600));
+        let key = ObjectKey::parse("a.mp4").unwrap();
+        let id = source.identify(&key).await.unwrap();
+        std::fs::remove_file(dir.path().join("a.mp4")).unwrap();
+        assert_eq!(source.identify(&key).await.unwrap(), id);
+        let err = source
+            .read_range(&key, &id, ByteRange::new(0, 4))
+            .await
+            .unwrap_err();
+        assert!(matches!(err, SourceError::NotFound { .. }), "{err}");
+    }
+
+    /// Given identities not reused (the default), a deleted file is noticed at once.
+    #[tokio::test]
+    async fn without_reuse_a_deleted_file_is_noticed_at_once() {
+        let (dir, source) = fixture_source();
+        let key = ObjectKey::parse("a.mp4").unwrap();
+        source.identify(&key).await.unwrap();
+        std::fs::remove_file(dir.path().join("a.mp4")).unwrap();
+        let err = source.identify(&key).await.unwrap_err();
+        assert!(matches!(err, SourceError::NotFound { .. }), "{err}");
     }
 
     #[tokio::test]
