@@ -3,7 +3,7 @@
 #
 # The budget harness opens one socket per stream on each side: raise the file limit.
 
-.PHONY: serve test lint ci bench bench-enforce
+.PHONY: serve test lint ci bench bench-enforce compare
 
 serve:
 	cargo run --release -- serve
@@ -25,3 +25,8 @@ bench:
 bench-enforce:
 	ulimit -n "$$(ulimit -Hn)" 2>/dev/null || true; \
 	cargo bench --bench budgets -- --enforce
+
+# vodpack side by side with the peer (nginx-vod-module), from outside both processes:
+# PEER_URL=http://127.0.0.1:8081 PEER_PIDS=... make compare (see benches/compare.sh).
+compare:
+	bash benches/compare.sh

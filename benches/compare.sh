@@ -1,0 +1,168 @@
+#!/usr/bin/env bash
+# benches/compare.sh -- vodpack side by side with another origin (the peer, nginx-vod-module),
+# measured from outside both processes, as a CDN sees them.
+#
+#   make compare                                  # vodpack alone
+#   PEER_URL=http://127.0.0.1:8081 PEER_PIDS=123,124 make compare
+#
+# For each origin it runs wrk (20 connections, SECS seconds) on the cached HLS multivariant
+# playlist, a media playlist, the DASH MPD and a middle segment, and reads the server's CPU
+# time from /proc before and after: CPU ms per request is what a request costs the origin,
+# whatever the client costs. Then it restarts vodpack RESTARTS times and times its first
+# multivariant playlist (wall, median), and does the same for the peer when PEER_RESTART is
+# a command that restarts it and prints nothing. It ends with the ratios vodpack / peer.
+#
+# The asset is the budget harness's 60-minute file (target/bench/long-60min.mp4, made here
+# with ffmpeg from the 3 s fixture when missing). The peer must serve the same file from a
+# folder as /hls/long-60min.mp4/master.m3u8, /dash/long-60min.mp4/manifest.mpd (nginx-vod
+# defaults: 6 s segments aligned to key frames). Needs: wrk, curl, ffmpeg (once).
+#
+# Variables: SECS (5), CONNS (20), RESTARTS (5), PORT (18390), ASSET (long-60min.mp4),
+# PEER_URL, PEER_PIDS (comma-separated: master and workers), PEER_RESTART.
+set -euo pipefail
+cd "$(dirname "$0")/.."
+
+SECS=${SECS:-5}
+CONNS=${CONNS:-20}
+RESTARTS=${RESTARTS:-5}
+PORT=${PORT:-18390}
+ASSET=${ASSET:-long-60min.mp4}
+DIR=target/bench
+BASE="http://127.0.0.1:$PORT"
+CLK_TCK=$(getconf CLK_TCK)
+
+for tool in wrk curl; do
+  command -v "$tool" >/dev/null || { echo "compare.sh: needs $tool (apt-get install $tool)" >&2; exit 2; }
+done
+
+cargo build --release --quiet
+if [ ! -f "$DIR/$ASSET" ]; then
+  mkdir -p "$DIR"
+  fixture="$PWD/fixtures/h264-aac-3s.mp4"
+  for _ in $(seq 1200); do echo "file '$fixture'"; done > "$DIR/concat-list.txt"
+  echo "synthesizing $DIR/$ASSET (stream copy, about a minute)..." >&2
+  ffmpeg -v error -y -f concat -safe 0 -i "$DIR/concat-list.txt" -c copy -use_editlist 0 \
+    -movflags +faststart -f mp4 "$DIR/$ASSET.partial.mp4"
+  mv "$DIR/$ASSET.partial.mp4" "$DIR/$ASSET"
+fi
+
+VODPACK_PID=
+stop_vodpack() {
+  if [ -n "$VODPACK_PID" ]; then
+    kill "$VODPACK_PID" 2>/dev/null || true
+    wait "$VODPACK_PID" 2>/dev/null || true
+    VODPACK_PID=
+  fi
+}
+trap stop_vodpack EXIT
+
+# Start vodpack on the bench folder and wait (bounded) until it answers.
+start_vodpack() {
+  ./target/release/vodpack serve --root "$DIR" --listen "127.0.0.1:$PORT" >/dev/null 2>&1 &
+  VODPACK_PID=$!
+  for _ in $(seq 200); do
+    curl -sf -o /dev/null "$BASE/healthz" && return 0
+    sleep 0.05
+  done
+  echo "compare.sh: vodpack did not start" >&2
+  exit 1
+}
+
+# CPU ticks (user + system) of a comma-separated list of pids, children that were reaped
+# included.
+cpu_ticks() {
+  local total=0 pid
+  for pid in ${1//,/ }; do
+    read -r -a f < "/proc/$pid/stat"
+    # Fields 14-17 (1-based): utime, stime, cutime, cstime. The name (field 2) has no
+    # spaces for these servers.
+    total=$((total + f[13] + f[14] + f[15] + f[16]))
+  done
+  echo "$total"
+}
+
+# measure NAME PIDS URL: prints "NAME req/s CPU-ms-per-request [errors]" and sets RESULT
+# to the CPU milliseconds per request.
+measure() {
+  local name=$1 pids=$2 url=$3 before after out requests errors
+  curl -sf -o /dev/null "$url" || { echo "compare.sh: $url does not answer" >&2; exit 1; }
+  before=$(cpu_ticks "$pids")
+  out=$(wrk -t1 -c"$CONNS" -d"${SECS}s" "$url")
+  after=$(cpu_ticks "$pids")
+  requests=$(echo "$out" | awk '/requests in/ {print $1}')
+  errors=$(echo "$out" | grep -E 'Non-2xx|Socket errors' | tr '\n' ' ' || true)
+  RESULT=$(awk -v r="$requests" -v t="$((after - before))" -v hz="$CLK_TCK" \
+    'BEGIN { printf "%.4f", (t / hz * 1000) / r }')
+  awk -v n="$name" -v r="$requests" -v s="$SECS" -v c="$RESULT" -v e="$errors" \
+    'BEGIN { printf "%-28s %9.0f req/s  %8s ms CPU/req  %s\n", n, r / s, c, e }'
+}
+
+# The URLs of one origin: master, the first media playlist it names, the MPD, and the
+# segment in the middle of that playlist.
+urls_of() {
+  local master=$1 mpd=$2 playlist media segments middle
+  playlist=$(curl -sf "$master" | grep -v '^#' | grep -m1 'm3u8' || true)
+  [ -n "$playlist" ] || playlist=$(curl -sf "$master" | grep -o 'URI="[^"]*m3u8"' | head -n1 | cut -d'"' -f2)
+  media="${master%/*}/$playlist"
+  segments=$(curl -sf "$media" | grep -v '^#' | grep -c . || true)
+  middle=$(curl -sf "$media" | grep -v '^#' | grep . | sed -n "$((segments / 2 + 1))p")
+  echo "$master $media $mpd ${media%/*}/$middle"
+}
+
+# cold_first_master RESTART_COMMAND URL: restarts the origin RESTARTS times and sets RESULT
+# to the median wall time of its first answer for URL, in ms. Runs in this shell (not a
+# subshell), so the processes it starts stay ours to stop.
+cold_first_master() {
+  local restart=$1 url=$2 times=()
+  for _ in $(seq "$RESTARTS"); do
+    eval "$restart"
+    times+=("$(curl -s -o /dev/null -w '%{time_total}' "$url")")
+  done
+  RESULT=$(printf '%s\n' "${times[@]}" | sort -n | awk '{a[NR]=$1} END {printf "%.1f", a[int((NR+1)/2)]*1000}')
+}
+
+printf '\nvodpack %s, %s, %s cores, %s, wrk -c%s -d%ss\n' "$(git rev-parse --short HEAD)" \
+  "$(date -u +%Y-%m-%dT%H:%MZ)" "$(nproc)" "$ASSET" "$CONNS" "$SECS"
+
+start_vodpack
+read -r V_MASTER V_MEDIA V_MPD V_SEGMENT <<<"$(urls_of "$BASE/vod/$ASSET/master.m3u8" "$BASE/vod/$ASSET/manifest.mpd")"
+declare -A VODPACK PEER
+while read -r label url; do
+  measure "vodpack $label" "$VODPACK_PID" "$url"
+  VODPACK[$label]=$RESULT
+done <<EOF
+master $V_MASTER
+media $V_MEDIA
+mpd $V_MPD
+segment $V_SEGMENT
+EOF
+stop_vodpack
+cold_first_master 'stop_vodpack; start_vodpack' "$BASE/vod/$ASSET/master.m3u8"
+VODPACK[cold]=$RESULT
+echo "vodpack cold first master      ${VODPACK[cold]} ms wall (median of $RESTARTS restarts)"
+stop_vodpack
+
+if [ -n "${PEER_URL:-}" ] && [ -n "${PEER_PIDS:-}" ]; then
+  read -r P_MASTER P_MEDIA P_MPD P_SEGMENT <<<"$(urls_of "$PEER_URL/hls/$ASSET/master.m3u8" "$PEER_URL/dash/$ASSET/manifest.mpd")"
+  while read -r label url; do
+    measure "peer $label" "$PEER_PIDS" "$url"
+    PEER[$label]=$RESULT
+  done <<EOF
+master $P_MASTER
+media $P_MEDIA
+mpd $P_MPD
+segment $P_SEGMENT
+EOF
+  if [ -n "${PEER_RESTART:-}" ]; then
+    cold_first_master "$PEER_RESTART" "$PEER_URL/hls/$ASSET/master.m3u8"
+    PEER[cold]=$RESULT
+    echo "peer cold first master         ${PEER[cold]} ms wall (median of $RESTARTS restarts)"
+  fi
+  echo
+  echo "ratio vodpack / peer (below 1: vodpack is cheaper)"
+  for label in master media mpd segment cold; do
+    [ -n "${PEER[$label]:-}" ] || continue
+    awk -v l="$label" -v v="${VODPACK[$label]}" -v p="${PEER[$label]}" \
+      'BEGIN { printf "  %-8s %6.2f\n", l, (p > 0 ? v / p : 0) }'
+  done
+fi
