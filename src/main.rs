@@ -8,7 +8,7 @@ use std::time::Duration;
 use anyhow::Context;
 use clap::{Parser, Subcommand};
 use vodpack::config::{Settings, SettingsArgs};
-use vodpack::media::{load_index, MediaLimits};
+use vodpack::media::{load_index_report, MediaLimits};
 use vodpack::package::Title;
 use vodpack::server::{self, App};
 use vodpack::source::{LocalMediaSource, MediaSource, ObjectKey, ObjectStoreSource};
@@ -175,10 +175,22 @@ async fn inspect(file: &Path, segment_duration_ms: u32) -> anyhow::Result<()> {
     let source: Arc<dyn MediaSource> = Arc::new(LocalMediaSource::new(parent)?);
     let key = ObjectKey::parse(name)?;
     let identity = source.identify(&key).await?;
-    let index = load_index(&source, &key, &identity, &MediaLimits::default()).await?;
+    let (index, report) =
+        load_index_report(&source, &key, &identity, &MediaLimits::default()).await?;
     let title = Title::new(index, segment_duration_ms)?;
     let mut out = String::new();
     out.push_str(&format!("{}: {} bytes\n", file.display(), identity.size));
+    out.push_str(&format!("moov: {} reads\n", report.moov_reads));
+    if let Some(f) = report.fragments {
+        out.push_str(&format!(
+            "fragments: {} moof, found by {}, {} reads ({} ranges, {} bytes)\n",
+            f.fragments,
+            f.discovery.as_str(),
+            f.reads,
+            f.ranges,
+            f.bytes
+        ));
+    }
     for (track, plan) in title.index.tracks.iter().zip(&title.plan.tracks) {
         let secs = track.duration_ticks() as f64 / f64::from(track.timescale);
         let detail = if track.codec.width > 0 {

@@ -19,7 +19,7 @@ use std::sync::Arc;
 use common::{get, TempDir};
 use s3::{S3Server, Tally, VodServer};
 use vodpack::config::Settings;
-use vodpack::media::{load_index, MediaLimits};
+use vodpack::media::{load_index, load_index_report, FragmentDiscovery, MediaLimits};
 use vodpack::package::{prepare_media_segment, Title};
 use vodpack::source::{
     LocalMediaSource, MediaSource, ObjectKey, ObjectStoreOptions, OVER_READ_BUDGET_BYTES,
@@ -371,6 +371,105 @@ async fn over_read_stays_within_budget_over_300_segments_of_a_long_asset() {
     );
     report("long.mp4 (300 s), 1 s segments, default merging", &costs);
     vod.shutdown().await;
+}
+
+/// Given the main fixture's content concatenated 20 times (60 s, a keyframe every second)
+/// and written fragmented three ways (a fragment per second: with a `sidx`, with only an
+/// `mfra`, with neither), when each index is loaded cold from a bucket, then it equals the
+/// index read from the local folder, the fragments are found the way the file allows, and
+/// the reads stay few: with an index, one batch of reads whatever the fragment count (one
+/// round trip; the store still needs a GET per fragment header that lies far from the
+/// next, as no GET can skip the `mdat` between them); without one, the walk reads ahead,
+/// one round trip per read. The figures are printed for docs/performance.md.
+#[tokio::test]
+async fn a_fragmented_index_loads_in_few_gets_with_sidx_mfra_or_walk() {
+    let ok = tokio::task::spawn_blocking(|| common::have_tool("ffmpeg"))
+        .await
+        .unwrap_or_else(|e| std::panic::resume_unwind(e.into_panic()));
+    if !ok {
+        return;
+    }
+    let (dir, s3) = bucket_with(&[]).await;
+    let bucket_dir = dir.path().join(BUCKET);
+    let list = dir.path().join("concat.txt");
+    let fixture = common::fixtures().join(MAIN);
+    std::fs::write(&list, format!("file '{}'\n", fixture.display()).repeat(20)).expect("list");
+    let variants = [
+        (
+            "frag-sidx.mp4",
+            "frag_keyframe+empty_moov+default_base_moof+global_sidx",
+            FragmentDiscovery::Sidx,
+        ),
+        (
+            "frag-mfra.mp4",
+            "frag_keyframe+empty_moov",
+            FragmentDiscovery::Mfra,
+        ),
+        (
+            "frag-walk.mp4",
+            "frag_keyframe+empty_moov+skip_trailer",
+            FragmentDiscovery::Walk,
+        ),
+    ];
+    for (key, flags, _) in variants {
+        let (list_arg, out) = (list.clone(), bucket_dir.join(key));
+        let status = tokio::task::spawn_blocking(move || {
+            std::process::Command::new("ffmpeg")
+                .args(["-v", "error", "-y", "-f", "concat", "-safe", "0", "-i"])
+                .arg(&list_arg)
+                .args(["-map", "0", "-c", "copy", "-movflags", flags])
+                .arg(&out)
+                .status()
+        })
+        .await
+        .expect("join")
+        .expect("run ffmpeg");
+        assert!(status.success(), "ffmpeg {flags} failed");
+    }
+    let source: Arc<dyn MediaSource> = Arc::new(s3.source(BUCKET, ObjectStoreOptions::default()));
+    for (key, _, discovery) in variants {
+        let local = local_title(&bucket_dir, key, 6000).await;
+        let object = ObjectKey::parse(key).expect("key");
+        let identity = source.identify(&object).await.expect("identity");
+        let before = s3.tally();
+        let (index, report) =
+            load_index_report(&source, &object, &identity, &MediaLimits::default())
+                .await
+                .expect("index");
+        let spent = s3.tally() - before;
+        let fragments = report.fragments.expect("a fragmented file");
+        eprintln!(
+            "{key} ({} bytes, {} fragments, found by {}): index in {} GETs ({} bytes); \
+             moov {} reads, fragments {} reads of {} ranges ({} bytes)",
+            identity.size,
+            fragments.fragments,
+            fragments.discovery.as_str(),
+            spent.gets,
+            spent.get_bytes,
+            report.moov_reads,
+            fragments.reads,
+            fragments.ranges,
+            fragments.bytes,
+        );
+        assert_eq!(fragments.discovery, discovery, "{key}");
+        assert!(fragments.fragments >= 60, "{key}: {fragments:?}");
+        for (a, b) in index.tracks.iter().zip(&local.index.tracks) {
+            assert_eq!(a.samples, b.samples, "{key}: track {}", a.track_id);
+        }
+        // At most one GET per fragment header (plus the probe, moov and the end of the
+        // file): never one per box, and fewer where fragments lie close together.
+        assert!(
+            spent.gets <= u64::from(fragments.fragments) + 3,
+            "{key}: {} GETs for {fragments:?}",
+            spent.gets
+        );
+        match discovery {
+            // The probe, then one batch (plus the end of the file for mfra).
+            FragmentDiscovery::Sidx => assert!(fragments.reads <= 1, "{key}: {fragments:?}"),
+            FragmentDiscovery::Mfra => assert!(fragments.reads <= 2, "{key}: {fragments:?}"),
+            FragmentDiscovery::Walk => {}
+        }
+    }
 }
 
 /// Replace the object `key` of the bucket folder with `fixture`, atomically (as a PUT

@@ -27,6 +27,12 @@ pub struct MediaLimits {
     /// Most top-level box headers read one by one past the probe while looking for `moov`
     /// (each is one source request; a real file needs one or two).
     pub max_header_reads: u32,
+    /// Most movie fragments (`moof` boxes) in one fragmented file, and so most `sidx`
+    /// references and `tfra` entries taken as hints (ISO/IEC 14496-12 8.8, 8.16.3).
+    pub max_fragments: u32,
+    /// Most bytes of fragment headers (`moof`, `sidx`, `mfra` boxes) read and held for one
+    /// file, together; also bounds any single one of them.
+    pub max_fragment_header_bytes: u64,
 }
 
 impl Default for MediaLimits {
@@ -41,6 +47,8 @@ impl Default for MediaLimits {
             probe_bytes: 256 * 1024,
             max_top_level_boxes: 4096,
             max_header_reads: 32,
+            max_fragments: 500_000,
+            max_fragment_header_bytes: 128 * 1024 * 1024,
         }
     }
 }

@@ -1,5 +1,6 @@
-//! Loading a `MediaIndex` from a source: locate the boxes (async reads), then parse on the
-//! blocking pool, where a caught panic becomes an error instead of a dead worker.
+//! Loading a `MediaIndex` from a source: locate the boxes (async reads), find the movie
+//! fragments when `moov` declares them (more async reads), then parse on the blocking
+//! pool, where a caught panic becomes an error instead of a dead worker.
 
 use std::future::Future;
 use std::pin::pin;
@@ -8,9 +9,21 @@ use std::task::{Context, Poll, Waker};
 
 use bytes::Bytes;
 
+use super::fragments::{declares_fragments, find_fragments, FoundFragments};
 use super::locate::{locate_in, Reader};
-use super::{locate_boxes, parse_index, MediaError, MediaIndex, MediaLimits};
+use super::parse::parse_with_fragments;
+use super::{FragmentReport, MediaError, MediaIndex, MediaLimits};
 use crate::source::{MediaSource, ObjectIdentity, ObjectKey};
+
+/// What loading an index took, for `vodpack inspect` and the tests.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+pub struct IndexReport {
+    /// Source reads taken to find and read `moov`.
+    pub moov_reads: u32,
+    /// For a fragmented file (a `moov` with `mvex`), how its fragments were found and what
+    /// that took; `None` for a progressive file.
+    pub fragments: Option<FragmentReport>,
+}
 
 /// Read and parse the index of the object version `identity` under `key`.
 ///
@@ -22,18 +35,47 @@ pub async fn load_index(
     identity: &ObjectIdentity,
     limits: &MediaLimits,
 ) -> Result<MediaIndex, MediaError> {
-    let boxes = locate_boxes(source.as_ref(), key, identity, limits).await?;
+    Ok(load_index_report(source, key, identity, limits).await?.0)
+}
+
+/// [`load_index`], also saying what the load took.
+///
+/// # Errors
+/// As [`load_index`].
+pub async fn load_index_report(
+    source: &Arc<dyn MediaSource>,
+    key: &ObjectKey,
+    identity: &ObjectIdentity,
+    limits: &MediaLimits,
+) -> Result<(MediaIndex, IndexReport), MediaError> {
+    let reader = Reader::Source {
+        source: source.as_ref(),
+        key,
+        identity,
+    };
+    let boxes = locate_in(reader, identity.size, limits).await?;
+    let fragments = match declares_fragments(&boxes.moov)? {
+        true => Some(find_fragments(reader, identity.size, &boxes, limits).await?),
+        false => None,
+    };
+    let report = IndexReport {
+        moov_reads: boxes.reads,
+        fragments: fragments.as_ref().map(|f| f.report),
+    };
     let identity = identity.clone();
     let limits = *limits;
-    tokio::task::spawn_blocking(move || parse_index(identity, &boxes.moov, &limits))
-        .await
-        .map_err(|join| MediaError::Internal {
-            reason: if join.is_panic() {
-                "parser panicked".to_owned()
-            } else {
-                join.to_string()
-            },
-        })?
+    let index = tokio::task::spawn_blocking(move || {
+        parse_with_fragments(identity, &boxes.moov, fragments.as_ref(), &limits)
+    })
+    .await
+    .map_err(|join| MediaError::Internal {
+        reason: if join.is_panic() {
+            "parser panicked".to_owned()
+        } else {
+            join.to_string()
+        },
+    })??;
+    Ok((index, report))
 }
 
 /// The index of a whole MP4 file held in memory, through the same walk and parse as
@@ -44,17 +86,34 @@ pub async fn load_index(
 /// As [`load_index`].
 #[doc(hidden)]
 pub fn index_from_bytes(file: &Bytes, limits: &MediaLimits) -> Result<MediaIndex, MediaError> {
+    Ok(report_from_bytes(file, limits)?.0)
+}
+
+/// [`index_from_bytes`], also saying what the load took.
+pub(super) fn report_from_bytes(
+    file: &Bytes,
+    limits: &MediaLimits,
+) -> Result<(MediaIndex, IndexReport), MediaError> {
     let size = file.len() as u64;
-    let located = ready(locate_in(Reader::Memory(file), size, limits)).ok_or_else(|| {
-        MediaError::Internal {
-            reason: "an in-memory read did not complete at once".to_owned(),
-        }
-    })??;
+    let pending = || MediaError::Internal {
+        reason: "an in-memory read did not complete at once".to_owned(),
+    };
+    let reader = Reader::Memory(file);
+    let located = ready(locate_in(reader, size, limits)).ok_or_else(pending)??;
+    let fragments: Option<FoundFragments> = match declares_fragments(&located.moov)? {
+        true => Some(ready(find_fragments(reader, size, &located, limits)).ok_or_else(pending)??),
+        false => None,
+    };
+    let report = IndexReport {
+        moov_reads: located.reads,
+        fragments: fragments.as_ref().map(|f| f.report),
+    };
     let identity = ObjectIdentity {
         size,
         version: "memory".to_owned(),
     };
-    parse_index(identity, &located.moov, limits)
+    let index = parse_with_fragments(identity, &located.moov, fragments.as_ref(), limits)?;
+    Ok((index, report))
 }
 
 /// Polls `future` once: in-memory reads never wait, so it is ready then.

@@ -23,16 +23,21 @@ pub struct TopLevelBoxes {
     pub moov_offset: u64,
     /// Source reads it took to find and read them.
     pub reads: u32,
+    /// The first bytes of the object as read by the first read (`probe_bytes` of them, or
+    /// the whole object when smaller). Kept so later walks (fragments after `moov`) need
+    /// not read again what this already holds.
+    pub probe: Bytes,
 }
 
 /// A parsed top-level box header.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
-struct BoxHeader {
-    kind: [u8; 4],
+pub(super) struct BoxHeader {
+    /// The box type.
+    pub kind: [u8; 4],
     /// Header length (8, or 16 with a 64-bit size).
-    header_len: u64,
+    pub header_len: u64,
     /// Whole box length including the header.
-    box_len: u64,
+    pub box_len: u64,
 }
 
 /// Box types that may open an MP4/QuickTime file; anything else first is not an MP4.
@@ -42,7 +47,11 @@ const OPENING_BOXES: [&[u8; 4]; 9] = [
 
 /// Parse a box header from `buf` (which starts at `offset`), for an object of `object_len`.
 /// `Ok(None)` when `buf` is too short to hold the whole header.
-fn parse_header(buf: &[u8], offset: u64, object_len: u64) -> Result<Option<BoxHeader>, MediaError> {
+pub(super) fn parse_header(
+    buf: &[u8],
+    offset: u64,
+    object_len: u64,
+) -> Result<Option<BoxHeader>, MediaError> {
     parse_header_at(buf, offset, object_len, false)
 }
 
@@ -127,7 +136,26 @@ pub(super) enum Reader<'a> {
 }
 
 impl Reader<'_> {
-    async fn read(&self, range: ByteRange) -> Result<Bytes, MediaError> {
+    /// The bytes of each range, in order, as one batch (a source may coalesce them).
+    pub(super) async fn read_many(&self, ranges: &[ByteRange]) -> Result<Vec<Bytes>, MediaError> {
+        match self {
+            Reader::Source {
+                source,
+                key,
+                identity,
+            } => Ok(source.read_ranges(key, identity, ranges).await?),
+            Reader::Memory(_) => {
+                let mut out = Vec::with_capacity(ranges.len());
+                for range in ranges {
+                    out.push(self.read(*range).await?);
+                }
+                Ok(out)
+            }
+        }
+    }
+
+    /// The bytes of `range`.
+    pub(super) async fn read(&self, range: ByteRange) -> Result<Bytes, MediaError> {
         match self {
             Reader::Source {
                 source,
@@ -239,6 +267,7 @@ pub(super) async fn locate_in(
                 moov,
                 moov_offset: offset,
                 reads,
+                probe,
             });
         }
         offset += header.box_len;

@@ -10,6 +10,7 @@
 
 mod codec;
 mod error;
+mod fragments;
 mod limits;
 mod load;
 mod locate;
@@ -22,10 +23,11 @@ use crate::source::ObjectIdentity;
 
 pub use codec::describe_codec;
 pub use error::MediaError;
+pub use fragments::{FragmentDiscovery, FragmentReport};
 pub use limits::MediaLimits;
 #[doc(hidden)]
 pub use load::index_from_bytes;
-pub use load::load_index;
+pub use load::{load_index, load_index_report, IndexReport};
 pub use locate::{locate_boxes, TopLevelBoxes};
 pub use parse::parse_index;
 
@@ -148,7 +150,8 @@ pub struct SampleTable {
     pub sizes: Vec<u32>,
     /// Absolute file offsets of each sample's first byte.
     pub offsets: Vec<u64>,
-    /// Decode times in track ticks, non-decreasing, starting at 0.
+    /// Decode times in track ticks, non-decreasing, starting at 0 (in a fragmented file,
+    /// at the first fragment's `tfdt`: its decode time on the media timeline).
     pub dts: Vec<u64>,
     /// Sample durations in track ticks.
     pub durations: Vec<u32>,

@@ -11,6 +11,7 @@
 use bytes::Bytes;
 use mp4_atom::{Decode, Moov, StszSamples, Trak};
 
+use super::fragments::{self, FoundFragments};
 use super::{
     describe_codec, skeleton, EditShift, MediaError, MediaIndex, MediaLimits, SampleTable,
     TrackIndex, TrackKind,
@@ -24,6 +25,21 @@ use crate::source::ObjectIdentity;
 pub fn parse_index(
     identity: ObjectIdentity,
     moov_bytes: &Bytes,
+    limits: &MediaLimits,
+) -> Result<MediaIndex, MediaError> {
+    parse_with_fragments(identity, moov_bytes, None, limits)
+}
+
+/// [`parse_index`] for a file whose tracks continue in movie fragments: each track's
+/// samples are its `moov` ones followed by those of its track fragments in `fragments`.
+///
+/// # Errors
+/// As [`parse_index`], and a [`MediaError`] naming the first fragment box that breaks a
+/// rule or limit; a fragmented file without any sample is refused.
+pub(super) fn parse_with_fragments(
+    identity: ObjectIdentity,
+    moov_bytes: &Bytes,
+    fragments: Option<&FoundFragments>,
     limits: &MediaLimits,
 ) -> Result<MediaIndex, MediaError> {
     // Bounded nesting and the track limit are checked here, before mp4-atom sees anything.
@@ -40,6 +56,17 @@ pub fn parse_index(
         });
     }
     check_sample_budget(&moov.trak, limits)?;
+    let mut fragment_samples = match fragments {
+        Some(found) => {
+            let declared: Vec<(u32, u64)> = moov
+                .trak
+                .iter()
+                .map(|t| (t.tkhd.track_id, sample_count(t)))
+                .collect();
+            fragments::decode(moov_bytes, &found.moofs, &declared, identity.size, limits)?
+        }
+        None => fragments::FragmentSamples::default(),
+    };
     let descriptions = skeleton.sample_descriptions;
     let mut tracks = Vec::new();
     let mut first_unsupported = None;
@@ -69,7 +96,8 @@ pub fn parse_index(
         }
         let language = Some(trak.mdia.mdhd.language.clone())
             .filter(|l| !l.is_empty() && l != "und" && l.chars().all(|c| c.is_ascii_lowercase()));
-        let samples = sample_table(trak, identity.size, limits)?;
+        let mut samples = sample_table(trak, identity.size, limits)?;
+        fragment_samples.append_to(track_id, &mut samples)?;
         let edit = edit_shift(trak, movie_timescale, timescale, samples.end_dts())?;
         tracks.push(TrackIndex {
             track_id,
@@ -86,6 +114,11 @@ pub fn parse_index(
     }
     if tracks.is_empty() {
         return Err(first_unsupported.unwrap_or(MediaError::NoTracks));
+    }
+    if fragments.is_some() && tracks.iter().all(|t| t.samples.is_empty()) {
+        return Err(MediaError::Malformed {
+            reason: "fragmented file without samples: no moof after moov".to_owned(),
+        });
     }
     Ok(MediaIndex {
         identity,

@@ -339,6 +339,80 @@ pub fn corpus() -> Vec<Hostile> {
         many = append_child(&many, "moov", &trak);
     }
     add("65-tracks.mp4", many, "max_tracks");
+
+    // Fragmented files (issue 10, item 2), from the fragmented fixtures. Edits that change
+    // a box's size are made in the walk fixture, which has no index to go stale.
+    let frag = fixture("h264-aac-3s-frag-mfra.mp4");
+    let walk = fixture("h264-aac-3s-frag-walk.mp4");
+    let sidx = fixture("h264-aac-3s-frag-sidx.mp4");
+    // The last video run's data_offset points 2 GiB past its moof.
+    add(
+        "frag-trun-data-past-the-file.mp4",
+        set_u32(&frag, "moof:2/traf:0/trun", 8, 0x7fff_0000),
+        "runs past the end of the file",
+    );
+    // An audio run of 2^32 - 1 samples with no per-sample field: the claim costs 4 bytes,
+    // so only the sample limit stands between it and a huge table.
+    let mut absurd = vec![0, 0, 0, 1];
+    absurd.extend_from_slice(&u32::MAX.to_be_bytes());
+    absurd.extend_from_slice(&0u32.to_be_bytes());
+    add(
+        "frag-trun-4-billion-samples.mp4",
+        replace_box(&walk, "moof:0/traf:1/trun", &boxed(b"trun", &absurd)),
+        "max_samples_per_track",
+    );
+    // A video run that claims 2^32 - 1 samples with sizes, in a box holding 30.
+    add(
+        "frag-trun-count-past-its-box.mp4",
+        set_u32(&frag, "moof:0/traf:0/trun", 4, u32::MAX),
+        "invalid trun",
+    );
+    // The second fragment's video tfdt (version 1) says 0, after a first one of 15360.
+    let backwards = set_u32(&frag, "moof:1/traf:0/tfdt", 4, 0);
+    add(
+        "frag-tfdt-backwards.mp4",
+        set_u32(&backwards, "moof:1/traf:0/tfdt", 8, 0),
+        "goes backwards",
+    );
+    // sidx (version 1): first reference of size 0, a reference to itself.
+    add(
+        "frag-sidx-reference-to-itself.mp4",
+        set_u32(&sidx, "sidx", 32, 0),
+        "points at itself",
+    );
+    // sidx first_offset 2^64 - 256: the sum wraps around to before the sidx.
+    let back = set_u32(&sidx, "sidx", 20, u32::MAX);
+    add(
+        "frag-sidx-reference-points-back.mp4",
+        set_u32(&back, "sidx", 24, 0xffff_ff00),
+        "points outside",
+    );
+    // sidx first_offset 8: the first reference points inside the first moof.
+    add(
+        "frag-sidx-reference-into-a-box.mp4",
+        set_u32(&sidx, "sidx", 24, 8),
+        "not the start of a box",
+    );
+    // tfra (version 1): the first entry's moof_offset is 0, the ftyp. The last mdat grows
+    // by 300 kB first, so the fragments end past the probe and the walk consults the mfra.
+    let last = find(&frag, "mdat:2");
+    let mut grown = frag[..last.whole.end].to_vec();
+    grown.extend_from_slice(&vec![0; 300_000]);
+    let size = (last.whole.len() + 300_000) as u32;
+    grown[last.whole.start..last.whole.start + 4].copy_from_slice(&size.to_be_bytes());
+    grown.extend_from_slice(&frag[last.whole.end..]);
+    let tfra = set_u32(&grown, "mfra/tfra:0", 24, 0);
+    add(
+        "frag-tfra-points-back.mp4",
+        set_u32(&tfra, "mfra/tfra:0", 28, 0),
+        "outside the fragments",
+    );
+    // moov with mvex and nothing after it.
+    add(
+        "frag-no-fragments.mp4",
+        frag[..find(&frag, "moov").whole.end].to_vec(),
+        "without samples",
+    );
     files
 }
 
