@@ -27,6 +27,10 @@ pub struct MediaLimits {
     /// Most top-level box headers read one by one past the probe while looking for `moov`
     /// (each is one source request; a real file needs one or two).
     pub max_header_reads: u32,
+    /// Most bytes of text samples read to answer one subtitle resource (a WebVTT segment,
+    /// or the whole-track WebVTT file of DASH). Text is small: this only stops a file
+    /// whose text track claims megabytes from making every subtitle request read them.
+    pub max_text_read_bytes: u64,
 }
 
 impl Default for MediaLimits {
@@ -41,6 +45,7 @@ impl Default for MediaLimits {
             probe_bytes: 256 * 1024,
             max_top_level_boxes: 4096,
             max_header_reads: 32,
+            max_text_read_bytes: 4 * 1024 * 1024,
         }
     }
 }

@@ -13,7 +13,7 @@ use mp4_atom::{Decode, Moov, StszSamples, Trak};
 
 use super::{
     describe_codec, skeleton, EditShift, MediaError, MediaIndex, MediaLimits, SampleTable,
-    TrackIndex, TrackKind,
+    TextFormat, TextTrackIndex, TrackIndex, TrackKind,
 };
 use crate::source::ObjectIdentity;
 
@@ -42,8 +42,19 @@ pub fn parse_index(
     check_sample_budget(&moov.trak, limits)?;
     let descriptions = skeleton.sample_descriptions;
     let mut tracks = Vec::new();
+    let mut text_tracks = Vec::new();
     let mut first_unsupported = None;
     for (i, trak) in moov.trak.iter().enumerate() {
+        if let Some(format) = text_format(trak) {
+            text_tracks.push(text_track(
+                trak,
+                format,
+                movie_timescale,
+                &identity,
+                limits,
+            )?);
+            continue;
+        }
         let Some(kind) = track_kind(trak) else {
             continue;
         };
@@ -91,7 +102,49 @@ pub fn parse_index(
         identity,
         movie_timescale,
         tracks,
+        text_tracks,
     })
+}
+
+/// The text format of a track with a text handler (`text` in ISO/IEC 14496-30 and 3GPP,
+/// `sbtl` as ffmpeg writes for mov_text in MP4, `subt`) and a `tx3g` or `wvtt` sample
+/// entry; `None` for every other track.
+fn text_format(trak: &Trak) -> Option<TextFormat> {
+    match &<[u8; 4]>::from(trak.mdia.hdlr.handler) {
+        b"text" | b"sbtl" | b"subt" => TextFormat::of(trak.mdia.minf.stbl.stsd.codecs.first()?),
+        _ => None,
+    }
+}
+
+/// Index one text track: the same sample tables and edit list as audio and video.
+fn text_track(
+    trak: &Trak,
+    format: TextFormat,
+    movie_timescale: u32,
+    identity: &ObjectIdentity,
+    limits: &MediaLimits,
+) -> Result<TextTrackIndex, MediaError> {
+    let track_id = trak.tkhd.track_id;
+    let timescale = trak.mdia.mdhd.timescale;
+    if timescale == 0 {
+        return Err(invalid("mdhd", track_id, "timescale is 0"));
+    }
+    let samples = sample_table(trak, identity.size, limits)?;
+    let edit = edit_shift(trak, movie_timescale, timescale, samples.end_dts())?;
+    Ok(TextTrackIndex {
+        track_id,
+        format,
+        timescale,
+        language: language(trak),
+        edit,
+        samples,
+    })
+}
+
+/// The `mdhd` language, `None` for `und` or anything that is not ISO 639-2/T letters.
+fn language(trak: &Trak) -> Option<String> {
+    Some(trak.mdia.mdhd.language.clone())
+        .filter(|l| !l.is_empty() && l != "und" && l.chars().all(|c| c.is_ascii_lowercase()))
 }
 
 fn fixed_u32(integer: u16, fraction: u16) -> u32 {
@@ -123,7 +176,7 @@ fn sample_count(trak: &Trak) -> u64 {
     }
 }
 
-/// Refuse a file whose audio or video tracks claim more samples than
+/// Refuse a file whose audio, video or text tracks claim more samples than
 /// `max_samples_per_track` each or `max_samples_per_file` together, before any per-sample array is allocated. (A `stsz` with one
 /// size for every sample claims its count in 8 bytes, so the tables' own size bounds
 /// nothing.)
@@ -131,7 +184,7 @@ fn check_sample_budget(traks: &[Trak], limits: &MediaLimits) -> Result<(), Media
     let mut total = 0u64;
     for count in traks
         .iter()
-        .filter(|t| track_kind(t).is_some())
+        .filter(|t| track_kind(t).is_some() || text_format(t).is_some())
         .map(sample_count)
     {
         if count > limits.max_samples_per_track {

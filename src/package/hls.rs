@@ -8,6 +8,7 @@
 
 use std::fmt::{Display, Write as _};
 
+use super::webvtt::SubtitlePlan;
 use super::{version_folder, Rendition, Resource, Title};
 use crate::media::{TrackIndex, TrackKind};
 
@@ -15,6 +16,8 @@ use crate::media::{TrackIndex, TrackKind};
 const VERSION: u32 = 7;
 /// `GROUP-ID` of the audio renditions.
 const AUDIO_GROUP: &str = "audio";
+/// `GROUP-ID` of the subtitle renditions (text tracks as WebVTT).
+const SUBTITLES_GROUP: &str = "subs";
 
 /// Render the multivariant playlist (`master.m3u8`) of `title`.
 ///
@@ -22,6 +25,7 @@ const AUDIO_GROUP: &str = "audio";
 /// rendition; an audio-only title offers each audio rendition as its own variant.
 pub fn render_multivariant_playlist(title: &Title) -> String {
     let mut out = format!("#EXTM3U\n#EXT-X-VERSION:{VERSION}\n#EXT-X-INDEPENDENT-SEGMENTS\n");
+    subtitle_renditions(&mut out, title);
     let (videos, audios): (Vec<&Rendition>, Vec<&Rendition>) = title
         .renditions
         .iter()
@@ -93,6 +97,9 @@ fn variant(out: &mut String, title: &Title, members: &[&Rendition], with_audio: 
     if with_audio {
         attrs = attrs.quoted("AUDIO", AUDIO_GROUP);
     }
+    if !title.index.text_tracks.is_empty() {
+        attrs = attrs.quoted("SUBTITLES", SUBTITLES_GROUP);
+    }
     let uri = Resource::MediaPlaylist {
         track_id: first.track_id,
     };
@@ -123,6 +130,60 @@ pub fn render_media_playlist(title: &Title, rendition: &Rendition) -> String {
     for (number, micros) in (first_number..).zip(durations) {
         let (secs, fraction) = (micros / 1_000_000, micros % 1_000_000);
         let segment = Resource::Segment { track_id, number };
+        let _ = writeln!(out, "#EXTINF:{secs}.{fraction:06},\n{segment}");
+    }
+    out.push_str("#EXT-X-ENDLIST\n");
+    out
+}
+
+/// `#EXT-X-MEDIA:TYPE=SUBTITLES` for each text track (4.4.6.1), in the group every variant
+/// references. NAME is the language (or `subtitles N`), unique in the group; DEFAULT=NO
+/// (subtitles stay off unless the viewer or AUTOSELECT's language match turns them on).
+fn subtitle_renditions(out: &mut String, title: &Title) {
+    let texts = &title.index.text_tracks;
+    let bases: Vec<String> = (texts.iter().enumerate())
+        .map(
+            |(n, t)| match t.language.as_deref().filter(|l| !l.is_empty()) {
+                Some(language) => language.to_owned(),
+                None => format!("subtitles {}", n + 1),
+            },
+        )
+        .collect();
+    let folder = version_folder(&title.version_token());
+    for (text, base) in texts.iter().zip(&bases) {
+        let name = match bases.iter().filter(|b| *b == base).count() > 1 {
+            true => format!("{base} (track {})", text.track_id),
+            false => base.clone(),
+        };
+        let mut attrs = Attrs::default()
+            .plain("TYPE", "SUBTITLES")
+            .quoted("GROUP-ID", SUBTITLES_GROUP)
+            .quoted("NAME", name);
+        if let Some(language) = text.language.as_deref().filter(|l| !l.is_empty()) {
+            attrs = attrs.quoted("LANGUAGE", language);
+        }
+        let uri = Resource::MediaPlaylist {
+            track_id: text.track_id,
+        };
+        attrs = (attrs.plain("DEFAULT", "NO").plain("AUTOSELECT", "YES"))
+            .quoted("URI", format_args!("{folder}{uri}"));
+        let _ = writeln!(out, "#EXT-X-MEDIA:{}", attrs.0);
+    }
+}
+
+/// Render the subtitle playlist (`index-tN.m3u8` of text track `track_id`): one WebVTT
+/// segment per segment of the title, numbered and lasting as the reference rendition's
+/// (`plan`), so players line them up with the video's segments.
+pub fn render_subtitle_playlist(plan: &SubtitlePlan, track_id: u32) -> String {
+    let rounded = plan.durations_us.iter().map(|d| (d + 500_000) / 1_000_000);
+    let target = rounded.max().unwrap_or(0).max(1);
+    let mut out = format!(
+        "#EXTM3U\n#EXT-X-VERSION:{VERSION}\n#EXT-X-TARGETDURATION:{target}\n\
+         #EXT-X-PLAYLIST-TYPE:VOD\n"
+    );
+    for (number, micros) in (plan.first_number..).zip(&plan.durations_us) {
+        let (secs, fraction) = (micros / 1_000_000, micros % 1_000_000);
+        let segment = Resource::SubtitleSegment { track_id, number };
         let _ = writeln!(out, "#EXTINF:{secs}.{fraction:06},\n{segment}");
     }
     out.push_str("#EXT-X-ENDLIST\n");
@@ -279,6 +340,7 @@ pub(super) mod tests {
             identity,
             movie_timescale: 1000,
             tracks,
+            text_tracks: Vec::new(),
         };
         Title::new(index, 4000).unwrap()
     }
