@@ -403,4 +403,37 @@ mod tests {
         assert_eq!(frame_rate(f64::NAN), None);
         assert_eq!(escape("a&b<c>\"d"), "a&amp;b&lt;c&gt;&quot;d");
     }
+
+    #[test]
+    fn text_tracks_are_sideloaded_webvtt_sets_with_their_language() {
+        let mut title = av_title();
+        title.index.text_tracks = vec![
+            crate::package::hls::tests::text(3, Some("eng")),
+            crate::package::hls::tests::text(4, None),
+        ];
+        let mpd = render_mpd(&title);
+        let sets: Vec<&str> = mpd.split("<AdaptationSet").skip(1).collect();
+        assert_eq!(sets.len(), 4);
+        let folder = version_folder(&title.version_token());
+        for (set, (id, lang)) in sets[2..].iter().zip([(3, Some("eng")), (4, None)]) {
+            assert_eq!(attr(set, "contentType"), Some("text"));
+            assert_eq!(attr(set, "mimeType"), Some("text/vtt"));
+            assert_eq!(attr(set, "lang"), lang);
+            assert!(
+                set.contains("<Role schemeIdUri=\"urn:mpeg:dash:role:2011\" value=\"subtitle\"/>")
+            );
+            assert!(!set.contains("SegmentTemplate"));
+            // 100 bytes over 10 s.
+            assert_eq!(attr(set, "bandwidth"), Some("80"));
+            let url = &set[set.find("<BaseURL>").unwrap() + 9..set.find("</BaseURL>").unwrap()];
+            let name = url.strip_prefix(folder.as_str()).unwrap();
+            assert_eq!(
+                Resource::parse(name),
+                Some(Resource::SubtitleFile { track_id: id })
+            );
+        }
+        // Set ids stay unique.
+        let ids: Vec<Option<&str>> = sets.iter().map(|s| attr(s, "id")).collect();
+        assert_eq!(ids, [Some("0"), Some("1"), Some("2"), Some("3")]);
+    }
 }

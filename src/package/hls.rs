@@ -286,7 +286,7 @@ impl Attrs {
 #[cfg(test)]
 pub(super) mod tests {
     use super::*;
-    use crate::media::{CodecInfo, EditShift, MediaIndex, SampleTable};
+    use crate::media::{CodecInfo, EditShift, MediaIndex, SampleTable, TextFormat, TextTrackIndex};
     use crate::source::ObjectIdentity;
 
     /// 10 s of 320x180 AVC at 30 fps, 15360 Hz, a sync sample every 30; or 10 s of stereo
@@ -343,6 +343,25 @@ pub(super) mod tests {
             text_tracks: Vec::new(),
         };
         Title::new(index, 4000).unwrap()
+    }
+
+    /// A 10 s text track (one cue a second) in `language`; 1000 Hz.
+    pub(in crate::package) fn text(track_id: u32, language: Option<&str>) -> TextTrackIndex {
+        TextTrackIndex {
+            track_id,
+            format: TextFormat::Tx3g,
+            timescale: 1000,
+            language: language.map(str::to_owned),
+            edit: EditShift::default(),
+            samples: SampleTable {
+                sizes: vec![10; 10],
+                offsets: (0..10).map(|i| i * 10).collect(),
+                dts: (0..10).map(|i| i * 1000).collect(),
+                durations: vec![1000; 10],
+                cts_offsets: Vec::new(),
+                sync: None,
+            },
+        }
     }
 
     /// The value of attribute `name` in a tag line.
@@ -460,5 +479,85 @@ pub(super) mod tests {
         assert_eq!(attrs.0, "NAME=\"a'b c\",BANDWIDTH=5");
         assert_eq!(listed_segments(&[0, 5, 0, 5, 0]), 1..4);
         assert_eq!(listed_segments(&[0, 0]), 0..2);
+    }
+
+    #[test]
+    fn text_tracks_are_a_subtitles_group_every_variant_references() {
+        for keep in [(|_| true) as fn(&TrackIndex) -> bool, |t| {
+            t.kind == TrackKind::Audio
+        }] {
+            let mut title = title(keep, Vec::new());
+            title.index.text_tracks = vec![
+                text(3, Some("eng")),
+                text(4, Some("fra")),
+                text(5, Some("fra")),
+                text(6, None),
+            ];
+            let text = render_multivariant_playlist(&title);
+            let folder = version_folder(&title.version_token());
+            let subs: Vec<&str> = (text.lines())
+                .filter(|l| l.starts_with("#EXT-X-MEDIA:TYPE=SUBTITLES,"))
+                .collect();
+            let names: Vec<&str> = subs.iter().map(|l| attr(l, "NAME")).collect();
+            assert_eq!(
+                names,
+                ["eng", "fra (track 4)", "fra (track 5)", "subtitles 4"]
+            );
+            for (line, id) in subs.iter().zip(3..) {
+                assert_eq!(attr(line, "GROUP-ID"), "subs");
+                assert_eq!(
+                    (attr(line, "DEFAULT"), attr(line, "AUTOSELECT")),
+                    ("NO", "YES")
+                );
+                let uri = attr(line, "URI").strip_prefix(folder.as_str()).unwrap();
+                assert_eq!(
+                    Resource::parse(uri),
+                    Some(Resource::MediaPlaylist { track_id: id })
+                );
+            }
+            assert_eq!(attr(subs[0], "LANGUAGE"), "eng");
+            assert!(!subs[3].contains("LANGUAGE="));
+            let variants: Vec<&str> = (text.lines())
+                .filter(|l| l.starts_with("#EXT-X-STREAM-INF:"))
+                .collect();
+            assert!(!variants.is_empty());
+            for inf in variants {
+                assert_eq!(attr(inf, "SUBTITLES"), "subs", "{inf}");
+            }
+        }
+        // Without text tracks, no group and no reference to one.
+        let plain = render_multivariant_playlist(&title(|_| true, Vec::new()));
+        assert!(!plain.contains("SUBTITLES"), "{plain}");
+    }
+
+    #[test]
+    fn subtitle_playlists_list_webvtt_segments_timed_like_the_video() {
+        let mut title = title(|_| true, Vec::new());
+        title.index.text_tracks = vec![text(3, Some("eng"))];
+        let plan = SubtitlePlan::new(&title);
+        let subtitles = render_subtitle_playlist(&plan, 3);
+        let video = render_media_playlist(&title, &title.renditions[0]);
+        let timing = |text: &str| -> Vec<String> {
+            (text.lines())
+                .filter(|l| l.starts_with("#EXTINF:") || l.starts_with("#EXT-X-TARGETDURATION"))
+                .map(str::to_owned)
+                .collect()
+        };
+        assert_eq!(timing(&subtitles), timing(&video));
+        assert!(!subtitles.contains("#EXT-X-MAP"));
+        assert!(subtitles.ends_with("#EXT-X-ENDLIST\n"));
+        let segments: Vec<Option<Resource>> = (subtitles.lines())
+            .filter(|l| !l.starts_with('#'))
+            .map(Resource::parse)
+            .collect();
+        let expected: Vec<Option<Resource>> = (1..=3)
+            .map(|number| {
+                Some(Resource::SubtitleSegment {
+                    track_id: 3,
+                    number,
+                })
+            })
+            .collect();
+        assert_eq!(segments, expected);
     }
 }

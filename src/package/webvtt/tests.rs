@@ -256,3 +256,33 @@ fn rendering_writes_ids_settings_long_times_and_drops_what_cannot_show() {
          c1\n01:02:03.004 --> 01:02:03.500 line:0\nx\n"
     );
 }
+
+/// The mov_text fixture end to end, without a server: its text track is indexed apart
+/// from audio and video, and its two cues come out at source time + S (S = the video's
+/// two-frame B-frame delay, 1024/15360 s), with the `styl` box dropped and the text escaped.
+#[test]
+fn the_mov_text_fixture_gives_its_two_cues_on_the_output_timeline() {
+    let path = std::path::Path::new(env!("CARGO_MANIFEST_DIR"))
+        .join("fixtures")
+        .join("h264-aac-movtext-3s.mp4");
+    let file = Bytes::from(std::fs::read(path).unwrap());
+    let index = crate::media::index_from_bytes(&file, &MediaLimits::default()).unwrap();
+    assert_eq!(index.tracks.len(), 2);
+    let text = &index.text_tracks[0];
+    assert_eq!(
+        (text.track_id, text.format, text.language.as_deref()),
+        (3, TextFormat::Tx3g, Some("eng"))
+    );
+    let title = Title::new(index.clone(), 1000).unwrap();
+    let plan = SubtitlePlan::new(&title);
+    assert_eq!(plan.shift_ns, 66_666_666);
+    assert_eq!(plan.segment_count(), 3);
+    let read = plan_text_read(text, plan.shift_ns, None, &MediaLimits::default()).unwrap();
+    let cues = cues_from_samples(text, plan.shift_ns, &read, &fetch(&file, &read)).unwrap();
+    assert_eq!(
+        render_hls_segment(&cues),
+        "WEBVTT\nX-TIMESTAMP-MAP=LOCAL:00:00:00.000,MPEGTS:0\n\n\
+         00:00:00.567 --> 00:00:01.317\nHello, world!\n\n\
+         00:00:01.867 --> 00:00:02.767\nCafé &amp; crème\non two lines\n"
+    );
+}
