@@ -11,7 +11,7 @@ use super::catalog::CachedTitle;
 use super::error::ErrorAnswer;
 use super::App;
 use crate::package::webvtt::{
-    cues_from_samples, plan_text_read, render_dash_file, render_hls_segment,
+    cues_from_samples, plan_text_read, render_dash_file, render_hls_segment, segment_cues,
 };
 use crate::package::PackageError;
 use crate::source::{ObjectIdentity, ObjectKey};
@@ -67,9 +67,9 @@ pub(super) async fn subtitle_body(
     };
     let cues = cues_from_samples(track, plan.shift_ns, &read, &bytes)
         .map_err(|e| ErrorAnswer::from(&e))?;
-    let text = match request {
-        SubtitleRequest::Segment { .. } => render_hls_segment(&cues),
-        SubtitleRequest::File => render_dash_file(&cues, plan.shift_ns),
+    let text = match window {
+        Some(window) => render_hls_segment(&segment_cues(track.format, cues, window)),
+        None => render_dash_file(&cues, plan.shift_ns),
     };
     Ok(Bytes::from(text))
 }

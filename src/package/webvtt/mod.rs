@@ -7,8 +7,9 @@
 //!   source time + S for every track, text included;
 //! - HLS subtitle segments are cut at the title's segment times (the reference track's
 //!   segment starts, as every other track), numbered and timed like the reference
-//!   rendition's media playlist; a cue spanning a cut is written in both segments, as
-//!   RFC 8216 3.5 allows (players drop the duplicate);
+//!   rendition's media playlist; a `tx3g` cue spanning a cut is written whole in both
+//!   segments, as RFC 8216 3.5 allows (players drop the duplicate); a `wvtt` cue is cut at
+//!   the segment's edges instead (see [`segment_cues`]);
 //! - sample payloads live in `mdat` and are read only when a subtitle resource is asked
 //!   for: [`plan_text_read`] lists the byte ranges (at most `max_text_read_bytes`), the
 //!   server reads them, and [`cues_from_samples`] turns them into cues.
@@ -21,7 +22,7 @@ use bytes::Bytes;
 
 use super::Title;
 use crate::media::{
-    parse_text_sample, MediaError, MediaLimits, SampleCue, TextTrackIndex, TrackKind,
+    parse_text_sample, MediaError, MediaLimits, SampleCue, TextFormat, TextTrackIndex, TrackKind,
 };
 use crate::source::ByteRange;
 
@@ -291,6 +292,28 @@ pub fn cues_from_samples(
         shown = now_shown;
     }
     Ok(cues)
+}
+
+/// The cues an HLS segment with output time window `window` writes.
+///
+/// A `tx3g` sample is one whole cue, so each segment sees every cue it holds whole, and
+/// a cue spanning a cut is written identically in both segments. A `wvtt` cue lasts as
+/// many samples as it is repeated in, and a segment reads only its own samples, so two
+/// segments can see different parts of one cue: written whole, they would overlap and the
+/// player would show the text twice. So `wvtt` cues are cut to the window: the pieces of
+/// segments that follow one another meet exactly at the cut, and show as one cue.
+pub fn segment_cues(format: TextFormat, cues: Vec<Cue>, window: (i128, i128)) -> Vec<Cue> {
+    match format {
+        TextFormat::Tx3g => cues,
+        TextFormat::Wvtt => (cues.into_iter())
+            .map(|cue| Cue {
+                start_ns: cue.start_ns.max(window.0),
+                end_ns: cue.end_ns.min(window.1),
+                ..cue
+            })
+            .filter(|cue| cue.end_ns > cue.start_ns)
+            .collect(),
+    }
 }
 
 #[cfg(test)]

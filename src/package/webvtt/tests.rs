@@ -286,3 +286,52 @@ fn the_mov_text_fixture_gives_its_two_cues_on_the_output_timeline() {
          00:00:01.867 --> 00:00:02.767\nCafé &amp; crème\non two lines\n"
     );
 }
+
+/// A `wvtt` cue repeated over samples on both sides of a cut: each segment sees only its
+/// own samples, so its part of the cue is cut to the segment; the parts meet at the cut
+/// and never overlap (no text shown twice). `tx3g` cues stay whole.
+#[test]
+fn wvtt_cues_are_cut_at_segment_edges_and_tx3g_cues_stay_whole() {
+    let title = title(|_| true, Vec::new());
+    let plan = SubtitlePlan::new(&title);
+    let (track, file) = text_track(
+        TextFormat::Wvtt,
+        &[
+            (0, 3000, wvtt(&[])),
+            (3000, 2000, wvtt(&["long"])),
+            (5000, 1000, wvtt(&["long", "short"])),
+        ],
+        EditShift::default(),
+    );
+    let mut pieces = Vec::new();
+    for number in 1..=3 {
+        let window = plan.window(number).unwrap();
+        let read = plan_text_read(&track, 0, Some(window), &MediaLimits::default()).unwrap();
+        let cues = cues_from_samples(&track, 0, &read, &fetch(&file, &read)).unwrap();
+        for cue in segment_cues(track.format, cues, window) {
+            pieces.push((number, cue.start_ns / MS, cue.end_ns / MS, cue.payload.text));
+        }
+    }
+    assert_eq!(
+        pieces,
+        [
+            (1, 3000, 4000, "long".into()),
+            (2, 4000, 6000, "long".into()),
+            (2, 5000, 6000, "short".into())
+        ]
+    );
+    let whole = Cue {
+        start_ns: 3000 * MS,
+        end_ns: 6000 * MS,
+        payload: SampleCue {
+            id: None,
+            settings: None,
+            text: "x".into(),
+        },
+    };
+    let window = plan.window(2).unwrap();
+    assert_eq!(
+        segment_cues(TextFormat::Tx3g, vec![whole.clone()], window),
+        [whole]
+    );
+}
