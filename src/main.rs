@@ -217,6 +217,21 @@ async fn inspect(file: &Path, segment_duration_ms: u32) -> anyhow::Result<()> {
             plan.cts_base,
         ));
     }
+    // Text tracks become WebVTT (HLS subtitles, DASH text/vtt), cut at the same times.
+    for text in &title.index.text_tracks {
+        let secs = text.samples.end_dts() as f64 / f64::from(text.timescale);
+        out.push_str(&format!(
+            "track {} text {} lang={} timescale={} samples={} duration={secs:.3}s \
+             edit(empty={}, media_time={})\n",
+            text.track_id,
+            text.format.fourcc(),
+            text.language.as_deref().unwrap_or("und"),
+            text.timescale,
+            text.samples.len(),
+            text.edit.empty_ticks,
+            text.edit.media_time_ticks,
+        ));
+    }
     out.push_str(&format!(
         "segments: {} (target {} ms)\n",
         title.plan.segment_count, title.plan.target_ms

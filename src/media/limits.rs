@@ -33,6 +33,10 @@ pub struct MediaLimits {
     /// Most bytes of fragment headers (`moof`, `sidx`, `mfra` boxes) read and held for one
     /// file, together; also bounds any single one of them.
     pub max_fragment_header_bytes: u64,
+    /// Most bytes of text samples read to answer one subtitle resource (a WebVTT segment,
+    /// or the whole-track WebVTT file of DASH). Text is small: this only stops a file
+    /// whose text track claims megabytes from making every subtitle request read them.
+    pub max_text_read_bytes: u64,
 }
 
 impl Default for MediaLimits {
@@ -49,6 +53,7 @@ impl Default for MediaLimits {
             max_header_reads: 32,
             max_fragments: 500_000,
             max_fragment_header_bytes: 128 * 1024 * 1024,
+            max_text_read_bytes: 4 * 1024 * 1024,
         }
     }
 }

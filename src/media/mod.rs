@@ -16,6 +16,7 @@ mod load;
 mod locate;
 mod parse;
 mod skeleton;
+mod text;
 
 use bytes::Bytes;
 
@@ -30,6 +31,7 @@ pub use load::index_from_bytes;
 pub use load::{load_index, load_index_report, IndexReport};
 pub use locate::{locate_boxes, TopLevelBoxes};
 pub use parse::parse_index;
+pub use text::{parse_text_sample, SampleCue, TextFormat};
 
 /// Everything the packager needs to know about one MP4 object.
 #[derive(Debug, Clone)]
@@ -40,6 +42,9 @@ pub struct MediaIndex {
     pub movie_timescale: u32,
     /// Audio and video tracks in file order. Other tracks (text, metadata) are skipped.
     pub tracks: Vec<TrackIndex>,
+    /// Text tracks (`tx3g`, `wvtt`) in file order. Kept apart from `tracks`: they are not
+    /// cut into CMAF segments but turned into WebVTT (`package::webvtt`).
+    pub text_tracks: Vec<TextTrackIndex>,
 }
 
 impl MediaIndex {
@@ -49,6 +54,11 @@ impl MediaIndex {
             .iter()
             .map(TrackIndex::heap_bytes)
             .sum::<usize>()
+            + self
+                .text_tracks
+                .iter()
+                .map(|t| t.samples.heap_bytes() + 128)
+                .sum::<usize>()
             + 256
     }
 
@@ -56,6 +66,29 @@ impl MediaIndex {
     pub fn track(&self, track_id: u32) -> Option<&TrackIndex> {
         self.tracks.iter().find(|t| t.track_id == track_id)
     }
+
+    /// The text track with this id.
+    pub fn text_track(&self, track_id: u32) -> Option<&TextTrackIndex> {
+        self.text_tracks.iter().find(|t| t.track_id == track_id)
+    }
+}
+
+/// One text track: timed text samples (ISO/IEC 14496-30) whose payloads stay in `mdat`
+/// until a subtitle resource is requested; only their sizes, offsets and times are indexed.
+#[derive(Debug, Clone)]
+pub struct TextTrackIndex {
+    /// `tkhd` track id.
+    pub track_id: u32,
+    /// How the samples are coded.
+    pub format: TextFormat,
+    /// `mdhd` timescale. Never 0.
+    pub timescale: u32,
+    /// ISO 639-2/T language from `mdhd`; `None` when the file says `und`.
+    pub language: Option<String>,
+    /// The edit list, reduced as for audio and video.
+    pub edit: EditShift,
+    /// The samples (each one stretch of time: a cue, several, or none).
+    pub samples: SampleTable,
 }
 
 /// Whether a track is audio or video.

@@ -14,7 +14,7 @@ use mp4_atom::{Decode, Moov, StszSamples, Trak};
 use super::fragments::{self, FoundFragments};
 use super::{
     describe_codec, skeleton, EditShift, MediaError, MediaIndex, MediaLimits, SampleTable,
-    TrackIndex, TrackKind,
+    TextFormat, TextTrackIndex, TrackIndex, TrackKind,
 };
 use crate::source::ObjectIdentity;
 
@@ -69,8 +69,20 @@ pub(super) fn parse_with_fragments(
     };
     let descriptions = skeleton.sample_descriptions;
     let mut tracks = Vec::new();
+    let mut text_tracks = Vec::new();
     let mut first_unsupported = None;
     for (i, trak) in moov.trak.iter().enumerate() {
+        if let Some(format) = text_format(trak) {
+            text_tracks.push(text_track(
+                trak,
+                format,
+                movie_timescale,
+                &identity,
+                limits,
+                &mut fragment_samples,
+            )?);
+            continue;
+        }
         let Some(kind) = track_kind(trak) else {
             continue;
         };
@@ -124,7 +136,52 @@ pub(super) fn parse_with_fragments(
         identity,
         movie_timescale,
         tracks,
+        text_tracks,
     })
+}
+
+/// The text format of a track with a text handler (`text` in ISO/IEC 14496-30 and 3GPP,
+/// `sbtl` as ffmpeg writes for mov_text in MP4, `subt`) and a `tx3g` or `wvtt` sample
+/// entry; `None` for every other track.
+fn text_format(trak: &Trak) -> Option<TextFormat> {
+    match &<[u8; 4]>::from(trak.mdia.hdlr.handler) {
+        b"text" | b"sbtl" | b"subt" => TextFormat::of(trak.mdia.minf.stbl.stsd.codecs.first()?),
+        _ => None,
+    }
+}
+
+/// Index one text track: the same sample tables and edit list as audio and video.
+fn text_track(
+    trak: &Trak,
+    format: TextFormat,
+    movie_timescale: u32,
+    identity: &ObjectIdentity,
+    limits: &MediaLimits,
+    fragment_samples: &mut fragments::FragmentSamples,
+) -> Result<TextTrackIndex, MediaError> {
+    let track_id = trak.tkhd.track_id;
+    let timescale = trak.mdia.mdhd.timescale;
+    if timescale == 0 {
+        return Err(invalid("mdhd", track_id, "timescale is 0"));
+    }
+    // A fragmented file's text samples are in its fragments, like its audio and video.
+    let mut samples = sample_table(trak, identity.size, limits)?;
+    fragment_samples.append_to(track_id, &mut samples)?;
+    let edit = edit_shift(trak, movie_timescale, timescale, samples.end_dts())?;
+    Ok(TextTrackIndex {
+        track_id,
+        format,
+        timescale,
+        language: language(trak),
+        edit,
+        samples,
+    })
+}
+
+/// The `mdhd` language, `None` for `und` or anything that is not ISO 639-2/T letters.
+fn language(trak: &Trak) -> Option<String> {
+    Some(trak.mdia.mdhd.language.clone())
+        .filter(|l| !l.is_empty() && l != "und" && l.chars().all(|c| c.is_ascii_lowercase()))
 }
 
 fn fixed_u32(integer: u16, fraction: u16) -> u32 {
@@ -156,7 +213,7 @@ fn sample_count(trak: &Trak) -> u64 {
     }
 }
 
-/// Refuse a file whose audio or video tracks claim more samples than
+/// Refuse a file whose audio, video or text tracks claim more samples than
 /// `max_samples_per_track` each or `max_samples_per_file` together, before any per-sample array is allocated. (A `stsz` with one
 /// size for every sample claims its count in 8 bytes, so the tables' own size bounds
 /// nothing.)
@@ -164,7 +221,7 @@ fn check_sample_budget(traks: &[Trak], limits: &MediaLimits) -> Result<(), Media
     let mut total = 0u64;
     for count in traks
         .iter()
-        .filter(|t| track_kind(t).is_some())
+        .filter(|t| track_kind(t).is_some() || text_format(t).is_some())
         .map(sample_count)
     {
         if count > limits.max_samples_per_track {

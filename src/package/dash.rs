@@ -41,6 +41,7 @@ pub fn render_mpd(title: &Title) -> String {
             adaptation_set(&mut out, title, set_id, rendition, track);
         }
     }
+    text_adaptation_sets(&mut out, title, title.renditions.len());
     out.push_str("  </Period>\n</MPD>\n");
     out
 }
@@ -90,6 +91,46 @@ fn adaptation_set(out: &mut String, title: &Title, id: usize, r: &Rendition, tra
     }
     segment_template(out, title, r, track);
     out.push_str("      </Representation>\n    </AdaptationSet>\n");
+}
+
+/// One AdaptationSet per text track: a single WebVTT file (`text/vtt`, its cues on the
+/// Period timeline) named by `BaseURL`, the sideloaded form dash.js and Shaka both render
+/// (ISO/IEC 23009-1 5.3.3 with a Representation that is one whole resource), with the
+/// track's language and Role `subtitle`.
+fn text_adaptation_sets(out: &mut String, title: &Title, first_id: usize) {
+    let folder = version_folder(&title.version_token());
+    let duration = title.period_duration_secs();
+    for (n, text) in title.index.text_tracks.iter().enumerate() {
+        Tag::new(4, "AdaptationSet")
+            .attr("id", first_id + n)
+            .attr("contentType", "text")
+            .attr("mimeType", "text/vtt")
+            .opt("lang", text.language.as_deref().filter(|l| !l.is_empty()))
+            .open(out);
+        Tag::new(6, "Role")
+            .attr("schemeIdUri", ROLE_SCHEME)
+            .attr("value", "subtitle")
+            .empty(out);
+        // The file's size over the title's duration: what fetching it costs.
+        let bytes: u64 = text.samples.sizes.iter().map(|s| u64::from(*s)).sum();
+        let bandwidth = match duration > 0.0 {
+            true => (bytes as f64 * 8.0 / duration).ceil() as u64,
+            false => 0,
+        };
+        Tag::new(6, "Representation")
+            .attr("id", Resource::dash_representation_id(text.track_id))
+            .attr("bandwidth", bandwidth.max(1))
+            .open(out);
+        let file = Resource::SubtitleFile {
+            track_id: text.track_id,
+        };
+        let _ = writeln!(
+            out,
+            "        <BaseURL>{}</BaseURL>",
+            escape(&format!("{folder}{file}"))
+        );
+        out.push_str("      </Representation>\n    </AdaptationSet>\n");
+    }
 }
 
 fn segment_template(out: &mut String, title: &Title, rendition: &Rendition, track: &TrackIndex) {
@@ -361,5 +402,38 @@ mod tests {
         assert_eq!(rates, ["30", "30000/1001", "24000/1001", "25/2"]);
         assert_eq!(frame_rate(f64::NAN), None);
         assert_eq!(escape("a&b<c>\"d"), "a&amp;b&lt;c&gt;&quot;d");
+    }
+
+    #[test]
+    fn text_tracks_are_sideloaded_webvtt_sets_with_their_language() {
+        let mut title = av_title();
+        title.index.text_tracks = vec![
+            crate::package::hls::tests::text(3, Some("eng")),
+            crate::package::hls::tests::text(4, None),
+        ];
+        let mpd = render_mpd(&title);
+        let sets: Vec<&str> = mpd.split("<AdaptationSet").skip(1).collect();
+        assert_eq!(sets.len(), 4);
+        let folder = version_folder(&title.version_token());
+        for (set, (id, lang)) in sets[2..].iter().zip([(3, Some("eng")), (4, None)]) {
+            assert_eq!(attr(set, "contentType"), Some("text"));
+            assert_eq!(attr(set, "mimeType"), Some("text/vtt"));
+            assert_eq!(attr(set, "lang"), lang);
+            assert!(
+                set.contains("<Role schemeIdUri=\"urn:mpeg:dash:role:2011\" value=\"subtitle\"/>")
+            );
+            assert!(!set.contains("SegmentTemplate"));
+            // 100 bytes over 10 s.
+            assert_eq!(attr(set, "bandwidth"), Some("80"));
+            let url = &set[set.find("<BaseURL>").unwrap() + 9..set.find("</BaseURL>").unwrap()];
+            let name = url.strip_prefix(folder.as_str()).unwrap();
+            assert_eq!(
+                Resource::parse(name),
+                Some(Resource::SubtitleFile { track_id: id })
+            );
+        }
+        // Set ids stay unique.
+        let ids: Vec<Option<&str>> = sets.iter().map(|s| attr(s, "id")).collect();
+        assert_eq!(ids, [Some("0"), Some("1"), Some("2"), Some("3")]);
     }
 }

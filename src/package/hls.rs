@@ -8,6 +8,7 @@
 
 use std::fmt::{Display, Write as _};
 
+use super::webvtt::SubtitlePlan;
 use super::{version_folder, Rendition, Resource, Title};
 use crate::media::{TrackIndex, TrackKind};
 
@@ -15,6 +16,8 @@ use crate::media::{TrackIndex, TrackKind};
 const VERSION: u32 = 7;
 /// `GROUP-ID` of the audio renditions.
 const AUDIO_GROUP: &str = "audio";
+/// `GROUP-ID` of the subtitle renditions (text tracks as WebVTT).
+const SUBTITLES_GROUP: &str = "subs";
 
 /// Render the multivariant playlist (`master.m3u8`) of `title`.
 ///
@@ -22,6 +25,7 @@ const AUDIO_GROUP: &str = "audio";
 /// rendition; an audio-only title offers each audio rendition as its own variant.
 pub fn render_multivariant_playlist(title: &Title) -> String {
     let mut out = format!("#EXTM3U\n#EXT-X-VERSION:{VERSION}\n#EXT-X-INDEPENDENT-SEGMENTS\n");
+    subtitle_renditions(&mut out, title);
     let (videos, audios): (Vec<&Rendition>, Vec<&Rendition>) = title
         .renditions
         .iter()
@@ -93,6 +97,9 @@ fn variant(out: &mut String, title: &Title, members: &[&Rendition], with_audio: 
     if with_audio {
         attrs = attrs.quoted("AUDIO", AUDIO_GROUP);
     }
+    if !title.index.text_tracks.is_empty() {
+        attrs = attrs.quoted("SUBTITLES", SUBTITLES_GROUP);
+    }
     let uri = Resource::MediaPlaylist {
         track_id: first.track_id,
     };
@@ -123,6 +130,60 @@ pub fn render_media_playlist(title: &Title, rendition: &Rendition) -> String {
     for (number, micros) in (first_number..).zip(durations) {
         let (secs, fraction) = (micros / 1_000_000, micros % 1_000_000);
         let segment = Resource::Segment { track_id, number };
+        let _ = writeln!(out, "#EXTINF:{secs}.{fraction:06},\n{segment}");
+    }
+    out.push_str("#EXT-X-ENDLIST\n");
+    out
+}
+
+/// `#EXT-X-MEDIA:TYPE=SUBTITLES` for each text track (4.4.6.1), in the group every variant
+/// references. NAME is the language (or `subtitles N`), unique in the group; DEFAULT=NO
+/// (subtitles stay off unless the viewer or AUTOSELECT's language match turns them on).
+fn subtitle_renditions(out: &mut String, title: &Title) {
+    let texts = &title.index.text_tracks;
+    let bases: Vec<String> = (texts.iter().enumerate())
+        .map(
+            |(n, t)| match t.language.as_deref().filter(|l| !l.is_empty()) {
+                Some(language) => language.to_owned(),
+                None => format!("subtitles {}", n + 1),
+            },
+        )
+        .collect();
+    let folder = version_folder(&title.version_token());
+    for (text, base) in texts.iter().zip(&bases) {
+        let name = match bases.iter().filter(|b| *b == base).count() > 1 {
+            true => format!("{base} (track {})", text.track_id),
+            false => base.clone(),
+        };
+        let mut attrs = Attrs::default()
+            .plain("TYPE", "SUBTITLES")
+            .quoted("GROUP-ID", SUBTITLES_GROUP)
+            .quoted("NAME", name);
+        if let Some(language) = text.language.as_deref().filter(|l| !l.is_empty()) {
+            attrs = attrs.quoted("LANGUAGE", language);
+        }
+        let uri = Resource::MediaPlaylist {
+            track_id: text.track_id,
+        };
+        attrs = (attrs.plain("DEFAULT", "NO").plain("AUTOSELECT", "YES"))
+            .quoted("URI", format_args!("{folder}{uri}"));
+        let _ = writeln!(out, "#EXT-X-MEDIA:{}", attrs.0);
+    }
+}
+
+/// Render the subtitle playlist (`index-tN.m3u8` of text track `track_id`): one WebVTT
+/// segment per segment of the title, numbered and lasting as the reference rendition's
+/// (`plan`), so players line them up with the video's segments.
+pub fn render_subtitle_playlist(plan: &SubtitlePlan, track_id: u32) -> String {
+    let rounded = plan.durations_us.iter().map(|d| (d + 500_000) / 1_000_000);
+    let target = rounded.max().unwrap_or(0).max(1);
+    let mut out = format!(
+        "#EXTM3U\n#EXT-X-VERSION:{VERSION}\n#EXT-X-TARGETDURATION:{target}\n\
+         #EXT-X-PLAYLIST-TYPE:VOD\n"
+    );
+    for (number, micros) in (plan.first_number..).zip(&plan.durations_us) {
+        let (secs, fraction) = (micros / 1_000_000, micros % 1_000_000);
+        let segment = Resource::SubtitleSegment { track_id, number };
         let _ = writeln!(out, "#EXTINF:{secs}.{fraction:06},\n{segment}");
     }
     out.push_str("#EXT-X-ENDLIST\n");
@@ -225,7 +286,7 @@ impl Attrs {
 #[cfg(test)]
 pub(super) mod tests {
     use super::*;
-    use crate::media::{CodecInfo, EditShift, MediaIndex, SampleTable};
+    use crate::media::{CodecInfo, EditShift, MediaIndex, SampleTable, TextFormat, TextTrackIndex};
     use crate::source::ObjectIdentity;
 
     /// 10 s of 320x180 AVC at 30 fps, 15360 Hz, a sync sample every 30; or 10 s of stereo
@@ -279,8 +340,28 @@ pub(super) mod tests {
             identity,
             movie_timescale: 1000,
             tracks,
+            text_tracks: Vec::new(),
         };
         Title::new(index, 4000).unwrap()
+    }
+
+    /// A 10 s text track (one cue a second) in `language`; 1000 Hz.
+    pub(in crate::package) fn text(track_id: u32, language: Option<&str>) -> TextTrackIndex {
+        TextTrackIndex {
+            track_id,
+            format: TextFormat::Tx3g,
+            timescale: 1000,
+            language: language.map(str::to_owned),
+            edit: EditShift::default(),
+            samples: SampleTable {
+                sizes: vec![10; 10],
+                offsets: (0..10).map(|i| i * 10).collect(),
+                dts: (0..10).map(|i| i * 1000).collect(),
+                durations: vec![1000; 10],
+                cts_offsets: Vec::new(),
+                sync: None,
+            },
+        }
     }
 
     /// The value of attribute `name` in a tag line.
@@ -398,5 +479,85 @@ pub(super) mod tests {
         assert_eq!(attrs.0, "NAME=\"a'b c\",BANDWIDTH=5");
         assert_eq!(listed_segments(&[0, 5, 0, 5, 0]), 1..4);
         assert_eq!(listed_segments(&[0, 0]), 0..2);
+    }
+
+    #[test]
+    fn text_tracks_are_a_subtitles_group_every_variant_references() {
+        for keep in [(|_| true) as fn(&TrackIndex) -> bool, |t| {
+            t.kind == TrackKind::Audio
+        }] {
+            let mut title = title(keep, Vec::new());
+            title.index.text_tracks = vec![
+                text(3, Some("eng")),
+                text(4, Some("fra")),
+                text(5, Some("fra")),
+                text(6, None),
+            ];
+            let text = render_multivariant_playlist(&title);
+            let folder = version_folder(&title.version_token());
+            let subs: Vec<&str> = (text.lines())
+                .filter(|l| l.starts_with("#EXT-X-MEDIA:TYPE=SUBTITLES,"))
+                .collect();
+            let names: Vec<&str> = subs.iter().map(|l| attr(l, "NAME")).collect();
+            assert_eq!(
+                names,
+                ["eng", "fra (track 4)", "fra (track 5)", "subtitles 4"]
+            );
+            for (line, id) in subs.iter().zip(3..) {
+                assert_eq!(attr(line, "GROUP-ID"), "subs");
+                assert_eq!(
+                    (attr(line, "DEFAULT"), attr(line, "AUTOSELECT")),
+                    ("NO", "YES")
+                );
+                let uri = attr(line, "URI").strip_prefix(folder.as_str()).unwrap();
+                assert_eq!(
+                    Resource::parse(uri),
+                    Some(Resource::MediaPlaylist { track_id: id })
+                );
+            }
+            assert_eq!(attr(subs[0], "LANGUAGE"), "eng");
+            assert!(!subs[3].contains("LANGUAGE="));
+            let variants: Vec<&str> = (text.lines())
+                .filter(|l| l.starts_with("#EXT-X-STREAM-INF:"))
+                .collect();
+            assert!(!variants.is_empty());
+            for inf in variants {
+                assert_eq!(attr(inf, "SUBTITLES"), "subs", "{inf}");
+            }
+        }
+        // Without text tracks, no group and no reference to one.
+        let plain = render_multivariant_playlist(&title(|_| true, Vec::new()));
+        assert!(!plain.contains("SUBTITLES"), "{plain}");
+    }
+
+    #[test]
+    fn subtitle_playlists_list_webvtt_segments_timed_like_the_video() {
+        let mut title = title(|_| true, Vec::new());
+        title.index.text_tracks = vec![text(3, Some("eng"))];
+        let plan = SubtitlePlan::new(&title);
+        let subtitles = render_subtitle_playlist(&plan, 3);
+        let video = render_media_playlist(&title, &title.renditions[0]);
+        let timing = |text: &str| -> Vec<String> {
+            (text.lines())
+                .filter(|l| l.starts_with("#EXTINF:") || l.starts_with("#EXT-X-TARGETDURATION"))
+                .map(str::to_owned)
+                .collect()
+        };
+        assert_eq!(timing(&subtitles), timing(&video));
+        assert!(!subtitles.contains("#EXT-X-MAP"));
+        assert!(subtitles.ends_with("#EXT-X-ENDLIST\n"));
+        let segments: Vec<Option<Resource>> = (subtitles.lines())
+            .filter(|l| !l.starts_with('#'))
+            .map(Resource::parse)
+            .collect();
+        let expected: Vec<Option<Resource>> = (1..=3)
+            .map(|number| {
+                Some(Resource::SubtitleSegment {
+                    track_id: 3,
+                    number,
+                })
+            })
+            .collect();
+        assert_eq!(segments, expected);
     }
 }

@@ -5,7 +5,8 @@
 //! Stages, each a value the next takes by reference:
 //! `MediaIndex` -> [`SegmentPlan`] (plan.rs) -> [`Title`] (title.rs: renditions and
 //! bandwidth) -> manifests (hls.rs, dash.rs) and segments (fmp4/). URL names of every
-//! resource are made and parsed in one place, names.rs.
+//! resource are made and parsed in one place, names.rs. Text tracks take their own path
+//! to WebVTT (webvtt/), cut at the same times.
 
 mod dash;
 mod error;
@@ -14,11 +15,12 @@ mod hls;
 mod names;
 mod plan;
 mod title;
+pub mod webvtt;
 
 pub use dash::render_mpd;
 pub use error::PackageError;
 pub use fmp4::{init_segment, prepare_media_segment, PreparedSegment};
-pub use hls::{render_media_playlist, render_multivariant_playlist};
+pub use hls::{render_media_playlist, render_multivariant_playlist, render_subtitle_playlist};
 pub use names::{parse_version_folder, version_folder, Resource};
 pub use plan::{plan_segments, SegmentPlan, TrackPlan};
 pub use title::{Rendition, Title};

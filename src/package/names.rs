@@ -27,6 +27,12 @@ pub enum Resource {
     Init { track_id: u32 },
     /// `seg-t{track_id}-{number}.m4s`: CMAF media segment, `number` 1-based.
     Segment { track_id: u32, number: u64 },
+    /// `sub-t{track_id}-{number}.vtt`: WebVTT segment of a text track's HLS subtitle
+    /// playlist (which is its `index-t{track_id}.m3u8`), `number` 1-based as the title's
+    /// segments.
+    SubtitleSegment { track_id: u32, number: u64 },
+    /// `sub-t{track_id}.vtt`: the whole text track as one WebVTT file, for DASH.
+    SubtitleFile { track_id: u32 },
 }
 
 impl Resource {
@@ -53,6 +59,23 @@ impl Resource {
             return Some(Self::Init {
                 track_id: parse_number(id)?,
             });
+        }
+        if let Some(rest) = name
+            .strip_prefix("sub-t")
+            .and_then(|r| r.strip_suffix(".vtt"))
+        {
+            return match rest.split_once('-') {
+                None => Some(Self::SubtitleFile {
+                    track_id: parse_number(rest)?,
+                }),
+                Some((id, number)) => {
+                    let number = parse_number(number)?;
+                    (number >= 1).then_some(Self::SubtitleSegment {
+                        track_id: parse_number(id)?,
+                        number,
+                    })
+                }
+            };
         }
         let rest = name.strip_prefix("seg-t")?.strip_suffix(".m4s")?;
         let (id, number) = rest.split_once('-')?;
@@ -108,6 +131,10 @@ impl fmt::Display for Resource {
             Self::MediaPlaylist { track_id } => write!(f, "index-t{track_id}.m3u8"),
             Self::Init { track_id } => write!(f, "init-t{track_id}.mp4"),
             Self::Segment { track_id, number } => write!(f, "seg-t{track_id}-{number}.m4s"),
+            Self::SubtitleSegment { track_id, number } => {
+                write!(f, "sub-t{track_id}-{number}.vtt")
+            }
+            Self::SubtitleFile { track_id } => write!(f, "sub-t{track_id}.vtt"),
         }
     }
 }
@@ -128,6 +155,11 @@ mod tests {
                 track_id: 3,
                 number: 600,
             },
+            Resource::SubtitleSegment {
+                track_id: 4,
+                number: 12,
+            },
+            Resource::SubtitleFile { track_id: 4 },
         ] {
             assert_eq!(Resource::parse(&r.to_string()), Some(r));
         }
@@ -175,6 +207,11 @@ mod tests {
             "seg-t1-99999999999999999999.m4s",
             "seg-t-1.m4s",
             "seg-t1-+1.m4s",
+            "sub-t4-0.vtt",
+            "sub-t4-01.vtt",
+            "sub-t-4.vtt",
+            "sub-t4-1-2.vtt",
+            "sub-t4.m4s",
             "index-t1.m3u",
             "init-t1",
             "MASTER.m3u8",

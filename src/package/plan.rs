@@ -300,6 +300,7 @@ mod tests {
             },
             movie_timescale: 1000,
             tracks: vec![video, audio],
+            text_tracks: Vec::new(),
         }
     }
 

@@ -258,6 +258,7 @@ mod tests {
             },
             movie_timescale: 1000,
             tracks,
+            text_tracks: Vec::new(),
         }
     }
 

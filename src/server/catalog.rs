@@ -14,9 +14,10 @@ use moka::future::Cache;
 use tracing::Instrument;
 
 use crate::media::{load_index, MediaError, MediaLimits};
+use crate::package::webvtt::SubtitlePlan;
 use crate::package::{
-    init_segment, render_media_playlist, render_mpd, render_multivariant_playlist, PackageError,
-    Title,
+    init_segment, render_media_playlist, render_mpd, render_multivariant_playlist,
+    render_subtitle_playlist, PackageError, Title,
 };
 use crate::source::{MediaSource, ObjectIdentity, ObjectKey};
 use crate::telemetry::Metrics;
@@ -58,11 +59,16 @@ pub struct CachedTitle {
     media_playlists: Vec<OnceLock<Bytes>>,
     /// Init segments, by rendition position.
     init_segments: Vec<OnceLock<Bytes>>,
+    /// How subtitle segments are cut, when the title has text tracks.
+    subtitle_plan: OnceLock<SubtitlePlan>,
+    /// HLS subtitle playlists, by text track position.
+    subtitle_playlists: Vec<OnceLock<Bytes>>,
 }
 
 impl CachedTitle {
     fn new(title: Title) -> Self {
         let n = title.renditions.len();
+        let texts = title.index.text_tracks.len();
         Self {
             token: title.version_token(),
             title,
@@ -70,6 +76,8 @@ impl CachedTitle {
             mpd: OnceLock::new(),
             media_playlists: (0..n).map(|_| OnceLock::new()).collect(),
             init_segments: (0..n).map(|_| OnceLock::new()).collect(),
+            subtitle_plan: OnceLock::new(),
+            subtitle_playlists: (0..texts).map(|_| OnceLock::new()).collect(),
         }
     }
 
@@ -102,6 +110,25 @@ impl CachedTitle {
         Some(
             slot.get_or_init(|| Bytes::from(render_media_playlist(&self.title, rendition)))
                 .clone(),
+        )
+    }
+
+    /// How the title's subtitle segments are cut and timed.
+    pub fn subtitle_plan(&self) -> &SubtitlePlan {
+        self.subtitle_plan
+            .get_or_init(|| SubtitlePlan::new(&self.title))
+    }
+
+    /// The HLS subtitle playlist of text track `track_id`, if the title has it.
+    pub fn subtitle_playlist(&self, track_id: u32) -> Option<Bytes> {
+        let texts = &self.title.index.text_tracks;
+        let pos = texts.iter().position(|t| t.track_id == track_id)?;
+        let slot = self.subtitle_playlists.get(pos)?;
+        Some(
+            slot.get_or_init(|| {
+                Bytes::from(render_subtitle_playlist(self.subtitle_plan(), track_id))
+            })
+            .clone(),
         )
     }
 

@@ -14,6 +14,7 @@ use super::body::ResponseBody;
 use super::error::ErrorAnswer;
 use super::range::{parse_range, RangeRequest};
 use super::route::{parse_route, Route};
+use super::subtitle::{subtitle_body, SubtitleRequest};
 use super::App;
 use super::{Admitted, RequestClass};
 use crate::media::TrackKind;
@@ -70,6 +71,7 @@ fn route_label(route: Option<&Route>) -> &'static str {
             Resource::Mpd => "mpd",
             Resource::Init { .. } => "init",
             Resource::Segment { .. } => "segment",
+            Resource::SubtitleSegment { .. } | Resource::SubtitleFile { .. } => "subtitle",
         },
         Some(Route::Metrics) => "metrics",
         Some(Route::Healthz) | Some(Route::Readyz) => "health",
@@ -157,10 +159,13 @@ fn request_span<B>(req: &Request<B>, label: &'static str, route: Option<&Route>)
     if let Some(Route::Vod { key, resource, .. }) = route {
         span.record("vod.key", key.as_str());
         match resource {
-            Resource::MediaPlaylist { track_id } | Resource::Init { track_id } => {
+            Resource::MediaPlaylist { track_id }
+            | Resource::Init { track_id }
+            | Resource::SubtitleFile { track_id } => {
                 span.record("vod.track_id", track_id);
             }
-            Resource::Segment { track_id, number } => {
+            Resource::Segment { track_id, number }
+            | Resource::SubtitleSegment { track_id, number } => {
                 span.record("vod.track_id", track_id);
                 span.record("vod.segment", number);
             }
@@ -260,7 +265,11 @@ async fn answer<B>(app: &Arc<App>, req: &Request<B>, route: Route) -> Response<R
 fn request_class(route: &Route) -> RequestClass {
     match route {
         Route::Vod {
-            resource: Resource::Segment { .. } | Resource::Init { .. },
+            resource:
+                Resource::Segment { .. }
+                | Resource::Init { .. }
+                | Resource::SubtitleSegment { .. }
+                | Resource::SubtitleFile { .. },
             ..
         } => RequestClass::Segment,
         Route::Vod { .. } => RequestClass::Manifest,
@@ -333,6 +342,7 @@ async fn vod_answer(
             content: Content::Inline(
                 cached
                     .media_playlist(track_id)
+                    .or_else(|| cached.subtitle_playlist(track_id))
                     .ok_or_else(|| not_found(format!("no rendition {track_id}")))?,
             ),
             content_type: "application/vnd.apple.mpegurl",
@@ -392,9 +402,44 @@ async fn vod_answer(
                 etag,
             }
         }
+        Resource::SubtitleSegment { track_id, number } => Answer {
+            content: Content::Inline(
+                subtitle_body(
+                    app,
+                    &cached,
+                    &key,
+                    &identity,
+                    track_id,
+                    SubtitleRequest::Segment { number },
+                )
+                .await?,
+            ),
+            content_type: WEBVTT,
+            cache_control,
+            etag,
+        },
+        Resource::SubtitleFile { track_id } => Answer {
+            content: Content::Inline(
+                subtitle_body(
+                    app,
+                    &cached,
+                    &key,
+                    &identity,
+                    track_id,
+                    SubtitleRequest::File,
+                )
+                .await?,
+            ),
+            content_type: WEBVTT,
+            cache_control,
+            etag,
+        },
     };
     Ok(answer)
 }
+
+/// Content type of WebVTT subtitles.
+const WEBVTT: &str = "text/vtt; charset=utf-8";
 
 fn mp4_type(kind: TrackKind) -> &'static str {
     match kind {

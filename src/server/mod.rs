@@ -12,6 +12,7 @@ mod error;
 mod handler;
 mod range;
 mod route;
+mod subtitle;
 
 use std::future::Future;
 use std::sync::atomic::{AtomicBool, Ordering};
