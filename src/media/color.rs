@@ -665,6 +665,24 @@ mod tests {
         0x40,
     ];
 
+    /// An SPS built to walk every branch before the VUI: two sub-layers with profile and
+    /// level, explicit scaling lists, PCM, four short-term reference picture sets of which
+    /// three are predicted (the third yields a delta POC of 0, which the derivation drops,
+    /// so the fourth has 3 flags, not 4), two long-term pictures, then a VUI with an
+    /// explicit aspect ratio and colour 9/18/9, full range. ffmpeg's own parser (`-bsf:v
+    /// trace_headers`) reads the same fields from it.
+    const BRANCHY_SPS: &[u8] = &[
+        0x42, 0x01, 0x03, 0x01, 0x60, 0x00, 0x00, 0x03, 0x00, 0x90, 0x00, 0x00, 0x03, 0x00, 0x00,
+        0x03, 0x00, 0x5d, 0xc0, 0x00, 0x01, 0x60, 0x00, 0x00, 0x03, 0x00, 0x90, 0x00, 0x00, 0x03,
+        0x00, 0x00, 0x03, 0x00, 0x5a, 0xa0, 0x0a, 0x08, 0x0b, 0x9f, 0x6d, 0x96, 0x57, 0x2b, 0xd5,
+        0xa5, 0xaa, 0xac, 0xae, 0x88, 0x57, 0x44, 0x2b, 0xa2, 0x15, 0xd1, 0x0a, 0xe8, 0x85, 0x74,
+        0x42, 0xba, 0x21, 0x5d, 0x10, 0xae, 0x88, 0x57, 0x44, 0x2b, 0xa2, 0x15, 0xd1, 0x0a, 0xe9,
+        0x55, 0x9c, 0xae, 0x88, 0x57, 0x44, 0x2b, 0xa2, 0x15, 0xd1, 0x0a, 0xe8, 0x85, 0x74, 0x42,
+        0xba, 0x21, 0x5d, 0x10, 0xae, 0x88, 0x57, 0x44, 0x2b, 0xa2, 0x15, 0xd1, 0x0a, 0xe9, 0x55,
+        0x5e, 0xef, 0x52, 0xb5, 0xaa, 0xfa, 0x65, 0xa5, 0xf6, 0x23, 0xc8, 0x7f, 0xf8, 0x00, 0x20,
+        0x00, 0x1d, 0xb8, 0x48, 0x90, 0x48, 0x04,
+    ];
+
     fn hvcc_with_sps(sps: &[u8]) -> Hvcc {
         Hvcc {
             arrays: vec![mp4_atom::HvcCArray {
@@ -695,6 +713,42 @@ mod tests {
         }
         assert_eq!(from_hevc_vui(&hvcc_with_sps(&X265_HLG_SPS[..20])), None);
         assert_eq!(from_hevc_vui(&Hvcc::new()), None);
+    }
+
+    #[test]
+    fn hevc_vui_is_found_past_scaling_lists_pcm_and_predicted_reference_sets() {
+        let color = from_hevc_vui(&hvcc_with_sps(BRANCHY_SPS)).expect("colour in the VUI");
+        assert_eq!(
+            (
+                color.primaries,
+                color.transfer,
+                color.matrix,
+                color.full_range
+            ),
+            (9, 18, 9, true)
+        );
+    }
+
+    /// Flipping any one bit of the headers, or cutting them anywhere, never panics.
+    #[test]
+    fn mutated_headers_never_panic() {
+        for sample in [X265_HLG_SPS, BRANCHY_SPS, X264_HLG_SPS, SVT_AV1_PQ_OBUS] {
+            for bit in 0..sample.len() * 8 {
+                let mut bytes = sample.to_vec();
+                bytes[bit / 8] ^= 0x80 >> (bit % 8);
+                let _ = from_hevc_vui(&hvcc_with_sps(&bytes));
+                let avcc = Avcc {
+                    sequence_parameter_sets: vec![bytes.clone()],
+                    ..Default::default()
+                };
+                let _ = from_avc_vui(&avcc);
+                let _ = from_av1_config(&av1c(&bytes));
+            }
+            for len in 0..sample.len() {
+                let _ = from_hevc_vui(&hvcc_with_sps(&sample[..len]));
+                let _ = from_av1_config(&av1c(&sample[..len]));
+            }
+        }
     }
 
     #[test]
