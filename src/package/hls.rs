@@ -157,10 +157,11 @@ fn codecs(title: &Title, members: &[&Rendition]) -> Option<String> {
     (!list.is_empty()).then(|| list.join(","))
 }
 
-/// The `CODECS` entry of a track: its RFC 6381 string, except where Apple's HLS
-/// Authoring Specification names a codec otherwise: MP3 (MPEG-1/2 Audio in `mp4a`,
-/// `mp4a.6B`/`mp4a.69`) is `mp4a.40.34`, which Safari takes and hls.js maps to MSE's
-/// `mp3`; FLAC is `fLaC`, the FLAC-in-ISOBMFF spelling (hls.js also tries `flac`).
+/// The `CODECS` entry of a track: its RFC 6381 string, except where HLS players name a
+/// codec otherwise: MP3 (MPEG-1/2 Audio in `mp4a`, `mp4a.6B`/`mp4a.69`) is `mp4a.40.34`,
+/// the form Apple's tools use and hls.js special-cases (it maps it to MSE's `mp3`, and
+/// with `mp4a.6B` it refuses the whole variant as incompatible, measured with hls.js
+/// 1.7.4); FLAC is `fLaC`, the FLAC-in-ISOBMFF spelling (hls.js also tries `flac`).
 fn hls_codec(codec: &CodecInfo) -> &str {
     match codec.rfc6381.as_str() {
         "mp4a.6B" | "mp4a.69" => "mp4a.40.34",
