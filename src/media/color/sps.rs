@@ -1,155 +1,12 @@
-//! The colour description of a video track (ISO/IEC 23091-2 / ITU-T H.273 code points:
-//! colour primaries, transfer characteristics, matrix coefficients, range), which decides
-//! HLS `VIDEO-RANGE` and the DASH CICP descriptors.
-//!
-//! Sources, first found wins: the sample entry's `colr` box (`nclx`, or QuickTime `nclc`;
-//! ISO/IEC 14496-12 12.1.5), else the codec's own header: the VUI of the HEVC or AVC
-//! sequence parameter set in `hvcC`/`avcC` (H.265 E.2.1, H.264 E.1.1), the AV1 sequence
-//! header OBU in `av1C` `configOBUs` (AV1 5.5.2 `color_config`), or VP9's `vpcC`. Headers
-//! come from the file: every parse is bounded and a header that cannot be read means "no
-//! colour description", never a refused file (the samples still decode).
+//! The colour description in the VUI of an HEVC or AVC sequence parameter set (H.265
+//! 7.3.2.2 and E.2.1, H.264 7.3.2.1.1 and E.1.1), for sample entries without `colr`.
+//! Every syntax element before the VUI is walked with a bounded bit reader over the RBSP;
+//! a parameter set that ends early or breaks a bound gives `None`.
 
-use mp4_atom::{Av1c, Avcc, Colr, Hvcc, VpcC};
+use mp4_atom::{Avcc, Hvcc};
 
-use super::bits::{unescape_rbsp, BitReader};
-use super::CodecInfo;
-
-/// CICP transfer characteristics 16: SMPTE ST 2084 (PQ).
-pub const TRANSFER_PQ: u16 = 16;
-/// CICP transfer characteristics 18: ARIB STD-B67 (HLG).
-pub const TRANSFER_HLG: u16 = 18;
-/// CICP "unspecified", for any of the three code points.
-pub const CICP_UNSPECIFIED: u16 = 2;
-
-/// Where a track's colour description was found.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum ColorSource {
-    /// The sample entry's `colr` box.
-    Colr,
-    /// The VUI of the HEVC sequence parameter set in `hvcC`.
-    HevcVui,
-    /// The VUI of the AVC sequence parameter set in `avcC`.
-    AvcVui,
-    /// The AV1 sequence header OBU in `av1C`.
-    Av1SequenceHeader,
-    /// VP9's `vpcC` box.
-    Vp9Config,
-}
-
-impl ColorSource {
-    /// A short name for `inspect`.
-    pub fn as_str(&self) -> &'static str {
-        match self {
-            ColorSource::Colr => "colr",
-            ColorSource::HevcVui => "hevc-vui",
-            ColorSource::AvcVui => "avc-vui",
-            ColorSource::Av1SequenceHeader => "av1-sequence-header",
-            ColorSource::Vp9Config => "vpcC",
-        }
-    }
-}
-
-/// A video track's colour description: ISO/IEC 23091-2 code points as the file gives them
-/// (2 means unspecified).
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub struct ColorInfo {
-    /// `ColourPrimaries` (1 BT.709, 9 BT.2020, ...).
-    pub primaries: u16,
-    /// `TransferCharacteristics` (1 BT.709, 16 PQ, 18 HLG, ...).
-    pub transfer: u16,
-    /// `MatrixCoefficients` (1 BT.709, 9 BT.2020 non-constant, ...).
-    pub matrix: u16,
-    /// Full-range samples (`VideoFullRangeFlag`); false for limited ("video") range.
-    pub full_range: bool,
-    /// Where these values were read.
-    pub source: ColorSource,
-}
-
-/// The dynamic range of a video rendition, as HLS `VIDEO-RANGE` names it
-/// (draft-pantos-hls-rfc8216bis 4.4.6.2).
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum VideoRange {
-    /// Standard dynamic range (any other transfer, or none given).
-    Sdr,
-    /// Perceptual quantizer, transfer characteristics 16.
-    Pq,
-    /// Hybrid log-gamma, transfer characteristics 18.
-    Hlg,
-}
-
-impl VideoRange {
-    /// The `VIDEO-RANGE` enumerated string.
-    pub fn as_str(&self) -> &'static str {
-        match self {
-            VideoRange::Sdr => "SDR",
-            VideoRange::Pq => "PQ",
-            VideoRange::Hlg => "HLG",
-        }
-    }
-}
-
-impl CodecInfo {
-    /// The dynamic range of this video track: PQ for transfer characteristics 16, HLG for
-    /// 18, SDR otherwise. A Dolby Vision stream without a backward-compatible base layer
-    /// (profile 5, 10.0) is PQ whatever its VUI says (its samples are IPTPQc2).
-    pub fn video_range(&self) -> VideoRange {
-        if self.dolby_vision.is_some_and(|dv| dv.compatibility_id == 0) {
-            return VideoRange::Pq;
-        }
-        match self.color.map(|c| c.transfer) {
-            Some(TRANSFER_PQ) => VideoRange::Pq,
-            Some(TRANSFER_HLG) => VideoRange::Hlg,
-            _ => VideoRange::Sdr,
-        }
-    }
-}
-
-/// The colour of a `colr` box: `nclx` and `nclc` carry code points; ICC profiles do not.
-pub(crate) fn from_colr(colr: Option<&Colr>) -> Option<ColorInfo> {
-    let (primaries, transfer, matrix, full_range) = match colr? {
-        Colr::Nclx {
-            colour_primaries,
-            transfer_characteristics,
-            matrix_coefficients,
-            full_range_flag,
-        } => (
-            *colour_primaries,
-            *transfer_characteristics,
-            *matrix_coefficients,
-            *full_range_flag,
-        ),
-        Colr::Nclc {
-            colour_primaries,
-            transfer_characteristics,
-            matrix_coefficients,
-        } => (
-            *colour_primaries,
-            *transfer_characteristics,
-            *matrix_coefficients,
-            false,
-        ),
-        _ => return None,
-    };
-    Some(ColorInfo {
-        primaries,
-        transfer,
-        matrix,
-        full_range,
-        source: ColorSource::Colr,
-    })
-}
-
-/// The colour of VP9's `vpcC` (VP Codec ISO Media File Format Binding 2.2), which always
-/// carries the three code points.
-pub(crate) fn from_vpcc(vpcc: &VpcC) -> ColorInfo {
-    ColorInfo {
-        primaries: u16::from(vpcc.color_primaries),
-        transfer: u16::from(vpcc.transfer_characteristics),
-        matrix: u16::from(vpcc.matrix_coefficients),
-        full_range: vpcc.video_full_range_flag,
-        source: ColorSource::Vp9Config,
-    }
-}
+use super::{ColorInfo, ColorSource};
+use crate::media::bits::{unescape_rbsp, BitReader};
 
 /// The colour of the first HEVC sequence parameter set in `hvcC` that has a VUI colour
 /// description.
@@ -170,47 +27,6 @@ pub(crate) fn from_avc_vui(avcc: &Avcc) -> Option<ColorInfo> {
     (avcc.sequence_parameter_sets.iter())
         .filter_map(|nal| avc_sps_color(&unescape_rbsp(nal)))
         .next()
-}
-
-/// The colour of the AV1 sequence header among `av1C`'s `configOBUs`.
-pub(crate) fn from_av1_config(av1c: &Av1c) -> Option<ColorInfo> {
-    const OBU_SEQUENCE_HEADER: u8 = 1;
-    let mut rest = av1c.config_obus.as_slice();
-    while let Some((&header, after)) = rest.split_first() {
-        // AV1 5.3.2: forbidden bit, type (4), extension flag, has_size_field, reserved.
-        let obu_type = (header >> 3) & 0x0f;
-        let has_extension = header & 0x04 != 0;
-        let has_size = header & 0x02 != 0;
-        let after = if has_extension {
-            after.get(1..)?
-        } else {
-            after
-        };
-        let (payload, next) = if has_size {
-            let (size, after) = leb128(after)?;
-            let size = usize::try_from(size).ok()?;
-            (after.get(..size)?, after.get(size..)?)
-        } else {
-            (after, &[][..])
-        };
-        if obu_type == OBU_SEQUENCE_HEADER {
-            return av1_sequence_header_color(payload);
-        }
-        rest = next;
-    }
-    None
-}
-
-/// AV1 4.10.5 `leb128()`: at most 8 bytes, a value below 2^32.
-fn leb128(bytes: &[u8]) -> Option<(u64, &[u8])> {
-    let mut value = 0u64;
-    for (i, byte) in bytes.iter().take(8).enumerate() {
-        value |= u64::from(byte & 0x7f) << (7 * i);
-        if byte & 0x80 == 0 {
-            return (value <= u64::from(u32::MAX)).then(|| (value, &bytes[i + 1..]));
-        }
-    }
-    None
 }
 
 /// H.265 7.3.2.2 `seq_parameter_set_rbsp()` up to `vui_parameters()` (E.2.1), reading only
@@ -546,99 +362,6 @@ fn avc_scaling_list(r: &mut BitReader<'_>, size: usize) -> Option<()> {
     Some(())
 }
 
-/// AV1 5.5.1 `sequence_header_obu()` up to `color_config()` (5.5.2).
-fn av1_sequence_header_color(payload: &[u8]) -> Option<ColorInfo> {
-    let mut r = BitReader::new(payload);
-    let seq_profile = r.bits(3)?;
-    r.skip(1)?; // still_picture
-    let reduced_still_picture_header = r.flag()?;
-    if reduced_still_picture_header {
-        r.skip(5)?; // seq_level_idx[0]
-    } else {
-        let mut decoder_model_info_present = false;
-        let mut buffer_delay_length = 0;
-        if r.flag()? {
-            // timing_info_present_flag: timing_info()
-            r.skip(64)?; // num_units_in_display_tick, time_scale
-            if r.flag()? {
-                r.uvlc()?; // num_ticks_per_picture_minus_1
-            }
-            decoder_model_info_present = r.flag()?;
-            if decoder_model_info_present {
-                buffer_delay_length = r.bits(5)? as usize + 1;
-                r.skip(32 + 5 + 5)?; // num_units_in_decoding_tick, two lengths
-            }
-        }
-        let initial_display_delay_present = r.flag()?;
-        let operating_points = r.bits(5)? + 1;
-        for _ in 0..operating_points {
-            r.skip(12)?; // operating_point_idc
-            if r.bits(5)? > 7 {
-                r.skip(1)?; // seq_tier
-            }
-            if decoder_model_info_present && r.flag()? {
-                // operating_parameters_info(): two delays and low_delay_mode_flag.
-                r.skip(2 * buffer_delay_length + 1)?;
-            }
-            if initial_display_delay_present && r.flag()? {
-                r.skip(4)?; // initial_display_delay_minus_1
-            }
-        }
-    }
-    let width_bits = r.bits(4)? as usize + 1;
-    let height_bits = r.bits(4)? as usize + 1;
-    r.skip(width_bits + height_bits)?; // max_frame_width_minus_1, max_frame_height_minus_1
-    if !reduced_still_picture_header && r.flag()? {
-        // frame_id_numbers_present_flag
-        r.skip(7)?;
-    }
-    r.skip(3)?; // use_128x128_superblock, enable_filter_intra, enable_intra_edge_filter
-    if !reduced_still_picture_header {
-        r.skip(4)?; // interintra, masked compound, warped motion, dual filter
-        let enable_order_hint = r.flag()?;
-        if enable_order_hint {
-            r.skip(2)?; // enable_jnt_comp, enable_ref_frame_mvs
-        }
-        let force_screen_content_tools = if r.flag()? {
-            true // seq_choose_screen_content_tools: SELECT_SCREEN_CONTENT_TOOLS (2)
-        } else {
-            r.flag()?
-        };
-        if force_screen_content_tools && !r.flag()? {
-            // seq_choose_integer_mv is 0: seq_force_integer_mv follows.
-            r.skip(1)?;
-        }
-        if enable_order_hint {
-            r.skip(3)?; // order_hint_bits_minus_1
-        }
-    }
-    r.skip(3)?; // enable_superres, enable_cdef, enable_restoration
-                // color_config()
-    let high_bitdepth = r.flag()?;
-    if seq_profile == 2 && high_bitdepth {
-        r.skip(1)?; // twelve_bit
-    }
-    let mono_chrome = seq_profile != 1 && r.flag()?;
-    let (primaries, transfer, matrix) = if r.flag()? {
-        (r.bits(8)?, r.bits(8)?, r.bits(8)?)
-    } else {
-        (2, 2, 2)
-    };
-    // sRGB (BT.709 primaries, sRGB transfer, identity matrix) is full range by definition.
-    let full_range = if !mono_chrome && (primaries, transfer, matrix) == (1, 13, 0) {
-        true
-    } else {
-        r.flag()?
-    };
-    Some(ColorInfo {
-        primaries: u16::try_from(primaries).ok()?,
-        transfer: u16::try_from(transfer).ok()?,
-        matrix: u16::try_from(matrix).ok()?,
-        full_range,
-        source: ColorSource::Av1SequenceHeader,
-    })
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -658,13 +381,6 @@ mod tests {
         0x28, 0x00, 0x00, 0x03, 0x00, 0x08, 0x00, 0x00, 0x03, 0x01, 0xe0, 0x78, 0xa1, 0x4c, 0xb0,
     ];
 
-    /// The `configOBUs` of `fixtures/av1-10bit-pq-aac-3s.mp4` (SVT-AV1, PQ): one sequence
-    /// header OBU with its size field.
-    const SVT_AV1_PQ_OBUS: &[u8] = &[
-        0x0a, 0x0e, 0x00, 0x00, 0x00, 0x04, 0x3c, 0xfe, 0xcc, 0x02, 0xf8, 0x50, 0x91, 0x00, 0x90,
-        0x40,
-    ];
-
     /// An SPS built to walk every branch before the VUI: two sub-layers with profile and
     /// level, explicit scaling lists, PCM, four short-term reference picture sets of which
     /// three are predicted (the third yields a delta POC of 0, which the derivation drops,
@@ -682,6 +398,13 @@ mod tests {
         0x5e, 0xef, 0x52, 0xb5, 0xaa, 0xfa, 0x65, 0xa5, 0xf6, 0x23, 0xc8, 0x7f, 0xf8, 0x00, 0x20,
         0x00, 0x1d, 0xb8, 0x48, 0x90, 0x48, 0x04,
     ];
+
+    fn avcc_with_sps(sps: &[u8]) -> Avcc {
+        Avcc {
+            sequence_parameter_sets: vec![sps.to_vec()],
+            ..Default::default()
+        }
+    }
 
     fn hvcc_with_sps(sps: &[u8]) -> Hvcc {
         Hvcc {
@@ -729,35 +452,26 @@ mod tests {
         );
     }
 
-    /// Flipping any one bit of the headers, or cutting them anywhere, never panics.
+    /// Flipping any one bit of the parameter sets, or cutting them anywhere, never panics.
     #[test]
-    fn mutated_headers_never_panic() {
-        for sample in [X265_HLG_SPS, BRANCHY_SPS, X264_HLG_SPS, SVT_AV1_PQ_OBUS] {
+    fn mutated_parameter_sets_never_panic() {
+        for sample in [X265_HLG_SPS, BRANCHY_SPS, X264_HLG_SPS] {
             for bit in 0..sample.len() * 8 {
                 let mut bytes = sample.to_vec();
                 bytes[bit / 8] ^= 0x80 >> (bit % 8);
                 let _ = from_hevc_vui(&hvcc_with_sps(&bytes));
-                let avcc = Avcc {
-                    sequence_parameter_sets: vec![bytes.clone()],
-                    ..Default::default()
-                };
-                let _ = from_avc_vui(&avcc);
-                let _ = from_av1_config(&av1c(&bytes));
+                let _ = from_avc_vui(&avcc_with_sps(&bytes));
             }
             for len in 0..sample.len() {
                 let _ = from_hevc_vui(&hvcc_with_sps(&sample[..len]));
-                let _ = from_av1_config(&av1c(&sample[..len]));
+                let _ = from_avc_vui(&avcc_with_sps(&sample[..len]));
             }
         }
     }
 
     #[test]
     fn avc_vui_gives_the_colour_when_there_is_no_colr() {
-        let avcc = Avcc {
-            sequence_parameter_sets: vec![X264_HLG_SPS.to_vec()],
-            ..Default::default()
-        };
-        let color = from_avc_vui(&avcc).expect("colour in the VUI");
+        let color = from_avc_vui(&avcc_with_sps(X264_HLG_SPS)).expect("colour in the VUI");
         assert_eq!(
             (
                 color.primaries,
@@ -768,91 +482,5 @@ mod tests {
             (9, 18, 9, false)
         );
         assert_eq!(color.source, ColorSource::AvcVui);
-        for len in 0..X264_HLG_SPS.len() - 1 {
-            let avcc = Avcc {
-                sequence_parameter_sets: vec![X264_HLG_SPS[..len].to_vec()],
-                ..Default::default()
-            };
-            let _ = from_avc_vui(&avcc);
-        }
-    }
-
-    fn av1c(config_obus: &[u8]) -> Av1c {
-        Av1c {
-            config_obus: config_obus.to_vec(),
-            ..Default::default()
-        }
-    }
-
-    #[test]
-    fn av1_sequence_header_gives_the_colour() {
-        let color = from_av1_config(&av1c(SVT_AV1_PQ_OBUS)).expect("colour in the header");
-        assert_eq!(
-            (
-                color.primaries,
-                color.transfer,
-                color.matrix,
-                color.full_range
-            ),
-            (9, 16, 9, false)
-        );
-        assert_eq!(color.source, ColorSource::Av1SequenceHeader);
-        // A metadata OBU (type 5) before the sequence header is stepped over.
-        let mut with_metadata = vec![0x2a, 0x02, 0xaa, 0xbb];
-        with_metadata.extend_from_slice(SVT_AV1_PQ_OBUS);
-        assert_eq!(from_av1_config(&av1c(&with_metadata)), Some(color));
-        for len in 0..SVT_AV1_PQ_OBUS.len() {
-            assert_eq!(from_av1_config(&av1c(&SVT_AV1_PQ_OBUS[..len])), None);
-        }
-        // A size past the end, and a leb128 that never ends.
-        assert_eq!(from_av1_config(&av1c(&[0x0a, 0x7f, 0x00])), None);
-        assert_eq!(
-            from_av1_config(&av1c(&[
-                0x0a, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff
-            ])),
-            None
-        );
-    }
-
-    #[test]
-    fn colr_boxes_and_video_ranges() {
-        let nclx = Colr::Nclx {
-            colour_primaries: 9,
-            transfer_characteristics: 16,
-            matrix_coefficients: 9,
-            full_range_flag: true,
-        };
-        let color = from_colr(Some(&nclx)).expect("nclx");
-        assert_eq!(
-            (color.transfer, color.full_range, color.source),
-            (16, true, ColorSource::Colr)
-        );
-        let nclc = Colr::Nclc {
-            colour_primaries: 1,
-            transfer_characteristics: 1,
-            matrix_coefficients: 1,
-        };
-        assert_eq!(from_colr(Some(&nclc)).map(|c| c.full_range), Some(false));
-        let icc = Colr::Prof {
-            profile: vec![1, 2],
-        };
-        assert_eq!(from_colr(Some(&icc)), None);
-        assert_eq!(from_colr(None), None);
-
-        let mut info = CodecInfo {
-            fourcc: *b"hvc1",
-            rfc6381: "hvc1.2.4.L93.B0".into(),
-            width: 320,
-            height: 180,
-            channels: 0,
-            sample_rate: 0,
-            color: None,
-            dolby_vision: None,
-        };
-        assert_eq!(info.video_range(), VideoRange::Sdr);
-        for (transfer, range) in [(16, "PQ"), (18, "HLG"), (1, "SDR"), (14, "SDR"), (2, "SDR")] {
-            info.color = Some(ColorInfo { transfer, ..color });
-            assert_eq!(info.video_range().as_str(), range, "transfer {transfer}");
-        }
     }
 }
