@@ -163,6 +163,29 @@ async fn shutdown_signal() {
     tracing::info!("shutdown signal received");
 }
 
+/// The colour and dynamic range of a video track for `inspect`, e.g.
+/// ` colour=9/16/9 limited (colr) range=PQ dolby-vision=dvh1.08.07/db1p`: CICP colour
+/// primaries/transfer/matrix, the sample range, and where they were read.
+fn colour_note(codec: &vodpack::media::CodecInfo) -> String {
+    let mut note = match codec.color {
+        Some(c) => format!(
+            " colour={}/{}/{} {} ({})",
+            c.primaries,
+            c.transfer,
+            c.matrix,
+            if c.full_range { "full" } else { "limited" },
+            c.source.as_str()
+        ),
+        None => " colour=unspecified".to_owned(),
+    };
+    note.push_str(&format!(" range={}", codec.video_range().as_str()));
+    if let Some(dv) = codec.dolby_vision {
+        let name = dv.supplemental_codecs().unwrap_or_else(|| dv.codec());
+        note.push_str(&format!(" dolby-vision={name}"));
+    }
+    note
+}
+
 async fn inspect(file: &Path, segment_duration_ms: u32) -> anyhow::Result<()> {
     let parent = file
         .parent()
@@ -194,7 +217,8 @@ async fn inspect(file: &Path, segment_duration_ms: u32) -> anyhow::Result<()> {
     for (track, plan) in title.index.tracks.iter().zip(&title.plan.tracks) {
         let secs = track.duration_ticks() as f64 / f64::from(track.timescale);
         let detail = if track.codec.width > 0 {
-            format!("{}x{}", track.codec.width, track.codec.height)
+            let (w, h) = (track.codec.width, track.codec.height);
+            format!("{w}x{h}{}", colour_note(&track.codec))
         } else {
             format!(
                 "{} Hz, {} ch",

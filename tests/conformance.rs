@@ -37,6 +37,12 @@ const FIXTURES: &[&str] = &[
     "h264-aac-3s-frag-moov-samples.mp4",
     "h264-aac-movtext-3s.mp4",
     "h264-aac-wvtt-3s.mp4",
+    // HDR and codec signalling (see fixtures/README.md).
+    "hevc-main10-pq-aac-3s.mp4",
+    "hevc-main10-hlg-aac-3s.mp4",
+    "av1-10bit-pq-aac-3s.mp4",
+    "h264-mp3-3s.mp4",
+    "h264-flac-3s.mp4",
 ];
 
 /// A cue as a fixture was written with it: start and end in seconds, text.
@@ -64,6 +70,9 @@ const AUDIO_ONLY_TOLERANCE_S: f64 = 0.025;
 /// Samples per channel in one AAC-LC frame (and in its priming).
 const AAC_FRAME: usize = 1024;
 
+/// Samples per channel in one MP3 (MPEG-1 Layer III) frame.
+const MP3_FRAME: usize = 1152;
+
 /// Tolerance when comparing timestamps for the A/V relationship.
 const SYNC_TOLERANCE_S: f64 = 0.001;
 
@@ -72,9 +81,9 @@ const SYNC_TOLERANCE_S: f64 = 0.001;
 // ---------------------------------------------------------------------------------------
 
 /// ffprobe finds, through both HLS and DASH, the source's video and audio streams with the
-/// same codecs (and the same audio languages), each lasting as long as in the source (first
-/// packet to last packet end, within one video frame, or 25 ms for audio-only titles), and
-/// a title duration within the same tolerance.
+/// same codecs, pixel formats and colour (and the same audio languages), each lasting as
+/// long as in the source (first packet to last packet end, within one video frame, or
+/// 25 ms for audio-only titles), and a title duration within the same tolerance.
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn hls_and_dash_show_the_source_streams_and_durations() {
     if !tools_available().await {
@@ -149,6 +158,19 @@ async fn hls_and_dash_show_the_source_streams_and_durations() {
                     "{fixture} via {via:?}: codec of {}",
                     pair.output_selector
                 );
+                let colour = |s: &StreamInfo| {
+                    (
+                        s.pix_fmt.clone(),
+                        s.color_primaries.clone(),
+                        s.color_transfer.clone(),
+                    )
+                };
+                assert_eq!(
+                    colour(&output.streams[pair.output]),
+                    colour(&source.streams[pair.source]),
+                    "{fixture} via {via:?}: pixel format and colour of {}",
+                    pair.output_selector
+                );
                 let want = source_spans
                     .iter()
                     .find(|(selector, _)| *selector == pair.source_selector)
@@ -201,8 +223,9 @@ async fn hls_and_dash_decode_to_the_source_frames() {
 }
 
 /// Decoding each audio stream through HLS and through DASH gives the source's PCM, sample
-/// for sample. The output may start with the AAC priming frame the source's edit list
-/// hides (at most 1024 samples per channel), and its last frame may differ in length.
+/// for sample. The output may start with the priming the source's edit list hides (at
+/// most one codec frame: 1024 samples per channel for AAC, 1152 for MP3), and its last
+/// frame may differ in length.
 /// In the two-language title, each rendition carries its own language's audio.
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn hls_and_dash_decode_to_the_source_audio() {
@@ -226,6 +249,7 @@ async fn hls_and_dash_decode_to_the_source_audio() {
                     "{fixture} via {via:?}: {} (source {})",
                     pair.output_selector, pair.source_selector
                 );
+                let frame = audio_frame(&source.streams[pair.source].codec);
                 // Guard against a vacuous comparison: every fixture has seconds of tone.
                 assert!(
                     want.len() >= 48_000,
@@ -242,12 +266,12 @@ async fn hls_and_dash_decode_to_the_source_audio() {
                     );
                 };
                 assert!(
-                    offset <= AAC_FRAME,
+                    offset <= frame,
                     "{what}: output starts {offset} frames early, more than one priming frame"
                 );
                 let extra = (got.len() - offset).abs_diff(want.len());
                 assert!(
-                    extra <= AAC_FRAME,
+                    extra <= frame,
                     "{what}: after the {offset}-frame offset the output has {} frames, the \
                      source {}: more than the last frame differs",
                     got.len() - offset,
@@ -862,6 +886,11 @@ struct StreamInfo {
     codec: String,
     /// The `language` tag, if any.
     language: Option<String>,
+    /// `pix_fmt`, `color_primaries` and `color_transfer` (video): the bit depth and
+    /// colour a player is told, from the sample entry or the codec's own header.
+    pix_fmt: String,
+    color_primaries: String,
+    color_transfer: String,
 }
 
 /// What ffprobe says about an input as a whole.
@@ -888,7 +917,8 @@ async fn probe_streams(input: &str) -> Probe {
             "-v",
             "error",
             "-show_entries",
-            "stream=codec_type,codec_name:stream_tags=language:format=duration",
+            "stream=codec_type,codec_name,pix_fmt,color_primaries,color_transfer\
+             :stream_tags=language:format=duration",
             "-of",
             "flat",
             input,
@@ -926,6 +956,9 @@ fn parse_flat_probe(text: &str) -> Probe {
             "codec_type" => stream.kind = value.to_owned(),
             "codec_name" => stream.codec = value.to_owned(),
             "tags.language" => stream.language = Some(value.to_owned()),
+            "pix_fmt" => stream.pix_fmt = value.to_owned(),
+            "color_primaries" => stream.color_primaries = value.to_owned(),
+            "color_transfer" => stream.color_transfer = value.to_owned(),
             _ => {}
         }
     }
@@ -1193,6 +1226,15 @@ async fn decode_pcm(input: &str, selector: &str) -> Vec<[i16; 2]> {
             ]
         })
         .collect()
+}
+
+/// Samples per channel in one frame of the audio codec ffprobe names: the most a priming
+/// frame or a short last frame may add. AAC's stands for the codecs without priming.
+fn audio_frame(codec: &str) -> usize {
+    match codec {
+        "mp3" => MP3_FRAME,
+        _ => AAC_FRAME,
+    }
 }
 
 /// The smallest number of leading output frames (0 to two AAC frames) to skip so that the

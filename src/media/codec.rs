@@ -1,5 +1,6 @@
-//! Codec facts for playlists: the RFC 6381 `codecs` string, frame size, channel count and
-//! sample rate of one track, read from its mp4-atom sample entry (`stsd`).
+//! Codec facts for playlists: the RFC 6381 `codecs` string, frame size, channel count,
+//! sample rate, colour and Dolby Vision configuration of one track, read from its mp4-atom
+//! sample entry (`stsd`).
 //!
 //! HLS `CODECS=` and DASH `@codecs` must match what players feed to
 //! `MediaSource.isTypeSupported`, so the strings follow the same rules as ffmpeg's HLS muxer
@@ -7,26 +8,40 @@
 //! bindings, RFC 6381 for MPEG-4 audio). Sample entries we cannot name this way are
 //! refused here, once, rather than producing a playlist no player can use.
 
-use mp4_atom::{Atom, Av1c, Avcc, Codec, Encode, Hvcc, VpcC};
+use mp4_atom::{Atom, Av1c, Avcc, Codec, Encode, FourCC, Hvcc, VpcC};
 
+use super::color::{self, ColorInfo};
+use super::dolby::{self, DolbyVision};
 use super::{CodecInfo, MediaError};
 
 /// MPEG-4 Audio `objectTypeIndication` (ISO/IEC 14496-1): the AOT follows in the string.
 const OTI_MPEG4_AUDIO: u8 = 0x40;
 
 /// Describes one track's sample entry for playlists, or refuses a codec we cannot name.
+///
+/// The colour comes from the entry's `colr` box, else from the codec configuration (see
+/// `color`). The Dolby Vision configuration is found here only for Dolby Vision sample
+/// entries (`dvh1`, `dvhe`, `dav1`: profiles 5 and 10.0, named by their Dolby Vision codec
+/// string); for a `dvvC` inside an `hvc1`/`av01` entry, which mp4-atom does not decode, see
+/// [`describe_dolby_vision`].
 pub fn describe_codec(codec: &Codec, track_id: u32) -> Result<CodecInfo, MediaError> {
+    if let Codec::Unknown(kind, body) = codec {
+        return dolby_vision_entry(*kind, body, track_id);
+    }
+    let color = video_color(codec);
     let (fourcc, rfc6381) = match codec {
         Codec::Avc1(e) => (mp4_atom::Avc1::KIND, avc("avc1", &e.avcc)),
         Codec::Avc3(e) => (mp4_atom::Avc3::KIND, avc("avc3", &e.avcc)),
         Codec::Hvc1(e) => (mp4_atom::Hvc1::KIND, hevc("hvc1", &e.hvcc)),
         Codec::Hev1(e) => (mp4_atom::Hev1::KIND, hevc("hev1", &e.hvcc)),
-        Codec::Av01(e) => (mp4_atom::Av01::KIND, av1(&e.av1c)),
+        Codec::Av01(e) => (mp4_atom::Av01::KIND, av1("av01", &e.av1c, color)),
         Codec::Vp09(e) => (mp4_atom::Vp09::KIND, vp9(&e.vpcc)),
         Codec::Vp08(_) => (mp4_atom::Vp08::KIND, "vp8".to_owned()),
         Codec::Mp4a(e) => (mp4_atom::Mp4a::KIND, mp4a(&e.esds.es_desc.dec_config)),
-        Codec::Mp3(_) => (mp4_atom::Mp3::KIND, "mp4a.6b".to_owned()),
+        // QuickTime's `.mp3` entry: MPEG-1 Audio, as `mp4a` with OTI 0x6B says it.
+        Codec::Mp3(_) => (mp4_atom::Mp3::KIND, "mp4a.6B".to_owned()),
         Codec::Opus(_) => (mp4_atom::Opus::KIND, "opus".to_owned()),
+        // "flac" is what every MSE takes; HLS writes the spec's `fLaC` (see package::hls).
         Codec::Flac(_) => (mp4_atom::Flac::KIND, "flac".to_owned()),
         Codec::Ac3(_) => (mp4_atom::Ac3::KIND, "ac-3".to_owned()),
         Codec::Eac3(_) => (mp4_atom::Eac3::KIND, "ec-3".to_owned()),
@@ -48,6 +63,73 @@ pub fn describe_codec(codec: &Codec, track_id: u32) -> Result<CodecInfo, MediaEr
         height,
         channels,
         sample_rate,
+        color,
+        dolby_vision: None,
+    })
+}
+
+/// The Dolby Vision configuration of a track whose first sample entry is in `stsd` (the
+/// raw box, header included): a `dvcC`/`dvvC`/`dvwC` child of a video entry, which mp4-atom
+/// skips. `None` when there is none or it cannot be read (the base layer still plays).
+pub fn describe_dolby_vision(stsd: &[u8]) -> Option<DolbyVision> {
+    dolby::from_sample_description(stsd)
+}
+
+/// The colour description of a video sample entry: `colr` first, then the codec's header.
+fn video_color(codec: &Codec) -> Option<ColorInfo> {
+    match codec {
+        Codec::Avc1(e) => {
+            color::from_colr(e.colr.as_ref()).or_else(|| color::from_avc_vui(&e.avcc))
+        }
+        Codec::Avc3(e) => {
+            color::from_colr(e.colr.as_ref()).or_else(|| color::from_avc_vui(&e.avcc))
+        }
+        Codec::Hvc1(e) => {
+            color::from_colr(e.colr.as_ref()).or_else(|| color::from_hevc_vui(&e.hvcc))
+        }
+        Codec::Hev1(e) => {
+            color::from_colr(e.colr.as_ref()).or_else(|| color::from_hevc_vui(&e.hvcc))
+        }
+        Codec::Av01(e) => {
+            color::from_colr(e.colr.as_ref()).or_else(|| color::from_av1_config(&e.av1c))
+        }
+        Codec::Vp09(e) => color::from_colr(e.colr.as_ref()).or(Some(color::from_vpcc(&e.vpcc))),
+        _ => None,
+    }
+}
+
+/// A Dolby Vision sample entry without a compatible base layer: `dvh1`/`dvhe` (profile 5,
+/// laid out as `hvc1`) or `dav1` (profile 10.0, laid out as `av01`), named by the Dolby
+/// Vision codec string of its configuration box. Any other unknown entry is refused.
+fn dolby_vision_entry(kind: FourCC, body: &[u8], track_id: u32) -> Result<CodecInfo, MediaError> {
+    let refused = || MediaError::UnsupportedCodec {
+        fourcc: <[u8; 4]>::from(kind).escape_ascii().to_string(),
+        track_id,
+    };
+    let fourcc: [u8; 4] = kind.into();
+    let decoded = match &fourcc {
+        b"dvh1" | b"dvhe" => mp4_atom::Hvc1::decode_body(&mut &body[..]).map(|e| {
+            let color = color::from_colr(e.colr.as_ref()).or_else(|| color::from_hevc_vui(&e.hvcc));
+            (e.visual, color)
+        }),
+        b"dav1" => mp4_atom::Av01::decode_body(&mut &body[..]).map(|e| {
+            let color =
+                color::from_colr(e.colr.as_ref()).or_else(|| color::from_av1_config(&e.av1c));
+            (e.visual, color)
+        }),
+        _ => return Err(refused()),
+    };
+    let (visual, color) = decoded.map_err(|_| refused())?;
+    let dolby_vision = dolby::from_entry_body(fourcc, body).ok_or_else(refused)?;
+    Ok(CodecInfo {
+        fourcc,
+        rfc6381: dolby_vision.codec(),
+        width: visual.width,
+        height: visual.height,
+        channels: 0,
+        sample_rate: 0,
+        color,
+        dolby_vision: Some(dolby_vision),
     })
 }
 
@@ -82,8 +164,11 @@ fn hevc(prefix: &str, c: &Hvcc) -> String {
     s
 }
 
-/// `av01.P.LLT.DD`: profile, level, tier (M/H) and bit depth from `av1C` (short form).
-fn av1(c: &Av1c) -> String {
+/// `av01.P.LLT.DD[.M.CCC.cp.tc.mc.F]` (AV1 Codec ISO Media File Format Binding, Codecs
+/// Parameter String): profile, level, tier (M/H) and bit depth from `av1C`; then, only
+/// when one differs from its default (`0.110.01.01.01.0`), all of monochrome, chroma
+/// subsampling and position, and the colour code points and range.
+fn av1(prefix: &str, c: &Av1c, color: Option<ColorInfo>) -> String {
     let tier = if c.seq_tier_0 { 'H' } else { 'M' };
     // twelve_bit only exists for the Professional profile (2); elsewhere it must be 0.
     let depth = match (c.high_bitdepth, c.twelve_bit && c.seq_profile == 2) {
@@ -91,10 +176,25 @@ fn av1(c: &Av1c) -> String {
         (true, false) => 10,
         (true, true) => 12,
     };
-    format!(
-        "av01.{}.{:02}{tier}.{depth:02}",
+    let mut s = format!(
+        "{prefix}.{}.{:02}{tier}.{depth:02}",
         c.seq_profile, c.seq_level_idx_0
-    )
+    );
+    let (x, y) = (c.chroma_subsampling_x, c.chroma_subsampling_y);
+    let position = if x && y { c.chroma_sample_position } else { 0 };
+    let chroma = format!("{}{}{position}", u8::from(x), u8::from(y));
+    let (cp, tc, mc, full) = color.map_or((1, 1, 1, false), |c| {
+        (c.primaries, c.transfer, c.matrix, c.full_range)
+    });
+    let optional = (c.monochrome, chroma.as_str(), cp, tc, mc, full);
+    if optional != (false, "110", 1, 1, 1, false) {
+        s.push_str(&format!(
+            ".{}.{chroma}.{cp:02}.{tc:02}.{mc:02}.{}",
+            u8::from(c.monochrome),
+            u8::from(full)
+        ));
+    }
+    s
 }
 
 /// `vp09.PP.LL.DD`: profile, level and bit depth from `vpcC`, two decimal digits each.
@@ -102,10 +202,11 @@ fn vp9(c: &VpcC) -> String {
     format!("vp09.{:02}.{:02}.{:02}", c.profile, c.level, c.bit_depth)
 }
 
-/// `mp4a.40.AOT` for MPEG-4 audio, else `mp4a.OTI` (e.g. `mp4a.6b` for MP3).
+/// `mp4a.40.AOT` for MPEG-4 audio, else `mp4a.OTI` in upper-case hex (e.g. `mp4a.6B` for
+/// MPEG-1 Audio, which is how ffmpeg stores MP3; Chromium matches these strings exactly).
 fn mp4a(dc: &mp4_atom::esds::DecoderConfig) -> String {
     if dc.object_type_indication != OTI_MPEG4_AUDIO {
-        return format!("mp4a.{:02x}", dc.object_type_indication);
+        return format!("mp4a.{:02X}", dc.object_type_indication);
     }
     // mp4-atom already resolves the AOT escape (31 -> 32 + 6-bit extension) in `profile`.
     // 0 means "absent or unparseable AudioSpecificConfig": assume AAC-LC, as players do.
@@ -253,6 +354,10 @@ mod tests {
     fn av1_vp9_vp8() {
         let mut av01 = mp4_atom::Av01::default();
         av01.av1c.seq_level_idx_0 = 8;
+        (
+            av01.av1c.chroma_subsampling_x,
+            av01.av1c.chroma_subsampling_y,
+        ) = (true, true);
         assert_eq!(rfc(av01.clone()), "av01.0.08M.08");
         av01.av1c.seq_profile = 2;
         av01.av1c.seq_level_idx_0 = 13;
@@ -283,7 +388,7 @@ mod tests {
         assert_eq!((info.width, info.height), (0, 0));
         assert_eq!(rfc(aac(0x40, aot(5))), "mp4a.40.5");
         assert_eq!(rfc(aac(0x40, None)), "mp4a.40.2");
-        assert_eq!(rfc(aac(0x6b, None)), "mp4a.6b");
+        assert_eq!(rfc(aac(0x6b, None)), "mp4a.6B");
         assert_eq!(rfc(aac(0x69, None)), "mp4a.69");
         // xHE-AAC: AOT 42 needs the escape (31, then 6 bits of 42 - 32).
         let usac = DecoderSpecific::decode(&mut &[0xf9, 0x46, 0x40, 0x00][..]).expect("asc");
@@ -299,7 +404,7 @@ mod tests {
             audio: audio(2, 48000),
         };
         let info = describe_codec(&mp3.into(), 2).expect("mp3");
-        assert_eq!((info.rfc6381.as_str(), &info.fourcc), ("mp4a.6b", b".mp3"));
+        assert_eq!((info.rfc6381.as_str(), &info.fourcc), ("mp4a.6B", b".mp3"));
         assert_eq!((info.channels, info.sample_rate), (2, 48000));
         let dops = mp4_atom::Dops {
             output_channel_count: 2,

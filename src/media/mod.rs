@@ -8,7 +8,10 @@
 //!
 //! Packaging decisions (where to cut, how to shift times) are not made here: see `package`.
 
+mod bits;
 mod codec;
+mod color;
+mod dolby;
 mod error;
 mod fragments;
 mod limits;
@@ -22,7 +25,9 @@ use bytes::Bytes;
 
 use crate::source::ObjectIdentity;
 
-pub use codec::describe_codec;
+pub use codec::{describe_codec, describe_dolby_vision};
+pub use color::{ColorInfo, ColorSource, VideoRange, CICP_UNSPECIFIED};
+pub use dolby::DolbyVision;
 pub use error::MediaError;
 pub use fragments::{FragmentDiscovery, FragmentReport};
 pub use limits::MediaLimits;
@@ -174,6 +179,11 @@ pub struct CodecInfo {
     pub channels: u16,
     /// Sample rate in Hz (audio), else 0.
     pub sample_rate: u32,
+    /// The colour description (video), from `colr` or the codec's own header; `None` for
+    /// audio and for video that describes no colour.
+    pub color: Option<ColorInfo>,
+    /// The Dolby Vision configuration (video with a `dvcC`/`dvvC`/`dvwC` box), else `None`.
+    pub dolby_vision: Option<DolbyVision>,
 }
 
 /// Flat per-sample arrays of one track, all of the same length, in decode order.

@@ -13,8 +13,8 @@ use mp4_atom::{Decode, Moov, StszSamples, Trak};
 
 use super::fragments::{self, FoundFragments};
 use super::{
-    describe_codec, skeleton, EditShift, MediaError, MediaIndex, MediaLimits, SampleTable,
-    TextFormat, TextTrackIndex, TrackIndex, TrackKind,
+    describe_codec, describe_dolby_vision, skeleton, CodecInfo, EditShift, MediaError, MediaIndex,
+    MediaLimits, SampleTable, TextFormat, TextTrackIndex, TrackIndex, TrackKind,
 };
 use crate::source::ObjectIdentity;
 
@@ -101,6 +101,12 @@ pub(super) fn parse_with_fragments(
         };
         let Some(sample_description) = descriptions.get(i).cloned().flatten() else {
             return Err(invalid("stsd", track_id, "sample description not found"));
+        };
+        let codec = CodecInfo {
+            dolby_vision: codec
+                .dolby_vision
+                .or_else(|| describe_dolby_vision(&sample_description)),
+            ..codec
         };
         let timescale = trak.mdia.mdhd.timescale;
         if timescale == 0 {

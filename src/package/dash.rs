@@ -3,17 +3,21 @@
 //!
 //! Owns the XML text only: MPD attributes and profiles (5.3.1, isoff-live 8.4 and the
 //! CMAF profile), AdaptationSet/Representation attributes (5.3.3, 5.3.5, 5.3.7), Role
-//! (5.8.5.5), and the number-based template with a timeline (5.3.9.4, 5.3.9.6). URLs are
-//! the relative templates of [`Resource`]; times come from the segment plan.
+//! (5.8.5.5), colour descriptors (CICP, 5.8.5.x with ISO/IEC 23091-2 code points) and
+//! Dolby Vision supplemental codecs (SCTE 214-1), and the number-based template with a
+//! timeline (5.3.9.4, 5.3.9.6). URLs are the relative templates of [`Resource`]; times
+//! come from the segment plan.
 
 use std::fmt::{Display, Write as _};
 
 use super::{version_folder, Rendition, Resource, Title};
-use crate::media::{TrackIndex, TrackKind};
+use crate::media::{CodecInfo, TrackIndex, TrackKind, CICP_UNSPECIFIED};
 
 const PROFILES: &str = "urn:mpeg:dash:profile:isoff-live:2011,urn:mpeg:dash:profile:cmaf:2019";
 const ROLE_SCHEME: &str = "urn:mpeg:dash:role:2011";
 const CHANNELS_SCHEME: &str = "urn:mpeg:dash:23003:3:audio_channel_configuration:2011";
+/// The namespace of `scte214:supplementalCodecs` and `scte214:supplementalProfiles`.
+const SCTE214_NAMESPACE: &str = "urn:scte:dash:scte214-extensions";
 
 /// Render the MPD (`manifest.mpd`) of `title`.
 ///
@@ -24,6 +28,7 @@ pub fn render_mpd(title: &Title) -> String {
     let mut out = String::from("<?xml version=\"1.0\" encoding=\"UTF-8\"?>\n");
     Tag::new(0, "MPD")
         .attr("xmlns", "urn:mpeg:dash:schema:mpd:2011")
+        .opt("xmlns:scte214", supplemental_namespace(title))
         .attr("profiles", PROFILES)
         .attr("type", "static")
         .attr(
@@ -61,6 +66,9 @@ fn adaptation_set(out: &mut String, title: &Title, id: usize, r: &Rendition, tra
         .opt("maxWidth", size.map(|s| s.0))
         .opt("maxHeight", size.map(|s| s.1))
         .open(out);
+    if video {
+        colour_properties(out, codec);
+    }
     if !video && r.is_default {
         Tag::new(6, "Role")
             .attr("schemeIdUri", ROLE_SCHEME)
@@ -70,6 +78,14 @@ fn adaptation_set(out: &mut String, title: &Title, id: usize, r: &Rendition, tra
     Tag::new(6, "Representation")
         .attr("id", Resource::dash_representation_id(r.track_id))
         .opt("codecs", Some(&codec.rfc6381).filter(|c| !c.is_empty()))
+        .opt(
+            "scte214:supplementalCodecs",
+            supplemental(codec).map(|dv| dv.codec()),
+        )
+        .opt(
+            "scte214:supplementalProfiles",
+            supplemental(codec).and_then(|dv| dv.brand()),
+        )
         .attr("bandwidth", r.peak_bandwidth)
         .opt("width", size.map(|s| s.0))
         .opt("height", size.map(|s| s.1))
@@ -131,6 +147,51 @@ fn text_adaptation_sets(out: &mut String, title: &Title, first_id: usize) {
         );
         out.push_str("      </Representation>\n    </AdaptationSet>\n");
     }
+}
+
+/// The colour of a video track as CICP descriptors (DASH-IF IOP 5, ISO/IEC 23091-2
+/// code points; ISO/IEC 23009-1 5.8.5.x): one `SupplementalProperty` each for colour
+/// primaries, transfer characteristics (16 PQ, 18 HLG) and matrix coefficients, leaving
+/// out those the file leaves unspecified. Supplemental, not essential, so a player that
+/// does not know them still sees the Representation.
+fn colour_properties(out: &mut String, codec: &CodecInfo) {
+    let Some(color) = codec.color else {
+        return;
+    };
+    let descriptors = [
+        ("urn:mpeg:mpegB:cicp:ColourPrimaries", color.primaries),
+        (
+            "urn:mpeg:mpegB:cicp:TransferCharacteristics",
+            color.transfer,
+        ),
+        ("urn:mpeg:mpegB:cicp:MatrixCoefficients", color.matrix),
+    ];
+    for (scheme, value) in descriptors {
+        if value != CICP_UNSPECIFIED {
+            Tag::new(6, "SupplementalProperty")
+                .attr("schemeIdUri", scheme)
+                .attr("value", value)
+                .empty(out);
+        }
+    }
+}
+
+/// The Dolby Vision layer a track carries on top of a base layer other players decode
+/// (profiles 8.x, 9.x, 10.x with a compatibility id), named in SCTE 214-1
+/// `supplementalCodecs` (`dvh1.08.07`) and `supplementalProfiles` (`db1p`), as DASH-IF
+/// IOP 5 and Shaka Packager write it; `@codecs` keeps the base codec.
+fn supplemental(codec: &CodecInfo) -> Option<crate::media::DolbyVision> {
+    codec.dolby_vision.filter(|dv| dv.has_compatible_base())
+}
+
+/// `xmlns:scte214` on the MPD when some Representation uses it.
+fn supplemental_namespace(title: &Title) -> Option<&'static str> {
+    let used = title
+        .index
+        .tracks
+        .iter()
+        .any(|t| supplemental(&t.codec).is_some());
+    used.then_some(SCTE214_NAMESPACE)
 }
 
 fn segment_template(out: &mut String, title: &Title, rendition: &Rendition, track: &TrackIndex) {
@@ -435,5 +496,36 @@ mod tests {
         // Set ids stay unique.
         let ids: Vec<Option<&str>> = sets.iter().map(|s| attr(s, "id")).collect();
         assert_eq!(ids, [Some("0"), Some("1"), Some("2"), Some("3")]);
+    }
+
+    #[test]
+    fn hdr_video_carries_cicp_descriptors_and_its_dolby_vision_layer() {
+        let mpd = render_mpd(&crate::package::hls::tests::hdr_title());
+        assert!(mpd.contains(" xmlns:scte214=\"urn:scte:dash:scte214-extensions\" "));
+        let video_set = mpd.split("<AdaptationSet").nth(1).unwrap();
+        let video_set = &video_set[..video_set.find("<Representation").unwrap()];
+        for (scheme, value) in [
+            ("ColourPrimaries", 9),
+            ("TransferCharacteristics", 16),
+            ("MatrixCoefficients", 9),
+        ] {
+            let descriptor = format!(
+                "<SupplementalProperty schemeIdUri=\"urn:mpeg:mpegB:cicp:{scheme}\" value=\"{value}\"/>"
+            );
+            assert!(video_set.contains(&descriptor), "{video_set}");
+        }
+        let reps = representations(&mpd);
+        assert_eq!(attr(reps[0], "codecs"), Some("hvc1.2.4.L93.B0"));
+        assert_eq!(
+            attr(reps[0], "scte214:supplementalCodecs"),
+            Some("dvh1.08.07")
+        );
+        assert_eq!(attr(reps[0], "scte214:supplementalProfiles"), Some("db1p"));
+        // MP3 keeps its object type, in the case Chromium's MSE matches.
+        assert_eq!(attr(reps[1], "codecs"), Some("mp4a.6B"));
+        assert!(!reps[1].contains("scte214") && !reps[1].contains("cicp"));
+        // An SDR title without colour information has neither.
+        let sdr = render_mpd(&av_title());
+        assert!(!sdr.contains("cicp") && !sdr.contains("scte214"), "{sdr}");
     }
 }

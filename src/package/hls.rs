@@ -2,15 +2,15 @@
 //! rendition (RFC 8216 and draft-pantos-hls-rfc8216bis).
 //!
 //! Owns the HLS text format only: tags and attribute lists (4.2, quoting rules in one
-//! builder), `EXT-X-MEDIA` audio groups (4.4.6.1), `EXT-X-STREAM-INF` bandwidth and codecs
-//! (4.4.6.2), and the VOD media playlist with `EXT-X-MAP` and `EXTINF` (4.4.4). Every URI is
+//! builder), `EXT-X-MEDIA` audio groups (4.4.6.1), `EXT-X-STREAM-INF` bandwidth, codecs,
+//! `VIDEO-RANGE` and `SUPPLEMENTAL-CODECS` (4.4.6.2), and the VOD media playlist with `EXT-X-MAP` and `EXTINF` (4.4.4). Every URI is
 //! a relative name made by [`Resource`]; times come from the segment plan.
 
 use std::fmt::{Display, Write as _};
 
 use super::webvtt::SubtitlePlan;
 use super::{version_folder, Rendition, Resource, Title};
-use crate::media::{TrackIndex, TrackKind};
+use crate::media::{CodecInfo, TrackIndex, TrackKind, VideoRange};
 
 /// `EXT-X-MAP` in a media playlist needs version 6; 7 is what fMP4 players expect.
 const VERSION: u32 = 7;
@@ -93,6 +93,9 @@ fn variant(out: &mut String, title: &Title, members: &[&Rendition], with_audio: 
     }
     if let Some(rate) = first.frame_rate.filter(|r| r.is_finite() && *r > 0.0) {
         attrs = attrs.plain("FRAME-RATE", format_args!("{rate:.3}"));
+    }
+    if first.kind == TrackKind::Video {
+        attrs = video_signalling(attrs, track(title, first).map(|t| &t.codec));
     }
     if with_audio {
         attrs = attrs.quoted("AUDIO", AUDIO_GROUP);
@@ -204,7 +207,7 @@ fn language<'a>(title: &'a Title, rendition: &Rendition) -> Option<&'a str> {
 fn codecs(title: &Title, members: &[&Rendition]) -> Option<String> {
     let mut list: Vec<&str> = Vec::new();
     for rendition in members {
-        let codec = track(title, rendition).map_or("", |t| t.codec.rfc6381.as_str());
+        let codec = track(title, rendition).map_or("", |t| hls_codec(&t.codec));
         if codec.is_empty() {
             return None;
         }
@@ -213,6 +216,37 @@ fn codecs(title: &Title, members: &[&Rendition]) -> Option<String> {
         }
     }
     (!list.is_empty()).then(|| list.join(","))
+}
+
+/// The `CODECS` entry of a track: its RFC 6381 string, except where HLS players name a
+/// codec otherwise: MP3 (MPEG-1/2 Audio in `mp4a`, `mp4a.6B`/`mp4a.69`) is `mp4a.40.34`,
+/// the form Apple's tools use and hls.js special-cases (it maps it to MSE's `mp3`, and
+/// with `mp4a.6B` it refuses the whole variant as incompatible, measured with hls.js
+/// 1.7.4); FLAC is `fLaC`, the FLAC-in-ISOBMFF spelling (hls.js also tries `flac`).
+fn hls_codec(codec: &CodecInfo) -> &str {
+    match codec.rfc6381.as_str() {
+        "mp4a.6B" | "mp4a.69" => "mp4a.40.34",
+        _ if &codec.fourcc == b"fLaC" => "fLaC",
+        other => other,
+    }
+}
+
+/// `VIDEO-RANGE` (PQ for transfer characteristics 16, HLG for 18; SDR, the default when
+/// the attribute is absent, is left out) and `SUPPLEMENTAL-CODECS` (Dolby Vision over a
+/// base layer other players decode: `dvh1.08.07/db1p`, as the Dolby Vision HLS
+/// specification writes it) of a variant whose video is `codec` (4.4.6.2).
+fn video_signalling(mut attrs: Attrs, codec: Option<&CodecInfo>) -> Attrs {
+    let Some(codec) = codec else {
+        return attrs;
+    };
+    let range = codec.video_range();
+    if range != VideoRange::Sdr {
+        attrs = attrs.plain("VIDEO-RANGE", range.as_str());
+    }
+    match codec.dolby_vision.and_then(|dv| dv.supplemental_codecs()) {
+        Some(supplemental) => attrs.quoted("SUPPLEMENTAL-CODECS", supplemental),
+        None => attrs,
+    }
 }
 
 /// `NAME`s of the audio renditions, unique within the group: the language, else
@@ -304,6 +338,8 @@ pub(super) mod tests {
             height: h,
             channels,
             sample_rate,
+            color: None,
+            dolby_vision: None,
         };
         let samples = SampleTable {
             sizes: vec![if video { 2000 } else { 300 }; n as usize],
@@ -559,5 +595,79 @@ pub(super) mod tests {
             })
             .collect();
         assert_eq!(segments, expected);
+    }
+
+    /// A title of HEVC Main 10 in PQ with a Dolby Vision 8.1 layer, and MP3 audio.
+    pub(in crate::package) fn hdr_title() -> Title {
+        use crate::media::{ColorInfo, ColorSource, DolbyVision};
+        let mut video = track(1, true);
+        video.codec.rfc6381 = "hvc1.2.4.L93.B0".into();
+        video.codec.color = Some(ColorInfo {
+            primaries: 9,
+            transfer: 16,
+            matrix: 9,
+            full_range: false,
+            source: ColorSource::Colr,
+        });
+        video.codec.dolby_vision = Some(DolbyVision {
+            profile: 8,
+            level: 7,
+            rpu_present: true,
+            el_present: false,
+            bl_present: true,
+            compatibility_id: 1,
+            fourcc: *b"dvh1",
+        });
+        let mut audio = track(2, false);
+        audio.codec.rfc6381 = "mp4a.6B".into();
+        title(|_| false, vec![video, audio])
+    }
+
+    #[test]
+    fn hdr_variants_name_their_range_and_dolby_vision_layer() {
+        let text = render_multivariant_playlist(&hdr_title());
+        let inf = text
+            .lines()
+            .find(|l| l.starts_with("#EXT-X-STREAM-INF:"))
+            .unwrap();
+        assert_eq!(attr(inf, "CODECS"), "hvc1.2.4.L93.B0,mp4a.40.34");
+        assert_eq!(attr(inf, "VIDEO-RANGE"), "PQ");
+        assert_eq!(attr(inf, "SUPPLEMENTAL-CODECS"), "dvh1.08.07/db1p");
+        // HLG base (8.4); SDR says nothing; a profile 5 stream is PQ whatever its VUI says.
+        let mut codec = hdr_title().index.tracks[0].codec.clone();
+        codec.color.as_mut().unwrap().transfer = 18;
+        codec.dolby_vision.as_mut().unwrap().compatibility_id = 4;
+        let attrs = video_signalling(Attrs::default(), Some(&codec)).0;
+        assert_eq!(
+            attrs,
+            "VIDEO-RANGE=HLG,SUPPLEMENTAL-CODECS=\"dvh1.08.07/db4h\""
+        );
+        codec.dolby_vision = None;
+        codec.color.as_mut().unwrap().transfer = 1;
+        assert_eq!(video_signalling(Attrs::default(), Some(&codec)).0, "");
+        codec.dolby_vision = Some(crate::media::DolbyVision {
+            profile: 5,
+            level: 6,
+            rpu_present: true,
+            el_present: false,
+            bl_present: true,
+            compatibility_id: 0,
+            fourcc: *b"dvh1",
+        });
+        codec.color = None;
+        assert_eq!(
+            video_signalling(Attrs::default(), Some(&codec)).0,
+            "VIDEO-RANGE=PQ"
+        );
+        // FLAC is written as the FLAC-in-ISOBMFF spec spells it.
+        codec.fourcc = *b"fLaC";
+        codec.rfc6381 = "flac".into();
+        assert_eq!(hls_codec(&codec), "fLaC");
+        // SDR fixtures keep their playlists as they were.
+        let sdr = render_multivariant_playlist(&title(|_| true, Vec::new()));
+        assert!(
+            !sdr.contains("VIDEO-RANGE") && !sdr.contains("SUPPLEMENTAL"),
+            "{sdr}"
+        );
     }
 }

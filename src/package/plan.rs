@@ -248,6 +248,8 @@ mod tests {
                 height: 0,
                 channels: 0,
                 sample_rate: 0,
+                color: None,
+                dolby_vision: None,
             },
             sample_description: bytes::Bytes::new(),
             tkhd_width: 0,
