@@ -9,4 +9,13 @@ pub enum PackageError {
     /// A segment number (1-based, as in URLs) past the end of the plan.
     #[error("segment {number} is out of range (the title has {count})")]
     SegmentOutOfRange { number: u64, count: u64 },
+    /// An edit list the output cannot present exactly (see `edit.rs`): the edit (1-based,
+    /// as in the file's `elst`), where it is on the movie timeline, and why.
+    #[error("unsupported edit list in track {track_id}: edit {edit} at {at_ms} ms {reason}")]
+    UnsupportedEdit {
+        track_id: u32,
+        edit: usize,
+        at_ms: u64,
+        reason: String,
+    },
 }

@@ -225,7 +225,7 @@ impl Attrs {
 #[cfg(test)]
 pub(super) mod tests {
     use super::*;
-    use crate::media::{CodecInfo, EditShift, MediaIndex, SampleTable};
+    use crate::media::{CodecInfo, EditList, MediaIndex, SampleTable};
     use crate::source::ObjectIdentity;
 
     /// 10 s of 320x180 AVC at 30 fps, 15360 Hz, a sync sample every 30; or 10 s of stereo
@@ -261,7 +261,7 @@ pub(super) mod tests {
             sample_description: bytes::Bytes::new(),
             tkhd_width: u32::from(w) << 16,
             tkhd_height: u32::from(h) << 16,
-            edit: EditShift::default(),
+            edits: EditList::default(),
             samples,
         }
     }

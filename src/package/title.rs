@@ -5,7 +5,7 @@
 //! bit rate and AVERAGE-BANDWIDTH the whole rendition's (RFC 8216 4.3.4.2).
 
 use super::fmp4::media_segment_header_len;
-use super::{plan_segments, PackageError, SegmentPlan};
+use super::{plan_segments, present, PackageError, SegmentPlan};
 use crate::media::{MediaIndex, TrackIndex, TrackKind};
 
 /// A title ready to be packaged; cached per object version.
@@ -69,11 +69,18 @@ impl Title {
         format!("{hash:016x}")
     }
 
-    /// Plan `index` with segments of about `target_ms` and measure every rendition.
+    /// Apply every track's edit list ([`present`]), plan the result with segments of about
+    /// `target_ms` and measure every rendition. `index` of the title is the index as
+    /// presented: each track's samples as its edits select them, with an equivalent
+    /// one-edit list.
     ///
     /// # Errors
-    /// [`PackageError::NoSuchTrack`] when the index has no track to offer.
-    pub fn new(index: MediaIndex, target_ms: u32) -> Result<Self, PackageError> {
+    /// [`PackageError::NoSuchTrack`] when the index has no track to offer;
+    /// [`PackageError::UnsupportedEdit`] when an edit list cannot be presented exactly.
+    pub fn new(mut index: MediaIndex, target_ms: u32) -> Result<Self, PackageError> {
+        index.tracks = (index.tracks.into_iter())
+            .map(present)
+            .collect::<Result<_, _>>()?;
         let plan = plan_segments(&index, target_ms);
         let mut renditions = Vec::with_capacity(index.tracks.len());
         for kind in [TrackKind::Video, TrackKind::Audio] {

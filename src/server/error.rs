@@ -93,6 +93,7 @@ impl From<&MediaError> for ErrorAnswer {
             | MediaError::Malformed { .. }
             | MediaError::UnsupportedCodec { .. }
             | MediaError::TooLarge { .. }
+            | MediaError::UnsupportedEdit { .. }
             | MediaError::NoTracks => {
                 ErrorAnswer::new(StatusCode::UNPROCESSABLE_ENTITY, e.to_string())
             }
@@ -105,6 +106,10 @@ impl From<&PackageError> for ErrorAnswer {
         match e {
             PackageError::NoSuchTrack { .. } | PackageError::SegmentOutOfRange { .. } => {
                 ErrorAnswer::new(StatusCode::NOT_FOUND, e.to_string())
+            }
+            // The file cannot be packaged as it is: unusable, not missing.
+            PackageError::UnsupportedEdit { .. } => {
+                ErrorAnswer::new(StatusCode::UNPROCESSABLE_ENTITY, e.to_string())
             }
         }
     }
