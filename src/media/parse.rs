@@ -458,3 +458,77 @@ fn media_end_ticks(samples: &SampleTable) -> u64 {
         });
     ends.max().unwrap_or(0).max(samples.end_dts())
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::media::index_from_bytes;
+
+    /// `h264-aac-two-clips-editlist.mp4` with its first `elst` (the video track's, version 1:
+    /// 20 bytes per edit) changed by `patch(entries)`.
+    fn two_clips_with(patch: impl FnOnce(&mut [u8])) -> Result<MediaIndex, MediaError> {
+        let path = std::path::Path::new(env!("CARGO_MANIFEST_DIR"))
+            .join("fixtures/h264-aac-two-clips-editlist.mp4");
+        let mut file = std::fs::read(path).unwrap();
+        let at = file.windows(4).position(|w| w == b"elst").unwrap();
+        patch(&mut file[at + 12..at + 12 + 40]);
+        index_from_bytes(&Bytes::from(file), &MediaLimits::default())
+    }
+
+    #[test]
+    fn every_edit_is_kept_in_track_ticks() {
+        let index = two_clips_with(|_| {}).unwrap();
+        let video = &index.tracks[0].edits.edits;
+        // 76800 movie ticks of 1/48000 s = 1.6 s = 24576 ticks of 1/15360 s.
+        assert_eq!(
+            video,
+            &[
+                Edit {
+                    start_ticks: 0,
+                    duration_ticks: 24576,
+                    media_time_ticks: Some(0),
+                },
+                Edit {
+                    start_ticks: 24576,
+                    duration_ticks: 24576,
+                    media_time_ticks: Some(32768),
+                },
+            ]
+        );
+        assert_eq!(index.tracks[1].edits.edits[1].start_ticks, 76800);
+    }
+
+    /// Given a dwell (media_rate 0) or a media_rate of 2, then the file is refused with the
+    /// edit named: neither can be packaged without re-encoding.
+    #[test]
+    fn edits_at_a_rate_other_than_one_are_refused() {
+        for (rate, words) in [([0u8, 0, 0, 0], "dwell"), ([0, 2, 0, 0], "media_rate 2")] {
+            let error = two_clips_with(|e| e[16..20].copy_from_slice(&rate)).unwrap_err();
+            let MediaError::UnsupportedEdit { track_id, edit, .. } = &error else {
+                panic!("{error}");
+            };
+            assert_eq!((*track_id, *edit), (1, 1));
+            assert!(error.to_string().contains(words), "{error}");
+        }
+    }
+
+    /// Given a last media edit of duration 0 (fragmented-file writers), then it runs to
+    /// the end of the media.
+    #[test]
+    fn a_last_edit_of_duration_zero_runs_to_the_end() {
+        let index = two_clips_with(|e| e[20..28].copy_from_slice(&0u64.to_be_bytes())).unwrap();
+        let last = index.tracks[0].edits.edits[1];
+        // 128 frames of 512 ticks, from media time 32768.
+        assert_eq!(last.duration_ticks, 128 * 512 - 32768);
+    }
+
+    #[test]
+    fn an_edit_past_the_end_of_the_media_is_an_invalid_table() {
+        let error =
+            two_clips_with(|e| e[8..16].copy_from_slice(&1_000_000i64.to_be_bytes())).unwrap_err();
+        assert!(
+            matches!(&error, MediaError::InvalidTable { fourcc, .. } if fourcc == "elst"),
+            "{error}"
+        );
+    }
+}

@@ -184,6 +184,25 @@ mod tests {
                     .into(),
                 StatusCode::NOT_FOUND,
             ),
+            (
+                (&MediaError::UnsupportedEdit {
+                    track_id: 1,
+                    edit: 2,
+                    reason: "x".into(),
+                })
+                    .into(),
+                StatusCode::UNPROCESSABLE_ENTITY,
+            ),
+            (
+                (&PackageError::UnsupportedEdit {
+                    track_id: 1,
+                    edit: 2,
+                    at_ms: 1000,
+                    reason: "x".into(),
+                })
+                    .into(),
+                StatusCode::UNPROCESSABLE_ENTITY,
+            ),
         ];
         for (answer, status) in table {
             assert_eq!(answer.status, status, "{answer:?}");
