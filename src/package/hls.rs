@@ -22,6 +22,11 @@ const AUDIO_GROUP: &str = "audio";
 /// rendition; an audio-only title offers each audio rendition as its own variant.
 pub fn render_multivariant_playlist(title: &Title) -> String {
     let mut out = format!("#EXTM3U\n#EXT-X-VERSION:{VERSION}\n#EXT-X-INDEPENDENT-SEGMENTS\n");
+    // Video pre-roll (an edit list starting inside a GOP) is decoded, not shown: start
+    // playback where the presentation starts (4.3.5.2).
+    if let Some(offset) = title.video_preroll_secs() {
+        let _ = writeln!(out, "#EXT-X-START:TIME-OFFSET={offset:.6},PRECISE=YES");
+    }
     let (videos, audios): (Vec<&Rendition>, Vec<&Rendition>) = title
         .renditions
         .iter()

@@ -140,6 +140,22 @@ impl Title {
             .fold(0.0, f64::max)
     }
 
+    /// Seconds from the start of the first video rendition to the presentation start
+    /// (output time S), when video pre-roll precedes it: the first edit starts inside a GOP
+    /// and the frames from its sync sample on are carried only to be decoded. HLS states it
+    /// as `EXT-X-START`; DASH's `presentationTimeOffset` hides them. `None` without pre-roll.
+    pub fn video_preroll_secs(&self) -> Option<f64> {
+        let video = self
+            .renditions
+            .iter()
+            .find(|r| r.kind == TrackKind::Video)?;
+        let plan = self.plan.tracks.get(video.track_pos)?;
+        let track = self.index.tracks.get(video.track_pos)?;
+        let (start, _) = plan.segment_span(&track.samples, 0)?;
+        let preroll = plan.title_shift_ticks.checked_sub(start)?;
+        (preroll > 0).then(|| preroll as f64 / f64::from(track.timescale.max(1)))
+    }
+
     /// Approximate heap bytes held, for the cache weigher.
     pub fn heap_bytes(&self) -> usize {
         self.index.heap_bytes()
