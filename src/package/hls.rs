@@ -22,11 +22,6 @@ const AUDIO_GROUP: &str = "audio";
 /// rendition; an audio-only title offers each audio rendition as its own variant.
 pub fn render_multivariant_playlist(title: &Title) -> String {
     let mut out = format!("#EXTM3U\n#EXT-X-VERSION:{VERSION}\n#EXT-X-INDEPENDENT-SEGMENTS\n");
-    // Video pre-roll (an edit list starting inside a GOP) is decoded, not shown: start
-    // playback where the presentation starts (4.3.5.2).
-    if let Some(offset) = title.video_preroll_secs() {
-        let _ = writeln!(out, "#EXT-X-START:TIME-OFFSET={offset:.6},PRECISE=YES");
-    }
     let (videos, audios): (Vec<&Rendition>, Vec<&Rendition>) = title
         .renditions
         .iter()
@@ -123,6 +118,12 @@ pub fn render_media_playlist(title: &Title, rendition: &Rendition) -> String {
         "#EXTM3U\n#EXT-X-VERSION:{VERSION}\n#EXT-X-TARGETDURATION:{target}\n\
          #EXT-X-PLAYLIST-TYPE:VOD\n#EXT-X-INDEPENDENT-SEGMENTS\n"
     );
+    // Video pre-roll (an edit list starting inside a GOP) is decoded, not shown: start
+    // playback where the presentation starts (4.3.5.2). In the media playlist, where
+    // ffmpeg (5.1) expects it: in a multivariant playlist it takes it for a variant.
+    if let Some(offset) = title.video_preroll_secs(rendition) {
+        let _ = writeln!(out, "#EXT-X-START:TIME-OFFSET={offset:.6},PRECISE=YES");
+    }
     let map = Attrs::default().quoted("URI", Resource::Init { track_id });
     let _ = writeln!(out, "#EXT-X-MAP:{}", map.0);
     for (number, micros) in (first_number..).zip(durations) {

@@ -45,7 +45,9 @@ pub struct Rendition {
 
 /// Bump when the bytes vodpack produces for the same input change (box layout, timing
 /// model, naming), so version tokens, URLs and ETags change with them.
-pub const PACKAGER_FORMAT: u32 = 1;
+/// 2: edit lists in full (`edit.rs`): later edits, edit ends and pre-roll before a first
+/// edit deep in the media now select samples, so files with such edit lists change.
+pub const PACKAGER_FORMAT: u32 = 2;
 
 impl Title {
     /// The version token of everything derived from this title: a hash of the object's
@@ -140,17 +142,17 @@ impl Title {
             .fold(0.0, f64::max)
     }
 
-    /// Seconds from the start of the first video rendition to the presentation start
+    /// Seconds from the start of video rendition `rendition` to the presentation start
     /// (output time S), when video pre-roll precedes it: the first edit starts inside a GOP
     /// and the frames from its sync sample on are carried only to be decoded. HLS states it
-    /// as `EXT-X-START`; DASH's `presentationTimeOffset` hides them. `None` without pre-roll.
-    pub fn video_preroll_secs(&self) -> Option<f64> {
-        let video = self
-            .renditions
-            .iter()
-            .find(|r| r.kind == TrackKind::Video)?;
-        let plan = self.plan.tracks.get(video.track_pos)?;
-        let track = self.index.tracks.get(video.track_pos)?;
+    /// as `EXT-X-START`; DASH's `presentationTimeOffset` hides them. `None` without pre-roll
+    /// and for audio (whose one frame of priming or pre-roll players play through).
+    pub fn video_preroll_secs(&self, rendition: &Rendition) -> Option<f64> {
+        if rendition.kind != TrackKind::Video {
+            return None;
+        }
+        let plan = self.plan.tracks.get(rendition.track_pos)?;
+        let track = self.index.tracks.get(rendition.track_pos)?;
         let (start, _) = plan.segment_span(&track.samples, 0)?;
         let preroll = plan.title_shift_ticks.checked_sub(start)?;
         (preroll > 0).then(|| preroll as f64 / f64::from(track.timescale.max(1)))
