@@ -6,7 +6,7 @@
 
 use super::fmp4::media_segment_header_len;
 use super::{plan_segments, present, PackageError, SegmentPlan};
-use crate::media::{MediaIndex, TrackIndex, TrackKind};
+use crate::media::{MediaIndex, SampleTable, TrackIndex, TrackKind};
 
 /// A title ready to be packaged; cached per object version.
 #[derive(Debug, Clone)]
@@ -208,7 +208,7 @@ fn measure(plan: &SegmentPlan, pos: usize, track: &TrackIndex, is_default: bool)
         0.0
     };
     let frame_rate = (track.kind == TrackKind::Video && total_secs > 0.0 && !table.is_empty())
-        .then(|| table.len() as f64 / (table.end_dts() as f64 / timescale).max(f64::EPSILON));
+        .then(|| video_frame_rate(table, timescale));
     Rendition {
         track_pos: pos,
         track_id: track.track_id,
@@ -220,6 +220,21 @@ fn measure(plan: &SegmentPlan, pos: usize, track: &TrackIndex, is_default: bool)
         end_secs: start_secs + total_secs,
         is_default,
     }
+}
+
+/// Frames per second of a video sample table: samples over their decode durations, leaving
+/// out samples that last more than twice the average (a frame held across a mid-track empty
+/// edit, see `edit.rs`), which would otherwise lower the rate. Every sample counts when
+/// none is that long, as in a constant-rate track.
+fn video_frame_rate(table: &SampleTable, timescale: f64) -> f64 {
+    let average = table.end_dts() as f64 / table.len().max(1) as f64;
+    let (count, ticks) = (table.durations.iter())
+        .filter(|d| f64::from(**d) <= 2.0 * average)
+        .fold((0usize, 0u64), |(n, t), d| (n + 1, t + u64::from(*d)));
+    if count == table.len() {
+        return table.len() as f64 / (table.end_dts() as f64 / timescale).max(f64::EPSILON);
+    }
+    count as f64 / (ticks as f64 / timescale).max(f64::EPSILON)
 }
 
 /// Most segments one window of [`peak_bit_rate`] spans. Segments last about the target
@@ -273,6 +288,29 @@ mod tests {
         // Without the window bound this is 2 * 10^10 steps: hours in a debug build.
         let segments = vec![(1_000, 0.0); 200_000];
         assert_eq!(peak_bit_rate(&segments, 6.0), 0.0);
+    }
+
+    /// Given 64 frames at 30 fps, one of them held 0.5333 s longer across an empty edit,
+    /// then the frame rate is still 30.
+    #[test]
+    fn a_frame_held_across_an_empty_edit_does_not_lower_the_frame_rate() {
+        let mut durations = vec![512u32; 64];
+        durations[31] += 8192;
+        let dts = (durations.iter())
+            .scan(0u64, |t, d| {
+                let at = *t;
+                *t += u64::from(*d);
+                Some(at)
+            })
+            .collect();
+        let table = SampleTable {
+            sizes: vec![1; 64],
+            offsets: vec![0; 64],
+            dts,
+            durations,
+            ..SampleTable::default()
+        };
+        assert!((video_frame_rate(&table, 15360.0) - 30.0).abs() < 1e-9);
     }
 
     #[test]
