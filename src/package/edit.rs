@@ -474,6 +474,65 @@ mod tests {
         assert!(stretched.abs() <= 512, "{stretched}");
     }
 
+    /// 16 frames with B-frames in closed GOPs of 4: decode order I0 P3 B1 B2 (display
+    /// numbers), a one-frame composition delay, so frame `d` of GOP `g` is presented at
+    /// `(4g + d + 1) * FRAME`.
+    fn bframes(edits: Vec<Edit>) -> TrackIndex {
+        let mut track = video(edits);
+        let table = &mut track.samples;
+        let display = [0u64, 3, 1, 2];
+        table.sizes.truncate(16);
+        table.offsets.truncate(16);
+        table.dts.truncate(16);
+        table.durations.truncate(16);
+        table.cts_offsets = (0..16u64)
+            .map(|i| ((display[(i % 4) as usize] + 1) * FRAME) as i32 - (i % 4 * FRAME) as i32)
+            .collect();
+        table.sync = Some(vec![0, 4, 8, 12]);
+        track
+    }
+
+    /// Given B-frames and two edits each presenting one whole GOP (GOP 0, then GOP 2), then
+    /// the GOPs are joined in decode order with their composition offsets, and decode times
+    /// run on: the join is exact because both GOPs have the same composition delay.
+    #[test]
+    fn clips_with_b_frames_join_on_closed_gops() {
+        let source = bframes(vec![
+            media(0, 4 * FRAME, FRAME),
+            media(4 * FRAME, 4 * FRAME, 9 * FRAME),
+        ]);
+        let presented = present(source.clone()).unwrap();
+        let expected: Vec<usize> = (0..4).chain(8..12).collect();
+        assert_eq!(sources(&source, &presented), expected);
+        assert_eq!(presented.samples.durations, vec![FRAME as u32; 8]);
+        assert_eq!(
+            presented.samples.cts_offsets,
+            expected
+                .iter()
+                .map(|&i| source.samples.cts_offsets[i])
+                .collect::<Vec<_>>()
+        );
+        // The first frame is presented one frame after its decode time: lead -FRAME.
+        assert_eq!(presented.edits.first_media_time_ticks(), FRAME);
+    }
+
+    /// Given B-frames and an interior edit that ends one frame before its GOP does, then
+    /// it is refused: the P frame it needs to decode its B-frames is presented after it.
+    #[test]
+    fn an_interior_edit_ending_inside_a_b_frame_gop_is_refused() {
+        let source = bframes(vec![
+            media(0, 3 * FRAME, FRAME),
+            media(3 * FRAME, 4 * FRAME, 9 * FRAME),
+        ]);
+        let error = present(source).unwrap_err();
+        assert!(
+            error
+                .to_string()
+                .contains("edit 1 at 100 ms ends inside a GOP"),
+            "{error}"
+        );
+    }
+
     #[test]
     fn an_edit_list_of_empty_edits_only_is_refused() {
         let error = present(video(vec![empty(0, 1000)])).unwrap_err();
