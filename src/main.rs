@@ -200,6 +200,9 @@ async fn inspect(file: &Path, segment_duration_ms: u32) -> anyhow::Result<()> {
     let identity = source.identify(&key).await?;
     let (index, report) =
         load_index_report(&source, &key, &identity, &MediaLimits::default()).await?;
+    // The source's edit lists, every edit, before `Title::new` replaces them with what the
+    // output presents.
+    let source_edits: Vec<_> = index.tracks.iter().map(|t| t.edits.clone()).collect();
     let title = Title::new(index, segment_duration_ms)?;
     let mut out = String::new();
     out.push_str(&format!("{}: {} bytes\n", file.display(), identity.size));
@@ -214,7 +217,13 @@ async fn inspect(file: &Path, segment_duration_ms: u32) -> anyhow::Result<()> {
             f.bytes
         ));
     }
-    for (track, plan) in title.index.tracks.iter().zip(&title.plan.tracks) {
+    for ((track, plan), edits) in title
+        .index
+        .tracks
+        .iter()
+        .zip(&title.plan.tracks)
+        .zip(&source_edits)
+    {
         let secs = track.duration_ticks() as f64 / f64::from(track.timescale);
         let detail = if track.codec.width > 0 {
             let (w, h) = (track.codec.width, track.codec.height);
@@ -227,7 +236,7 @@ async fn inspect(file: &Path, segment_duration_ms: u32) -> anyhow::Result<()> {
         };
         out.push_str(&format!(
             "track {} {} {} {} lang={} timescale={} samples={} duration={secs:.3}s \
-             edit(empty={}, media_time={}) dts_shift={} cts_base={}\n",
+             edits={} dts_shift={} cts_base={}\n",
             track.track_id,
             track.kind.as_str(),
             track.codec.rfc6381,
@@ -235,11 +244,25 @@ async fn inspect(file: &Path, segment_duration_ms: u32) -> anyhow::Result<()> {
             track.language.as_deref().unwrap_or("und"),
             track.timescale,
             track.samples.len(),
-            track.edit.empty_ticks,
-            track.edit.media_time_ticks,
+            edits.edits.len(),
             plan.dts_shift,
             plan.cts_base,
         ));
+        // Every edit as the file has it, in the track's ticks and in seconds.
+        let ts = f64::from(track.timescale);
+        for (n, edit) in edits.edits.iter().enumerate() {
+            let media = edit.media_time_ticks.map_or("empty".to_owned(), |m| {
+                format!("media_time={m} ({:.3}s)", m as f64 / ts)
+            });
+            out.push_str(&format!(
+                "  edit {}: movie {:.3}s +{:.3}s ({} +{} ticks) {media}\n",
+                n + 1,
+                edit.start_ticks as f64 / ts,
+                edit.duration_ticks as f64 / ts,
+                edit.start_ticks,
+                edit.duration_ticks,
+            ));
+        }
     }
     // Text tracks become WebVTT (HLS subtitles, DASH text/vtt), cut at the same times.
     for text in &title.index.text_tracks {
@@ -252,8 +275,8 @@ async fn inspect(file: &Path, segment_duration_ms: u32) -> anyhow::Result<()> {
             text.language.as_deref().unwrap_or("und"),
             text.timescale,
             text.samples.len(),
-            text.edit.empty_ticks,
-            text.edit.media_time_ticks,
+            text.edits.leading_empty_ticks(),
+            text.edits.first_media_time_ticks(),
         ));
     }
     out.push_str(&format!(

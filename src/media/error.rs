@@ -32,6 +32,14 @@ pub enum MediaError {
         value: u64,
         max: u64,
     },
+    /// An edit the packager cannot present exactly (ISO/IEC 14496-12 8.6.6): a `media_rate`
+    /// other than 1, or a dwell (rate 0, one frame held). `edit` counts from 1.
+    #[error("unsupported edit list in track {track_id}: edit {edit} {reason}")]
+    UnsupportedEdit {
+        track_id: u32,
+        edit: usize,
+        reason: String,
+    },
     /// No audio or video track to serve.
     #[error("no audio or video track")]
     NoTracks,

@@ -90,8 +90,10 @@ pub struct TextTrackIndex {
     pub timescale: u32,
     /// ISO 639-2/T language from `mdhd`; `None` when the file says `und`.
     pub language: Option<String>,
-    /// The edit list, reduced as for audio and video.
-    pub edit: EditShift,
+    /// The edit list. Cues are timed by its leading empty edits and its first media edit
+    /// (`EditList::leading_empty_ticks`, `first_media_time_ticks`): text tracks of joined
+    /// clips are not cut and rejoined as audio and video are.
+    pub edits: EditList,
     /// The samples (each one stretch of time: a cue, several, or none).
     pub samples: SampleTable,
 }
@@ -135,8 +137,8 @@ pub struct TrackIndex {
     pub tkhd_width: u32,
     /// See `tkhd_width`.
     pub tkhd_height: u32,
-    /// The edit list reduced to the one shift the packager honours.
-    pub edit: EditShift,
+    /// The edit list, every edit in the track's ticks (see [`EditList`]).
+    pub edits: EditList,
     /// The samples.
     pub samples: SampleTable,
 }
@@ -144,7 +146,10 @@ pub struct TrackIndex {
 impl TrackIndex {
     /// Approximate heap bytes held.
     pub fn heap_bytes(&self) -> usize {
-        self.samples.heap_bytes() + self.sample_description.len() + 128
+        self.samples.heap_bytes()
+            + self.sample_description.len()
+            + self.edits.edits.capacity() * std::mem::size_of::<Edit>()
+            + 128
     }
 
     /// Track duration in ticks of `timescale` (decode time of the end of the last sample).
@@ -153,15 +158,70 @@ impl TrackIndex {
     }
 }
 
-/// An edit list reduced to what a VOD packager honours (ISO/IEC 14496-12 8.6.6): an
-/// optional leading empty edit (the track starts later than the movie) and the media
-/// time where presentation starts. Further edits are not supported and are ignored.
-#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
-pub struct EditShift {
-    /// Duration of leading empty edits, in ticks of the track's timescale.
-    pub empty_ticks: u64,
-    /// Media time (track ticks) presented at the start of the first non-empty edit.
-    pub media_time_ticks: u64,
+/// A track's edit list (ISO/IEC 14496-12 8.6.6), converted to the track's ticks at the parse
+/// boundary: which spans of the media timeline are presented, in order, on the movie
+/// timeline. No edits means the file has no edit list: the media is presented as it is,
+/// from movie time 0. Edits with a `media_rate` other than 1 are refused when parsing, so
+/// every media edit here plays at normal speed.
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct EditList {
+    /// The edits in file order, zero-length ones included (they present nothing).
+    pub edits: Vec<Edit>,
+}
+
+/// One edit: a span of the movie timeline, filled by media or left empty.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Edit {
+    /// Where the edit starts on the movie timeline, in track ticks: the sum of the earlier
+    /// edits' movie durations, converted (rounded to nearest) from movie ticks as a whole,
+    /// so rounding never accumulates.
+    pub start_ticks: u64,
+    /// How long it lasts on the movie timeline, in track ticks (the next edit's start minus
+    /// this one's). A last media edit of duration 0 (written by fragmented-file muxers that
+    /// do not know the duration) runs to the end of the media.
+    pub duration_ticks: u64,
+    /// The media time (composition time, track ticks) presented at `start_ticks`; `None` for
+    /// an empty edit, during which the track presents nothing.
+    pub media_time_ticks: Option<u64>,
+}
+
+impl EditList {
+    /// The media edits (those with a media time and a non-zero duration), in order.
+    pub fn media_edits(&self) -> impl Iterator<Item = &Edit> + '_ {
+        self.edits
+            .iter()
+            .filter(|e| e.media_time_ticks.is_some() && e.duration_ticks > 0)
+    }
+
+    /// Movie time (track ticks) at which the first media edit starts: the length of the
+    /// leading empty edits. 0 without edits.
+    pub fn leading_empty_ticks(&self) -> u64 {
+        self.media_edits().next().map_or(0, |e| e.start_ticks)
+    }
+
+    /// Media time presented first (the first media edit's). 0 without edits.
+    pub fn first_media_time_ticks(&self) -> u64 {
+        self.media_edits()
+            .next()
+            .and_then(|e| e.media_time_ticks)
+            .unwrap_or(0)
+    }
+
+    /// The movie time (track ticks) at which media time `media_ticks` of this track is
+    /// presented: by the first media edit that covers it, or `None` when no edit presents
+    /// it. Without edits the two timelines are the same. Text tracks timed on the same
+    /// timeline as audio and video map their cue times through this (output time = movie
+    /// time + the title shift, see `package::TrackPlan::title_shift_ticks`).
+    pub fn movie_time(&self, media_ticks: u64) -> Option<u64> {
+        if self.edits.is_empty() {
+            return Some(media_ticks);
+        }
+        self.media_edits().find_map(|e| {
+            let start = e.media_time_ticks?;
+            let offset = media_ticks.checked_sub(start)?;
+            (offset < e.duration_ticks).then(|| e.start_ticks.saturating_add(offset))
+        })
+    }
 }
 
 /// Codec facts for playlists, derived from the sample description.

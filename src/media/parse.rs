@@ -13,8 +13,8 @@ use mp4_atom::{Decode, Moov, StszSamples, Trak};
 
 use super::fragments::{self, FoundFragments};
 use super::{
-    describe_codec, describe_dolby_vision, skeleton, CodecInfo, EditShift, MediaError, MediaIndex,
-    MediaLimits, SampleTable, TextFormat, TextTrackIndex, TrackIndex, TrackKind,
+    describe_codec, describe_dolby_vision, skeleton, CodecInfo, Edit, EditList, MediaError,
+    MediaIndex, MediaLimits, SampleTable, TextFormat, TextTrackIndex, TrackIndex, TrackKind,
 };
 use crate::source::ObjectIdentity;
 
@@ -116,7 +116,7 @@ pub(super) fn parse_with_fragments(
             .filter(|l| !l.is_empty() && l != "und" && l.chars().all(|c| c.is_ascii_lowercase()));
         let mut samples = sample_table(trak, identity.size, limits)?;
         fragment_samples.append_to(track_id, &mut samples)?;
-        let edit = edit_shift(trak, movie_timescale, timescale, samples.end_dts())?;
+        let edits = edit_list(trak, movie_timescale, timescale, &samples)?;
         tracks.push(TrackIndex {
             track_id,
             kind,
@@ -126,7 +126,7 @@ pub(super) fn parse_with_fragments(
             sample_description,
             tkhd_width: fixed_u32(trak.tkhd.width.integer(), trak.tkhd.width.decimal()),
             tkhd_height: fixed_u32(trak.tkhd.height.integer(), trak.tkhd.height.decimal()),
-            edit,
+            edits,
             samples,
         });
     }
@@ -173,13 +173,13 @@ fn text_track(
     // A fragmented file's text samples are in its fragments, like its audio and video.
     let mut samples = sample_table(trak, identity.size, limits)?;
     fragment_samples.append_to(track_id, &mut samples)?;
-    let edit = edit_shift(trak, movie_timescale, timescale, samples.end_dts())?;
+    let edits = edit_list(trak, movie_timescale, timescale, &samples)?;
     Ok(TextTrackIndex {
         track_id,
         format,
         timescale,
         language: language(trak),
-        edit,
+        edits,
         samples,
     })
 }
@@ -460,45 +460,171 @@ fn sample_offsets(trak: &Trak, sizes: &[u32], object_len: u64) -> Result<Vec<u64
     Ok(offsets)
 }
 
-/// Reduce the edit list to a leading empty edit and a start media time.
+/// The edit list of a track in its own ticks (ISO/IEC 14496-12 8.6.6).
+///
+/// Movie-time positions are converted from the running sum of movie ticks, rounded to
+/// nearest (as ffmpeg's `av_rescale` does), so a long list does not drift.
 ///
 /// # Errors
-/// [`MediaError::InvalidTable`] for empty edits longer than 2^64 ticks of the track, or a
-/// start past the track's last sample (`end_ticks`): times no real file has, which would
-/// otherwise saturate every output time of the title.
-fn edit_shift(
+/// [`MediaError::UnsupportedEdit`] for a media edit whose `media_rate` is not 1 (a dwell
+/// holds one frame, other rates change speed: neither can be packaged without re-encoding);
+/// [`MediaError::InvalidTable`] for edits that start past the end of the media or whose
+/// times overflow 64 bits (times no real file has, which would saturate every output time).
+fn edit_list(
     trak: &Trak,
     movie_timescale: u32,
     timescale: u32,
-    end_ticks: u64,
-) -> Result<EditShift, MediaError> {
+    samples: &SampleTable,
+) -> Result<EditList, MediaError> {
     let Some(elst) = trak.edts.as_ref().and_then(|e| e.elst.as_ref()) else {
-        return Ok(EditShift::default());
+        return Ok(EditList::default());
     };
     let track_id = trak.tkhd.track_id;
-    let mut shift = EditShift::default();
-    for entry in &elst.entries {
-        match entry.media_time {
-            None => {
-                let ticks = u128::from(entry.segment_duration) * u128::from(timescale)
-                    / u128::from(movie_timescale);
-                shift.empty_ticks = u64::try_from(ticks)
-                    .ok()
-                    .and_then(|ticks| shift.empty_ticks.checked_add(ticks))
-                    .ok_or_else(|| invalid("elst", track_id, "empty edits overflow 64 bits"))?;
+    let media_end = media_end_ticks(samples);
+    let to_track = |movie_ticks: u128| {
+        (movie_ticks * u128::from(timescale) + u128::from(movie_timescale) / 2)
+            / u128::from(movie_timescale)
+    };
+    let overflow = || invalid("elst", track_id, "edit times overflow 64 bits");
+    let last_media = elst.entries.iter().rposition(|e| e.media_time.is_some());
+    let mut edits = Vec::with_capacity(elst.entries.len());
+    let mut movie_start = 0u128;
+    for (i, entry) in elst.entries.iter().enumerate() {
+        let number = i + 1;
+        let start_ticks = u64::try_from(to_track(movie_start)).map_err(|_| overflow())?;
+        movie_start += u128::from(entry.segment_duration);
+        let mut duration_ticks = u64::try_from(to_track(movie_start))
+            .map_err(|_| overflow())?
+            .saturating_sub(start_ticks);
+        if let Some(media_time) = entry.media_time {
+            let rate = (entry.media_rate.integer(), entry.media_rate.decimal());
+            if rate == (0, 0) {
+                return Err(MediaError::UnsupportedEdit {
+                    track_id,
+                    edit: number,
+                    reason: "is a dwell (media_rate 0: one frame held), which cannot be \
+                             packaged without re-encoding"
+                        .into(),
+                });
             }
-            Some(media_time) => {
-                if media_time > end_ticks {
-                    return Err(invalid(
-                        "elst",
-                        track_id,
-                        format!("starts at {media_time}, past the track's end at {end_ticks}"),
-                    ));
-                }
-                shift.media_time_ticks = media_time;
-                break;
+            if rate != (1, 0) {
+                let rate = f64::from(rate.0) + f64::from(rate.1 as u16) / 65536.0;
+                return Err(MediaError::UnsupportedEdit {
+                    track_id,
+                    edit: number,
+                    reason: format!(
+                        "plays at media_rate {rate}, not 1, which cannot be packaged without \
+                         re-encoding"
+                    ),
+                });
+            }
+            if media_time > media_end {
+                return Err(invalid(
+                    "elst",
+                    track_id,
+                    format!(
+                        "edit {number} starts at {media_time}, past the media's end at {media_end}"
+                    ),
+                ));
+            }
+            if entry.segment_duration == 0 && Some(i) == last_media {
+                duration_ticks = media_end - media_time;
             }
         }
+        edits.push(Edit {
+            start_ticks,
+            duration_ticks,
+            media_time_ticks: entry.media_time,
+        });
     }
-    Ok(shift)
+    Ok(EditList { edits })
+}
+
+/// The end of the media's presentation in track ticks: the latest sample end in
+/// composition time (decode end when there are no composition offsets).
+fn media_end_ticks(samples: &SampleTable) -> u64 {
+    if samples.cts_offsets.is_empty() {
+        return samples.end_dts();
+    }
+    let ends = (samples.dts.iter().zip(&samples.durations))
+        .zip(&samples.cts_offsets)
+        .map(|((dts, duration), cts)| {
+            let end = i128::from(*dts) + i128::from(*duration) + i128::from(*cts);
+            u64::try_from(end.max(0)).unwrap_or(u64::MAX)
+        });
+    ends.max().unwrap_or(0).max(samples.end_dts())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::media::index_from_bytes;
+
+    /// `h264-aac-two-clips-editlist.mp4` with its first `elst` (the video track's, version 1:
+    /// 20 bytes per edit) changed by `patch(entries)`.
+    fn two_clips_with(patch: impl FnOnce(&mut [u8])) -> Result<MediaIndex, MediaError> {
+        let path = std::path::Path::new(env!("CARGO_MANIFEST_DIR"))
+            .join("fixtures/h264-aac-two-clips-editlist.mp4");
+        let mut file = std::fs::read(path).unwrap();
+        let at = file.windows(4).position(|w| w == b"elst").unwrap();
+        patch(&mut file[at + 12..at + 12 + 40]);
+        index_from_bytes(&Bytes::from(file), &MediaLimits::default())
+    }
+
+    #[test]
+    fn every_edit_is_kept_in_track_ticks() {
+        let index = two_clips_with(|_| {}).unwrap();
+        let video = &index.tracks[0].edits.edits;
+        // 76800 movie ticks of 1/48000 s = 1.6 s = 24576 ticks of 1/15360 s.
+        assert_eq!(
+            video,
+            &[
+                Edit {
+                    start_ticks: 0,
+                    duration_ticks: 24576,
+                    media_time_ticks: Some(0),
+                },
+                Edit {
+                    start_ticks: 24576,
+                    duration_ticks: 24576,
+                    media_time_ticks: Some(32768),
+                },
+            ]
+        );
+        assert_eq!(index.tracks[1].edits.edits[1].start_ticks, 76800);
+    }
+
+    /// Given a dwell (media_rate 0) or a media_rate of 2, then the file is refused with the
+    /// edit named: neither can be packaged without re-encoding.
+    #[test]
+    fn edits_at_a_rate_other_than_one_are_refused() {
+        for (rate, words) in [([0u8, 0, 0, 0], "dwell"), ([0, 2, 0, 0], "media_rate 2")] {
+            let error = two_clips_with(|e| e[16..20].copy_from_slice(&rate)).unwrap_err();
+            let MediaError::UnsupportedEdit { track_id, edit, .. } = &error else {
+                panic!("{error}");
+            };
+            assert_eq!((*track_id, *edit), (1, 1));
+            assert!(error.to_string().contains(words), "{error}");
+        }
+    }
+
+    /// Given a last media edit of duration 0 (fragmented-file writers), then it runs to
+    /// the end of the media.
+    #[test]
+    fn a_last_edit_of_duration_zero_runs_to_the_end() {
+        let index = two_clips_with(|e| e[20..28].copy_from_slice(&0u64.to_be_bytes())).unwrap();
+        let last = index.tracks[0].edits.edits[1];
+        // 128 frames of 512 ticks, from media time 32768.
+        assert_eq!(last.duration_ticks, 128 * 512 - 32768);
+    }
+
+    #[test]
+    fn an_edit_past_the_end_of_the_media_is_an_invalid_table() {
+        let error =
+            two_clips_with(|e| e[8..16].copy_from_slice(&1_000_000i64.to_be_bytes())).unwrap_err();
+        assert!(
+            matches!(&error, MediaError::InvalidTable { fourcc, .. } if fourcc == "elst"),
+            "{error}"
+        );
+    }
 }

@@ -19,4 +19,13 @@ pub enum PackageError {
     /// A track's samples last no time at all (every duration 0). 422.
     #[error("track {track_id} lasts 0 seconds")]
     ZeroDuration { track_id: u32 },
+    /// An edit list the output cannot present exactly (see `edit.rs`): the edit (1-based,
+    /// as in the file's `elst`), where it is on the movie timeline, and why.
+    #[error("unsupported edit list in track {track_id}: edit {edit} at {at_ms} ms {reason}")]
+    UnsupportedEdit {
+        track_id: u32,
+        edit: usize,
+        at_ms: u64,
+        reason: String,
+    },
 }

@@ -128,6 +128,12 @@ pub fn render_media_playlist(title: &Title, rendition: &Rendition) -> String {
         "#EXTM3U\n#EXT-X-VERSION:{VERSION}\n#EXT-X-TARGETDURATION:{target}\n\
          #EXT-X-PLAYLIST-TYPE:VOD\n#EXT-X-INDEPENDENT-SEGMENTS\n"
     );
+    // Video pre-roll (an edit list starting inside a GOP) is decoded, not shown: start
+    // playback where the presentation starts (4.3.5.2). In the media playlist, where
+    // ffmpeg (5.1) expects it: in a multivariant playlist it takes it for a variant.
+    if let Some(offset) = title.video_preroll_secs(rendition) {
+        let _ = writeln!(out, "#EXT-X-START:TIME-OFFSET={offset:.6},PRECISE=YES");
+    }
     let map = Attrs::default().quoted("URI", Resource::Init { track_id });
     let _ = writeln!(out, "#EXT-X-MAP:{}", map.0);
     for (number, micros) in (first_number..).zip(durations) {
@@ -320,7 +326,7 @@ impl Attrs {
 #[cfg(test)]
 pub(super) mod tests {
     use super::*;
-    use crate::media::{CodecInfo, EditShift, MediaIndex, SampleTable, TextFormat, TextTrackIndex};
+    use crate::media::{CodecInfo, EditList, MediaIndex, SampleTable, TextFormat, TextTrackIndex};
     use crate::source::ObjectIdentity;
 
     /// 10 s of 320x180 AVC at 30 fps, 15360 Hz, a sync sample every 30; or 10 s of stereo
@@ -358,7 +364,7 @@ pub(super) mod tests {
             sample_description: bytes::Bytes::new(),
             tkhd_width: u32::from(w) << 16,
             tkhd_height: u32::from(h) << 16,
-            edit: EditShift::default(),
+            edits: EditList::default(),
             samples,
         }
     }
@@ -388,7 +394,7 @@ pub(super) mod tests {
             format: TextFormat::Tx3g,
             timescale: 1000,
             language: language.map(str::to_owned),
-            edit: EditShift::default(),
+            edits: EditList::default(),
             samples: SampleTable {
                 sizes: vec![10; 10],
                 offsets: (0..10).map(|i| i * 10).collect(),

@@ -3,12 +3,14 @@
 //! source. The server does the I/O that a `PreparedSegment` lists.
 //!
 //! Stages, each a value the next takes by reference:
-//! `MediaIndex` -> [`SegmentPlan`] (plan.rs) -> [`Title`] (title.rs: renditions and
-//! bandwidth) -> manifests (hls.rs, dash.rs) and segments (fmp4/). URL names of every
-//! resource are made and parsed in one place, names.rs. Text tracks take their own path
-//! to WebVTT (webvtt/), cut at the same times.
+//! `MediaIndex` -> the tracks as their edit lists present them (edit.rs) -> [`SegmentPlan`]
+//! (plan.rs) -> [`Title`] (title.rs: renditions and bandwidth) -> manifests (hls.rs,
+//! dash.rs) and segments (fmp4/). URL names of every resource are made and parsed in one
+//! place, names.rs. Text tracks take their own path to WebVTT (webvtt/), cut at the same
+//! times.
 
 mod dash;
+mod edit;
 mod error;
 pub mod fmp4;
 mod hls;
@@ -18,6 +20,7 @@ mod title;
 pub mod webvtt;
 
 pub use dash::render_mpd;
+pub use edit::present;
 pub use error::PackageError;
 pub use fmp4::{init_segment, prepare_media_segment, PreparedSegment};
 pub use hls::{render_media_playlist, render_multivariant_playlist, render_subtitle_playlist};

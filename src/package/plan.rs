@@ -6,7 +6,8 @@
 //!   multiple of the target duration, and every other track at the first sample presented
 //!   at or after those times;
 //! - the output timeline keeps the source's audio/video relationship: each track's edit
-//!   list (leading empty edit, start media time) and B-frame composition delay are baked into
+//!   list (as `edit.rs` presents it: a leading empty edit and a start media time, whatever
+//!   the source's edits were) and B-frame composition delay are baked into
 //!   its decode-time shift and composition-offset base, plus one title-wide shift `S` (the
 //!   largest amount any track would start before zero), so output pts = source movie pts + S
 //!   for every track, within one tick;
@@ -109,8 +110,8 @@ pub fn plan_segments(index: &MediaIndex, target_ms: u32) -> SegmentPlan {
             // (exact for the track that sets S).
             let shift_ticks = (shift_num * i128::from(t.timescale)).div_euclid(shift_den)
                 + i128::from((shift_num * i128::from(t.timescale)).rem_euclid(shift_den) != 0);
-            let shift = shift_ticks + i128::from(base) + i128::from(t.edit.empty_ticks)
-                - i128::from(t.edit.media_time_ticks);
+            let shift = shift_ticks + i128::from(base) + i128::from(t.edits.leading_empty_ticks())
+                - i128::from(t.edits.first_media_time_ticks());
             TrackPlan {
                 track_id: t.track_id,
                 timescale: t.timescale,
@@ -188,7 +189,9 @@ fn cts_base(track: &TrackIndex) -> i32 {
 /// How far (in the track's ticks) its first output decode time would fall before zero if
 /// it were not shifted: `media_time - cts_base - empty`.
 fn lead_ticks(track: &TrackIndex, base: i32) -> i128 {
-    i128::from(track.edit.media_time_ticks) - i128::from(base) - i128::from(track.edit.empty_ticks)
+    i128::from(track.edits.first_media_time_ticks())
+        - i128::from(base)
+        - i128::from(track.edits.leading_empty_ticks())
 }
 
 /// Cut points of the reference track: the first sync sample at or after each multiple of
@@ -225,8 +228,26 @@ fn reference_cuts(track: &TrackIndex, plan: &TrackPlan, target_ms: u32) -> Vec<(
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::media::{CodecInfo, EditShift};
+    use crate::media::{CodecInfo, Edit, EditList};
     use crate::source::ObjectIdentity;
+
+    /// An edit list of an optional leading empty edit and one media edit to the end.
+    fn edits(empty_ticks: u64, media_time_ticks: u64) -> EditList {
+        let mut edits = Vec::new();
+        if empty_ticks > 0 {
+            edits.push(Edit {
+                start_ticks: 0,
+                duration_ticks: empty_ticks,
+                media_time_ticks: None,
+            });
+        }
+        edits.push(Edit {
+            start_ticks: empty_ticks,
+            duration_ticks: u64::MAX / 4,
+            media_time_ticks: Some(media_time_ticks),
+        });
+        EditList { edits }
+    }
 
     fn track(
         track_id: u32,
@@ -234,7 +255,7 @@ mod tests {
         timescale: u32,
         n: usize,
         delta: u32,
-        edit: EditShift,
+        edits: EditList,
     ) -> TrackIndex {
         TrackIndex {
             track_id,
@@ -254,7 +275,7 @@ mod tests {
             sample_description: bytes::Bytes::new(),
             tkhd_width: 0,
             tkhd_height: 0,
-            edit,
+            edits,
             samples: SampleTable {
                 sizes: vec![1; n],
                 offsets: (0..n as u64).collect(),
@@ -269,32 +290,12 @@ mod tests {
     /// 10 s of 30 fps video with a sync sample every second and a 2-frame B-frame delay,
     /// and 48 kHz AAC whose edit list skips 1024 priming samples.
     fn av_index() -> MediaIndex {
-        let mut video = track(
-            1,
-            TrackKind::Video,
-            15360,
-            300,
-            512,
-            EditShift {
-                empty_ticks: 0,
-                media_time_ticks: 1024,
-            },
-        );
+        let mut video = track(1, TrackKind::Video, 15360, 300, 512, edits(0, 1024));
         video.samples.cts_offsets = (0..300)
             .map(|i| if i % 30 == 0 { 1024 } else { 1536 })
             .collect();
         video.samples.sync = Some((0..10).map(|i| i * 30).collect());
-        let audio = track(
-            2,
-            TrackKind::Audio,
-            48000,
-            469,
-            1024,
-            EditShift {
-                empty_ticks: 0,
-                media_time_ticks: 1024,
-            },
-        );
+        let audio = track(2, TrackKind::Audio, 48000, 469, 1024, edits(0, 1024));
         MediaIndex {
             identity: ObjectIdentity {
                 size: 0,
@@ -356,10 +357,7 @@ mod tests {
     #[test]
     fn a_delayed_track_keeps_its_empty_edit() {
         let mut index = av_index();
-        index.tracks[1].edit = EditShift {
-            empty_ticks: 24000,
-            media_time_ticks: 0,
-        };
+        index.tracks[1].edits = edits(24000, 0);
         let plan = plan_segments(&index, 6000);
         // Video sets S (its 2-frame delay, 3200 audio ticks); audio starts 0.5 s after it.
         assert_eq!(plan.tracks[0].dts_shift, 0);
@@ -392,7 +390,7 @@ mod tests {
             1,
             1000,
             u32::MAX,
-            EditShift::default(),
+            EditList::default(),
         )];
         let plan = plan_segments(&index, 6000);
         assert_eq!(plan.segment_count, 1000);
@@ -403,10 +401,7 @@ mod tests {
     #[test]
     fn saturated_times_end_the_cutting() {
         let mut index = av_index();
-        index.tracks[0].edit = EditShift {
-            empty_ticks: u64::MAX,
-            media_time_ticks: 0,
-        };
+        index.tracks[0].edits = edits(u64::MAX, 0);
         index.tracks.truncate(1);
         let plan = plan_segments(&index, 6000);
         assert_eq!(plan.segment_count, 1);

@@ -5,8 +5,8 @@
 //! bit rate and AVERAGE-BANDWIDTH the whole rendition's (RFC 8216 4.3.4.2).
 
 use super::fmp4::media_segment_header_len;
-use super::{plan_segments, PackageError, SegmentPlan};
-use crate::media::{MediaIndex, TrackIndex, TrackKind};
+use super::{plan_segments, present, PackageError, SegmentPlan};
+use crate::media::{MediaIndex, SampleTable, TrackIndex, TrackKind};
 
 /// A title ready to be packaged; cached per object version.
 #[derive(Debug, Clone)]
@@ -45,7 +45,9 @@ pub struct Rendition {
 
 /// Bump when the bytes vodpack produces for the same input change (box layout, timing
 /// model, naming), so version tokens, URLs and ETags change with them.
-pub const PACKAGER_FORMAT: u32 = 1;
+/// 2: edit lists in full (`edit.rs`): later edits, edit ends and pre-roll before a first
+/// edit deep in the media now select samples, so files with such edit lists change.
+pub const PACKAGER_FORMAT: u32 = 2;
 
 impl Title {
     /// The version token of everything derived from this title: a hash of the object's
@@ -69,13 +71,17 @@ impl Title {
         format!("{hash:016x}")
     }
 
-    /// Plan `index` with segments of about `target_ms` and measure every rendition.
+    /// Apply every track's edit list ([`present`]), plan the result with segments of about
+    /// `target_ms` and measure every rendition. `index` of the title is the index as
+    /// presented: each track's samples as its edits select them, with an equivalent
+    /// one-edit list.
     ///
     /// # Errors
     /// Never an empty success: [`PackageError::NoRenditions`] when the index has no track
     /// to offer, [`PackageError::EmptyTrack`] when an audio or video track has no samples,
-    /// [`PackageError::ZeroDuration`] when one lasts no time at all.
-    pub fn new(index: MediaIndex, target_ms: u32) -> Result<Self, PackageError> {
+    /// [`PackageError::ZeroDuration`] when one lasts no time at all;
+    /// [`PackageError::UnsupportedEdit`] when an edit list cannot be presented exactly.
+    pub fn new(mut index: MediaIndex, target_ms: u32) -> Result<Self, PackageError> {
         for track in &index.tracks {
             if track.samples.is_empty() {
                 return Err(PackageError::EmptyTrack {
@@ -88,6 +94,9 @@ impl Title {
                 });
             }
         }
+        index.tracks = (index.tracks.into_iter())
+            .map(present)
+            .collect::<Result<_, _>>()?;
         let plan = plan_segments(&index, target_ms);
         let mut renditions = Vec::with_capacity(index.tracks.len());
         for kind in [TrackKind::Video, TrackKind::Audio] {
@@ -147,6 +156,22 @@ impl Title {
             .fold(0.0, f64::max)
     }
 
+    /// Seconds from the start of video rendition `rendition` to the presentation start
+    /// (output time S), when video pre-roll precedes it: the first edit starts inside a GOP
+    /// and the frames from its sync sample on are carried only to be decoded. HLS states it
+    /// as `EXT-X-START`; DASH's `presentationTimeOffset` hides them. `None` without pre-roll
+    /// and for audio (whose one frame of priming or pre-roll players play through).
+    pub fn video_preroll_secs(&self, rendition: &Rendition) -> Option<f64> {
+        if rendition.kind != TrackKind::Video {
+            return None;
+        }
+        let plan = self.plan.tracks.get(rendition.track_pos)?;
+        let track = self.index.tracks.get(rendition.track_pos)?;
+        let (start, _) = plan.segment_span(&track.samples, 0)?;
+        let preroll = plan.title_shift_ticks.checked_sub(start)?;
+        (preroll > 0).then(|| preroll as f64 / f64::from(track.timescale.max(1)))
+    }
+
     /// Approximate heap bytes held, for the cache weigher.
     pub fn heap_bytes(&self) -> usize {
         self.index.heap_bytes()
@@ -197,7 +222,7 @@ fn measure(plan: &SegmentPlan, pos: usize, track: &TrackIndex, is_default: bool)
         0.0
     };
     let frame_rate = (track.kind == TrackKind::Video && total_secs > 0.0 && !table.is_empty())
-        .then(|| table.len() as f64 / (table.end_dts() as f64 / timescale).max(f64::EPSILON));
+        .then(|| video_frame_rate(table, timescale));
     Rendition {
         track_pos: pos,
         track_id: track.track_id,
@@ -209,6 +234,21 @@ fn measure(plan: &SegmentPlan, pos: usize, track: &TrackIndex, is_default: bool)
         end_secs: start_secs + total_secs,
         is_default,
     }
+}
+
+/// Frames per second of a video sample table: samples over their decode durations, leaving
+/// out samples that last more than twice the average (a frame held across a mid-track empty
+/// edit, see `edit.rs`), which would otherwise lower the rate. Every sample counts when
+/// none is that long, as in a constant-rate track.
+fn video_frame_rate(table: &SampleTable, timescale: f64) -> f64 {
+    let average = table.end_dts() as f64 / table.len().max(1) as f64;
+    let (count, ticks) = (table.durations.iter())
+        .filter(|d| f64::from(**d) <= 2.0 * average)
+        .fold((0usize, 0u64), |(n, t), d| (n + 1, t + u64::from(*d)));
+    if count == table.len() {
+        return table.len() as f64 / (table.end_dts() as f64 / timescale).max(f64::EPSILON);
+    }
+    count as f64 / (ticks as f64 / timescale).max(f64::EPSILON)
 }
 
 /// Most segments one window of [`peak_bit_rate`] spans. Segments last about the target
@@ -305,6 +345,29 @@ mod tests {
         // Without the window bound this is 2 * 10^10 steps: hours in a debug build.
         let segments = vec![(1_000, 0.0); 200_000];
         assert_eq!(peak_bit_rate(&segments, 6.0), 0.0);
+    }
+
+    /// Given 64 frames at 30 fps, one of them held 0.5333 s longer across an empty edit,
+    /// then the frame rate is still 30.
+    #[test]
+    fn a_frame_held_across_an_empty_edit_does_not_lower_the_frame_rate() {
+        let mut durations = vec![512u32; 64];
+        durations[31] += 8192;
+        let dts = (durations.iter())
+            .scan(0u64, |t, d| {
+                let at = *t;
+                *t += u64::from(*d);
+                Some(at)
+            })
+            .collect();
+        let table = SampleTable {
+            sizes: vec![1; 64],
+            offsets: vec![0; 64],
+            dts,
+            durations,
+            ..SampleTable::default()
+        };
+        assert!((video_frame_rate(&table, 15360.0) - 30.0).abs() < 1e-9);
     }
 
     #[test]

@@ -93,6 +93,7 @@ impl From<&MediaError> for ErrorAnswer {
             | MediaError::Malformed { .. }
             | MediaError::UnsupportedCodec { .. }
             | MediaError::TooLarge { .. }
+            | MediaError::UnsupportedEdit { .. }
             | MediaError::NoTracks => {
                 ErrorAnswer::new(StatusCode::UNPROCESSABLE_ENTITY, e.to_string())
             }
@@ -106,10 +107,12 @@ impl From<&PackageError> for ErrorAnswer {
             PackageError::NoSuchTrack { .. } | PackageError::SegmentOutOfRange { .. } => {
                 ErrorAnswer::new(StatusCode::NOT_FOUND, e.to_string())
             }
-            // Never an empty success: a CDN would cache a title that plays nothing.
+            // Never an empty success: a CDN would cache a title that plays nothing. And a
+            // file that cannot be packaged as it is is unusable, not missing.
             PackageError::NoRenditions
             | PackageError::EmptyTrack { .. }
-            | PackageError::ZeroDuration { .. } => {
+            | PackageError::ZeroDuration { .. }
+            | PackageError::UnsupportedEdit { .. } => {
                 ErrorAnswer::new(StatusCode::UNPROCESSABLE_ENTITY, e.to_string())
             }
         }
@@ -195,6 +198,25 @@ mod tests {
             ),
             (
                 (&PackageError::NoRenditions).into(),
+                StatusCode::UNPROCESSABLE_ENTITY,
+            ),
+            (
+                (&MediaError::UnsupportedEdit {
+                    track_id: 1,
+                    edit: 2,
+                    reason: "x".into(),
+                })
+                    .into(),
+                StatusCode::UNPROCESSABLE_ENTITY,
+            ),
+            (
+                (&PackageError::UnsupportedEdit {
+                    track_id: 1,
+                    edit: 2,
+                    at_ms: 1000,
+                    reason: "x".into(),
+                })
+                    .into(),
                 StatusCode::UNPROCESSABLE_ENTITY,
             ),
         ];

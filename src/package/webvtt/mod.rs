@@ -128,8 +128,8 @@ pub struct TextRead {
 /// The output time (ns) of `ticks` of `track`'s media timeline: its edit list applied,
 /// then shifted by S.
 fn output_ns(track: &TextTrackIndex, shift_ns: i128, ticks: u64) -> i128 {
-    let movie_ticks = i128::from(ticks) + i128::from(track.edit.empty_ticks)
-        - i128::from(track.edit.media_time_ticks);
+    let movie_ticks = i128::from(ticks) + i128::from(track.edits.leading_empty_ticks())
+        - i128::from(track.edits.first_media_time_ticks());
     (movie_ticks * NS_PER_SEC).div_euclid(i128::from(track.timescale.max(1))) + shift_ns
 }
 

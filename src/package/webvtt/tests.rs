@@ -2,7 +2,7 @@
 //! live in a byte vector standing in for the source object.
 
 use super::*;
-use crate::media::{EditShift, SampleTable, TextFormat};
+use crate::media::{Edit, EditList, SampleTable, TextFormat};
 use crate::package::hls::tests::{title, track};
 
 /// A text track over `samples` (start ms, duration ms, payload), stored one after the
@@ -10,7 +10,7 @@ use crate::package::hls::tests::{title, track};
 fn text_track(
     format: TextFormat,
     samples: &[(u64, u32, Vec<u8>)],
-    edit: EditShift,
+    edits: EditList,
 ) -> (TextTrackIndex, Vec<u8>) {
     let mut file = vec![0xee; 1000];
     let mut table = SampleTable::default();
@@ -26,10 +26,29 @@ fn text_track(
         format,
         timescale: 1000,
         language: Some("eng".into()),
-        edit,
+        edits,
         samples: table,
     };
     (track, file)
+}
+
+/// An edit list of `empty` ticks of leading empty edit, then one media edit of
+/// `duration` ticks from media time `media_time`.
+fn shifted(empty: u64, media_time: u64, duration: u64) -> EditList {
+    let mut edits = Vec::new();
+    if empty > 0 {
+        edits.push(Edit {
+            start_ticks: 0,
+            duration_ticks: empty,
+            media_time_ticks: None,
+        });
+    }
+    edits.push(Edit {
+        start_ticks: empty,
+        duration_ticks: duration,
+        media_time_ticks: Some(media_time),
+    });
+    EditList { edits }
 }
 
 fn tx3g(text: &str) -> Vec<u8> {
@@ -107,7 +126,7 @@ fn a_cue_spanning_a_cut_is_in_both_segments() {
             (4500, 500, tx3g("")),
             (5000, 1000, tx3g("inside")),
         ],
-        EditShift::default(),
+        EditList::default(),
     );
     let across = (3500, 4500, "across".to_owned());
     let inside = (5000, 6000, "inside".to_owned());
@@ -125,18 +144,13 @@ fn a_cue_spanning_a_cut_is_in_both_segments() {
 #[test]
 fn edit_lists_and_the_title_shift_move_cues_like_the_video() {
     let mut video = track(1, true);
-    video.edit = EditShift {
-        empty_ticks: 0,
-        media_time_ticks: 1024,
-    };
+    // 300 frames of 512 ticks, presented from the third.
+    video.edits = shifted(0, 1024, 300 * 512 - 1024);
     let title = title(|t| t.kind == TrackKind::Audio, vec![video]);
     let plan = SubtitlePlan::new(&title);
     // S = 1024 / 15360 s, to the nanosecond.
     assert_eq!(plan.shift_ns, 66_666_666);
-    let delayed = EditShift {
-        empty_ticks: 500,
-        media_time_ticks: 0,
-    };
+    let delayed = shifted(500, 0, 1000);
     let (track, file) = text_track(TextFormat::Tx3g, &[(0, 1000, tx3g("hi"))], delayed);
     let read = plan_text_read(&track, plan.shift_ns, None, &MediaLimits::default()).unwrap();
     let cues = cues_from_samples(&track, plan.shift_ns, &read, &fetch(&file, &read)).unwrap();
@@ -150,10 +164,7 @@ fn edit_lists_and_the_title_shift_move_cues_like_the_video() {
         "WEBVTT\n\n00:00:00.500 --> 00:00:01.500\nhi\n"
     );
     // An edit that starts the text track 0.2 s into its media moves it earlier.
-    let trimmed = EditShift {
-        empty_ticks: 0,
-        media_time_ticks: 200,
-    };
+    let trimmed = shifted(0, 200, 800);
     let (track, file) = text_track(TextFormat::Tx3g, &[(0, 1000, tx3g("hi"))], trimmed);
     assert_eq!(cues_in(&track, &file, 0, None), [(-200, 800, "hi".into())]);
 }
@@ -171,7 +182,7 @@ fn wvtt_cues_repeated_in_consecutive_samples_become_one() {
             (3000, 1000, wvtt(&[])),
             (4000, 1000, wvtt(&["A"])),
         ],
-        EditShift::default(),
+        EditList::default(),
     );
     assert_eq!(
         cues_in(&track, &file, 0, None),
@@ -194,7 +205,7 @@ fn reads_are_merged_bounded_and_checked() {
             (1000, 1000, tx3g("two")),
             (2000, 1000, Vec::new()),
         ],
-        EditShift::default(),
+        EditList::default(),
     );
     let limits = MediaLimits::default();
     let read = plan_text_read(&track, 0, None, &limits).unwrap();
@@ -301,7 +312,7 @@ fn wvtt_cues_are_cut_at_segment_edges_and_tx3g_cues_stay_whole() {
             (3000, 2000, wvtt(&["long"])),
             (5000, 1000, wvtt(&["long", "short"])),
         ],
-        EditShift::default(),
+        EditList::default(),
     );
     let mut pieces = Vec::new();
     for number in 1..=3 {
