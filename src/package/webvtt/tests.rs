@@ -45,13 +45,17 @@ fn boxed(kind: &[u8; 4], body: &[u8]) -> Vec<u8> {
     out
 }
 
-/// A `wvtt` sample showing `texts` (a `vtte` when there are none).
+/// A `wvtt` sample showing `texts`, each cue identified by its text (a `vtte` when there
+/// are none).
 fn wvtt(texts: &[&str]) -> Vec<u8> {
     if texts.is_empty() {
         return boxed(b"vtte", &[]);
     }
     (texts.iter())
-        .flat_map(|t| boxed(b"vttc", &boxed(b"payl", t.as_bytes())))
+        .flat_map(|t| {
+            let cue = [boxed(b"iden", t.as_bytes()), boxed(b"payl", t.as_bytes())].concat();
+            boxed(b"vttc", &cue)
+        })
         .collect()
 }
 
@@ -308,7 +312,10 @@ fn wvtt_cues_are_cut_at_segment_edges_and_tx3g_cues_stay_whole() {
         let window = plan.window(number).unwrap();
         let read = plan_text_read(&track, 0, Some(window), &MediaLimits::default()).unwrap();
         let cues = cues_from_samples(&track, 0, &read, &fetch(&file, &read)).unwrap();
-        for cue in segment_cues(track.format, cues, window) {
+        for mut cue in segment_cues(track.format, cues, window) {
+            // Only the parts of a cut cue lose their identifier.
+            let id = cue.payload.id.take();
+            assert_eq!(id.is_some(), cue.payload.text == "short", "{cue:?}");
             pieces.push((number, cue.start_ns / MS, cue.end_ns / MS, cue.payload.text));
         }
     }
