@@ -342,3 +342,23 @@ fn wvtt_cues_are_cut_at_segment_edges_and_tx3g_cues_stay_whole() {
         [whole]
     );
 }
+
+/// A text track whose tables are broken (here an edit starting past its last sample) is
+/// left out with a warning; the title keeps its audio and video.
+#[test]
+fn a_broken_text_track_is_skipped_not_the_title() {
+    let path = std::path::Path::new(env!("CARGO_MANIFEST_DIR"))
+        .join("fixtures")
+        .join("h264-aac-movtext-3s.mp4");
+    let mut file = std::fs::read(path).unwrap();
+    // The text track's elst: one entry of 2700 ms at media time 0, rate 1.
+    let elst = [
+        0, 0, 0, 0, 0, 0, 0, 1, 0, 0, 0x0a, 0x8c, 0, 0, 0, 0, 0, 1, 0, 0,
+    ];
+    let at = file.windows(elst.len()).position(|w| w == elst).unwrap();
+    file[at + 12..at + 16].copy_from_slice(&0x7fff_ffffu32.to_be_bytes());
+    let index =
+        crate::media::index_from_bytes(&Bytes::from(file), &MediaLimits::default()).unwrap();
+    assert_eq!(index.tracks.len(), 2);
+    assert!(index.text_tracks.is_empty());
+}
