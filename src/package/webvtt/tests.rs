@@ -263,7 +263,8 @@ fn rendering_writes_ids_settings_long_times_and_drops_what_cannot_show() {
 
 /// The mov_text fixture end to end, without a server: its text track is indexed apart
 /// from audio and video, and its two cues come out at source time + S (S = the video's
-/// two-frame B-frame delay, 1024/15360 s), with the `styl` box dropped and the text escaped.
+/// two-frame B-frame delay, 1024/15360 s), its italic run (a `styl` box) as `<i>`, and the
+/// text escaped.
 #[test]
 fn the_mov_text_fixture_gives_its_two_cues_on_the_output_timeline() {
     let path = std::path::Path::new(env!("CARGO_MANIFEST_DIR"))
@@ -286,7 +287,7 @@ fn the_mov_text_fixture_gives_its_two_cues_on_the_output_timeline() {
     assert_eq!(
         render_hls_segment(&cues),
         "WEBVTT\nX-TIMESTAMP-MAP=LOCAL:00:00:00.000,MPEGTS:0\n\n\
-         00:00:00.567 --> 00:00:01.317\nHello, world!\n\n\
+         00:00:00.567 --> 00:00:01.317\nHello, <i>world</i>!\n\n\
          00:00:01.867 --> 00:00:02.767\nCafé &amp; crème\non two lines\n"
     );
 }
