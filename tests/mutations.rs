@@ -14,7 +14,7 @@ use hostile::{fixture, Rng};
 
 const CASES: u64 = 10_000;
 
-const FIXTURES: [&str; 7] = [
+const FIXTURES: [&str; 9] = [
     "h264-aac-3s.mp4",
     "h264-aac-3s-moov-end.mp4",
     "h264-bframes-editlist-aac.mp4",
@@ -22,6 +22,8 @@ const FIXTURES: [&str; 7] = [
     "aac-3s-audio-only.m4a",
     "h264-3s-video-only.mp4",
     "h264-aac-2lang-3s.mp4",
+    "h264-aac-movtext-3s.mp4",
+    "h264-aac-wvtt-3s.mp4",
 ];
 
 /// Containers whose children the generic walk below descends into.
