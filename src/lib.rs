@@ -12,7 +12,8 @@
 //! - [`media`]: what the MP4 says. Finds and parses `moov` into a flat per-track sample
 //!   index (`MediaIndex`), checking every number the file gives against `MediaLimits`.
 //! - [`package`]: the segment plan, the version token, CMAF init and media segments, HLS
-//!   and DASH manifests, resource names. Pure functions over plain data; no I/O.
+//!   and DASH manifests, WebVTT from text tracks, resource names. Pure functions over
+//!   plain data; no I/O.
 //! - [`server`]: HTTP. Routing, admission (connection cap and per-class request limits,
 //!   shedding with 503 before any read), the title cache with its memory of broken files,
 //!   handlers, streamed bodies, error answers.

@@ -14,7 +14,7 @@ use hostile::{fixture, Rng};
 
 const CASES: u64 = 10_000;
 
-const FIXTURES: [&str; 9] = [
+const FIXTURES: [&str; 11] = [
     "h264-aac-3s.mp4",
     "h264-aac-3s-moov-end.mp4",
     "h264-bframes-editlist-aac.mp4",
@@ -25,6 +25,8 @@ const FIXTURES: [&str; 9] = [
     // Colour read from the HEVC VUI, and from colr or the AV1 sequence header.
     "hevc-main10-hlg-aac-3s.mp4",
     "av1-10bit-pq-aac-3s.mp4",
+    "h264-aac-movtext-3s.mp4",
+    "h264-aac-wvtt-3s.mp4",
 ];
 
 /// Containers whose children the generic walk below descends into.

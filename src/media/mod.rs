@@ -3,8 +3,11 @@
 //! This is the only module that reads mp4-atom's parse types. It turns a source object into
 //! a [`MediaIndex`]: for each audio or video track its codec, raw sample description (carried
 //! byte for byte into init segments), edit list, and flat per-sample arrays (size, file
-//! offset, decode time, duration, composition offset, sync flags). Sample numbers are
-//! 0-based here; MP4 tables are 1-based and are converted at the parse boundary.
+//! offset, decode time, duration, composition offset, sync flags). Text tracks (`tx3g`,
+//! `wvtt`) are indexed the same way but kept apart (`text_tracks`); their sample payloads
+//! are read only when a subtitle is requested, and `text.rs` turns them into cues. Sample
+//! numbers are 0-based here; MP4 tables are 1-based and are converted at the parse
+//! boundary.
 //!
 //! Packaging decisions (where to cut, how to shift times) are not made here: see `package`.
 
@@ -45,7 +48,8 @@ pub struct MediaIndex {
     pub identity: ObjectIdentity,
     /// `mvhd` timescale (ticks per second of the movie timeline, used by edit lists).
     pub movie_timescale: u32,
-    /// Audio and video tracks in file order. Other tracks (text, metadata) are skipped.
+    /// Audio and video tracks in file order. Other tracks (metadata, text in formats other
+    /// than `tx3g` and `wvtt`) are skipped.
     pub tracks: Vec<TrackIndex>,
     /// Text tracks (`tx3g`, `wvtt`) in file order. Kept apart from `tracks`: they are not
     /// cut into CMAF segments but turned into WebVTT (`package::webvtt`).

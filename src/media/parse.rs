@@ -73,14 +73,20 @@ pub(super) fn parse_with_fragments(
     let mut first_unsupported = None;
     for (i, trak) in moov.trak.iter().enumerate() {
         if let Some(format) = text_format(trak) {
-            text_tracks.push(text_track(
+            // A broken text track costs the title its subtitles, not its audio and video.
+            match text_track(
                 trak,
                 format,
                 movie_timescale,
                 &identity,
                 limits,
                 &mut fragment_samples,
-            )?);
+            ) {
+                Ok(text) => text_tracks.push(text),
+                Err(e) => {
+                    tracing::warn!(track_id = trak.tkhd.track_id, error = %e, "skipping text track");
+                }
+            }
             continue;
         }
         let Some(kind) = track_kind(trak) else {

@@ -5,10 +5,12 @@
 //! (an empty one for a gap), a `wvtt` sample holds every cue active over its stretch
 //! (`vttc` boxes) or none (`vtte`). This module turns one sample's bytes into the cue
 //! payloads it holds, as WebVTT cue text; timing, merging and segmenting belong to
-//! `package::webvtt`. Styling beyond text and line breaks is dropped for `tx3g` (its
-//! modifier boxes after the string are not read); a `wvtt` payload is WebVTT already and
-//! keeps its markup and settings. Sample bytes are hostile: every length is checked
+//! `package::webvtt`. Of `tx3g` styling only bold, italic and underline runs are kept (as
+//! `<b>`, `<i>`, `<u>`); fonts, colours, placement and the other modifier boxes are
+//! dropped. A `wvtt` payload is WebVTT already and keeps its markup and settings. Sample bytes are hostile: every length is checked
 //! against what was read, and a malformed sample is a typed error naming the track.
+
+use std::fmt::Write as _;
 
 use mp4_atom::Codec;
 
@@ -76,7 +78,9 @@ pub fn parse_text_sample(
 }
 
 /// A `tx3g` sample: a 16-bit length, the string (UTF-8, or UTF-16 after a byte order
-/// mark, 3GPP TS 26.245 5.17), then modifier boxes (style, highlight, ...), ignored.
+/// mark, 3GPP TS 26.245 5.17), then modifier boxes. Bold, italic and underline runs of a
+/// `styl` box become `<b>`, `<i>` and `<u>`; every other modifier (fonts, colours,
+/// highlight, karaoke, placement) is dropped.
 fn tx3g(bytes: &[u8]) -> Result<Vec<SampleCue>, String> {
     // An empty sample (no length at all) is a gap, as a zero length is.
     let Some((len, rest)) = bytes.split_first_chunk::<2>() else {
@@ -94,7 +98,8 @@ fn tx3g(bytes: &[u8]) -> Result<Vec<SampleCue>, String> {
         [0xff, 0xfe, utf16 @ ..] => utf16_text(utf16, u16::from_le_bytes),
         _ => String::from_utf8_lossy(raw).into_owned(),
     };
-    let text = cue_text(&escape(&text));
+    let modifiers = rest.get(len..).unwrap_or_default();
+    let text = cue_text(&styled(&text, modifiers));
     Ok(text
         .map(|text| SampleCue {
             id: None,
@@ -103,6 +108,91 @@ fn tx3g(bytes: &[u8]) -> Result<Vec<SampleCue>, String> {
         })
         .into_iter()
         .collect())
+}
+
+/// One run of a `styl` box (3GPP TS 26.245 5.16, StyleRecord): characters
+/// `start..end` of the sample's text, and the face style flags (1 bold, 2 italic,
+/// 4 underlined).
+#[derive(Debug, Clone, Copy)]
+struct StyleRun {
+    start: usize,
+    end: usize,
+    flags: u8,
+}
+
+/// The tags of the face style flags, in opening order.
+const STYLE_TAGS: [(u8, &str); 3] = [(1, "b"), (2, "i"), (4, "u")];
+
+/// `text` escaped for WebVTT, with the bold, italic and underline runs of the `styl` box
+/// among `modifiers` as tags. Styling is optional: malformed modifier boxes, runs past the
+/// text and runs overlapping an earlier one are ignored, never an error.
+fn styled(text: &str, modifiers: &[u8]) -> String {
+    let runs = style_runs(modifiers, text.chars().count());
+    let mut out = String::with_capacity(text.len() + 16);
+    let (mut next, mut open): (usize, Option<StyleRun>) = (0, None);
+    for (i, c) in text.chars().enumerate() {
+        if let Some(run) = open.filter(|run| run.end == i) {
+            close_tags(&mut out, run.flags);
+            open = None;
+        }
+        if let Some(run) = runs
+            .get(next)
+            .filter(|run| open.is_none() && run.start == i)
+        {
+            for (_, tag) in STYLE_TAGS.iter().filter(|(bit, _)| run.flags & bit != 0) {
+                let _ = write!(out, "<{tag}>");
+            }
+            open = Some(*run);
+            next += 1;
+        }
+        match c {
+            '&' => out.push_str("&amp;"),
+            '<' => out.push_str("&lt;"),
+            '>' => out.push_str("&gt;"),
+            c => out.push(c),
+        }
+    }
+    if let Some(run) = open {
+        close_tags(&mut out, run.flags);
+    }
+    out
+}
+
+fn close_tags(out: &mut String, flags: u8) {
+    for (_, tag) in STYLE_TAGS.iter().rev().filter(|(bit, _)| flags & bit != 0) {
+        let _ = write!(out, "</{tag}>");
+    }
+}
+
+/// The usable bold/italic/underline runs of the `styl` box in `modifiers`, in order,
+/// not overlapping, inside the text's `chars` characters.
+fn style_runs(modifiers: &[u8], chars: usize) -> Vec<StyleRun> {
+    let Ok(boxes) = boxes(modifiers) else {
+        return Vec::new();
+    };
+    let Some((_, body)) = boxes.into_iter().find(|(kind, _)| kind == b"styl") else {
+        return Vec::new();
+    };
+    let Some((count, records)) = body.split_first_chunk::<2>() else {
+        return Vec::new();
+    };
+    let count = usize::from(u16::from_be_bytes(*count));
+    let mut runs: Vec<StyleRun> = (records.chunks_exact(12).take(count))
+        .map(|r| StyleRun {
+            start: usize::from(u16::from_be_bytes([r[0], r[1]])),
+            end: usize::from(u16::from_be_bytes([r[2], r[3]])).min(chars),
+            flags: r[6] & 7,
+        })
+        .filter(|run| run.flags != 0 && run.start < run.end)
+        .collect();
+    runs.sort_by_key(|run| run.start);
+    let mut kept: Vec<StyleRun> = Vec::with_capacity(runs.len());
+    for run in runs {
+        if kept.last().is_none_or(|last| run.start >= last.end) {
+            kept.push(run);
+        }
+    }
+    kept
 }
 
 fn utf16_text(bytes: &[u8], unit: fn([u8; 2]) -> u16) -> String {
@@ -188,20 +278,6 @@ fn one_line(s: &str) -> Option<String> {
     (!line.is_empty()).then(|| line.to_owned())
 }
 
-/// Escape plain text for WebVTT cue text (`&`, `<`, `>` are markup there).
-fn escape(text: &str) -> String {
-    let mut out = String::with_capacity(text.len());
-    for c in text.chars() {
-        match c {
-            '&' => out.push_str("&amp;"),
-            '<' => out.push_str("&lt;"),
-            '>' => out.push_str("&gt;"),
-            c => out.push(c),
-        }
-    }
-    out
-}
-
 /// Cue text that cannot end its cue early: line endings as `\n`, no empty line (which
 /// ends a cue), no `-->` (which starts one); `None` when nothing visible is left.
 fn cue_text(text: &str) -> Option<String> {
@@ -241,19 +317,55 @@ mod tests {
     }
 
     #[test]
-    fn tx3g_text_is_escaped_and_its_style_boxes_are_dropped() {
-        // A `styl` box making "world" italic, as ffmpeg writes for `<i>world</i>`.
+    fn tx3g_text_is_escaped_and_keeps_its_italics() {
+        // A `styl` box making "world" italic, as ffmpeg writes for `<i>world</i>`, and a
+        // highlight box, dropped.
         let styl = boxed(
             b"styl",
             &[0, 1, 0, 7, 0, 12, 0, 1, 2, 18, 255, 255, 255, 255],
         );
-        let sample = tx3g_sample("Hello, world & <you>!\r\nCafé".as_bytes(), &styl);
+        let hlit = boxed(b"hlit", &[0, 0, 0, 5]);
+        let modifiers = [styl, hlit].concat();
+        let sample = tx3g_sample("Hello, world & <you>!\r\nCafé".as_bytes(), &modifiers);
         let cues = parse_text_sample(TextFormat::Tx3g, 3, &sample).unwrap();
         assert_eq!(
             cues,
-            [cue("Hello, world &amp; &lt;you&gt;!\nCafé")],
+            [cue("Hello, <i>world</i> &amp; &lt;you&gt;!\nCafé")],
             "markup characters are escaped, CRLF becomes LF"
         );
+    }
+
+    /// Style runs count characters (not bytes), may run past the text, combine flags, and
+    /// are ignored when they overlap an earlier run, are reversed, or are malformed.
+    #[test]
+    fn tx3g_style_runs_become_tags_and_bad_ones_are_ignored() {
+        let record = |start: u16, end: u16, flags: u8| -> Vec<u8> {
+            let mut r = [start.to_be_bytes(), end.to_be_bytes()].concat();
+            r.extend_from_slice(&[0, 1, flags, 18, 255, 255, 255, 255]);
+            r
+        };
+        let styl = |records: &[Vec<u8>], count: u16| -> Vec<u8> {
+            boxed(
+                b"styl",
+                &[count.to_be_bytes().to_vec(), records.concat()].concat(),
+            )
+        };
+        let cases: [(Vec<u8>, &str); 6] = [
+            (
+                styl(&[record(0, 2, 1), record(3, 99, 6)], 2),
+                "<b>éa</b> <i><u>bc</u></i>",
+            ),
+            (styl(&[record(1, 4, 1), record(2, 5, 2)], 2), "é<b>a b</b>c"),
+            (styl(&[record(0, 5, 8)], 1), "éa bc"),
+            (styl(&[record(0, 5, 1)], 9), "<b>éa bc</b>"),
+            (styl(&[record(4, 2, 1)], 1), "éa bc"),
+            (vec![0, 0, 0, 99, b's', b't', b'y', b'l'], "éa bc"),
+        ];
+        for (modifiers, want) in cases {
+            let sample = tx3g_sample("éa bc".as_bytes(), &modifiers);
+            let cues = parse_text_sample(TextFormat::Tx3g, 3, &sample).unwrap();
+            assert_eq!(cues, [cue(want)], "{modifiers:?}");
+        }
     }
 
     #[test]

@@ -112,7 +112,9 @@ fn adaptation_set(out: &mut String, title: &Title, id: usize, r: &Rendition, tra
 /// One AdaptationSet per text track: a single WebVTT file (`text/vtt`, its cues on the
 /// Period timeline) named by `BaseURL`, the sideloaded form dash.js and Shaka both render
 /// (ISO/IEC 23009-1 5.3.3 with a Representation that is one whole resource), with the
-/// track's language and Role `subtitle`.
+/// track's language and Role `subtitle`. `codecs="wvtt"` (the WebVTT 4CC of ISO/IEC
+/// 14496-30) is there for checkers that want `@codecs` on every Representation; dash.js
+/// 5.2 and Shaka 5.2 render the set with and without it.
 fn text_adaptation_sets(out: &mut String, title: &Title, first_id: usize) {
     let folder = version_folder(&title.version_token());
     let duration = title.period_duration_secs();
@@ -135,6 +137,7 @@ fn text_adaptation_sets(out: &mut String, title: &Title, first_id: usize) {
         };
         Tag::new(6, "Representation")
             .attr("id", Resource::dash_representation_id(text.track_id))
+            .attr("codecs", "wvtt")
             .attr("bandwidth", bandwidth.max(1))
             .open(out);
         let file = Resource::SubtitleFile {
@@ -479,6 +482,7 @@ mod tests {
         for (set, (id, lang)) in sets[2..].iter().zip([(3, Some("eng")), (4, None)]) {
             assert_eq!(attr(set, "contentType"), Some("text"));
             assert_eq!(attr(set, "mimeType"), Some("text/vtt"));
+            assert_eq!(attr(set, "codecs"), Some("wvtt"));
             assert_eq!(attr(set, "lang"), lang);
             assert!(
                 set.contains("<Role schemeIdUri=\"urn:mpeg:dash:role:2011\" value=\"subtitle\"/>")

@@ -5,15 +5,20 @@
 //! Promises: an error is one printable line; an index has equal-length arrays whose samples
 //! lie inside the file; every segment the plan names can be prepared, its byte ranges lie
 //! inside the file and add up to its payload, and its header has the length announced; a
-//! segment past the plan is an error, not a panic.
+//! segment past the plan is an error, not a panic; every subtitle resource reads only
+//! bytes inside the file, and its cues render or fail with a one-line error.
 #![allow(dead_code)]
 
 use bytes::Bytes;
 use vodpack::media::{index_from_bytes, MediaError, MediaIndex, MediaLimits};
 use vodpack::package::fmp4::media_segment_header_len;
+use vodpack::package::webvtt::{
+    cues_from_samples, plan_text_read, render_dash_file, render_hls_segment, segment_cues,
+    SubtitlePlan,
+};
 use vodpack::package::{
     init_segment, prepare_media_segment, render_media_playlist, render_mpd,
-    render_multivariant_playlist, Title,
+    render_multivariant_playlist, render_subtitle_playlist, Title,
 };
 
 /// How far a file got.
@@ -95,7 +100,56 @@ pub fn exercise(file: &[u8], target_ms: u32) -> Outcome {
         )
         .is_err());
     }
+    exercise_subtitles(&title, file);
     Outcome::Packaged { segments }
+}
+
+/// Every text track through every subtitle resource: each HLS segment and the DASH file
+/// read only bytes inside the file (within `max_text_read_bytes`), and their cues either
+/// parse and render as WebVTT or fail with a one-line error.
+pub fn exercise_subtitles(title: &Title, file: &[u8]) {
+    let limits = MediaLimits::default();
+    let plan = SubtitlePlan::new(title);
+    for track in &title.index.text_tracks {
+        let _ = render_subtitle_playlist(&plan, track.track_id);
+        let windows = (plan.first_number..)
+            .take(plan.segment_count())
+            .map(|number| plan.window(number).map(Some).expect("listed segment"));
+        for window in windows.chain([None]) {
+            let read = match plan_text_read(track, plan.shift_ns, window, &limits) {
+                Ok(read) => read,
+                Err(e) => {
+                    check_error(&e);
+                    continue;
+                }
+            };
+            let mut total = 0u64;
+            let mut bytes = Vec::new();
+            for range in &read.ranges {
+                assert!(range.end() <= file.len() as u64, "{range} outside the file");
+                total += range.len;
+                bytes.push(Bytes::copy_from_slice(
+                    &file[range.start as usize..range.end() as usize],
+                ));
+            }
+            assert!(total <= limits.max_text_read_bytes);
+            match cues_from_samples(track, plan.shift_ns, &read, &bytes) {
+                Ok(cues) => {
+                    let text = match window {
+                        Some(window) => {
+                            render_hls_segment(&segment_cues(track.format, cues, window))
+                        }
+                        None => render_dash_file(&cues, plan.shift_ns),
+                    };
+                    assert!(text.starts_with("WEBVTT\n"));
+                }
+                Err(e) => check_error(&e),
+            }
+        }
+        assert!(plan
+            .window(plan.first_number + plan.segment_count() as u64)
+            .is_none());
+    }
 }
 
 /// Every array of every track has one entry per sample, and every sample lies in the file.
@@ -119,6 +173,21 @@ pub fn check_index(index: &MediaIndex, file_len: u64) {
         if let Some(sync) = &s.sync {
             assert!(sync.windows(2).all(|w| w[0] < w[1]));
             assert!(sync.iter().all(|i| (*i as usize) < n));
+        }
+    }
+    for text in &index.text_tracks {
+        let s = &text.samples;
+        assert!(text.timescale > 0);
+        assert_eq!(
+            (s.offsets.len(), s.dts.len(), s.durations.len()),
+            (s.len(), s.len(), s.len())
+        );
+        assert!(s.dts.windows(2).all(|w| w[0] <= w[1]), "text dts decrease");
+        for (offset, size) in s.offsets.iter().zip(&s.sizes) {
+            assert!(
+                offset + u64::from(*size) <= file_len,
+                "text sample outside the file"
+            );
         }
     }
 }

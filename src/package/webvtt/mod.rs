@@ -301,17 +301,23 @@ pub fn cues_from_samples(
 /// many samples as it is repeated in, and a segment reads only its own samples, so two
 /// segments can see different parts of one cue: written whole, they would overlap and the
 /// player would show the text twice. So `wvtt` cues are cut to the window: the pieces of
-/// segments that follow one another meet exactly at the cut, and show as one cue.
+/// segments that follow one another meet exactly at the cut, and show as one cue. A cue
+/// that reaches an edge of the window may be such a piece, and loses its identifier:
+/// hls.js keeps only the first cue it sees with a given identifier, which would drop every
+/// piece but the first.
 pub fn segment_cues(format: TextFormat, cues: Vec<Cue>, window: (i128, i128)) -> Vec<Cue> {
     match format {
         TextFormat::Tx3g => cues,
         TextFormat::Wvtt => (cues.into_iter())
-            .map(|cue| Cue {
-                start_ns: cue.start_ns.max(window.0),
-                end_ns: cue.end_ns.min(window.1),
-                ..cue
+            .filter(|cue| cue.end_ns.min(window.1) > cue.start_ns.max(window.0))
+            .map(|mut cue| {
+                if cue.start_ns <= window.0 || cue.end_ns >= window.1 {
+                    cue.start_ns = cue.start_ns.max(window.0);
+                    cue.end_ns = cue.end_ns.min(window.1);
+                    cue.payload.id = None;
+                }
+                cue
             })
-            .filter(|cue| cue.end_ns > cue.start_ns)
             .collect(),
     }
 }

@@ -64,13 +64,17 @@ fn boxed(kind: &[u8; 4], body: &[u8]) -> Vec<u8> {
     out
 }
 
-/// A `wvtt` sample showing `texts` (a `vtte` when there are none).
+/// A `wvtt` sample showing `texts`, each cue identified by its text (a `vtte` when there
+/// are none).
 fn wvtt(texts: &[&str]) -> Vec<u8> {
     if texts.is_empty() {
         return boxed(b"vtte", &[]);
     }
     (texts.iter())
-        .flat_map(|t| boxed(b"vttc", &boxed(b"payl", t.as_bytes())))
+        .flat_map(|t| {
+            let cue = [boxed(b"iden", t.as_bytes()), boxed(b"payl", t.as_bytes())].concat();
+            boxed(b"vttc", &cue)
+        })
         .collect()
 }
 
@@ -270,7 +274,8 @@ fn rendering_writes_ids_settings_long_times_and_drops_what_cannot_show() {
 
 /// The mov_text fixture end to end, without a server: its text track is indexed apart
 /// from audio and video, and its two cues come out at source time + S (S = the video's
-/// two-frame B-frame delay, 1024/15360 s), with the `styl` box dropped and the text escaped.
+/// two-frame B-frame delay, 1024/15360 s), its italic run (a `styl` box) as `<i>`, and the
+/// text escaped.
 #[test]
 fn the_mov_text_fixture_gives_its_two_cues_on_the_output_timeline() {
     let path = std::path::Path::new(env!("CARGO_MANIFEST_DIR"))
@@ -293,7 +298,7 @@ fn the_mov_text_fixture_gives_its_two_cues_on_the_output_timeline() {
     assert_eq!(
         render_hls_segment(&cues),
         "WEBVTT\nX-TIMESTAMP-MAP=LOCAL:00:00:00.000,MPEGTS:0\n\n\
-         00:00:00.567 --> 00:00:01.317\nHello, world!\n\n\
+         00:00:00.567 --> 00:00:01.317\nHello, <i>world</i>!\n\n\
          00:00:01.867 --> 00:00:02.767\nCafé &amp; crème\non two lines\n"
     );
 }
@@ -319,7 +324,10 @@ fn wvtt_cues_are_cut_at_segment_edges_and_tx3g_cues_stay_whole() {
         let window = plan.window(number).unwrap();
         let read = plan_text_read(&track, 0, Some(window), &MediaLimits::default()).unwrap();
         let cues = cues_from_samples(&track, 0, &read, &fetch(&file, &read)).unwrap();
-        for cue in segment_cues(track.format, cues, window) {
+        for mut cue in segment_cues(track.format, cues, window) {
+            // Only the parts of a cut cue lose their identifier.
+            let id = cue.payload.id.take();
+            assert_eq!(id.is_some(), cue.payload.text == "short", "{cue:?}");
             pieces.push((number, cue.start_ns / MS, cue.end_ns / MS, cue.payload.text));
         }
     }
@@ -345,4 +353,24 @@ fn wvtt_cues_are_cut_at_segment_edges_and_tx3g_cues_stay_whole() {
         segment_cues(TextFormat::Tx3g, vec![whole.clone()], window),
         [whole]
     );
+}
+
+/// A text track whose tables are broken (here an edit starting past its last sample) is
+/// left out with a warning; the title keeps its audio and video.
+#[test]
+fn a_broken_text_track_is_skipped_not_the_title() {
+    let path = std::path::Path::new(env!("CARGO_MANIFEST_DIR"))
+        .join("fixtures")
+        .join("h264-aac-movtext-3s.mp4");
+    let mut file = std::fs::read(path).unwrap();
+    // The text track's elst: one entry of 2700 ms at media time 0, rate 1.
+    let elst = [
+        0, 0, 0, 0, 0, 0, 0, 1, 0, 0, 0x0a, 0x8c, 0, 0, 0, 0, 0, 1, 0, 0,
+    ];
+    let at = file.windows(elst.len()).position(|w| w == elst).unwrap();
+    file[at + 12..at + 16].copy_from_slice(&0x7fff_ffffu32.to_be_bytes());
+    let index =
+        crate::media::index_from_bytes(&Bytes::from(file), &MediaLimits::default()).unwrap();
+    assert_eq!(index.tracks.len(), 2);
+    assert!(index.text_tracks.is_empty());
 }
