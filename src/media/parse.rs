@@ -12,8 +12,8 @@ use bytes::Bytes;
 use mp4_atom::{Decode, Moov, StszSamples, Trak};
 
 use super::{
-    describe_codec, describe_dolby_vision, skeleton, CodecInfo, EditShift, MediaError, MediaIndex,
-    MediaLimits, SampleTable, TrackIndex, TrackKind,
+    describe_codec, skeleton, EditShift, MediaError, MediaIndex, MediaLimits, SampleTable,
+    TrackIndex, TrackKind,
 };
 use crate::source::ObjectIdentity;
 
@@ -63,10 +63,10 @@ pub fn parse_index(
         let Some(sample_description) = descriptions.get(i).cloned().flatten() else {
             return Err(invalid("stsd", track_id, "sample description not found"));
         };
-        let codec = CodecInfo {
-            dolby_vision: codec
-                .dolby_vision
-                .or_else(|| describe_dolby_vision(&sample_description)),
+        // Dolby Vision boxes are children mp4-atom skips: read them from the raw stsd.
+        let dolby_vision = super::describe_dolby_vision(&sample_description);
+        let codec = super::CodecInfo {
+            dolby_vision: codec.dolby_vision.or(dolby_vision),
             ..codec
         };
         let timescale = trak.mdia.mdhd.timescale;
