@@ -140,7 +140,7 @@ fn colour_properties(out: &mut String, codec: &CodecInfo) {
 /// `supplementalCodecs` (`dvh1.08.07`) and `supplementalProfiles` (`db1p`), as DASH-IF
 /// IOP 5 and Shaka Packager write it; `@codecs` keeps the base codec.
 fn supplemental(codec: &CodecInfo) -> Option<crate::media::DolbyVision> {
-    codec.dolby_vision.filter(|dv| dv.has_compatible_base())
+    codec.supplemental_dolby_vision()
 }
 
 /// `xmlns:scte214` on the MPD when some Representation uses it.
