@@ -366,6 +366,22 @@ mod tests {
         assert_eq!(rfc(av01.clone()), "av01.2.13H.10");
         av01.av1c.twelve_bit = true;
         assert_eq!(rfc(av01), "av01.2.13H.12");
+        // PQ in `colr`: the optional fields follow, all of them; 4:2:0 with the chroma
+        // sample position of av1C; full range.
+        let mut hdr = mp4_atom::Av01::default();
+        hdr.av1c.seq_level_idx_0 = 8;
+        hdr.av1c.high_bitdepth = true;
+        (hdr.av1c.chroma_subsampling_x, hdr.av1c.chroma_subsampling_y) = (true, true);
+        hdr.av1c.chroma_sample_position = 1;
+        hdr.colr = Some(mp4_atom::Colr::Nclx {
+            colour_primaries: 9,
+            transfer_characteristics: 16,
+            matrix_coefficients: 9,
+            full_range_flag: true,
+        });
+        let info = describe_codec(&hdr.into(), 1).expect("av01");
+        assert_eq!(info.rfc6381, "av01.0.08M.10.0.111.09.16.09.1");
+        assert_eq!(info.color.map(|c| c.transfer), Some(16));
         let vpcc = VpcC {
             profile: 2,
             level: 41,

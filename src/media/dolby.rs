@@ -12,6 +12,8 @@
 //! stream without one (profile 5, 10.0: `dvh1`/`dvhe`/`dav1` sample entries) is named by
 //! its Dolby Vision codec string alone.
 
+use super::CodecInfo;
+
 /// A parsed Dolby Vision decoder configuration record.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub struct DolbyVision {
@@ -70,6 +72,21 @@ impl DolbyVision {
             Some(brand) => format!("{}/{brand}", self.codec()),
             None => self.codec(),
         })
+    }
+}
+
+impl CodecInfo {
+    /// The Dolby Vision layer to name as a supplemental codec: only over a compatible base
+    /// layer in an entry other players decode (`hvc1`, `hev1`, `av01`, `avc1`, `avc3`). A
+    /// Dolby Vision sample entry (`dvh1`, ...) is named by its Dolby Vision codec alone,
+    /// whatever its compatibility id, since players without Dolby Vision refuse the entry.
+    pub fn supplemental_dolby_vision(&self) -> Option<DolbyVision> {
+        let base_entry = matches!(
+            &self.fourcc,
+            b"hvc1" | b"hev1" | b"av01" | b"avc1" | b"avc3"
+        );
+        self.dolby_vision
+            .filter(|dv| base_entry && dv.has_compatible_base())
     }
 }
 

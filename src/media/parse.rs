@@ -13,8 +13,8 @@ use mp4_atom::{Decode, Moov, StszSamples, Trak};
 
 use super::fragments::{self, FoundFragments};
 use super::{
-    describe_codec, describe_dolby_vision, skeleton, CodecInfo, Edit, EditList, MediaError,
-    MediaIndex, MediaLimits, SampleTable, TextFormat, TextTrackIndex, TrackIndex, TrackKind,
+    describe_codec, skeleton, Edit, EditList, MediaError, MediaIndex, MediaLimits, SampleTable,
+    TextFormat, TextTrackIndex, TrackIndex, TrackKind,
 };
 use crate::source::ObjectIdentity;
 
@@ -108,10 +108,10 @@ pub(super) fn parse_with_fragments(
         let Some(sample_description) = descriptions.get(i).cloned().flatten() else {
             return Err(invalid("stsd", track_id, "sample description not found"));
         };
-        let codec = CodecInfo {
-            dolby_vision: codec
-                .dolby_vision
-                .or_else(|| describe_dolby_vision(&sample_description)),
+        // Dolby Vision boxes are children mp4-atom skips: read them from the raw stsd.
+        let dolby_vision = super::describe_dolby_vision(&sample_description);
+        let codec = super::CodecInfo {
+            dolby_vision: codec.dolby_vision.or(dolby_vision),
             ..codec
         };
         let timescale = trak.mdia.mdhd.timescale;

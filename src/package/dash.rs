@@ -184,7 +184,7 @@ fn colour_properties(out: &mut String, codec: &CodecInfo) {
 /// `supplementalCodecs` (`dvh1.08.07`) and `supplementalProfiles` (`db1p`), as DASH-IF
 /// IOP 5 and Shaka Packager write it; `@codecs` keeps the base codec.
 fn supplemental(codec: &CodecInfo) -> Option<crate::media::DolbyVision> {
-    codec.dolby_vision.filter(|dv| dv.has_compatible_base())
+    codec.supplemental_dolby_vision()
 }
 
 /// `xmlns:scte214` on the MPD when some Representation uses it.
@@ -525,7 +525,8 @@ mod tests {
             Some("dvh1.08.07")
         );
         assert_eq!(attr(reps[0], "scte214:supplementalProfiles"), Some("db1p"));
-        // MP3 keeps its object type, in the case Chromium's MSE matches.
+        // MP3 keeps its object type, spelt as Chromium matches it (its canPlayType says
+        // "probably"; its MSE takes no MP3 in MP4 at all).
         assert_eq!(attr(reps[1], "codecs"), Some("mp4a.6B"));
         assert!(!reps[1].contains("scte214") && !reps[1].contains("cicp"));
         // An SDR title without colour information has neither.

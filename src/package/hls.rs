@@ -249,7 +249,10 @@ fn video_signalling(mut attrs: Attrs, codec: Option<&CodecInfo>) -> Attrs {
     if range != VideoRange::Sdr {
         attrs = attrs.plain("VIDEO-RANGE", range.as_str());
     }
-    match codec.dolby_vision.and_then(|dv| dv.supplemental_codecs()) {
+    match codec
+        .supplemental_dolby_vision()
+        .and_then(|dv| dv.supplemental_codecs())
+    {
         Some(supplemental) => attrs.quoted("SUPPLEMENTAL-CODECS", supplemental),
         None => attrs,
     }
@@ -607,6 +610,7 @@ pub(super) mod tests {
     pub(in crate::package) fn hdr_title() -> Title {
         use crate::media::{ColorInfo, ColorSource, DolbyVision};
         let mut video = track(1, true);
+        video.codec.fourcc = *b"hvc1";
         video.codec.rfc6381 = "hvc1.2.4.L93.B0".into();
         video.codec.color = Some(ColorInfo {
             primaries: 9,
@@ -666,6 +670,10 @@ pub(super) mod tests {
             "VIDEO-RANGE=PQ"
         );
         // FLAC is written as the FLAC-in-ISOBMFF spec spells it.
+        // A Dolby Vision sample entry is its own codec, even with a compatibility id.
+        codec.fourcc = *b"dvh1";
+        codec.dolby_vision.as_mut().unwrap().compatibility_id = 1;
+        assert_eq!(video_signalling(Attrs::default(), Some(&codec)).0, "");
         codec.fourcc = *b"fLaC";
         codec.rfc6381 = "flac".into();
         assert_eq!(hls_codec(&codec), "fLaC");
