@@ -172,7 +172,8 @@ fn select(track: &TrackIndex) -> Result<Vec<Run>, PackageError> {
         }
         let mut presented = (lo..hi).filter(|&i| starts_in(i) && ends_in(i));
         let first_presented = presented.next();
-        let (Some(f), Some(l)) = (first_presented, presented.last().or(first_presented)) else {
+        let (Some(f), Some(l)) = (first_presented, presented.next_back().or(first_presented))
+        else {
             // The edit falls between two samples (shorter than half a frame): it presents
             // nothing, and the timeline absorbs it as it does an empty edit.
             continue;
