@@ -203,7 +203,23 @@ async fn inspect(file: &Path, segment_duration_ms: u32) -> anyhow::Result<()> {
     // The source's edit lists, every edit, before `Title::new` replaces them with what the
     // output presents.
     let source_edits: Vec<_> = index.tracks.iter().map(|t| t.edits.clone()).collect();
-    let title = Title::new(index, segment_duration_ms)?;
+    let edit_listing: String = (index.tracks.iter())
+        .map(|t| {
+            format!(
+                "track {}\n{}",
+                t.track_id,
+                edit_lines(&t.edits, t.timescale)
+            )
+        })
+        .collect();
+    let title = match Title::new(index, segment_duration_ms) {
+        Ok(title) => title,
+        Err(e) => {
+            // An edit list that cannot be packaged: show every edit before the reason.
+            print!("{edit_listing}");
+            return Err(e.into());
+        }
+    };
     let mut out = String::new();
     out.push_str(&format!("{}: {} bytes\n", file.display(), identity.size));
     out.push_str(&format!("moov: {} reads\n", report.moov_reads));
@@ -248,21 +264,7 @@ async fn inspect(file: &Path, segment_duration_ms: u32) -> anyhow::Result<()> {
             plan.dts_shift,
             plan.cts_base,
         ));
-        // Every edit as the file has it, in the track's ticks and in seconds.
-        let ts = f64::from(track.timescale);
-        for (n, edit) in edits.edits.iter().enumerate() {
-            let media = edit.media_time_ticks.map_or("empty".to_owned(), |m| {
-                format!("media_time={m} ({:.3}s)", m as f64 / ts)
-            });
-            out.push_str(&format!(
-                "  edit {}: movie {:.3}s +{:.3}s ({} +{} ticks) {media}\n",
-                n + 1,
-                edit.start_ticks as f64 / ts,
-                edit.duration_ticks as f64 / ts,
-                edit.start_ticks,
-                edit.duration_ticks,
-            ));
-        }
+        out.push_str(&edit_lines(edits, track.timescale));
     }
     // Text tracks become WebVTT (HLS subtitles, DASH text/vtt), cut at the same times.
     for text in &title.index.text_tracks {
@@ -309,4 +311,25 @@ async fn inspect(file: &Path, segment_duration_ms: u32) -> anyhow::Result<()> {
         Err(e) if e.kind() != std::io::ErrorKind::BrokenPipe => Err(e.into()),
         _ => Ok(()),
     }
+}
+
+/// Every edit of `edits` as the file has it, one line each, in seconds and in the track's
+/// ticks (`timescale` per second).
+fn edit_lines(edits: &vodpack::media::EditList, timescale: u32) -> String {
+    let ts = f64::from(timescale.max(1));
+    let mut out = String::new();
+    for (n, edit) in edits.edits.iter().enumerate() {
+        let media = edit.media_time_ticks.map_or("empty".to_owned(), |m| {
+            format!("media_time={m} ({:.3}s)", m as f64 / ts)
+        });
+        out.push_str(&format!(
+            "  edit {}: movie {:.3}s +{:.3}s ({} +{} ticks) {media}\n",
+            n + 1,
+            edit.start_ticks as f64 / ts,
+            edit.duration_ticks as f64 / ts,
+            edit.start_ticks,
+            edit.duration_ticks,
+        ));
+    }
+    out
 }

@@ -360,8 +360,9 @@ async fn hls_and_dash_decode_to_the_source_audio() {
 
 /// HLS and DASH keep the source's audio/video timing: every stream's first packet is moved
 /// by the same shift S (output pts - source pts, within 1 ms), including the AAC priming
-/// frame, which the output keeps at S - 1024/48000 s. S is the same through HLS and DASH,
-/// and no output timestamp is negative.
+/// frame, which the output keeps at S - 1024/48000 s; its last packets are moved by the
+/// same S (so joined clips and empty edits keep the timing too). S is the same through HLS
+/// and DASH, and no output timestamp is negative.
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn hls_and_dash_keep_the_audio_video_timing() {
     if !tools_available().await {
@@ -401,6 +402,14 @@ async fn hls_and_dash_keep_the_audio_video_timing() {
                         pair.source_selector, pair.output_selector
                     );
                 };
+                // The same shift holds at the end, past every join of an edit list.
+                let end_shift = matched_end_shift(&src, &out);
+                assert!(
+                    end_shift.is_some_and(|end| (end - shift).abs() <= SYNC_TOLERANCE_S),
+                    "{fixture} via {via:?}: {} is moved by {shift:.6} s at its start but by \
+                     {end_shift:?} s at its end",
+                    pair.output_selector
+                );
                 shifts.push((pair.output_selector, shift));
             }
             let (video_selector, video_shift) = shifts
@@ -1285,6 +1294,18 @@ fn matched_shift(source: &[Packet], output: &[Packet]) -> Option<f64> {
 /// The presentation time of the first packet (in decode order) of stream `selector`.
 async fn first_pts(input: &str, selector: &str) -> f64 {
     packets(input, selector).await[0].pts
+}
+
+/// Output pts minus source pts of the source's last run of packets (up to 20), found last
+/// in `output` by their bytes.
+fn matched_end_shift(source: &[Packet], output: &[Packet]) -> Option<f64> {
+    let run = source.len().min(20);
+    let want = &source[source.len() - run..];
+    (0..=output.len().checked_sub(run)?).rev().find_map(|j| {
+        (output[j..j + run].iter().map(|p| p.hash.as_str()))
+            .eq(want.iter().map(|p| p.hash.as_str()))
+            .then(|| output[j].pts - want[0].pts)
+    })
 }
 
 /// How long a stream lasts: the latest packet end minus the earliest presentation time.

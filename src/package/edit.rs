@@ -51,15 +51,20 @@ pub fn present(track: TrackIndex) -> Result<TrackIndex, PackageError> {
     }
     let runs = select(&track)?;
     if let [run] = runs.as_slice() {
-        // Every sample once, in order, from decode time 0: the source table as it is, with
-        // the edit's shift (the planner reads the first media edit).
-        if run.samples == (0..table.len()) && table.dts.first() == Some(&0) {
+        // Every sample once, in order, from decode time 0, by the first media edit: the
+        // source table as it is, with that edit's shift (the planner reads it).
+        if run.samples == (0..table.len())
+            && table.dts.first() == Some(&0)
+            && run.movie_start == track.edits.leading_empty_ticks()
+            && run.media_time == track.edits.first_media_time_ticks()
+        {
             return Ok(track);
         }
     }
     let (samples, lead) = concatenate(&track, &runs)?;
-    // lead = output decode time of the first sample (movie ticks, before the title shift):
-    // as a leading empty edit when positive, as a start media time when negative.
+    // lead = output decode time of the first sample on the movie timeline (in track ticks,
+    // before the title shift): a leading empty edit when positive, a start media time
+    // when negative.
     let total: u64 = samples.end_dts();
     let mut edits = Vec::with_capacity(2);
     let (empty, media_time) = if lead >= 0 {
@@ -170,8 +175,10 @@ fn select(track: &TrackIndex) -> Result<Vec<Run>, PackageError> {
                 format!("presents the media more than {MAX_PRESENTATIONS} times over"),
             ));
         }
-        let presented: Vec<usize> = (lo..hi).filter(|&i| starts_in(i) && ends_in(i)).collect();
-        let (Some(&f), Some(&l)) = (presented.first(), presented.last()) else {
+        let mut presented = (lo..hi).filter(|&i| starts_in(i) && ends_in(i));
+        let first_presented = presented.next();
+        let (Some(f), Some(l)) = (first_presented, presented.next_back().or(first_presented))
+        else {
             // The edit falls between two samples (shorter than half a frame): it presents
             // nothing, and the timeline absorbs it as it does an empty edit.
             continue;
