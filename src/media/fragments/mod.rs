@@ -631,4 +631,127 @@ mod tests {
             crate::media::load::report_from_bytes(&fixture("h264-aac-3s.mp4"), &limits).unwrap();
         assert_eq!(report.fragments, None);
     }
+
+    fn boxed(kind: &[u8; 4], body: &[u8]) -> Vec<u8> {
+        let mut out = ((body.len() + 8) as u32).to_be_bytes().to_vec();
+        out.extend_from_slice(kind);
+        out.extend_from_slice(body);
+        out
+    }
+
+    /// A full box: version, 24-bit flags, then the fields (each a big-endian u32 or u64).
+    fn full(kind: &[u8; 4], version: u8, flags: u32, fields: &[u64], wide: &[bool]) -> Vec<u8> {
+        let mut body = ((u32::from(version) << 24) | flags).to_be_bytes().to_vec();
+        for (value, wide) in fields
+            .iter()
+            .zip(wide.iter().chain(std::iter::repeat(&false)))
+        {
+            if *wide {
+                body.extend_from_slice(&value.to_be_bytes());
+            } else {
+                body.extend_from_slice(&(*value as u32).to_be_bytes());
+            }
+        }
+        boxed(kind, &body)
+    }
+
+    fn moov_with_trex() -> Vec<u8> {
+        let trex1 = full(b"trex", 0, 0, &[1, 1, 100, 10, 0x0001_0000], &[]);
+        let trex2 = full(b"trex", 0, 0, &[2, 1, 1024, 5, 0], &[]);
+        boxed(b"moov", &boxed(b"mvex", &[trex1, trex2].concat()))
+    }
+
+    fn moof(offset: u64, trafs: &[Vec<u8>]) -> FoundMoof {
+        let mfhd = full(b"mfhd", 0, 0, &[1], &[]);
+        let trafs: Vec<u8> = trafs.iter().flatten().copied().collect();
+        FoundMoof {
+            offset,
+            bytes: Bytes::from(boxed(b"moof", &[mfhd, trafs].concat())),
+        }
+    }
+
+    fn samples_of(mut decoded: FragmentSamples, track_id: u32) -> SampleTable {
+        let mut table = SampleTable::default();
+        decoded.append_to(track_id, &mut table).unwrap();
+        table
+    }
+
+    /// ISO/IEC 14496-12 8.8: defaults from trex, overridden by tfhd, overridden by trun;
+    /// the first traf's data from the moof, a later traf's where the previous one's ended,
+    /// a run without data_offset after the previous run, an explicit base_data_offset;
+    /// decode times from tfdt, else following on; signed (v1) composition offsets; sync
+    /// from first-sample-flags and the non-sync bit.
+    #[test]
+    fn track_fragments_follow_the_defaults_and_offset_rules() {
+        let moov = moov_with_trex();
+        // moof 1 at 1000: track 1 (no base: the moof), then track 2 (no base: after it).
+        let run_a = full(b"trun", 0, 0x005, &[3, 200, 0], &[]);
+        let run_b = full(
+            b"trun",
+            1,
+            0xb00,
+            &[2, 50, 7, (-20i32) as u32 as u64, 60, 8, 30],
+            &[],
+        );
+        let traf1 = boxed(
+            b"traf",
+            &[full(b"tfhd", 0, 0, &[1], &[]), run_a, run_b].concat(),
+        );
+        let tfdt2 = full(b"tfdt", 1, 0, &[5000], &[true]);
+        let run_c = full(b"trun", 0, 0, &[2], &[]);
+        let traf2 = boxed(
+            b"traf",
+            &[full(b"tfhd", 0, 0, &[2], &[]), tfdt2, run_c].concat(),
+        );
+        // moof 2 at 3000: track 1 with an explicit base and a tfhd default duration.
+        let tfhd = full(b"tfhd", 0, 0x09, &[1, 2000, 90], &[false, true]);
+        let run_d = full(b"trun", 0, 0x001, &[1, 0], &[]);
+        let traf3 = boxed(b"traf", &[tfhd, run_d].concat());
+        let moofs = [moof(1000, &[traf1, traf2]), moof(3000, &[traf3])];
+        let limits = MediaLimits::default();
+        let decoded = decode(&moov, &moofs, &[(1, 0), (2, 0)], 10_000, &limits).unwrap();
+        let video = samples_of(decoded, 1);
+        assert_eq!(video.sizes, [10, 10, 10, 7, 8, 10]);
+        assert_eq!(video.offsets, [1200, 1210, 1220, 1230, 1237, 2000]);
+        assert_eq!(video.durations, [100, 100, 100, 50, 60, 90]);
+        assert_eq!(video.dts, [0, 100, 200, 300, 350, 410]);
+        assert_eq!(video.cts_offsets, [0, 0, 0, -20, 30, 0]);
+        assert_eq!(video.sync, Some(vec![0]));
+        let decoded = decode(&moov, &moofs, &[(1, 0), (2, 0)], 10_000, &limits).unwrap();
+        let audio = samples_of(decoded, 2);
+        assert_eq!(audio.sizes, [5, 5]);
+        assert_eq!(audio.offsets, [1245, 1250]);
+        assert_eq!(audio.dts, [5000, 6024]);
+        assert_eq!(audio.sync, None);
+        assert!(audio.cts_offsets.is_empty());
+    }
+
+    /// A tfdt ahead of where the previous fragment ended lengthens the last sample; one
+    /// behind it, or a traf for a track the moov does not declare, is refused.
+    #[test]
+    fn decode_times_only_move_forward_and_tracks_must_be_declared() {
+        let moov = moov_with_trex();
+        let limits = MediaLimits::default();
+        let traf = |tfdt: u64| {
+            let tfdt = full(b"tfdt", 1, 0, &[tfdt], &[true]);
+            let run = full(b"trun", 0, 0x001, &[1, 100], &[]);
+            boxed(
+                b"traf",
+                &[full(b"tfhd", 0, 0x20000, &[1], &[]), tfdt, run].concat(),
+            )
+        };
+        let gap = [moof(100, &[traf(0)]), moof(300, &[traf(150)])];
+        let decoded = decode(&moov, &gap, &[(1, 0)], 1000, &limits).unwrap();
+        let table = samples_of(decoded, 1);
+        assert_eq!(table.dts, [0, 150]);
+        assert_eq!(table.durations, [150, 100]);
+        assert_eq!(table.offsets, [200, 400]);
+
+        let back = [moof(100, &[traf(500)]), moof(300, &[traf(450)])];
+        let err = decode(&moov, &back, &[(1, 0)], 1000, &limits).unwrap_err();
+        assert!(err.to_string().contains("goes backwards"), "{err}");
+
+        let err = decode(&moov, &gap, &[(2, 0)], 1000, &limits).unwrap_err();
+        assert!(err.to_string().contains("does not declare"), "{err}");
+    }
 }

@@ -72,6 +72,17 @@ impl Windows {
         self.get(start, len).is_some()
     }
 
+    /// Drop the windows that end at or before `pos`: the walk never goes back, and a
+    /// read-ahead window may hold payload bytes that should not stay in memory.
+    fn forget_before(&mut self, pos: u64) {
+        while let Some(entry) = self.parts.first_entry() {
+            if entry.key().saturating_add(entry.get().len() as u64) > pos {
+                break;
+            }
+            entry.remove();
+        }
+    }
+
     fn insert(&mut self, start: u64, bytes: Bytes) {
         let longer = self
             .parts
@@ -238,7 +249,11 @@ pub(in crate::media) async fn find_fragments(
                 let bytes = scan
                     .bytes(pos, header.box_len, header.box_len + HEADER_PEEK)
                     .await?;
-                moofs.push(FoundMoof { offset: pos, bytes });
+                // A copy, so the moof does not keep the window it was read with alive.
+                moofs.push(FoundMoof {
+                    offset: pos,
+                    bytes: Bytes::copy_from_slice(&bytes),
+                });
                 if moofs.len() as u64 > max_fragments {
                     return Err(MediaError::TooLarge {
                         limit: "max_fragments",
@@ -277,6 +292,7 @@ pub(in crate::media) async fn find_fragments(
             _ => {}
         }
         pos += header.box_len;
+        scan.windows.forget_before(pos);
     }
     // Every box start after moov was visited: a hint the walk did not land on points
     // before moov, into the middle of a box, or past the end.
