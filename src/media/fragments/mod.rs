@@ -605,8 +605,9 @@ mod tests {
             ..MediaLimits::default()
         };
         for (name, discovery, fragments, reads) in [
-            // the end of the file (64 KiB: no mfro), then one read ahead of 256 KiB, as
-            // fragments this small are read several at a time.
+            // the end of the file (64 KiB: no mfro) holds the last fragments; before
+            // it, one read per fragment not in the 4 KiB probe (a local file or memory
+            // never reads ahead into payloads).
             ("h264-aac-3s-frag-walk.mp4", FragmentDiscovery::Walk, 7, 2),
             // the sidx in the probe gives every fragment: one batch.
             ("h264-aac-3s-frag-sidx.mp4", FragmentDiscovery::Sidx, 3, 1),

@@ -12,8 +12,10 @@
 //!
 //! The starts they give are fetched together as one batch of small windows (sized from the
 //! `moof`s seen so far), which the source coalesces where the gaps are small. Without an
-//! index, each miss reads one window ahead: sized to hold a `moof` and the next box header,
-//! or several whole fragments when fragments are small.
+//! index, each miss reads one window ahead, sized to hold a `moof` and the next box header.
+//! On an object store only, where every read is a round trip, fragments smaller than
+//! 64 KiB are read several at a time, payloads included, in reads of at most the 256 KiB a
+//! segment may over-read; a local file never reads payload bytes on purpose.
 //!
 //! Indexes only save reads: the walk still visits every box, so a fragment an index does not
 //! list is found all the same. An index that points anywhere but at a box the walk lands on
@@ -37,10 +39,10 @@ const FIRST_GUESS: u64 = 16 * 1024;
 /// Bounds of the window read at a miss once `moof` sizes are known.
 const MIN_GUESS: u64 = 4 * 1024;
 const MAX_GUESS: u64 = 256 * 1024;
-/// Fragments (`moof` + `mdat`) this small are read several at a time: a miss then reads
-/// `SMALL_READ_AHEAD` bytes, payloads included, to save round trips.
+/// On an object store, fragments (`moof` + `mdat`) this small are read several at a time: a
+/// miss then reads `SMALL_READ_AHEAD` bytes, payloads included, to save round trips.
 const SMALL_FRAGMENT: u64 = 64 * 1024;
-const SMALL_READ_AHEAD: u64 = 256 * 1024;
+const SMALL_READ_AHEAD: u64 = crate::source::OVER_READ_BUDGET_BYTES;
 /// Bytes read from the end of the file to find `mfro` (and usually the whole `mfra`).
 const TAIL_BYTES: u64 = 64 * 1024;
 /// Most bytes asked for in one batch of hinted windows.
@@ -229,7 +231,7 @@ pub(in crate::media) async fn find_fragments(
                 scan.read_batches(&ranges).await?;
             }
             if !scan.windows.covers(pos, peek) {
-                let ahead = if last_span <= SMALL_FRAGMENT {
+                let ahead = if last_span <= SMALL_FRAGMENT && scan.reader.reads_are_round_trips() {
                     SMALL_READ_AHEAD
                 } else {
                     guess
