@@ -4,7 +4,9 @@
 //! a [`MediaIndex`]: for each audio or video track its codec, raw sample description (carried
 //! byte for byte into init segments), edit list, and flat per-sample arrays (size, file
 //! offset, decode time, duration, composition offset, sync flags). Sample numbers are
-//! 0-based here; MP4 tables are 1-based and are converted at the parse boundary.
+//! 0-based here; MP4 tables are 1-based and are converted at the parse boundary. A
+//! fragmented file (`moov` with `mvex`, then `moof`/`mdat` pairs) gives the same index:
+//! `fragments` finds its `moof` boxes with few reads and appends their samples.
 //!
 //! Packaging decisions (where to cut, how to shift times) are not made here: see `package`.
 
