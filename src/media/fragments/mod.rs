@@ -516,6 +516,15 @@ impl FragmentSamples {
                 .extend(table.dts.iter().map(|d| d.saturating_add(shift)));
             samples.durations.append(&mut table.durations);
         }
+        // The arrays grew run by run: give back the spare capacity the cache would weigh.
+        samples.sizes.shrink_to_fit();
+        samples.offsets.shrink_to_fit();
+        samples.dts.shrink_to_fit();
+        samples.durations.shrink_to_fit();
+        samples.cts_offsets.shrink_to_fit();
+        if let Some(sync) = samples.sync.as_mut() {
+            sync.shrink_to_fit();
+        }
         Ok(())
     }
 }
