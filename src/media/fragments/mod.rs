@@ -162,17 +162,17 @@ fn invalid(fourcc: &str, track_id: u32, reason: impl Into<String>) -> MediaError
 /// A track's samples gathered from its track fragments, before they join its `moov` ones.
 #[derive(Debug, Default)]
 struct TrackFragments {
-    /// The samples; `dts` count from `first_tfdt`, or from 0 when the first track
-    /// fragment has no `tfdt` (they then follow the `moov` samples). `sync` stays `None`.
+    /// The samples, with decode times on the track's media timeline (from the first
+    /// `tfdt`, or following the `moov` samples). `sync` stays `None`.
     table: SampleTable,
-    /// The first track fragment's `tfdt`, when it has one.
-    first_tfdt: Option<u64>,
     /// Whether any run gave composition offsets (`cts_offsets` is then filled).
     has_cts: bool,
     /// Indexes (in `table`) of the samples not flagged as non-sync.
     sync: Vec<u32>,
     /// Samples in the track's `moov` tables, for the per-track limit.
     moov_samples: u64,
+    /// Decode time just past the track's `moov` samples (0 without any).
+    moov_end: u64,
 }
 
 /// The samples every track's fragments hold, by track id.
@@ -190,7 +190,8 @@ const SAMPLE_FLAGS: u32 = 0x0000_0400;
 /// Decode the track fragments of `moofs` for the tracks `moov` declares.
 ///
 /// `declared` gives each track id of the `moov` with the samples its own tables hold
-/// (counted against the limits together with the fragments' ones).
+/// (counted against the limits together with the fragments' ones) and the decode time
+/// they end at (where a first fragment without `tfdt` starts).
 ///
 /// # Errors
 /// [`MediaError::InvalidTable`] for a track fragment that contradicts itself or the
@@ -199,19 +200,20 @@ const SAMPLE_FLAGS: u32 = 0x0000_0400;
 pub(super) fn decode(
     moov: &[u8],
     moofs: &[FoundMoof],
-    declared: &[(u32, u64)],
+    declared: &[(u32, u64, u64)],
     object_len: u64,
     limits: &MediaLimits,
 ) -> Result<FragmentSamples, MediaError> {
     let defaults = track_defaults(moov)?;
     let mut samples = FragmentSamples::default();
     let mut file_total = 0u64;
-    for &(track_id, moov_samples) in declared {
+    for &(track_id, moov_samples, moov_end) in declared {
         file_total = file_total.saturating_add(moov_samples);
         samples.tracks.insert(
             track_id,
             TrackFragments {
                 moov_samples,
+                moov_end,
                 ..TrackFragments::default()
             },
         );
@@ -321,20 +323,22 @@ fn decode_traf(
     };
 
     // Decode time of this fragment's first sample (8.8.12): its tfdt, else where the
-    // track's previous fragment ended.
-    let end = track.table.end_dts();
+    // track's previous fragment (or its moov samples) ended.
+    let first = track.table.is_empty();
+    let end = match first {
+        true => track.moov_end,
+        false => track.table.end_dts(),
+    };
     let mut dts = match tfdt {
-        Some(t) if track.table.is_empty() => {
-            track.first_tfdt = Some(t);
-            t
-        }
         Some(t) if t < end => {
             return Err(invalid(
                 "tfdt",
                 track_id,
-                format!("goes backwards: {t} after the previous fragment ended at {end}"),
+                format!("goes backwards: {t} after the previous samples ended at {end}"),
             ));
         }
+        // A gap after the moov samples is closed when they are joined (append_to).
+        Some(t) if first => t,
         Some(t) => {
             // A gap: the previous sample lasts until this fragment starts, so decode times
             // and durations keep agreeing.
@@ -466,23 +470,20 @@ impl FragmentSamples {
         }
         let moov_len = samples.len();
         let moov_end = samples.end_dts();
-        // Fragment dts count from the first tfdt (absolute), or else from the moov's end.
-        let shift = match fragments.first_tfdt {
-            None => moov_end,
-            Some(t) if moov_len > 0 && t < moov_end => {
+        let first_dts = fragments.table.dts.first().copied().unwrap_or(moov_end);
+        if moov_len > 0 {
+            if first_dts < moov_end {
                 return Err(invalid(
                     "tfdt",
                     track_id,
-                    format!("goes backwards: {t} before the moov samples end at {moov_end}"),
+                    format!(
+                        "goes backwards: {first_dts} before the moov samples end at {moov_end}"
+                    ),
                 ));
             }
-            Some(t) => {
-                if moov_len > 0 {
-                    stretch_last(samples, t - moov_end, track_id)?;
-                }
-                0
-            }
-        };
+            // A gap: the last moov sample lasts until the first fragment starts.
+            stretch_last(samples, first_dts - moov_end, track_id)?;
+        }
         let all_sync = fragments.sync.len() == fragments.table.len();
         samples.sync = match (samples.sync.take(), all_sync) {
             (None, true) => None,
@@ -503,7 +504,7 @@ impl FragmentSamples {
             }
         }
         let mut table = fragments.table;
-        if moov_len == 0 && shift == 0 {
+        if moov_len == 0 {
             samples.sizes = table.sizes;
             samples.offsets = table.offsets;
             samples.dts = table.dts;
@@ -511,9 +512,7 @@ impl FragmentSamples {
         } else {
             samples.sizes.append(&mut table.sizes);
             samples.offsets.append(&mut table.offsets);
-            samples
-                .dts
-                .extend(table.dts.iter().map(|d| d.saturating_add(shift)));
+            samples.dts.append(&mut table.dts);
             samples.durations.append(&mut table.durations);
         }
         // The arrays grew run by run: give back the spare capacity the cache would weigh.
@@ -719,7 +718,7 @@ mod tests {
         let traf3 = boxed(b"traf", &[tfhd, run_d].concat());
         let moofs = [moof(1000, &[traf1, traf2]), moof(3000, &[traf3])];
         let limits = MediaLimits::default();
-        let decoded = decode(&moov, &moofs, &[(1, 0), (2, 0)], 10_000, &limits).unwrap();
+        let decoded = decode(&moov, &moofs, &[(1, 0, 0), (2, 0, 0)], 10_000, &limits).unwrap();
         let video = samples_of(decoded, 1);
         assert_eq!(video.sizes, [10, 10, 10, 7, 8, 10]);
         assert_eq!(video.offsets, [1200, 1210, 1220, 1230, 1237, 2000]);
@@ -727,7 +726,7 @@ mod tests {
         assert_eq!(video.dts, [0, 100, 200, 300, 350, 410]);
         assert_eq!(video.cts_offsets, [0, 0, 0, -20, 30, 0]);
         assert_eq!(video.sync, Some(vec![0]));
-        let decoded = decode(&moov, &moofs, &[(1, 0), (2, 0)], 10_000, &limits).unwrap();
+        let decoded = decode(&moov, &moofs, &[(1, 0, 0), (2, 0, 0)], 10_000, &limits).unwrap();
         let audio = samples_of(decoded, 2);
         assert_eq!(audio.sizes, [5, 5]);
         assert_eq!(audio.offsets, [1245, 1250]);
@@ -751,17 +750,17 @@ mod tests {
             )
         };
         let gap = [moof(100, &[traf(0)]), moof(300, &[traf(150)])];
-        let decoded = decode(&moov, &gap, &[(1, 0)], 1000, &limits).unwrap();
+        let decoded = decode(&moov, &gap, &[(1, 0, 0)], 1000, &limits).unwrap();
         let table = samples_of(decoded, 1);
         assert_eq!(table.dts, [0, 150]);
         assert_eq!(table.durations, [150, 100]);
         assert_eq!(table.offsets, [200, 400]);
 
         let back = [moof(100, &[traf(500)]), moof(300, &[traf(450)])];
-        let err = decode(&moov, &back, &[(1, 0)], 1000, &limits).unwrap_err();
+        let err = decode(&moov, &back, &[(1, 0, 0)], 1000, &limits).unwrap_err();
         assert!(err.to_string().contains("goes backwards"), "{err}");
 
-        let err = decode(&moov, &gap, &[(2, 0)], 1000, &limits).unwrap_err();
+        let err = decode(&moov, &gap, &[(2, 0, 0)], 1000, &limits).unwrap_err();
         assert!(err.to_string().contains("does not declare"), "{err}");
     }
 }
