@@ -762,5 +762,29 @@ mod tests {
 
         let err = decode(&moov, &gap, &[(2, 0, 0)], 1000, &limits).unwrap_err();
         assert!(err.to_string().contains("does not declare"), "{err}");
+
+        // A moov with 2 samples ending at 200, then a fragment without tfdt: it follows
+        // on; a later tfdt of 250 is compared with that timeline (not one from 0).
+        let no_tfdt = {
+            let run = full(b"trun", 0, 0x001, &[1, 100], &[]);
+            boxed(
+                b"traf",
+                &[full(b"tfhd", 0, 0x20000, &[1], &[]), run].concat(),
+            )
+        };
+        let after_moov = [moof(100, &[no_tfdt]), moof(300, &[traf(350)])];
+        let mut decoded = decode(&moov, &after_moov, &[(1, 2, 200)], 1000, &limits).unwrap();
+        let mut table = SampleTable {
+            sizes: vec![10, 10],
+            offsets: vec![0, 10],
+            dts: vec![0, 100],
+            durations: vec![100, 100],
+            ..SampleTable::default()
+        };
+        decoded.append_to(1, &mut table).unwrap();
+        assert_eq!(table.dts, [0, 100, 200, 350]);
+        assert_eq!(table.durations, [100, 100, 150, 100]);
+        let err = decode(&moov, &after_moov, &[(1, 2, 400)], 1000, &limits).unwrap_err();
+        assert!(err.to_string().contains("goes backwards"), "{err}");
     }
 }
