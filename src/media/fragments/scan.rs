@@ -275,18 +275,18 @@ pub(in crate::media) async fn find_fragments(
             b"sidx" => {
                 header_bytes = add_header_bytes(header_bytes, header.box_len, limits)?;
                 let bytes = scan.bytes(pos, header.box_len, header.box_len).await?;
-                let starts = sidx_starts(&bytes, pos, size, limits)?;
-                if hints.len().saturating_add(starts.len()) as u64 > max_fragments {
+                let references = sidx_starts(&bytes, pos, size, limits)?;
+                if hints.len().saturating_add(references.len()) as u64 > max_fragments {
                     return Err(MediaError::TooLarge {
                         limit: "max_fragments",
-                        value: (hints.len() + starts.len()) as u64,
+                        value: (hints.len() + references.len()) as u64,
                         max: max_fragments,
                     });
                 }
                 if hints.is_empty() {
                     scan.report.discovery = FragmentDiscovery::Sidx;
                 }
-                for start in starts {
+                for start in references {
                     hints.entry(start).or_insert(FragmentDiscovery::Sidx);
                     unfetched.insert(start);
                 }
