@@ -8,7 +8,7 @@ use std::time::Duration;
 use anyhow::Context;
 use clap::{Parser, Subcommand};
 use vodpack::config::{Settings, SettingsArgs};
-use vodpack::media::{load_index_report, MediaLimits};
+use vodpack::media::{load_index_report, FragmentDiscovery, MediaLimits};
 use vodpack::package::Title;
 use vodpack::server::{self, App};
 use vodpack::source::{LocalMediaSource, MediaSource, ObjectKey, ObjectStoreSource};
@@ -224,13 +224,14 @@ async fn inspect(file: &Path, segment_duration_ms: u32) -> anyhow::Result<()> {
     out.push_str(&format!("{}: {} bytes\n", file.display(), identity.size));
     out.push_str(&format!("moov: {} reads\n", report.moov_reads));
     if let Some(f) = report.fragments {
+        // With no read past the probe, the walk found them in bytes already read.
+        let how = match (f.discovery, f.reads) {
+            (FragmentDiscovery::Walk, 0) => "walk (all in the first read)",
+            (discovery, _) => discovery.as_str(),
+        };
         out.push_str(&format!(
-            "fragments: {} moof, found by {}, {} reads ({} ranges, {} bytes)\n",
-            f.fragments,
-            f.discovery.as_str(),
-            f.reads,
-            f.ranges,
-            f.bytes
+            "fragments: {} moof, found by {how}, {} reads ({} ranges, {} bytes)\n",
+            f.fragments, f.reads, f.ranges, f.bytes
         ));
     }
     for ((track, plan), edits) in title

@@ -14,7 +14,7 @@ use hostile::{fixture, Rng};
 
 const CASES: u64 = 10_000;
 
-const FIXTURES: [&str; 11] = [
+const FIXTURES: [&str; 15] = [
     "h264-aac-3s.mp4",
     "h264-aac-3s-moov-end.mp4",
     "h264-bframes-editlist-aac.mp4",
@@ -27,18 +27,28 @@ const FIXTURES: [&str; 11] = [
     "av1-10bit-pq-aac-3s.mp4",
     "h264-aac-movtext-3s.mp4",
     "h264-aac-wvtt-3s.mp4",
+    "h264-aac-3s-frag-walk.mp4",
+    "h264-aac-3s-frag-sidx.mp4",
+    "h264-aac-3s-frag-mfra.mp4",
+    "h264-aac-3s-frag-moov-samples.mp4",
 ];
 
 /// Containers whose children the generic walk below descends into.
-const CONTAINERS: [&[u8; 4]; 8] = [
-    b"moov", b"trak", b"mdia", b"minf", b"stbl", b"edts", b"dinf", b"udta",
+const CONTAINERS: [&[u8; 4]; 12] = [
+    b"moov", b"trak", b"mdia", b"minf", b"stbl", b"edts", b"dinf", b"udta", b"mvex", b"moof",
+    b"traf", b"mfra",
 ];
+
+/// Top-level boxes of fragmented files that hold metadata, aimed at like `moov`.
+const FRAGMENT_METADATA: [&[u8; 4]; 3] = [b"moof", b"sidx", b"mfra"];
 
 /// A fixture with where its interesting bytes are: `moov`, and every box header.
 struct Subject {
     name: &'static str,
     bytes: Vec<u8>,
     moov: std::ops::Range<usize>,
+    /// Where the metadata is: `moov`, then (fragmented files) every `moof`, `sidx`, `mfra`.
+    hot: Vec<std::ops::Range<usize>>,
     /// Offsets of every box header found walking the containers (size field first).
     headers: Vec<usize>,
 }
@@ -46,6 +56,7 @@ struct Subject {
 fn subject(name: &'static str) -> Subject {
     let bytes = fixture(name);
     let mut headers = Vec::new();
+    let mut hot = Vec::new();
     let mut moov = 0..0;
     let mut stack = Vec::new();
     stack.push(0..bytes.len());
@@ -61,6 +72,9 @@ fn subject(name: &'static str) -> Subject {
             if kind == b"moov" {
                 moov = pos..pos + size;
             }
+            if range.start == 0 && FRAGMENT_METADATA.iter().any(|c| &c[..] == kind) {
+                hot.push(pos..pos + size);
+            }
             if CONTAINERS.iter().any(|c| &c[..] == kind) {
                 stack.push(pos + 8..pos + size);
             }
@@ -68,10 +82,12 @@ fn subject(name: &'static str) -> Subject {
         }
     }
     assert!(!moov.is_empty(), "{name}: no moov");
+    hot.insert(0, moov.clone());
     Subject {
         name,
         bytes,
         moov,
+        hot,
         headers,
     }
 }
@@ -83,10 +99,15 @@ fn mutate(s: &Subject, rng: &mut Rng) -> (Vec<u8>, String) {
     // Mostly one mutation, sometimes a few stacked.
     let count = [1, 1, 1, 2, 3][rng.below(5)];
     for _ in 0..count {
-        // Most bytes that matter are in moov; aim there nine times in ten.
+        // Most bytes that matter are in moov (and a fragmented file's moof, sidx and mfra
+        // boxes); aim there nine times in ten.
         let in_moov = |rng: &mut Rng, len: usize| {
             if rng.below(10) < 9 {
-                s.moov.start + rng.below(s.moov.len())
+                let hot = match s.hot.len() {
+                    1 => &s.moov,
+                    n => &s.hot[rng.below(n)],
+                };
+                hot.start + rng.below(hot.len())
             } else {
                 rng.below(len)
             }

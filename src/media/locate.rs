@@ -12,7 +12,7 @@
 use bytes::Bytes;
 
 use super::{MediaError, MediaLimits};
-use crate::source::{ByteRange, MediaSource, ObjectIdentity, ObjectKey, SourceError};
+use crate::source::{ByteRange, MediaSource, ObjectIdentity, ObjectKey, SourceError, SourceKind};
 
 /// The top-level boxes the packager needs, as read from the object.
 #[derive(Debug, Clone)]
@@ -136,6 +136,15 @@ pub(super) enum Reader<'a> {
 }
 
 impl Reader<'_> {
+    /// Whether each read is a network round trip (an object store), where reading some
+    /// bytes more to save a read pays; a local file or memory answers at once.
+    pub(super) fn reads_are_round_trips(&self) -> bool {
+        match self {
+            Reader::Source { source, .. } => source.kind() == SourceKind::ObjectStore,
+            Reader::Memory(_) => false,
+        }
+    }
+
     /// The bytes of each range, in order, as one batch (a source may coalesce them).
     pub(super) async fn read_many(&self, ranges: &[ByteRange]) -> Result<Vec<Bytes>, MediaError> {
         match self {

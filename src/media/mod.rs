@@ -7,7 +7,8 @@
 //! `wvtt`) are indexed the same way but kept apart (`text_tracks`); their sample payloads
 //! are read only when a subtitle is requested, and `text.rs` turns them into cues. Sample
 //! numbers are 0-based here; MP4 tables are 1-based and are converted at the parse
-//! boundary.
+//! boundary. A fragmented file (`moov` with `mvex`, then `moof`/`mdat` pairs) gives the
+//! same index: `fragments` finds its `moof` boxes with few reads and appends their samples.
 //!
 //! Packaging decisions (where to cut, how to shift times) are not made here: see `package`.
 

@@ -58,10 +58,10 @@ pub(super) fn parse_with_fragments(
     check_sample_budget(&moov.trak, limits)?;
     let mut fragment_samples = match fragments {
         Some(found) => {
-            let declared: Vec<(u32, u64)> = moov
+            let declared: Vec<(u32, u64, u64)> = moov
                 .trak
                 .iter()
-                .map(|t| (t.tkhd.track_id, sample_count(t)))
+                .map(|t| (t.tkhd.track_id, sample_count(t), stts_end(t)))
                 .collect();
             fragments::decode(moov_bytes, &found.moofs, &declared, identity.size, limits)?
         }
@@ -223,6 +223,19 @@ fn sample_count(trak: &Trak) -> u64 {
         StszSamples::Identical { count, .. } => u64::from(*count),
         StszSamples::Different { sizes } => sizes.len() as u64,
     }
+}
+
+/// Decode time just past a track's `moov` samples, by its `stts` (which `sample_table`
+/// later checks against the sample count).
+fn stts_end(trak: &Trak) -> u64 {
+    trak.mdia
+        .minf
+        .stbl
+        .stts
+        .entries
+        .iter()
+        .map(|e| u64::from(e.sample_count).saturating_mul(u64::from(e.sample_delta)))
+        .fold(0, u64::saturating_add)
 }
 
 /// Refuse a file whose audio, video or text tracks claim more samples than

@@ -162,17 +162,17 @@ fn invalid(fourcc: &str, track_id: u32, reason: impl Into<String>) -> MediaError
 /// A track's samples gathered from its track fragments, before they join its `moov` ones.
 #[derive(Debug, Default)]
 struct TrackFragments {
-    /// The samples; `dts` count from `first_tfdt`, or from 0 when the first track
-    /// fragment has no `tfdt` (they then follow the `moov` samples). `sync` stays `None`.
+    /// The samples, with decode times on the track's media timeline (from the first
+    /// `tfdt`, or following the `moov` samples). `sync` stays `None`.
     table: SampleTable,
-    /// The first track fragment's `tfdt`, when it has one.
-    first_tfdt: Option<u64>,
     /// Whether any run gave composition offsets (`cts_offsets` is then filled).
     has_cts: bool,
     /// Indexes (in `table`) of the samples not flagged as non-sync.
     sync: Vec<u32>,
     /// Samples in the track's `moov` tables, for the per-track limit.
     moov_samples: u64,
+    /// Decode time just past the track's `moov` samples (0 without any).
+    moov_end: u64,
 }
 
 /// The samples every track's fragments hold, by track id.
@@ -190,7 +190,8 @@ const SAMPLE_FLAGS: u32 = 0x0000_0400;
 /// Decode the track fragments of `moofs` for the tracks `moov` declares.
 ///
 /// `declared` gives each track id of the `moov` with the samples its own tables hold
-/// (counted against the limits together with the fragments' ones).
+/// (counted against the limits together with the fragments' ones) and the decode time
+/// they end at (where a first fragment without `tfdt` starts).
 ///
 /// # Errors
 /// [`MediaError::InvalidTable`] for a track fragment that contradicts itself or the
@@ -199,19 +200,20 @@ const SAMPLE_FLAGS: u32 = 0x0000_0400;
 pub(super) fn decode(
     moov: &[u8],
     moofs: &[FoundMoof],
-    declared: &[(u32, u64)],
+    declared: &[(u32, u64, u64)],
     object_len: u64,
     limits: &MediaLimits,
 ) -> Result<FragmentSamples, MediaError> {
     let defaults = track_defaults(moov)?;
     let mut samples = FragmentSamples::default();
     let mut file_total = 0u64;
-    for &(track_id, moov_samples) in declared {
+    for &(track_id, moov_samples, moov_end) in declared {
         file_total = file_total.saturating_add(moov_samples);
         samples.tracks.insert(
             track_id,
             TrackFragments {
                 moov_samples,
+                moov_end,
                 ..TrackFragments::default()
             },
         );
@@ -321,20 +323,22 @@ fn decode_traf(
     };
 
     // Decode time of this fragment's first sample (8.8.12): its tfdt, else where the
-    // track's previous fragment ended.
-    let end = track.table.end_dts();
+    // track's previous fragment (or its moov samples) ended.
+    let first = track.table.is_empty();
+    let end = match first {
+        true => track.moov_end,
+        false => track.table.end_dts(),
+    };
     let mut dts = match tfdt {
-        Some(t) if track.table.is_empty() => {
-            track.first_tfdt = Some(t);
-            t
-        }
         Some(t) if t < end => {
             return Err(invalid(
                 "tfdt",
                 track_id,
-                format!("goes backwards: {t} after the previous fragment ended at {end}"),
+                format!("goes backwards: {t} after the previous samples ended at {end}"),
             ));
         }
+        // A gap after the moov samples is closed when they are joined (append_to).
+        Some(t) if first => t,
         Some(t) => {
             // A gap: the previous sample lasts until this fragment starts, so decode times
             // and durations keep agreeing.
@@ -466,23 +470,20 @@ impl FragmentSamples {
         }
         let moov_len = samples.len();
         let moov_end = samples.end_dts();
-        // Fragment dts count from the first tfdt (absolute), or else from the moov's end.
-        let shift = match fragments.first_tfdt {
-            None => moov_end,
-            Some(t) if moov_len > 0 && t < moov_end => {
+        let first_dts = fragments.table.dts.first().copied().unwrap_or(moov_end);
+        if moov_len > 0 {
+            if first_dts < moov_end {
                 return Err(invalid(
                     "tfdt",
                     track_id,
-                    format!("goes backwards: {t} before the moov samples end at {moov_end}"),
+                    format!(
+                        "goes backwards: {first_dts} before the moov samples end at {moov_end}"
+                    ),
                 ));
             }
-            Some(t) => {
-                if moov_len > 0 {
-                    stretch_last(samples, t - moov_end, track_id)?;
-                }
-                0
-            }
-        };
+            // A gap: the last moov sample lasts until the first fragment starts.
+            stretch_last(samples, first_dts - moov_end, track_id)?;
+        }
         let all_sync = fragments.sync.len() == fragments.table.len();
         samples.sync = match (samples.sync.take(), all_sync) {
             (None, true) => None,
@@ -503,7 +504,7 @@ impl FragmentSamples {
             }
         }
         let mut table = fragments.table;
-        if moov_len == 0 && shift == 0 {
+        if moov_len == 0 {
             samples.sizes = table.sizes;
             samples.offsets = table.offsets;
             samples.dts = table.dts;
@@ -511,10 +512,17 @@ impl FragmentSamples {
         } else {
             samples.sizes.append(&mut table.sizes);
             samples.offsets.append(&mut table.offsets);
-            samples
-                .dts
-                .extend(table.dts.iter().map(|d| d.saturating_add(shift)));
+            samples.dts.append(&mut table.dts);
             samples.durations.append(&mut table.durations);
+        }
+        // The arrays grew run by run: give back the spare capacity the cache would weigh.
+        samples.sizes.shrink_to_fit();
+        samples.offsets.shrink_to_fit();
+        samples.dts.shrink_to_fit();
+        samples.durations.shrink_to_fit();
+        samples.cts_offsets.shrink_to_fit();
+        if let Some(sync) = samples.sync.as_mut() {
+            sync.shrink_to_fit();
         }
         Ok(())
     }
@@ -605,8 +613,9 @@ mod tests {
             ..MediaLimits::default()
         };
         for (name, discovery, fragments, reads) in [
-            // the end of the file (64 KiB: no mfro), then one read ahead of 256 KiB, as
-            // fragments this small are read several at a time.
+            // the end of the file (64 KiB: no mfro) holds the last fragments; before
+            // it, one read per fragment not in the 4 KiB probe (a local file or memory
+            // never reads ahead into payloads).
             ("h264-aac-3s-frag-walk.mp4", FragmentDiscovery::Walk, 7, 2),
             // the sidx in the probe gives every fragment: one batch.
             ("h264-aac-3s-frag-sidx.mp4", FragmentDiscovery::Sidx, 3, 1),
@@ -630,5 +639,152 @@ mod tests {
         let (_, report) =
             crate::media::load::report_from_bytes(&fixture("h264-aac-3s.mp4"), &limits).unwrap();
         assert_eq!(report.fragments, None);
+    }
+
+    fn boxed(kind: &[u8; 4], body: &[u8]) -> Vec<u8> {
+        let mut out = ((body.len() + 8) as u32).to_be_bytes().to_vec();
+        out.extend_from_slice(kind);
+        out.extend_from_slice(body);
+        out
+    }
+
+    /// A full box: version, 24-bit flags, then the fields (each a big-endian u32 or u64).
+    fn full(kind: &[u8; 4], version: u8, flags: u32, fields: &[u64], wide: &[bool]) -> Vec<u8> {
+        let mut body = ((u32::from(version) << 24) | flags).to_be_bytes().to_vec();
+        for (value, wide) in fields
+            .iter()
+            .zip(wide.iter().chain(std::iter::repeat(&false)))
+        {
+            if *wide {
+                body.extend_from_slice(&value.to_be_bytes());
+            } else {
+                body.extend_from_slice(&(*value as u32).to_be_bytes());
+            }
+        }
+        boxed(kind, &body)
+    }
+
+    fn moov_with_trex() -> Vec<u8> {
+        let trex1 = full(b"trex", 0, 0, &[1, 1, 100, 10, 0x0001_0000], &[]);
+        let trex2 = full(b"trex", 0, 0, &[2, 1, 1024, 5, 0], &[]);
+        boxed(b"moov", &boxed(b"mvex", &[trex1, trex2].concat()))
+    }
+
+    fn moof(offset: u64, trafs: &[Vec<u8>]) -> FoundMoof {
+        let mfhd = full(b"mfhd", 0, 0, &[1], &[]);
+        let trafs: Vec<u8> = trafs.iter().flatten().copied().collect();
+        FoundMoof {
+            offset,
+            bytes: Bytes::from(boxed(b"moof", &[mfhd, trafs].concat())),
+        }
+    }
+
+    fn samples_of(mut decoded: FragmentSamples, track_id: u32) -> SampleTable {
+        let mut table = SampleTable::default();
+        decoded.append_to(track_id, &mut table).unwrap();
+        table
+    }
+
+    /// ISO/IEC 14496-12 8.8: defaults from trex, overridden by tfhd, overridden by trun;
+    /// the first traf's data from the moof, a later traf's where the previous one's ended,
+    /// a run without data_offset after the previous run, an explicit base_data_offset;
+    /// decode times from tfdt, else following on; signed (v1) composition offsets; sync
+    /// from first-sample-flags and the non-sync bit.
+    #[test]
+    fn track_fragments_follow_the_defaults_and_offset_rules() {
+        let moov = moov_with_trex();
+        // moof 1 at 1000: track 1 (no base: the moof), then track 2 (no base: after it).
+        let run_a = full(b"trun", 0, 0x005, &[3, 200, 0], &[]);
+        let run_b = full(
+            b"trun",
+            1,
+            0xb00,
+            &[2, 50, 7, (-20i32) as u32 as u64, 60, 8, 30],
+            &[],
+        );
+        let traf1 = boxed(
+            b"traf",
+            &[full(b"tfhd", 0, 0, &[1], &[]), run_a, run_b].concat(),
+        );
+        let tfdt2 = full(b"tfdt", 1, 0, &[5000], &[true]);
+        let run_c = full(b"trun", 0, 0, &[2], &[]);
+        let traf2 = boxed(
+            b"traf",
+            &[full(b"tfhd", 0, 0, &[2], &[]), tfdt2, run_c].concat(),
+        );
+        // moof 2 at 3000: track 1 with an explicit base and a tfhd default duration.
+        let tfhd = full(b"tfhd", 0, 0x09, &[1, 2000, 90], &[false, true]);
+        let run_d = full(b"trun", 0, 0x001, &[1, 0], &[]);
+        let traf3 = boxed(b"traf", &[tfhd, run_d].concat());
+        let moofs = [moof(1000, &[traf1, traf2]), moof(3000, &[traf3])];
+        let limits = MediaLimits::default();
+        let decoded = decode(&moov, &moofs, &[(1, 0, 0), (2, 0, 0)], 10_000, &limits).unwrap();
+        let video = samples_of(decoded, 1);
+        assert_eq!(video.sizes, [10, 10, 10, 7, 8, 10]);
+        assert_eq!(video.offsets, [1200, 1210, 1220, 1230, 1237, 2000]);
+        assert_eq!(video.durations, [100, 100, 100, 50, 60, 90]);
+        assert_eq!(video.dts, [0, 100, 200, 300, 350, 410]);
+        assert_eq!(video.cts_offsets, [0, 0, 0, -20, 30, 0]);
+        assert_eq!(video.sync, Some(vec![0]));
+        let decoded = decode(&moov, &moofs, &[(1, 0, 0), (2, 0, 0)], 10_000, &limits).unwrap();
+        let audio = samples_of(decoded, 2);
+        assert_eq!(audio.sizes, [5, 5]);
+        assert_eq!(audio.offsets, [1245, 1250]);
+        assert_eq!(audio.dts, [5000, 6024]);
+        assert_eq!(audio.sync, None);
+        assert!(audio.cts_offsets.is_empty());
+    }
+
+    /// A tfdt ahead of where the previous fragment ended lengthens the last sample; one
+    /// behind it, or a traf for a track the moov does not declare, is refused.
+    #[test]
+    fn decode_times_only_move_forward_and_tracks_must_be_declared() {
+        let moov = moov_with_trex();
+        let limits = MediaLimits::default();
+        let traf = |tfdt: u64| {
+            let tfdt = full(b"tfdt", 1, 0, &[tfdt], &[true]);
+            let run = full(b"trun", 0, 0x001, &[1, 100], &[]);
+            boxed(
+                b"traf",
+                &[full(b"tfhd", 0, 0x20000, &[1], &[]), tfdt, run].concat(),
+            )
+        };
+        let gap = [moof(100, &[traf(0)]), moof(300, &[traf(150)])];
+        let decoded = decode(&moov, &gap, &[(1, 0, 0)], 1000, &limits).unwrap();
+        let table = samples_of(decoded, 1);
+        assert_eq!(table.dts, [0, 150]);
+        assert_eq!(table.durations, [150, 100]);
+        assert_eq!(table.offsets, [200, 400]);
+
+        let back = [moof(100, &[traf(500)]), moof(300, &[traf(450)])];
+        let err = decode(&moov, &back, &[(1, 0, 0)], 1000, &limits).unwrap_err();
+        assert!(err.to_string().contains("goes backwards"), "{err}");
+
+        let err = decode(&moov, &gap, &[(2, 0, 0)], 1000, &limits).unwrap_err();
+        assert!(err.to_string().contains("does not declare"), "{err}");
+
+        // A moov with 2 samples ending at 200, then a fragment without tfdt: it follows
+        // on; a later tfdt of 250 is compared with that timeline (not one from 0).
+        let no_tfdt = {
+            let run = full(b"trun", 0, 0x001, &[1, 100], &[]);
+            boxed(
+                b"traf",
+                &[full(b"tfhd", 0, 0x20000, &[1], &[]), run].concat(),
+            )
+        };
+        let after_moov = [moof(100, &[no_tfdt]), moof(300, &[traf(350)])];
+        let mut decoded = decode(&moov, &after_moov, &[(1, 2, 200)], 1000, &limits).unwrap();
+        let mut table = SampleTable {
+            sizes: vec![10, 10],
+            offsets: vec![0, 10],
+            dts: vec![0, 100],
+            durations: vec![100, 100],
+            ..SampleTable::default()
+        };
+        decoded.append_to(1, &mut table).unwrap();
+        assert_eq!(table.dts, [0, 100, 200, 350]);
+        assert_eq!(table.durations, [100, 100, 150, 100]);
+        let err = decode(&moov, &after_moov, &[(1, 2, 400)], 1000, &limits).unwrap_err();
+        assert!(err.to_string().contains("goes backwards"), "{err}");
     }
 }

@@ -12,8 +12,10 @@
 //!
 //! The starts they give are fetched together as one batch of small windows (sized from the
 //! `moof`s seen so far), which the source coalesces where the gaps are small. Without an
-//! index, each miss reads one window ahead: sized to hold a `moof` and the next box header,
-//! or several whole fragments when fragments are small.
+//! index, each miss reads one window ahead, sized to hold a `moof` and the next box header.
+//! On an object store only, where every read is a round trip, fragments smaller than
+//! 64 KiB are read several at a time, payloads included, in reads of at most the 256 KiB a
+//! segment may over-read; a local file never reads payload bytes on purpose.
 //!
 //! Indexes only save reads: the walk still visits every box, so a fragment an index does not
 //! list is found all the same. An index that points anywhere but at a box the walk lands on
@@ -37,10 +39,10 @@ const FIRST_GUESS: u64 = 16 * 1024;
 /// Bounds of the window read at a miss once `moof` sizes are known.
 const MIN_GUESS: u64 = 4 * 1024;
 const MAX_GUESS: u64 = 256 * 1024;
-/// Fragments (`moof` + `mdat`) this small are read several at a time: a miss then reads
-/// `SMALL_READ_AHEAD` bytes, payloads included, to save round trips.
+/// On an object store, fragments (`moof` + `mdat`) this small are read several at a time: a
+/// miss then reads `SMALL_READ_AHEAD` bytes, payloads included, to save round trips.
 const SMALL_FRAGMENT: u64 = 64 * 1024;
-const SMALL_READ_AHEAD: u64 = 256 * 1024;
+const SMALL_READ_AHEAD: u64 = crate::source::OVER_READ_BUDGET_BYTES;
 /// Bytes read from the end of the file to find `mfro` (and usually the whole `mfra`).
 const TAIL_BYTES: u64 = 64 * 1024;
 /// Most bytes asked for in one batch of hinted windows.
@@ -70,6 +72,17 @@ impl Windows {
 
     fn covers(&self, start: u64, len: u64) -> bool {
         self.get(start, len).is_some()
+    }
+
+    /// Drop the windows that end at or before `pos`: the walk never goes back, and a
+    /// read-ahead window may hold payload bytes that should not stay in memory.
+    fn forget_before(&mut self, pos: u64) {
+        while let Some(entry) = self.parts.first_entry() {
+            if entry.key().saturating_add(entry.get().len() as u64) > pos {
+                break;
+            }
+            entry.remove();
+        }
     }
 
     fn insert(&mut self, start: u64, bytes: Bytes) {
@@ -218,7 +231,7 @@ pub(in crate::media) async fn find_fragments(
                 scan.read_batches(&ranges).await?;
             }
             if !scan.windows.covers(pos, peek) {
-                let ahead = if last_span <= SMALL_FRAGMENT {
+                let ahead = if last_span <= SMALL_FRAGMENT && scan.reader.reads_are_round_trips() {
                     SMALL_READ_AHEAD
                 } else {
                     guess
@@ -238,7 +251,11 @@ pub(in crate::media) async fn find_fragments(
                 let bytes = scan
                     .bytes(pos, header.box_len, header.box_len + HEADER_PEEK)
                     .await?;
-                moofs.push(FoundMoof { offset: pos, bytes });
+                // A copy, so the moof does not keep the window it was read with alive.
+                moofs.push(FoundMoof {
+                    offset: pos,
+                    bytes: Bytes::copy_from_slice(&bytes),
+                });
                 if moofs.len() as u64 > max_fragments {
                     return Err(MediaError::TooLarge {
                         limit: "max_fragments",
@@ -258,18 +275,18 @@ pub(in crate::media) async fn find_fragments(
             b"sidx" => {
                 header_bytes = add_header_bytes(header_bytes, header.box_len, limits)?;
                 let bytes = scan.bytes(pos, header.box_len, header.box_len).await?;
-                let starts = sidx_starts(&bytes, pos, size, limits)?;
-                if hints.len().saturating_add(starts.len()) as u64 > max_fragments {
+                let references = sidx_starts(&bytes, pos, size, limits)?;
+                if hints.len().saturating_add(references.len()) as u64 > max_fragments {
                     return Err(MediaError::TooLarge {
                         limit: "max_fragments",
-                        value: (hints.len() + starts.len()) as u64,
+                        value: (hints.len() + references.len()) as u64,
                         max: max_fragments,
                     });
                 }
                 if hints.is_empty() {
                     scan.report.discovery = FragmentDiscovery::Sidx;
                 }
-                for start in starts {
+                for start in references {
                     hints.entry(start).or_insert(FragmentDiscovery::Sidx);
                     unfetched.insert(start);
                 }
@@ -277,6 +294,7 @@ pub(in crate::media) async fn find_fragments(
             _ => {}
         }
         pos += header.box_len;
+        scan.windows.forget_before(pos);
     }
     // Every box start after moov was visited: a hint the walk did not land on points
     // before moov, into the middle of a box, or past the end.
