@@ -1,0 +1,232 @@
+//! Subtitles: the cues of embedded text tracks, read back through HLS (segmented WebVTT
+//! with `X-TIMESTAMP-MAP`) and DASH (one WebVTT file on the Period timeline), against the
+//! source's cues.
+
+use super::common::TestServer;
+use super::http::*;
+use super::tools::*;
+use super::webvtt::*;
+use super::{FIXTURES, KNOWN_CUES, SYNC_TOLERANCE_S};
+
+/// Every text track of the source (`tx3g`, read with ffmpeg; `wvtt`, which ffmpeg cannot
+/// read, against the cues its fixture was written with) reaches players through both
+/// protocols with its language, and with the source's cues: the same text and markup
+/// (italics of `tx3g` style boxes included) at the same times on the video's output timeline (source time + S,
+/// S measured on the video as in the timing test), within 1 ms.
+/// - HLS: the `SUBTITLES` rendition every variant references; its playlist's segments
+///   match the video playlist's, each WebVTT segment holds the cues that overlap its
+///   span (a cue spanning a cut is in both, counted once), and `X-TIMESTAMP-MAP` maps
+///   its times to the video's timeline (as hls.js: local - LOCAL + MPEGTS / 90000).
+/// - DASH: the `text/vtt` AdaptationSet's file, whose times are on the Period timeline,
+///   so output time = file time + the video's `presentationTimeOffset`.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn hls_and_dash_carry_the_source_cues() {
+    if !tools_available().await {
+        return;
+    }
+    let server = start().await;
+    let mut checked = 0;
+    for &fixture in FIXTURES {
+        let source_input = Via::Source.input(&server, fixture);
+        let source = probe_streams(&source_input).await;
+        let known = KNOWN_CUES.iter().find(|(name, _)| *name == fixture);
+        let text_kind = if known.is_some() { "data" } else { "subtitle" };
+        let Some(text) = source.streams.iter().find(|s| s.kind == text_kind) else {
+            continue;
+        };
+        let language = text.language.clone().filter(|l| l != "und");
+        let want = match known {
+            Some((_, cues)) => (cues.iter())
+                .map(|&(start, end, text)| VttCue {
+                    start,
+                    end,
+                    text: text.to_owned(),
+                })
+                .collect(),
+            None => {
+                let source_vtt = run_tool(
+                    "ffmpeg",
+                    args(&[
+                        "-v",
+                        "error",
+                        "-nostdin",
+                        "-i",
+                        &source_input,
+                        "-map",
+                        "0:s:0",
+                        "-f",
+                        "webvtt",
+                        "-",
+                    ]),
+                )
+                .await;
+                WebVtt::parse(&String::from_utf8_lossy(&source_vtt)).cues
+            }
+        };
+        assert!(want.len() >= 2, "{fixture}: source cues {want:?}");
+        let source_video = first_pts(&source_input, "v:0").await;
+        let base = format!("/vod/{fixture}/");
+        for via in Via::OUTPUTS {
+            let shift = first_pts(&via.input(&server, fixture), "v:0").await - source_video;
+            let got = match via {
+                Via::Hls => hls_cues(&server, &base, language.as_deref(), shift).await,
+                _ => dash_cues(&server, &base, language.as_deref()).await,
+            };
+            assert_eq!(
+                got.len(),
+                want.len(),
+                "{fixture} via {via:?}: cues {got:?}, source {want:?}"
+            );
+            for (got, want) in got.iter().zip(&want) {
+                assert_eq!(
+                    unescaped(&got.text),
+                    unescaped(&want.text),
+                    "{fixture} via {via:?}"
+                );
+                for (what, out, src) in
+                    [("start", got.start, want.start), ("end", got.end, want.end)]
+                {
+                    assert!(
+                        (out - (src + shift)).abs() <= SYNC_TOLERANCE_S + 1e-6,
+                        "{fixture} via {via:?}: cue {:?} {what} at {out:.6} s, source \
+                         {src:.3} s + S {shift:.6} s",
+                        want.text
+                    );
+                }
+            }
+        }
+        checked += 1;
+    }
+    // h264-aac-movtext-3s.mp4 (tx3g) and h264-aac-wvtt-3s.mp4.
+    assert_eq!(checked, 2, "fixtures with a text track");
+    server.shutdown().await;
+}
+
+/// The cues of the HLS subtitle rendition of the title at `base`, on the output timeline,
+/// each once. Checks the rendition's attributes, that every variant references its group,
+/// that its segments match the video's, and that each segment holds only cues overlapping
+/// its span (the video segment's: S + the EXTINFs before it; the first reaches back and
+/// the last forward without end).
+async fn hls_cues(
+    server: &TestServer,
+    base: &str,
+    language: Option<&str>,
+    shift: f64,
+) -> Vec<VttCue> {
+    let master = fetch_ok(server, &format!("{base}master.m3u8")).await.text();
+    let media: Vec<&str> = (master.lines())
+        .filter(|l| l.starts_with("#EXT-X-MEDIA:TYPE=SUBTITLES"))
+        .collect();
+    assert_eq!(media.len(), 1, "{base}: one subtitle rendition\n{master}");
+    let group = quoted_attribute(media[0], "GROUP-ID").expect("GROUP-ID");
+    assert_eq!(
+        quoted_attribute(media[0], "LANGUAGE").as_deref(),
+        language,
+        "{master}"
+    );
+    for inf in master
+        .lines()
+        .filter(|l| l.starts_with("#EXT-X-STREAM-INF:"))
+    {
+        assert_eq!(
+            quoted_attribute(inf, "SUBTITLES").as_ref(),
+            Some(&group),
+            "{inf}"
+        );
+    }
+    let uri = quoted_attribute(media[0], "URI").expect("URI");
+    let folder = &uri[..uri.rfind('/').map_or(0, |i| i + 1)];
+    let playlist = MediaPlaylist::parse(&fetch_ok(server, &format!("{base}{uri}")).await.text());
+    let video_uri = master
+        .lines()
+        .skip_while(|l| !l.starts_with("#EXT-X-STREAM-INF:"))
+        .nth(1)
+        .expect("a variant");
+    let video = MediaPlaylist::parse(&fetch_ok(server, &format!("{base}{video_uri}")).await.text());
+    assert_eq!(
+        playlist.extinfs, video.extinfs,
+        "{base}{uri}: segment durations"
+    );
+    assert_eq!(playlist.target_duration, video.target_duration);
+    let mut cues: Vec<VttCue> = Vec::new();
+    let mut start = shift;
+    let last = playlist.segments.len().saturating_sub(1);
+    for (j, (segment, extinf)) in playlist.segments.iter().zip(&playlist.extinfs).enumerate() {
+        let reply = fetch_ok(server, &format!("{base}{folder}{segment}")).await;
+        assert!(
+            reply
+                .headers
+                .iter()
+                .any(|(k, v)| k == "content-type" && v.starts_with("text/vtt")),
+            "{segment}: {:?}",
+            reply.headers
+        );
+        let vtt = WebVtt::parse(&reply.text());
+        let (local, mpegts) = vtt.timestamp_map.expect("X-TIMESTAMP-MAP in every segment");
+        let end = start + extinf;
+        for cue in vtt.cues {
+            let cue = VttCue {
+                start: cue.start - local + mpegts as f64 / 90_000.0,
+                end: cue.end - local + mpegts as f64 / 90_000.0,
+                text: cue.text,
+            };
+            assert!(
+                (j == 0 || cue.end > start - SYNC_TOLERANCE_S)
+                    && (j == last || cue.start < end + SYNC_TOLERANCE_S),
+                "{segment} ({start:.3}..{end:.3} s) holds {cue:?}"
+            );
+            // A cue written whole in two segments counts once; a cue cut at a segment's
+            // edge (`wvtt`) continues in the next one, and shows as one cue.
+            if cues.contains(&cue) {
+                continue;
+            }
+            let continues = cues.iter_mut().find(|c| {
+                c.text == cue.text && (cue.start - c.end).abs() <= SYNC_TOLERANCE_S / 2.0
+            });
+            match continues {
+                Some(earlier) => earlier.end = earlier.end.max(cue.end),
+                None => cues.push(cue),
+            }
+        }
+        start = end;
+    }
+    cues
+}
+
+/// The cues of the DASH text AdaptationSet of the title at `base`, on the output timeline
+/// (file time + the video's presentationTimeOffset). Checks its `lang` and MIME type.
+async fn dash_cues(server: &TestServer, base: &str, language: Option<&str>) -> Vec<VttCue> {
+    let mpd = fetch_ok(server, &format!("{base}manifest.mpd"))
+        .await
+        .text();
+    let sets: Vec<&str> = mpd.split("<AdaptationSet").skip(1).collect();
+    let text_sets: Vec<&&str> = sets
+        .iter()
+        .filter(|s| s.contains("contentType=\"text\""))
+        .collect();
+    assert_eq!(text_sets.len(), 1, "{base}: one text AdaptationSet\n{mpd}");
+    let set = text_sets[0];
+    assert_eq!(xml_attribute(set, "mimeType").as_deref(), Some("text/vtt"));
+    assert_eq!(xml_attribute(set, "lang").as_deref(), language);
+    let start = set.find("<BaseURL>").expect("BaseURL") + "<BaseURL>".len();
+    let url = &set[start..start + set[start..].find("</BaseURL>").expect("</BaseURL>")];
+    let video = sets
+        .iter()
+        .find(|s| s.contains("contentType=\"video\""))
+        .expect("a video AdaptationSet");
+    let timescale: f64 = xml_attribute(video, "timescale")
+        .expect("timescale")
+        .parse()
+        .unwrap();
+    let offset: f64 =
+        xml_attribute(video, "presentationTimeOffset").map_or(0.0, |o| o.parse().unwrap());
+    let vtt = WebVtt::parse(&fetch_ok(server, &format!("{base}{url}")).await.text());
+    assert_eq!(vtt.timestamp_map, None, "{url}: no X-TIMESTAMP-MAP in DASH");
+    (vtt.cues.into_iter())
+        .map(|c| VttCue {
+            start: c.start + offset / timescale,
+            end: c.end + offset / timescale,
+            text: c.text,
+        })
+        .collect()
+}
