@@ -97,16 +97,25 @@ measure() {
     'BEGIN { printf "%-28s %9.0f req/s  %8s ms CPU/req  %s\n", n, r / s, c, e }'
 }
 
+# resolve BASE_URL REFERENCE: REFERENCE as a URL, relative to BASE_URL's folder unless it is
+# absolute already (nginx-vod writes absolute URLs).
+resolve() {
+  case $2 in
+    http://* | https://*) echo "$2" ;;
+    *) echo "${1%/*}/$2" ;;
+  esac
+}
+
 # The URLs of one origin: master, the first media playlist it names, the MPD, and the
 # segment in the middle of that playlist.
 urls_of() {
   local master=$1 mpd=$2 playlist media segments middle
   playlist=$(curl -sf "$master" | grep -v '^#' | grep -m1 'm3u8' || true)
   [ -n "$playlist" ] || playlist=$(curl -sf "$master" | grep -o 'URI="[^"]*m3u8"' | head -n1 | cut -d'"' -f2)
-  media="${master%/*}/$playlist"
+  media=$(resolve "$master" "$playlist")
   segments=$(curl -sf "$media" | grep -v '^#' | grep -c . || true)
   middle=$(curl -sf "$media" | grep -v '^#' | grep . | sed -n "$((segments / 2 + 1))p")
-  echo "$master $media $mpd ${media%/*}/$middle"
+  echo "$master $media $mpd $(resolve "$media" "$middle")"
 }
 
 # cold_first_master RESTART_COMMAND URL: restarts the origin RESTARTS times and sets RESULT
