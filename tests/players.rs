@@ -324,6 +324,31 @@ async fn gstreamer_plays_hls_and_dash_of_every_fixture() {
     server.shutdown().await;
 }
 
+/// The time limit on the players is real: a program still running past it is killed
+/// together with what it started (as the browser run's node would have started Chromium).
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_player_run_past_its_limit_is_killed_with_what_it_started() {
+    let mut command = Command::new("sh");
+    command.args(["-c", "sleep 600 >/dev/null 2>&1 & echo $!; wait"]);
+    let run = tokio::task::spawn_blocking(move || run_bounded(command, Duration::from_secs(1)))
+        .await
+        .expect("the sh thread");
+    assert!(run.timed_out && run.status.is_none(), "sh was not stopped");
+    let grandchild = String::from_utf8_lossy(&run.stdout).trim().to_owned();
+    assert!(!grandchild.is_empty(), "sh printed no pid");
+    // Killed means gone, or a zombie waiting for init to reap it; allow init a moment.
+    let stat = format!("/proc/{grandchild}/stat");
+    let mut alive = true;
+    for _ in 0..100 {
+        alive = std::fs::read_to_string(&stat).is_ok_and(|s| !s.contains(") Z "));
+        if !alive {
+            break;
+        }
+        tokio::time::sleep(Duration::from_millis(50)).await;
+    }
+    assert!(!alive, "the program's child {grandchild} outlived the kill");
+}
+
 // ---------------------------------------------------------------------------------------
 // Jobs
 // ---------------------------------------------------------------------------------------

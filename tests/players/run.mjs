@@ -8,7 +8,8 @@
 // JOBS.json is {"jobs": [JOB, ...], "parallel": 1, "deadline_s": 540} (or just [JOB, ...]).
 // A JOB is
 //     {"name": "...", "player": "hlsjs" | "dashjs" | "shaka", "url": "http://...",
-//      "steps": [STEP, ...], "timeout_s": 90 (optional),
+//      "steps": [STEP, ...], "timeout_s": 90 (optional), "trace": true (optional: list
+//      every response in the report),
 //      "known_failure": {"matches": "TEXT", "reason": "why"} (optional)}
 // and a STEP is one of
 //     {"play": N}          play until the media time has moved N seconds on (or the end)
@@ -248,6 +249,13 @@ const HARNESS_JS = String.raw`
     }
     return out;
   };
+
+  // Every text track with its mode and first cues, to explain a cue that was not shown.
+  window.vpTextTracks = () => Array.from(video.textTracks).map((track) => ({
+    label: track.label, language: track.language, mode: track.mode,
+    cues: track.cues ? Array.from(track.cues).slice(0, 5).map((c) => [round3(c.startTime), round3(c.endTime), c.text]) : null,
+  }));
+  const round3 = (x) => Math.round(x * 1000) / 1000;
 })();
 `;
 
@@ -405,7 +413,8 @@ const STEPS = {
       });
       if (!found) {
         const active = await page.evaluate(() => window.vpActiveCues());
-        throw new StepFailure(`at ${middle.toFixed(3)} s no active cue "${cue.text}"; active: ${JSON.stringify(active)}`);
+        const all = await page.evaluate(() => window.vpTextTracks());
+        throw new StepFailure(`at ${middle.toFixed(3)} s no active cue "${cue.text}"; active: ${JSON.stringify(active)}; text tracks: ${JSON.stringify(all)}`);
       }
       if (Math.abs(found.start - cue.start) > tolerance || Math.abs(found.end - cue.end) > tolerance) {
         throw new StepFailure(`cue "${cue.text}" shown ${found.start.toFixed(3)}-${found.end.toFixed(3)} s, expected ${cue.start}-${cue.end} s (tolerance ${tolerance} s)`);
@@ -433,6 +442,7 @@ async function runJob(browser, pageOrigin, job) {
     const page = await context.newPage();
     page.on('response', (response) => {
       report.http.requests += 1;
+      if (job.trace) (report.http.trace = report.http.trace || []).push(`${response.status()} ${response.url()}`);
       if (response.status() >= 400 && report.http.failures.length < 20) report.http.failures.push({ url: response.url(), status: response.status() });
     });
     page.on('requestfailed', (request) => {
