@@ -194,6 +194,11 @@ const KNOWN_FAILURES: &[KnownFailure] = &[KnownFailure {
              1 run in 10 here), skips it with a recovered bufferSeekOverHole error",
 }];
 
+/// How far a cue's start and end as a player shows them may be from the table's, in
+/// seconds: HLS media sits at the title shift S (a 2-frame B-frame delay here, 0.067 s)
+/// on the playlists' timeline, and the players keep the cues with the video.
+const CUE_TOLERANCE_S: f64 = 0.1;
+
 /// The longest the whole browser run may take before it is killed (the runner stops
 /// itself a minute earlier).
 const BROWSER_RUN_LIMIT: Duration = Duration::from_secs(540);
@@ -359,16 +364,22 @@ fn jobs_json(server: &TestServer) -> String {
     for title in TITLES.iter().filter(|t| t.browser) {
         for run in Run::ALL {
             let url = server.url(&format!("/vod/{}/{}", title.key, run.manifest()));
+            // The kinds that must reach the browser's decoders: a player that silently
+            // drops a track it cannot play fails.
+            let media: Vec<&str> = [
+                (title.video_variants > 0, "\"video\""),
+                (title.audio_tracks > 0, "\"audio\""),
+            ]
+            .into_iter()
+            .filter_map(|(has, kind)| has.then_some(kind))
+            .collect();
+            let name = format!("{} {} {}", run.player(), title.key, run.manifest());
             let mut job = format!(
-                "{{\"name\":{},\"player\":\"{}\",\"url\":{},\"steps\":[{}]",
-                json_string(&format!(
-                    "{} {} {}",
-                    run.player(),
-                    title.key,
-                    run.manifest()
-                )),
+                "{{\"name\":{},\"player\":\"{}\",\"url\":{},\"media\":[{}],\"steps\":[{}]",
+                json_string(&name),
                 run.player(),
                 json_string(&url),
+                media.join(","),
                 steps_json(title).join(",")
             );
             let known = KNOWN_FAILURES
@@ -423,7 +434,10 @@ fn steps_json(title: &Title) -> Vec<String> {
             .language
             .map(|l| format!(",\"lang\":{}", json_string(l)))
             .unwrap_or_default();
-        steps.push(format!("{{\"cues\":[{}]{language}}}", list.join(",")));
+        steps.push(format!(
+            "{{\"cues\":[{}]{language},\"tolerance\":{CUE_TOLERANCE_S}}}",
+            list.join(",")
+        ));
     }
     steps.push(format!("{{\"seek\":{}}}", title.seek_s));
     steps.push("{\"play_to_end\":true}".to_owned());

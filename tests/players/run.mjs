@@ -9,7 +9,8 @@
 // A JOB is
 //     {"name": "...", "player": "hlsjs" | "dashjs" | "shaka", "url": "http://...",
 //      "steps": [STEP, ...], "timeout_s": 90 (optional), "trace": true (optional: list
-//      every response in the report),
+//      every response in the report), "media": ["video", "audio"] (optional: the kinds
+//      that must reach the browser's decoders, so a track a player silently drops fails),
 //      "known_failure": {"matches": "TEXT", "reason": "why"} (optional)}
 // and a STEP is one of
 //     {"play": N}          play until the media time has moved N seconds on (or the end)
@@ -21,7 +22,9 @@
 //     {"cues": [{"start": S, "end": E, "text": "..."}], "lang": "eng", "tolerance": 0.2}
 //                          show the text track (of that language, or the first), and for
 //                          each cue: paused at its middle, a cue with that text is active
-//                          and starts and ends within the tolerance of S and E
+//                          and, joined with the same text's cues next to it (a cue cut at
+//                          segment edges), starts and ends within the tolerance of S and E;
+//                          text compares without tags, entities decoded, spaces collapsed
 //
 // Strict: any player error event (fatal or recovered), a media element error, an HTTP status
 // >= 400 or a failed request seen by the page fails the job. Stalls (the player waiting for
@@ -64,6 +67,8 @@ const STEP_KINDS = ['play', 'play_to_end', 'seek', 'variant', 'audio', 'cues'];
 const SEEK_TOLERANCE_S = 0.5;
 const END_TOLERANCE_S = 0.05;
 const DEFAULT_CUE_TOLERANCE_S = 0.2;
+// Cues of the same text closer than this read as one to a viewer.
+const CUE_JOIN_GAP_S = 0.05;
 
 const sleep = (ms) => new Promise((resolve) => setTimeout(resolve, ms));
 
@@ -119,6 +124,26 @@ const HARNESS_JS = String.raw`
     note('video', true, 'MediaError ' + e.code, e.message);
   });
   video.addEventListener('waiting', () => { state.stalls += 1; });
+  // What reaches the decoders: every SourceBuffer a player makes, with the bytes appended
+  // to it. A player that drops a track it cannot play (dash.js does, silently) shows here.
+  state.media = [];
+  for (const Source of [window.MediaSource, window.ManagedMediaSource]) {
+    if (!Source) continue;
+    const addSourceBuffer = Source.prototype.addSourceBuffer;
+    Source.prototype.addSourceBuffer = function (mime) {
+      const buffer = addSourceBuffer.call(this, mime);
+      buffer.vpRecord = { mime: String(mime), bytes: 0 };
+      state.media.push(buffer.vpRecord);
+      return buffer;
+    };
+  }
+  if (window.SourceBuffer) {
+    const appendBuffer = SourceBuffer.prototype.appendBuffer;
+    SourceBuffer.prototype.appendBuffer = function (data) {
+      if (this.vpRecord) this.vpRecord.bytes += (data && data.byteLength) || 0;
+      return appendBuffer.call(this, data);
+    };
+  }
   // The media element's story, reported with a failed job.
   state.events = [];
   for (const name of ['loadedmetadata', 'canplay', 'playing', 'waiting', 'seeking', 'seeked', 'pause', 'ended', 'durationchange']) {
@@ -154,6 +179,7 @@ const HARNESS_JS = String.raw`
       selectAudio: (id) => { hls.audioTrack = id; },
       textTracks: () => hls.subtitleTracks.map((t) => ({ id: t.id, lang: t.lang || '' })),
       selectText: (id) => { hls.subtitleDisplay = true; hls.subtitleTrack = id; },
+      activeText: () => hls.subtitleTrack,
     };
   };
 
@@ -184,6 +210,7 @@ const HARNESS_JS = String.raw`
       },
       textTracks: () => (player.getTracksFor('text') || []).map((t, i) => ({ id: i, lang: t.lang || '' })),
       selectText: (id) => { player.enableText(true); player.setTextTrack(id); },
+      activeText: () => player.getCurrentTextTrackIndex(),
     };
   };
 
@@ -215,6 +242,7 @@ const HARNESS_JS = String.raw`
       selectAudio: (id) => player.selectAudioTrack(player.getAudioTracks()[id]),
       textTracks: () => player.getTextTracks().map((t) => ({ id: t.id, lang: t.language || '' })),
       selectText: (id) => player.selectTextTrack(player.getTextTracks().find((t) => t.id === id)),
+      activeText: () => { const t = player.getTextTracks().find((t) => t.active); return t ? t.id : null; },
     };
   };
 
@@ -240,7 +268,40 @@ const HARNESS_JS = String.raw`
     readyState: video.readyState, fatal: state.errors.some((e) => e.fatal), errors: state.errors.length,
   });
 
-  // Text cues that are active now, over every text track that is not disabled.
+  // Cue text as a viewer reads it: no WebVTT tags, entities decoded, white space collapsed.
+  const ENTITIES = { amp: '&', lt: '<', gt: '>', nbsp: ' ', lrm: '', rlm: '' };
+  const normalize = (text) => String(text || '')
+    .replace(/<[^>]*>/g, '')
+    .replace(/&(amp|lt|gt|nbsp|lrm|rlm);/g, (_, name) => ENTITIES[name])
+    .replace(/\s+/g, ' ')
+    .trim();
+
+  // The cue with this text that is active now (in a text track that is not disabled), as
+  // a viewer sees it: joined with the cues of the same text that follow or precede it
+  // without a visible gap (a packager may cut a cue at segment edges, or repeat it).
+  window.vpShownCue = (text, gapS) => {
+    const want = normalize(text);
+    for (const track of Array.from(video.textTracks)) {
+      if (track.mode === 'disabled' || !track.activeCues || !track.cues) continue;
+      const active = Array.from(track.activeCues).find((c) => normalize(c.text) === want);
+      if (!active) continue;
+      const same = Array.from(track.cues).filter((c) => normalize(c.text) === want).sort((a, b) => a.startTime - b.startTime);
+      let start = active.startTime, end = active.endTime, parts = 1, grew = true;
+      while (grew) {
+        grew = false;
+        for (const c of same) {
+          const overlaps = c.startTime <= end + gapS && c.endTime >= start - gapS;
+          if (overlaps && (c.startTime < start || c.endTime > end)) {
+            start = Math.min(start, c.startTime); end = Math.max(end, c.endTime); parts += 1; grew = true;
+          }
+        }
+      }
+      return { start, end, text: active.text, parts };
+    }
+    return null;
+  };
+
+  // Text of every active cue, to explain a cue that was not shown.
   window.vpActiveCues = () => {
     const out = [];
     for (const track of Array.from(video.textTracks)) {
@@ -398,6 +459,8 @@ const STEPS = {
       : tracks[0];
     if (!track) throw new StepFailure(`no text track${step.lang ? ' in ' + step.lang : ''}: the player lists ${JSON.stringify(tracks)}`);
     await page.evaluate((id) => window.vp.selectText(id), track.id);
+    const selected = await pollUntil(page, 20, () => page.evaluate((id) => window.vp.activeText() === id, track.id));
+    if (!selected) throw new StepFailure(`text track ${JSON.stringify(track)} never became active`);
     const shown = [];
     for (const cue of expected) {
       const middle = (cue.start + cue.end) / 2;
@@ -406,27 +469,35 @@ const STEPS = {
         video.pause();
         video.currentTime = t;
       }, middle);
-      const want = normalizeText(cue.text);
+      const within = (c) => c && Math.abs(c.start - cue.start) <= tolerance && Math.abs(c.end - cue.end) <= tolerance;
+      const shownCue = () => page.evaluate(([text, gap]) => window.vpShownCue(text, gap), [cue.text, CUE_JOIN_GAP_S]);
+      // Polled until right, as the players may still be loading the cue's other parts.
       const found = await pollUntil(page, 20, async () => {
-        const active = await page.evaluate(() => window.vpActiveCues());
-        return active.find((c) => normalizeText(c.text) === want);
+        const c = await shownCue();
+        return within(c) && c;
       });
       if (!found) {
+        const last = await shownCue();
+        if (last) throw new StepFailure(`cue "${cue.text}" shown ${last.start.toFixed(3)}-${last.end.toFixed(3)} s (${last.parts} part(s)), expected ${cue.start}-${cue.end} s (tolerance ${tolerance} s)`);
         const active = await page.evaluate(() => window.vpActiveCues());
         const all = await page.evaluate(() => window.vpTextTracks());
         throw new StepFailure(`at ${middle.toFixed(3)} s no active cue "${cue.text}"; active: ${JSON.stringify(active)}; text tracks: ${JSON.stringify(all)}`);
       }
-      if (Math.abs(found.start - cue.start) > tolerance || Math.abs(found.end - cue.end) > tolerance) {
-        throw new StepFailure(`cue "${cue.text}" shown ${found.start.toFixed(3)}-${found.end.toFixed(3)} s, expected ${cue.start}-${cue.end} s (tolerance ${tolerance} s)`);
-      }
-      shown.push({ start: round(found.start), end: round(found.end), text: found.text });
+      shown.push({ start: round(found.start), end: round(found.end), parts: found.parts, text: found.text });
     }
     return { track: track.lang, shown };
   },
 };
 
-function normalizeText(text) {
-  return String(text).replace(/<[^>]*>/g, '').replace(/\s+/g, ' ').trim();
+// The kinds of media ("video", "audio") a SourceBuffer MIME type carries, by its codecs.
+function mediaKinds(mime) {
+  const m = /codecs\s*=\s*"?([^"]*)"?/i.exec(mime);
+  const codecs = m ? m[1].toLowerCase() : '';
+  const kinds = [];
+  if (/avc|hvc|hev|av01|vp0?9|vp8|dvh|dva/.test(codecs)) kinds.push('video');
+  if (/mp4a|opus|ac-3|ec-3|flac|mp3|vorbis|alac/.test(codecs)) kinds.push('audio');
+  if (!kinds.length) kinds.push(String(mime).split('/')[0].toLowerCase());
+  return kinds;
 }
 
 function round(x) {
@@ -437,6 +508,7 @@ async function runJob(browser, pageOrigin, job) {
   const started = Date.now();
   const report = { verdict: 'fail', name: job.name || `${job.player} ${job.url}`, player: job.player, url: job.url, reason: null, steps: [], errors: [], http: { requests: 0, failures: [] }, stalls: 0 };
   if (job.known_failure) report.known_failure = job.known_failure.reason;
+  const mediaFaults = [];
   const context = await browser.newContext();
   try {
     const page = await context.newPage();
@@ -482,16 +554,23 @@ async function runJob(browser, pageOrigin, job) {
       const video = document.getElementById('video');
       const buffered = [];
       for (let i = 0; i < video.buffered.length; i++) buffered.push([video.buffered.start(i), video.buffered.end(i)]);
-      return { errors: window.vpState.errors, stalls: window.vpState.stalls, events: window.vpState.events, buffered, readyState: video.readyState };
+      return { errors: window.vpState.errors, stalls: window.vpState.stalls, events: window.vpState.events, buffered, readyState: video.readyState, media: window.vpState.media };
     }).catch(() => ({ errors: [], stalls: 0 }));
     report.errors = state.errors || [];
     report.stalls = state.stalls;
+    report.media = state.media || [];
+    for (const kind of job.media || []) {
+      if (!report.media.some((m) => m.bytes > 0 && mediaKinds(m.mime).includes(kind))) {
+        mediaFaults.push(`no ${kind} reached the browser's decoders (SourceBuffers: ${JSON.stringify(report.media)})`);
+      }
+    }
     if (report.reason || report.errors.length) Object.assign(report, { events: state.events, buffered: state.buffered, readyState: state.readyState });
   } finally {
     await context.close().catch(() => {});
   }
   const faults = [
     ...(report.reason ? [report.reason] : []),
+    ...mediaFaults,
     ...report.errors.map((e) => `player error: ${e.source} ${e.name} ${e.detail}`.trim()),
     ...report.http.failures.map((f) => `HTTP failure: ${JSON.stringify(f)}`),
   ];
