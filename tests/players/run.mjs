@@ -115,8 +115,14 @@ const HARNESS_JS = String.raw`
   const video = document.getElementById('video');
   video.muted = true;
   const state = window.vpState = { errors: [], stalls: 0, ended: false, audioSwitched: null };
+  // Settles when the first fatal error is noted, so a player that will never get ready
+  // (a 404 manifest, a CORS refusal) does not leave startup waiting.
+  let fatalNoted;
+  const fatal = new Promise((resolve) => { fatalNoted = resolve; });
+  const ready = (promise) => Promise.race([promise, fatal.then(() => { throw new Error('a fatal error before the player was ready'); })]);
   const note = (source, fatal, name, detail) => {
     if (state.errors.length < 50) state.errors.push({ source, fatal: !!fatal, name: String(name), detail: String(detail || '').slice(0, 300) });
+    if (fatal) fatalNoted();
   };
   state.note = note;
   video.addEventListener('error', () => {
@@ -169,7 +175,7 @@ const HARNESS_JS = String.raw`
     const parsed = new Promise((resolve) => hls.once(Hls.Events.MANIFEST_PARSED, resolve));
     hls.attachMedia(video);
     hls.loadSource(url);
-    await parsed;
+    await ready(parsed);
     return {
       variants: () => hls.levels.map((l, i) => ({ id: i, bandwidth: l.bitrate, height: l.height })).sort(byBandwidth),
       activeVariant: () => hls.currentLevel,
@@ -192,9 +198,9 @@ const HARNESS_JS = String.raw`
       note('dash.js', true, typeof err === 'object' ? 'code ' + err.code : err, typeof err === 'object' ? err.message : '');
     });
     player.on('playbackError', (e) => note('dash.js', true, 'playbackError', e && e.error && (e.error.message || e.error)));
-    const ready = new Promise((resolve) => player.on('streamInitialized', resolve));
+    const initialized = new Promise((resolve) => player.on('streamInitialized', resolve));
     player.initialize(video, url, false);
-    await ready;
+    await ready(initialized);
     return {
       variants: () => (player.getRepresentationsByType('video') || []).map((r) => ({ id: r.id, bandwidth: r.bandwidth, height: r.height })).sort(byBandwidth),
       activeVariant: () => { const r = player.getCurrentRepresentationForType('video'); return r ? r.id : null; },
