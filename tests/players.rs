@@ -167,12 +167,14 @@ impl Run {
 }
 
 /// A player fault traced to vodpack and reported, not yet fixed. The job still runs and
-/// still fails on anything else; only failures whose every fault mentions `matches` are
-/// accepted, and a run in which it does not show up passes (some are intermittent).
+/// still fails on anything else: a failure is accepted only when each of its faults
+/// contains the `matches` of one of the job's known failures, and a run in which they do
+/// not show up passes (some are intermittent).
 struct KnownFailure {
     /// The titles it shows on.
     keys: &'static [&'static str],
-    run: Run,
+    /// The players and manifests it shows in.
+    runs: &'static [Run],
     /// Text every fault of the failure contains (a player error name, say).
     matches: &'static str,
     /// What is wrong, for whoever fixes it.
@@ -188,7 +190,7 @@ const KNOWN_FAILURES: &[KnownFailure] = &[KnownFailure {
         "h264-3s-video-only.mp4",
         "h264-aac-2lang-3s.mp4",
     ],
-    run: Run::HlsJs,
+    runs: &[Run::HlsJs],
     matches: "bufferSeekOverHole fragment loaded with buffer holes, seeking from 0 to",
     reason: "HLS media starts at the title shift S (src/package/plan.rs: the 2-frame B-frame \
              delay, 0.0667 s) while the playlists start at 0; hls.js maps them 1:1, finds a \
@@ -412,15 +414,19 @@ fn jobs_json(server: &TestServer) -> String {
                 media.join(","),
                 steps_json(title).join(",")
             );
-            let known = KNOWN_FAILURES
+            let known: Vec<String> = KNOWN_FAILURES
                 .iter()
-                .find(|k| k.keys.contains(&title.key) && k.run == run);
-            if let Some(known) = known {
-                job.push_str(&format!(
-                    ",\"known_failure\":{{\"matches\":{},\"reason\":{}}}",
-                    json_string(known.matches),
-                    json_string(known.reason)
-                ));
+                .filter(|k| k.keys.contains(&title.key) && k.runs.contains(&run))
+                .map(|k| {
+                    format!(
+                        "{{\"matches\":{},\"reason\":{}}}",
+                        json_string(k.matches),
+                        json_string(k.reason)
+                    )
+                })
+                .collect();
+            if !known.is_empty() {
+                job.push_str(&format!(",\"known_failures\":[{}]", known.join(",")));
             }
             job.push('}');
             jobs.push(job);

@@ -11,7 +11,7 @@
 //      "steps": [STEP, ...], "timeout_s": 90 (optional), "trace": true (optional: list
 //      every response in the report), "media": ["video", "audio"] (optional: the kinds
 //      that must reach the browser's decoders, so a track a player silently drops fails),
-//      "known_failure": {"matches": "TEXT", "reason": "why"} (optional)}
+//      "known_failures": [{"matches": "TEXT", "reason": "why"}, ...] (optional)}
 // and a STEP is one of
 //     {"play": N}          play until the media time has moved N seconds on (or the end)
 //     {"play_to_end": true} play until the media element reports `ended` (or stops with
@@ -32,10 +32,10 @@
 // stream. Every wait is bounded. Jobs run in fresh browser contexts, `parallel` at a time, in
 // one browser that is closed at the end, also on failure or timeout.
 //
-// A known failure is a fault traced to the packager and reported: a job that fails only
-// with faults (step failures, player errors, HTTP failures) that all contain `matches` is
-// a "known-failure"; any other fault still fails it; a run without the fault passes (some
-// player faults are intermittent).
+// A known failure is a fault traced to the packager and reported: a job whose faults (step
+// failures, player errors, HTTP failures) each contain the `matches` text of one of its
+// known failures is a "known-failure"; any other fault still fails it; a run without the
+// faults passes (some player faults are intermittent).
 //
 // Output: one JSON line per job, {"verdict": "pass" | "fail" | "known-failure", "name",
 // "player", "url", "reason", "steps", "errors", "http", ...}. Exit 0 when no job failed
@@ -93,7 +93,9 @@ function readJobs(argv) {
     const where = `job ${i} (${job.name || 'unnamed'})`;
     if (!PLAYER_FILES[job.player]) throw new Error(`${where}: unknown player ${JSON.stringify(job.player)}`);
     if (typeof job.url !== 'string' || !/^https?:\/\//.test(job.url)) throw new Error(`${where}: url must be http(s)`);
-    if (job.known_failure !== undefined && typeof (job.known_failure && job.known_failure.matches) !== 'string') throw new Error(`${where}: known_failure needs a "matches" text`);
+    if (job.known_failures !== undefined && !(Array.isArray(job.known_failures) && job.known_failures.every((k) => k && typeof k.matches === 'string' && k.matches))) {
+      throw new Error(`${where}: known_failures must be a list of {"matches": "TEXT", "reason": "..."}`);
+    }
     for (const step of job.steps || []) {
       const kinds = Object.keys(step).filter((k) => STEP_KINDS.includes(k));
       if (kinds.length !== 1) throw new Error(`${where}: step ${JSON.stringify(step)} must have exactly one of ${STEP_KINDS.join(', ')}`);
@@ -513,7 +515,7 @@ function round(x) {
 async function runJob(browser, pageOrigin, job) {
   const started = Date.now();
   const report = { verdict: 'fail', name: job.name || `${job.player} ${job.url}`, player: job.player, url: job.url, reason: null, steps: [], errors: [], http: { requests: 0, failures: [] }, stalls: 0 };
-  if (job.known_failure) report.known_failure = job.known_failure.reason;
+  if (job.known_failures) report.known_failures = job.known_failures.map((k) => k.reason);
   const mediaFaults = [];
   const context = await browser.newContext();
   try {
@@ -533,8 +535,7 @@ async function runJob(browser, pageOrigin, job) {
       await page.goto(`${pageOrigin}/?player=${job.player}`, { waitUntil: 'load', timeout: 20000 });
       const startError = await page.evaluate(([player, url]) => window.vpStart(player, url), [job.player, job.url]);
       if (startError) throw new StepFailure(`player did not start: ${startError}`);
-      if (job.known_failure !== undefined && typeof (job.known_failure && job.known_failure.matches) !== 'string') throw new Error(`${where}: known_failure needs a "matches" text`);
-    for (const step of job.steps || []) {
+      for (const step of job.steps || []) {
         const kind = Object.keys(step).find((k) => STEP_KINDS.includes(k));
         const entry = { step: kind, arg: step[kind] };
         report.steps.push(entry);
@@ -581,8 +582,8 @@ async function runJob(browser, pageOrigin, job) {
     ...report.http.failures.map((f) => `HTTP failure: ${JSON.stringify(f)}`),
   ];
   report.reason = faults[0] || null;
-  const known = job.known_failure && job.known_failure.matches;
-  report.verdict = !faults.length ? 'pass' : known && faults.every((f) => f.includes(known)) ? 'known-failure' : 'fail';
+  const known = (job.known_failures || []).map((k) => k.matches);
+  report.verdict = !faults.length ? 'pass' : faults.every((f) => known.some((m) => f.includes(m))) ? 'known-failure' : 'fail';
   report.wall_s = Math.round((Date.now() - started) / 100) / 10;
   return report;
 }
