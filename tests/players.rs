@@ -203,6 +203,10 @@ const KNOWN_FAILURES: &[KnownFailure] = &[KnownFailure {
 /// on the playlists' timeline, and the players keep the cues with the video.
 const CUE_TOLERANCE_S: f64 = 0.1;
 
+/// Browser jobs played at once. Measured on the 2-core machine: 68 jobs (17 titles) took
+/// 3 min 46 s one at a time and 2 min 38 s two at a time, with the same verdicts.
+const BROWSER_JOBS_AT_ONCE: usize = 1;
+
 /// The longest the whole browser run may take before it is killed (the runner stops
 /// itself a minute earlier).
 const BROWSER_RUN_LIMIT: Duration = Duration::from_secs(540);
@@ -433,7 +437,7 @@ fn jobs_json(server: &TestServer) -> String {
         }
     }
     format!(
-        "{{\"deadline_s\":{},\"parallel\":1,\"jobs\":[\n{}\n]}}\n",
+        "{{\"deadline_s\":{},\"parallel\":{BROWSER_JOBS_AT_ONCE},\"jobs\":[\n{}\n]}}\n",
         BROWSER_RUN_LIMIT.as_secs() - 60,
         jobs.join(",\n")
     )

@@ -29,7 +29,7 @@
 // Strict: any player error event (fatal or recovered), a media element error, an HTTP status
 // >= 400 or a failed request seen by the page fails the job. Stalls (the player waiting for
 // data) are counted and reported, not failed on: on a busy machine they say nothing about the
-// stream. Every wait is bounded. Jobs run in fresh browser contexts, `parallel` at a time, in
+// stream; nor are requests and loads the player cancels itself (on a seek or a switch). Every wait is bounded. Jobs run in fresh browser contexts, `parallel` at a time, in
 // one browser that is closed at the end, also on failure or timeout.
 //
 // A known failure is a fault traced to the packager and reported: a job whose faults (step
@@ -116,7 +116,7 @@ const HARNESS_JS = String.raw`
 (function () {
   const video = document.getElementById('video');
   video.muted = true;
-  const state = window.vpState = { errors: [], stalls: 0, ended: false, audioSwitched: null };
+  const state = window.vpState = { errors: [], stalls: 0, cancelled: 0, ended: false, audioSwitched: null };
   // Settles when the first fatal error is noted, so a player that will never get ready
   // (a 404 manifest, a CORS refusal) does not leave startup waiting.
   let fatalNoted;
@@ -168,9 +168,12 @@ const HARNESS_JS = String.raw`
     if (!Hls.isSupported()) throw new Error('hls.js: MediaSource is not available');
     const hls = new Hls({ enableWorker: true });
     // hls.js reports a stall as a non-fatal error event; a stall is a wait, not a fault.
+    // It also reports a load it cancels itself (a seek, a switch) as a non-fatal "aborted"
+    // (ErrorDetails.INTERNAL_ABORTED), like a request the page aborts: no fault either.
     const STALLS = ['bufferStalledError', 'bufferNudgeOnStall'];
     hls.on(Hls.Events.ERROR, (_, d) => {
       if (!d.fatal && STALLS.includes(d.details)) { state.stalls += 1; return; }
+      if (!d.fatal && d.details === ((Hls.ErrorDetails && Hls.ErrorDetails.INTERNAL_ABORTED) || 'aborted')) { state.cancelled += 1; return; }
       note('hls.js', d.fatal, d.details, (d.error && d.error.message) || d.reason || (d.frag && d.frag.url) || d.type);
     });
     hls.on(Hls.Events.AUDIO_TRACK_SWITCHED, (_, d) => { state.audioSwitched = d.id; });
@@ -222,7 +225,7 @@ const HARNESS_JS = String.raw`
     };
   };
 
-  adapters.shaka = async (url) => {
+  adapters.shaka = async (url, textLanguage) => {
     shaka.polyfill.installAll();
     if (!shaka.Player.isBrowserSupported()) throw new Error('shaka: browser not supported');
     const player = new shaka.Player();
@@ -232,6 +235,9 @@ const HARNESS_JS = String.raw`
       note('shaka', d.severity === 2, 'code ' + d.code, JSON.stringify(d.data || []).slice(0, 300));
     });
     await player.attach(video);
+    // Text chosen at load when a job will check cues: selecting it later, while the first
+    // segments stream, sometimes leaves Shaka's HLS text track without cues.
+    if (textLanguage) player.configure('preferredText', [{ language: textLanguage, role: '', forced: false }]);
     try {
       await player.load(url);
     } catch (e) {
@@ -260,9 +266,9 @@ const HARNESS_JS = String.raw`
   const primary = (lang) => { const p = String(lang || '').toLowerCase().split('-')[0]; return ALIASES[p] || p; };
   window.vpSameLanguage = (a, b) => primary(a) === primary(b);
 
-  window.vpStart = async (player, url) => {
+  window.vpStart = async (player, url, textLanguage) => {
     try {
-      window.vp = await adapters[player](url);
+      window.vp = await adapters[player](url, textLanguage);
       return null;
     } catch (e) {
       note('harness', true, 'start', e && e.message || e);
@@ -533,7 +539,9 @@ async function runJob(browser, pageOrigin, job) {
     });
     const work = (async () => {
       await page.goto(`${pageOrigin}/?player=${job.player}`, { waitUntil: 'load', timeout: 20000 });
-      const startError = await page.evaluate(([player, url]) => window.vpStart(player, url), [job.player, job.url]);
+      const cueStep = (job.steps || []).find((step) => step.cues);
+      const textLanguage = cueStep ? cueStep.lang || null : null;
+      const startError = await page.evaluate(([player, url, lang]) => window.vpStart(player, url, lang), [job.player, job.url, textLanguage]);
       if (startError) throw new StepFailure(`player did not start: ${startError}`);
       for (const step of job.steps || []) {
         const kind = Object.keys(step).find((k) => STEP_KINDS.includes(k));
@@ -561,10 +569,11 @@ async function runJob(browser, pageOrigin, job) {
       const video = document.getElementById('video');
       const buffered = [];
       for (let i = 0; i < video.buffered.length; i++) buffered.push([video.buffered.start(i), video.buffered.end(i)]);
-      return { errors: window.vpState.errors, stalls: window.vpState.stalls, events: window.vpState.events, buffered, readyState: video.readyState, media: window.vpState.media };
+      return { errors: window.vpState.errors, stalls: window.vpState.stalls, cancelled: window.vpState.cancelled, events: window.vpState.events, buffered, readyState: video.readyState, media: window.vpState.media };
     }).catch(() => ({ errors: [], stalls: 0 }));
     report.errors = state.errors || [];
     report.stalls = state.stalls;
+    report.cancelled = state.cancelled;
     report.media = state.media || [];
     for (const kind of job.media || []) {
       if (!report.media.some((m) => m.bytes > 0 && mediaKinds(m.mime).includes(kind))) {
