@@ -62,7 +62,8 @@ struct Cues {
     cues: &'static [Cue],
 }
 
-/// One text cue: shown from `start_s` to `end_s` (title time, seconds) with this text.
+/// One text cue: shown from `start_s` to `end_s` (title time, seconds) with this text, as
+/// a viewer reads it (no tags, entities decoded, lines joined by one space).
 struct Cue {
     start_s: f64,
     end_s: f64,
