@@ -302,6 +302,8 @@ fn decode_traf(
     budget: &mut Budget<'_>,
 ) -> Result<u64, MediaError> {
     let parts = children(bytes, traf.body.clone(), moof_offset)?;
+    // `bytes` is the whole moof.
+    let moof_end = moof_offset + bytes.len() as u64;
     let Some(tfhd) = parts.iter().find(|c| &c.kind == b"tfhd") else {
         return Err(invalid("traf", 0, "no tfhd"));
     };
@@ -411,6 +413,21 @@ fn decode_traf(
                         budget.object_len
                     ),
                 })?;
+            // A sample inside the very moof that describes it is a wrong base or data
+            // offset (ffmpeg's `global_sidx` without `default_base_moof` writes absolute
+            // bases, then inserts the sidx in front of them): refuse rather than serve
+            // header bytes as media.
+            if size > 0 && data < moof_end && sample_end > moof_offset {
+                return Err(invalid(
+                    "trun",
+                    track_id,
+                    format!(
+                        "sample {} data at offset {data} lies inside its own moof (offset {moof_offset}, {} bytes): a wrong base_data_offset or data_offset",
+                        track.moov_samples + track.table.len() as u64 + 1,
+                        moof_end - moof_offset
+                    ),
+                ));
+            }
             let index = track.table.len();
             if sample_flags & NON_SYNC == 0 {
                 track.sync.push(index as u32);
@@ -733,6 +750,27 @@ mod tests {
         assert_eq!(audio.dts, [5000, 6024]);
         assert_eq!(audio.sync, None);
         assert!(audio.cts_offsets.is_empty());
+    }
+
+    /// Sample data that lies inside the moof describing it (here an explicit
+    /// base_data_offset at the moof itself, as ffmpeg's `global_sidx` leaves after moving
+    /// the fragments behind the sidx) is refused, not served as media.
+    #[test]
+    fn sample_data_inside_its_own_moof_is_refused() {
+        let moov = moov_with_trex();
+        let limits = MediaLimits::default();
+        let traf = |base: u64| {
+            let tfhd = full(b"tfhd", 0, 0x01, &[1, base], &[false, true]);
+            let run = full(b"trun", 0, 0x001, &[1, 0], &[]);
+            boxed(b"traf", &[tfhd, run].concat())
+        };
+        let inside = [moof(100, &[traf(110)])];
+        let err = decode(&moov, &inside, &[(1, 0, 0)], 1000, &limits).unwrap_err();
+        assert!(err.to_string().contains("inside its own moof"), "{err}");
+        let len = inside[0].bytes.len() as u64;
+        let after = [moof(100, &[traf(100 + len)])];
+        let decoded = decode(&moov, &after, &[(1, 0, 0)], 1000, &limits).unwrap();
+        assert_eq!(samples_of(decoded, 1).offsets, [100 + len]);
     }
 
     /// A tfdt ahead of where the previous fragment ended lengthens the last sample; one
