@@ -752,6 +752,33 @@ mod tests {
         assert!(audio.cts_offsets.is_empty());
     }
 
+    /// Every `tfdt` of a recording moved 10 hours on (a live-to-VOD file keeps the live
+    /// timeline): the index starts at 0 again, with the same decode times as the file
+    /// that starts at 0, rather than a title 10 hours long whose content sits at its end.
+    #[test]
+    fn a_recording_that_starts_late_indexes_from_zero() {
+        let file = fixture("h264-aac-3s-frag-walk.mp4");
+        let mut late = file.to_vec();
+        let (mut at, mut moved) = (0, 0);
+        while let Some(pos) = late[at..].windows(4).position(|w| w == b"tfdt") {
+            let tfdt = at + pos;
+            let tfhd = late[..tfdt].windows(4).rposition(|w| w == b"tfhd").unwrap();
+            let track = u32::from_be_bytes(late[tfhd + 8..tfhd + 12].try_into().unwrap());
+            let timescale = if track == 1 { 15_360 } else { 48_000 };
+            assert_eq!(late[tfdt + 4], 1, "the fixture writes 64-bit tfdt");
+            let field = tfdt + 8..tfdt + 16;
+            let time = u64::from_be_bytes(late[field.clone()].try_into().unwrap());
+            late[field].copy_from_slice(&(time + 36_000 * timescale).to_be_bytes());
+            at = tfdt + 4;
+            moved += 1;
+        }
+        assert!(moved > 2, "the fixture's fragments carry tfdt");
+        let (plain, late) = (index(&file), index(&Bytes::from(late)));
+        for (p, l) in plain.tracks.iter().zip(&late.tracks) {
+            assert_eq!(l.samples.dts, p.samples.dts, "track {}", l.track_id);
+        }
+    }
+
     /// Sample data that lies inside the moof describing it (here an explicit
     /// base_data_offset at the moof itself, as ffmpeg's `global_sidx` leaves after moving
     /// the fragments behind the sidx) is refused, not served as media.
