@@ -259,7 +259,8 @@ pub struct SampleTable {
     /// Absolute file offsets of each sample's first byte.
     pub offsets: Vec<u64>,
     /// Decode times in track ticks, non-decreasing, starting at 0 (in a fragmented file,
-    /// at the first fragment's `tfdt`: its decode time on the media timeline).
+    /// at the first fragment's `tfdt`: its decode time on the media timeline, less the
+    /// start all tracks share when every one starts late; see `parse::rebase_late_start`).
     pub dts: Vec<u64>,
     /// Sample durations in track ticks.
     pub durations: Vec<u32>,

@@ -144,12 +144,60 @@ pub(super) fn parse_with_fragments(
             reason: "fragmented file without samples: no moof after moov".to_owned(),
         });
     }
+    if fragments.is_some() {
+        rebase_late_start(&mut tracks, &mut text_tracks);
+    }
     Ok(MediaIndex {
         identity,
         movie_timescale,
         tracks,
         text_tracks,
     })
+}
+
+/// Move a fragmented file whose every track starts late back to time 0, keeping the
+/// tracks' offsets from one another: a live-to-VOD recording's first `tfdt` carries on
+/// the live timeline (hours, or time since an epoch), which as it stands would give a title
+/// hours long whose content sits at its very end. Progressive files always start at 0 (a
+/// later start is an empty edit), so this makes the fragmented file index like its
+/// progressive twin. Left alone when any track has an edit list: its media times are on
+/// the file's own timeline and already say where the presentation starts.
+fn rebase_late_start(tracks: &mut [TrackIndex], text_tracks: &mut [TextTrackIndex]) {
+    if tracks.iter().any(|t| !t.edits.edits.is_empty())
+        || text_tracks.iter().any(|t| !t.edits.edits.is_empty())
+    {
+        return;
+    }
+    let starts = tracks
+        .iter()
+        .map(|t| (&t.samples, t.timescale))
+        .chain(text_tracks.iter().map(|t| (&t.samples, t.timescale)));
+    // The earliest first decode time, in seconds as an exact fraction (ticks, timescale).
+    let Some((start, scale)) = starts
+        .filter_map(|(samples, scale)| Some((*samples.dts.first()?, u64::from(scale.max(1)))))
+        .min_by(|a, b| {
+            (u128::from(a.0) * u128::from(b.1)).cmp(&(u128::from(b.0) * u128::from(a.1)))
+        })
+    else {
+        return;
+    };
+    if start == 0 {
+        return;
+    }
+    // In each track's ticks, rounded down: never past that track's own first sample.
+    let rebase = |samples: &mut SampleTable, timescale: u32| {
+        let ticks = u128::from(start) * u128::from(timescale) / u128::from(scale);
+        let ticks = u64::try_from(ticks).unwrap_or(u64::MAX);
+        for dts in &mut samples.dts {
+            *dts = dts.saturating_sub(ticks);
+        }
+    };
+    for track in tracks.iter_mut() {
+        rebase(&mut track.samples, track.timescale);
+    }
+    for track in text_tracks.iter_mut() {
+        rebase(&mut track.samples, track.timescale);
+    }
 }
 
 /// The text format of a track with a text handler (`text` in ISO/IEC 14496-30 and 3GPP,

@@ -302,6 +302,8 @@ fn decode_traf(
     budget: &mut Budget<'_>,
 ) -> Result<u64, MediaError> {
     let parts = children(bytes, traf.body.clone(), moof_offset)?;
+    // `bytes` is the whole moof.
+    let moof_end = moof_offset + bytes.len() as u64;
     let Some(tfhd) = parts.iter().find(|c| &c.kind == b"tfhd") else {
         return Err(invalid("traf", 0, "no tfhd"));
     };
@@ -411,6 +413,21 @@ fn decode_traf(
                         budget.object_len
                     ),
                 })?;
+            // A sample inside the very moof that describes it is a wrong base or data
+            // offset (ffmpeg's `global_sidx` without `default_base_moof` writes absolute
+            // bases, then inserts the sidx in front of them): refuse rather than serve
+            // header bytes as media.
+            if size > 0 && data < moof_end && sample_end > moof_offset {
+                return Err(invalid(
+                    "trun",
+                    track_id,
+                    format!(
+                        "sample {} data at offset {data} lies inside its own moof (offset {moof_offset}, {} bytes): a wrong base_data_offset or data_offset",
+                        track.moov_samples + track.table.len() as u64 + 1,
+                        moof_end - moof_offset
+                    ),
+                ));
+            }
             let index = track.table.len();
             if sample_flags & NON_SYNC == 0 {
                 track.sync.push(index as u32);
@@ -733,6 +750,54 @@ mod tests {
         assert_eq!(audio.dts, [5000, 6024]);
         assert_eq!(audio.sync, None);
         assert!(audio.cts_offsets.is_empty());
+    }
+
+    /// Every `tfdt` of a recording moved 10 hours on (a live-to-VOD file keeps the live
+    /// timeline): the index starts at 0 again, with the same decode times as the file
+    /// that starts at 0, rather than a title 10 hours long whose content sits at its end.
+    #[test]
+    fn a_recording_that_starts_late_indexes_from_zero() {
+        let file = fixture("h264-aac-3s-frag-walk.mp4");
+        let mut late = file.to_vec();
+        let (mut at, mut moved) = (0, 0);
+        while let Some(pos) = late[at..].windows(4).position(|w| w == b"tfdt") {
+            let tfdt = at + pos;
+            let tfhd = late[..tfdt].windows(4).rposition(|w| w == b"tfhd").unwrap();
+            let track = u32::from_be_bytes(late[tfhd + 8..tfhd + 12].try_into().unwrap());
+            let timescale = if track == 1 { 15_360 } else { 48_000 };
+            assert_eq!(late[tfdt + 4], 1, "the fixture writes 64-bit tfdt");
+            let field = tfdt + 8..tfdt + 16;
+            let time = u64::from_be_bytes(late[field.clone()].try_into().unwrap());
+            late[field].copy_from_slice(&(time + 36_000 * timescale).to_be_bytes());
+            at = tfdt + 4;
+            moved += 1;
+        }
+        assert!(moved > 2, "the fixture's fragments carry tfdt");
+        let (plain, late) = (index(&file), index(&Bytes::from(late)));
+        for (p, l) in plain.tracks.iter().zip(&late.tracks) {
+            assert_eq!(l.samples.dts, p.samples.dts, "track {}", l.track_id);
+        }
+    }
+
+    /// Sample data that lies inside the moof describing it (here an explicit
+    /// base_data_offset at the moof itself, as ffmpeg's `global_sidx` leaves after moving
+    /// the fragments behind the sidx) is refused, not served as media.
+    #[test]
+    fn sample_data_inside_its_own_moof_is_refused() {
+        let moov = moov_with_trex();
+        let limits = MediaLimits::default();
+        let traf = |base: u64| {
+            let tfhd = full(b"tfhd", 0, 0x01, &[1, base], &[false, true]);
+            let run = full(b"trun", 0, 0x001, &[1, 0], &[]);
+            boxed(b"traf", &[tfhd, run].concat())
+        };
+        let inside = [moof(100, &[traf(110)])];
+        let err = decode(&moov, &inside, &[(1, 0, 0)], 1000, &limits).unwrap_err();
+        assert!(err.to_string().contains("inside its own moof"), "{err}");
+        let len = inside[0].bytes.len() as u64;
+        let after = [moof(100, &[traf(100 + len)])];
+        let decoded = decode(&moov, &after, &[(1, 0, 0)], 1000, &limits).unwrap();
+        assert_eq!(samples_of(decoded, 1).offsets, [100 + len]);
     }
 
     /// A tfdt ahead of where the previous fragment ended lengthens the last sample; one
