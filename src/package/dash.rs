@@ -213,11 +213,7 @@ fn segment_template(out: &mut String, title: &Title, rendition: &Rendition, trac
         _ => 0..spans.len(),
     };
     let folder = version_folder(&title.version_token());
-    let shift = title
-        .plan
-        .tracks
-        .get(rendition.track_pos)
-        .map_or(0, |p| p.title_shift_ticks);
+    let shift = title.dash_presentation_offset_ticks(rendition.track_pos);
     Tag::new(8, "SegmentTemplate")
         .attr("timescale", track.timescale.max(1))
         .opt("presentationTimeOffset", Some(shift).filter(|s| *s > 0))

@@ -141,25 +141,52 @@ impl Title {
             .fold(0.0, f64::max)
     }
 
-    /// How long the presentation lasts from source time zero (output time S): the latest
-    /// rendition end minus the title shift. A DASH Period with `presentationTimeOffset` = S
-    /// on every representation lasts this long.
+    /// How long the DASH Period lasts: from its start (output time S, less any video
+    /// pre-roll: see [`Title::dash_preroll_secs`]) to the latest rendition end. Every
+    /// Representation's `presentationTimeOffset` is that start
+    /// ([`Title::dash_presentation_offset_ticks`]).
     pub fn period_duration_secs(&self) -> f64 {
+        let preroll = self.dash_preroll_secs();
         self.renditions
             .iter()
             .map(|r| {
                 let shift = self.plan.tracks.get(r.track_pos).map_or(0.0, |p| {
                     p.title_shift_ticks as f64 / f64::from(p.timescale.max(1))
                 });
-                r.end_secs - shift
+                r.end_secs - (shift - preroll)
             })
             .fold(0.0, f64::max)
+    }
+
+    /// The video pre-roll the DASH Period shows before the presentation start, in seconds
+    /// (0 without pre-roll). The standard would hide it with `presentationTimeOffset` = S,
+    /// but browsers' Media Source Extensions drop every frame before a Representation's
+    /// start, and with them every frame up to the next sync sample, which cannot be
+    /// decoded without them: dash.js and Shaka would lose picture and sound up to the next
+    /// key frame (found playing `ffmpeg -ss X -c copy` files). Showing a GOP's worth of
+    /// frames the source hides is the lesser fault; HLS still hides them (`EXT-X-START`).
+    pub fn dash_preroll_secs(&self) -> f64 {
+        self.renditions
+            .iter()
+            .filter_map(|r| self.video_preroll_secs(r))
+            .fold(0.0, f64::max)
+    }
+
+    /// DASH `presentationTimeOffset` of the track at `track_pos`, in its ticks: the title
+    /// shift S less the DASH pre-roll, so every Representation starts the Period at the
+    /// same instant.
+    pub fn dash_presentation_offset_ticks(&self, track_pos: usize) -> u64 {
+        let Some(plan) = self.plan.tracks.get(track_pos) else {
+            return 0;
+        };
+        let preroll = (self.dash_preroll_secs() * f64::from(plan.timescale)).round() as u64;
+        plan.title_shift_ticks.saturating_sub(preroll)
     }
 
     /// Seconds from the start of video rendition `rendition` to the presentation start
     /// (output time S), when video pre-roll precedes it: the first edit starts inside a GOP
     /// and the frames from its sync sample on are carried only to be decoded. HLS states it
-    /// as `EXT-X-START`; DASH's `presentationTimeOffset` hides them. `None` without pre-roll
+    /// as `EXT-X-START`; DASH shows them (see [`Title::dash_preroll_secs`]). `None` without pre-roll
     /// and for audio (whose one frame of priming or pre-roll players play through).
     pub fn video_preroll_secs(&self, rendition: &Rendition) -> Option<f64> {
         if rendition.kind != TrackKind::Video {

@@ -69,7 +69,11 @@ pub(super) async fn subtitle_body(
         .map_err(|e| ErrorAnswer::from(&e))?;
     let text = match window {
         Some(window) => render_hls_segment(&segment_cues(track.format, cues, window)),
-        None => render_dash_file(&cues, plan.shift_ns),
+        // The DASH Period starts at S less the video pre-roll it shows.
+        None => {
+            let preroll_ns = (cached.title.dash_preroll_secs() * 1e9).round() as i128;
+            render_dash_file(&cues, plan.shift_ns - preroll_ns)
+        }
     };
     Ok(Bytes::from(text))
 }

@@ -183,13 +183,11 @@ async fn hls_and_dash_show_the_source_streams_and_durations() {
             let (Some(want), Some(got)) = (source.duration, output.duration) else {
                 panic!("{fixture} via {via:?}: no format duration");
             };
-            // An HLS playlist lasts from its first segment, video pre-roll included; the
-            // DASH Period starts at the presentation start.
+            // An HLS playlist lasts from its first segment, video pre-roll included, and so
+            // does the DASH Period (`Title::dash_preroll_secs`: MSE would drop the frames
+            // after a hidden pre-roll up to the next key frame).
             let preroll_s = video_preroll_frames(fixture) as f64 * VIDEO_FRAME_S;
-            let want = match via {
-                Via::Hls => want + preroll_s,
-                _ => want,
-            };
+            let want = want + preroll_s;
             let coarse = match via {
                 Via::Dash => want.fract(),
                 _ => 0.0,
@@ -500,10 +498,12 @@ async fn manifests_state_the_source_duration_within_one_frame() {
             .map(|t| t.frame)
             .next()
             .unwrap_or(0.0);
-        // mediaPresentationDuration is written to the millisecond.
+        // mediaPresentationDuration is written to the millisecond; the Period shows any
+        // video pre-roll before the presentation start (`Title::dash_preroll_secs`).
+        let want = format_duration + video_preroll_frames(fixture) as f64 * VIDEO_FRAME_S;
         assert!(
-            (stated - format_duration).abs() <= frame + 0.0005,
-            "{fixture}: MPD lasts {stated} s, source {format_duration} s"
+            (stated - want).abs() <= frame + 0.0005,
+            "{fixture}: MPD lasts {stated} s, source {format_duration} s + pre-roll"
         );
     }
     server.shutdown().await;

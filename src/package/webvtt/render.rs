@@ -7,7 +7,8 @@
 //!   (hls.js subtracts the same initPTS from both);
 //! - the DASH file is on the Period timeline, where time 0 is output time S (every
 //!   Representation has `presentationTimeOffset` = S), so it writes output time - S, which
-//!   is the source movie time.
+//!   is the source movie time; when the Period shows video pre-roll it starts that much
+//!   earlier (`Title::dash_preroll_secs`), and the caller passes S less the pre-roll.
 
 use std::fmt::Write as _;
 
