@@ -15,6 +15,7 @@
 mod bits;
 mod codec;
 mod color;
+mod document;
 mod dolby;
 mod error;
 mod fragments;
@@ -31,6 +32,9 @@ use crate::source::ObjectIdentity;
 
 pub use codec::{describe_codec, describe_dolby_vision};
 pub use color::{ColorInfo, ColorSource, VideoRange, CICP_UNSPECIFIED};
+pub use document::{
+    is_title_document, parse_title_document, DocumentError, DocumentFile, TitleDocument,
+};
 pub use dolby::DolbyVision;
 pub use error::MediaError;
 pub use fragments::{FragmentDiscovery, FragmentReport};

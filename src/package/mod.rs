@@ -24,6 +24,9 @@ pub use edit::present;
 pub use error::PackageError;
 pub use fmp4::{init_segment, prepare_media_segment, PreparedSegment};
 pub use hls::{render_media_playlist, render_multivariant_playlist, render_subtitle_playlist};
-pub use names::{parse_version_folder, version_folder, Resource};
+pub use names::{
+    document_track_id, parse_version_folder, split_document_track_id, version_folder, Resource,
+    MAX_DOCUMENT_FILES,
+};
 pub use plan::{plan_segments, SegmentPlan, TrackPlan};
 pub use title::{Rendition, Title};

@@ -41,6 +41,9 @@ pub struct Rendition {
     pub end_secs: f64,
     /// The default rendition of its kind (the first in the file).
     pub is_default: bool,
+    /// Display name given by a title document (HLS `NAME`), else `None` and the name is
+    /// derived from the language.
+    pub name: Option<String>,
 }
 
 /// Bump when the bytes vodpack produces for the same input change (box layout, timing
@@ -98,6 +101,15 @@ impl Title {
             .map(present)
             .collect::<Result<_, _>>()?;
         let plan = plan_segments(&index, target_ms);
+        Self::from_plan(index, plan)
+    }
+
+    /// Measure every rendition of `index` (tracks already presented) cut by `plan`:
+    /// videos first, then audios, each in index order, the first of each kind the default.
+    ///
+    /// # Errors
+    /// [`PackageError::NoRenditions`] when there is nothing to offer.
+    pub(super) fn from_plan(index: MediaIndex, plan: SegmentPlan) -> Result<Self, PackageError> {
         let mut renditions = Vec::with_capacity(index.tracks.len());
         for kind in [TrackKind::Video, TrackKind::Audio] {
             let mut first = true;
@@ -233,6 +245,7 @@ fn measure(plan: &SegmentPlan, pos: usize, track: &TrackIndex, is_default: bool)
         duration_secs: total_secs,
         end_secs: start_secs + total_secs,
         is_default,
+        name: None,
     }
 }
 

@@ -112,7 +112,10 @@ impl From<&PackageError> for ErrorAnswer {
             PackageError::NoRenditions
             | PackageError::EmptyTrack { .. }
             | PackageError::ZeroDuration { .. }
-            | PackageError::UnsupportedEdit { .. } => {
+            | PackageError::UnsupportedEdit { .. }
+            | PackageError::LadderMisaligned { .. }
+            | PackageError::LadderDuration { .. }
+            | PackageError::LadderTrack { .. } => {
                 ErrorAnswer::new(StatusCode::UNPROCESSABLE_ENTITY, e.to_string())
             }
         }
