@@ -186,7 +186,7 @@ fn resolve_entry(
             extensions.join(", ")
         )));
     }
-    let key = join_relative(folder, &raw.file).map_err(|reason| bad_path(reason))?;
+    let key = join_relative(folder, &raw.file).map_err(bad_path)?;
     let bad_entry = |reason: String| DocumentError::BadEntry {
         entry: entry.clone(),
         reason,
@@ -347,7 +347,7 @@ mod tests {
         }
         let many = format!(
             r#"{{"video": [{}]}}"#,
-            vec![r#"{"file": "a.mp4"}"#; 9].join(",")
+            [r#"{"file": "a.mp4"}"#; 9].join(",")
         );
         assert_eq!(
             parse(&many).unwrap_err(),

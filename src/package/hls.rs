@@ -266,9 +266,11 @@ fn audio_names(title: &Title, audios: &[&Rendition]) -> Vec<String> {
         .collect();
     let shared = |base: &String| bases.iter().filter(|b| *b == base).count() > 1;
     (bases.iter().zip(audios))
-        .map(|(base, audio)| match shared(base) {
-            true => format!("{base} (track {})", audio.track_id),
-            false => base.clone(),
+        .map(|(base, audio)| match (&audio.name, shared(base)) {
+            // A name a title document gives is the author's choice, kept as it is.
+            (Some(name), _) => name.clone(),
+            (None, true) => format!("{base} (track {})", audio.track_id),
+            (None, false) => base.clone(),
         })
         .collect()
 }

@@ -94,7 +94,7 @@ impl Resource {
 /// number (1-based) of a title document's entry, 0 for a plain MP4.
 const FILE_SHIFT: u32 = 20;
 /// Largest file number a document title's track id can hold.
-pub const MAX_DOCUMENT_FILES: u32 = (u32::MAX >> FILE_SHIFT) as u32;
+pub const MAX_DOCUMENT_FILES: u32 = u32::MAX >> FILE_SHIFT;
 
 /// The track id a title document's rendition goes by: file number `file` (1-based, in
 /// document order) and the track's own id, packed so that resource names say both
