@@ -9,6 +9,7 @@
 use std::fmt::{Display, Write as _};
 
 use super::webvtt::SubtitlePlan;
+use super::names::track_label;
 use super::{version_folder, Rendition, Resource, Title};
 use crate::media::{CodecInfo, TrackIndex, TrackKind, VideoRange};
 
@@ -161,7 +162,7 @@ fn subtitle_renditions(out: &mut String, title: &Title) {
     let folder = version_folder(&title.version_token());
     for (text, base) in texts.iter().zip(&bases) {
         let name = match bases.iter().filter(|b| *b == base).count() > 1 {
-            true => format!("{base} (track {})", text.track_id),
+            true => format!("{base} (track {})", track_label(text.track_id)),
             false => base.clone(),
         };
         let mut attrs = Attrs::default()
@@ -269,7 +270,7 @@ fn audio_names(title: &Title, audios: &[&Rendition]) -> Vec<String> {
         .map(|(base, audio)| match (&audio.name, shared(base)) {
             // A name a title document gives is the author's choice, kept as it is.
             (Some(name), _) => name.clone(),
-            (None, true) => format!("{base} (track {})", audio.track_id),
+            (None, true) => format!("{base} (track {})", track_label(audio.track_id)),
             (None, false) => base.clone(),
         })
         .collect()

@@ -112,6 +112,15 @@ pub fn split_document_track_id(id: u32) -> Option<(u32, u32)> {
     (file > 0).then_some((file, id & ((1 << FILE_SHIFT) - 1)))
 }
 
+/// How messages and NAMEs refer to a track: its id (`2`), or `f1-t2` for a title
+/// document's rendition.
+pub fn track_label(track_id: u32) -> String {
+    match split_document_track_id(track_id) {
+        Some(_) => TrackLabel(track_id).to_string(),
+        None => track_id.to_string(),
+    }
+}
+
 /// The part of a resource name naming the track: `t{id}`, or `f{file}-t{id}` for a title
 /// document's rendition (see [`document_track_id`]).
 struct TrackLabel(u32);
