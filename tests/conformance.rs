@@ -1516,6 +1516,8 @@ const LADDER_FILES: &[&str] = &[
     "ladder/ladder-360p.mp4",
     "ladder/ladder-270p.mp4",
     "ladder/ladder-fr.m4a",
+    "ladder/ladder-en.vtt",
+    "ladder/ladder-de.srt",
 ];
 
 /// The source file of a document rendition's resource name (`index-f2-t1.m3u8`).
@@ -1600,7 +1602,8 @@ async fn ladder_variants_decode_to_their_own_sources() {
             panic!("DASH {id}: decoded frame {i} differs from {source}");
         }
     }
-    for (n, id) in ids.iter().skip(3).enumerate() {
+    // The two audio Representations; the sidecar subtitles (`-t0`) are checked below.
+    for (n, id) in ids.iter().skip(3).take(2).enumerate() {
         let source = ladder_source(&format!("index-{id}.m3u8"));
         let want = decode_pcm(&source, "a:0", None).await;
         let got = decode_pcm(&input, &format!("a:{n}"), None).await;
@@ -1686,5 +1689,101 @@ async fn ladder_bandwidths_match_the_segments() {
         checked += 1;
     }
     assert_eq!(checked, 3);
+    server.shutdown().await;
+}
+
+/// The ladder's sidecar subtitles (WebVTT and SRT) read back, through HLS and DASH, with
+/// the text and times ffmpeg reads from the files themselves: HLS segments on the output
+/// timeline (source time + S, S measured from the video), each holding only cues that
+/// overlap it; the DASH file on the Period timeline (source time).
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn ladder_sidecar_subtitles_keep_their_cues() {
+    if !tools_available().await {
+        return;
+    }
+    let server = start().await;
+    let base = format!("/vod/{LADDER_DOCUMENT}/");
+    let master = fetch_ok(&server, &format!("{base}master.m3u8"))
+        .await
+        .text();
+    let variant = master_playlist_uris(&master)
+        .into_iter()
+        .find(|u| u.contains("-f1-t1"))
+        .expect("the first rung");
+    let source_video = common::fixtures().join(LADDER_FILES[0]);
+    let shift = first_pts(&server.url(&format!("{base}{variant}")), "v:0").await
+        - first_pts(&source_video.to_string_lossy(), "v:0").await;
+    let mpd = fetch_ok(&server, &format!("{base}manifest.mpd"))
+        .await
+        .text();
+    for (file, language) in [
+        ("ladder/ladder-en.vtt", "en"),
+        ("ladder/ladder-de.srt", "de"),
+    ] {
+        let path = common::fixtures().join(file).to_string_lossy().into_owned();
+        let source = run_tool(
+            "ffmpeg",
+            args(&["-v", "error", "-nostdin", "-i", &path, "-f", "webvtt", "-"]),
+        )
+        .await;
+        let want = WebVtt::parse(&String::from_utf8_lossy(&source)).cues;
+        assert_eq!(want.len(), 2, "{file}: {want:?}");
+        // HLS: the rendition of this language, its segments, each cue once.
+        let media = (master.lines())
+            .find(|l| {
+                l.starts_with("#EXT-X-MEDIA:TYPE=SUBTITLES")
+                    && quoted_attribute(l, "LANGUAGE").as_deref() == Some(language)
+            })
+            .unwrap_or_else(|| panic!("{language} subtitles in {master}"));
+        let uri = quoted_attribute(media, "URI").expect("URI");
+        let folder = &uri[..uri.rfind('/').map_or(0, |i| i + 1)];
+        let playlist =
+            MediaPlaylist::parse(&fetch_ok(&server, &format!("{base}{uri}")).await.text());
+        let mut got: Vec<VttCue> = Vec::new();
+        let mut start = shift;
+        for (segment, extinf) in playlist.segments.iter().zip(&playlist.extinfs) {
+            let text = fetch_ok(&server, &format!("{base}{folder}{segment}"))
+                .await
+                .text();
+            let vtt = WebVtt::parse(&text);
+            assert_eq!(vtt.timestamp_map, Some((0.0, 0)), "{segment}");
+            for cue in vtt.cues {
+                assert!(
+                    cue.end > start - SYNC_TOLERANCE_S && cue.start < start + extinf,
+                    "{segment} ({start:.3} s + {extinf}) holds {cue:?}"
+                );
+                if !got.contains(&cue) {
+                    got.push(cue);
+                }
+            }
+            start += extinf;
+        }
+        // DASH: the text AdaptationSet of this language, one whole file.
+        let set = (mpd.split("<AdaptationSet").skip(1))
+            .find(|s| s.contains(&format!("lang=\"{language}\"")) && s.contains("text/vtt"))
+            .unwrap_or_else(|| panic!("{language} text set in {mpd}"));
+        let url = set
+            .split("<BaseURL>")
+            .nth(1)
+            .and_then(|r| r.split("</BaseURL>").next())
+            .expect("BaseURL");
+        let dash = WebVtt::parse(&fetch_ok(&server, &format!("{base}{url}")).await.text()).cues;
+        for (via, cues, offset) in [("HLS", &got, shift), ("DASH", &dash, 0.0)] {
+            assert_eq!(cues.len(), want.len(), "{file} via {via}: {cues:?}");
+            for (got, want) in cues.iter().zip(&want) {
+                assert_eq!(
+                    unescaped(&got.text),
+                    unescaped(&want.text),
+                    "{file} via {via}"
+                );
+                for (out, src) in [(got.start, want.start), (got.end, want.end)] {
+                    assert!(
+                        (out - (src + offset)).abs() <= SYNC_TOLERANCE_S + 1e-6,
+                        "{file} via {via}: {got:?} against {want:?} + {offset:.6} s"
+                    );
+                }
+            }
+        }
+    }
     server.shutdown().await;
 }

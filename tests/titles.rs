@@ -21,6 +21,7 @@ fn settings() -> Settings {
         limits: MediaLimits {
             max_title_document_bytes: 1024,
             max_title_renditions: 6,
+            max_text_read_bytes: 4096,
             ..MediaLimits::default()
         },
         object_store: ObjectStoreOptions {
@@ -40,6 +41,8 @@ fn ladder_copy(name: &str) -> TempDir {
         "ladder-270p.mp4",
         "ladder-360p.mp4",
         "ladder-fr.m4a",
+        "ladder-en.vtt",
+        "ladder-de.srt",
         "ladder.json",
     ] {
         std::fs::copy(from.join(file), dir.path().join(file)).expect("copy fixture");
@@ -106,7 +109,15 @@ async fn a_title_document_serves_its_ladder_over_hls_and_dash() {
     assert_eq!(mpd.status, 200);
     let mpd = mpd.text();
     assert_eq!(mpd.matches("contentType=\"video\"").count(), 1, "{mpd}");
-    assert_eq!(mpd.matches("<Representation id=\"f").count(), 5, "{mpd}");
+    assert_eq!(mpd.matches("<Representation id=\"f").count(), 7, "{mpd}");
+    assert!(
+        mpd.contains(r#"<Representation id="f6-t0" codecs="wvtt""#),
+        "{mpd}"
+    );
+    assert!(
+        master.contains(r#"NAME="English",LANGUAGE="en",DEFAULT=YES,AUTOSELECT=YES,FORCED=NO"#),
+        "{master}"
+    );
     assert!(mpd.contains(r#"contentType="audio" mimeType="audio/mp4" lang="eng""#));
     assert!(mpd.contains(r#"contentType="audio" mimeType="audio/mp4" lang="fr""#));
     server.shutdown().await;
@@ -166,6 +177,7 @@ async fn bad_documents_are_refused_naming_the_entry() {
     let mid_gop = "h264-aac-edit-mid-gop.mp4";
     std::fs::copy(common::fixtures().join(mid_gop), d.join(mid_gop)).unwrap();
     write(d, "broken.mp4", "this is not an mp4 file at all");
+    write(d, "big.vtt", &"x".repeat(5000));
     let cases: &[(&str, &str, u16, &str)] = &[
         (
             "malformed.json",
@@ -230,8 +242,14 @@ async fn bad_documents_are_refused_naming_the_entry() {
             "subtitles.json",
             r#"{"video": [{"file": "ladder-180p.mp4"}],
                 "subtitles": [{"file": "en.vtt", "language": "en"}]}"#,
-            501,
-            "subtitles[0]: sidecar subtitle files are not packaged yet",
+            422,
+            "subtitles[0]: en.vtt: no such file",
+        ),
+        (
+            "bigvtt.json",
+            r#"{"video": [{"file": "ladder-180p.mp4"}], "subtitles": [{"file": "big.vtt"}]}"#,
+            422,
+            "subtitles[0]: big.vtt is 5000 bytes, over the subtitle limit of 4096",
         ),
     ];
     let big = format!(
@@ -263,5 +281,43 @@ async fn bad_documents_are_refused_naming_the_entry() {
         get(server.addr, "/vod/none.json/master.m3u8").await.status,
         404
     );
+    server.shutdown().await;
+}
+
+/// Given a sidecar that is not WebVTT, then the title is served and its subtitle
+/// resources answer 422 with the reason, while the video plays on.
+#[tokio::test]
+async fn a_broken_sidecar_is_refused_on_its_own_resources() {
+    let dir = ladder_copy("broken-sidecar");
+    write(dir.path(), "ladder-en.vtt", "this is not WebVTT");
+    let server = start_server_with(dir.path(), settings()).await;
+    let master = get(server.addr, "/vod/ladder.json/master.m3u8").await;
+    assert_eq!(master.status, 200, "{}", master.text());
+    let folder = version_folder_in(&master.text());
+    for name in ["sub-f5-t0-1.vtt", "sub-f5-t0.vtt"] {
+        let reply = get(server.addr, &format!("/vod/ladder.json/{folder}{name}")).await;
+        assert_eq!(reply.status, 422, "{name}");
+        assert_eq!(
+            reply.text(),
+            "ladder-en.vtt: WebVTT file does not start with WEBVTT\n"
+        );
+    }
+    let srt = get(
+        server.addr,
+        &format!("/vod/ladder.json/{folder}sub-f6-t0.vtt"),
+    )
+    .await;
+    assert_eq!(srt.status, 200);
+    assert!(
+        srt.text().contains("<b>Hallo</b>, Leiter!"),
+        "{}",
+        srt.text()
+    );
+    let video = get(
+        server.addr,
+        &format!("/vod/ladder.json/{folder}seg-f1-t1-1.m4s"),
+    )
+    .await;
+    assert_eq!(video.status, 200);
     server.shutdown().await;
 }

@@ -23,6 +23,7 @@ mod limits;
 mod load;
 mod locate;
 mod parse;
+mod sidecar;
 mod skeleton;
 mod text;
 
@@ -44,6 +45,7 @@ pub use load::index_from_bytes;
 pub use load::{load_index, load_index_report, IndexReport};
 pub use locate::{locate_boxes, TopLevelBoxes};
 pub use parse::parse_index;
+pub use sidecar::{parse_sidecar, SidecarCue, SidecarFormat};
 pub use text::{parse_text_sample, SampleCue, TextFormat};
 
 /// Everything the packager needs to know about one MP4 object.

@@ -213,6 +213,46 @@ fn text_adaptation_sets(out: &mut String, title: &Title, first_id: usize) {
         );
         out.push_str("      </Representation>\n    </AdaptationSet>\n");
     }
+    let first_id = first_id + title.index.text_tracks.len();
+    for (n, sidecar) in title.sidecars.iter().enumerate() {
+        Tag::new(4, "AdaptationSet")
+            .attr("id", first_id + n)
+            .attr("contentType", "text")
+            .attr("mimeType", "text/vtt")
+            .opt(
+                "lang",
+                sidecar.language.as_deref().filter(|l| !l.is_empty()),
+            )
+            .open(out);
+        // 5.8.5.5: `forced-subtitle` for forced narrative, else `subtitle`.
+        let role = if sidecar.forced {
+            "forced-subtitle"
+        } else {
+            "subtitle"
+        };
+        Tag::new(6, "Role")
+            .attr("schemeIdUri", ROLE_SCHEME)
+            .attr("value", role)
+            .empty(out);
+        let bandwidth = match duration > 0.0 {
+            true => (sidecar.size_bytes as f64 * 8.0 / duration).ceil() as u64,
+            false => 0,
+        };
+        Tag::new(6, "Representation")
+            .attr("id", Resource::dash_representation_id(sidecar.track_id))
+            .attr("codecs", "wvtt")
+            .attr("bandwidth", bandwidth.max(1))
+            .open(out);
+        let file = Resource::SubtitleFile {
+            track_id: sidecar.track_id,
+        };
+        let _ = writeln!(
+            out,
+            "        <BaseURL>{}</BaseURL>",
+            escape(&format!("{folder}{file}"))
+        );
+        out.push_str("      </Representation>\n    </AdaptationSet>\n");
+    }
 }
 
 /// The colour of a video track as CICP descriptors (DASH-IF IOP 5, ISO/IEC 23091-2

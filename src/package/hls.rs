@@ -8,8 +8,8 @@
 
 use std::fmt::{Display, Write as _};
 
-use super::webvtt::SubtitlePlan;
 use super::names::track_label;
+use super::webvtt::SubtitlePlan;
 use super::{version_folder, Rendition, Resource, Title};
 use crate::media::{CodecInfo, TrackIndex, TrackKind, VideoRange};
 
@@ -101,7 +101,7 @@ fn variant(out: &mut String, title: &Title, members: &[&Rendition], with_audio: 
     if with_audio {
         attrs = attrs.quoted("AUDIO", AUDIO_GROUP);
     }
-    if !title.index.text_tracks.is_empty() {
+    if !title.index.text_tracks.is_empty() || !title.sidecars.is_empty() {
         attrs = attrs.quoted("SUBTITLES", SUBTITLES_GROUP);
     }
     let uri = Resource::MediaPlaylist {
@@ -177,6 +177,37 @@ fn subtitle_renditions(out: &mut String, title: &Title) {
         };
         attrs = (attrs.plain("DEFAULT", "NO").plain("AUTOSELECT", "YES"))
             .quoted("URI", format_args!("{folder}{uri}"));
+        let _ = writeln!(out, "#EXT-X-MEDIA:{}", attrs.0);
+    }
+    sidecar_renditions(out, title, &folder, texts.len());
+}
+
+/// `#EXT-X-MEDIA:TYPE=SUBTITLES` for each sidecar file of a title document, after the
+/// text tracks: NAME as the document gives it, else the language, else `subtitles N`
+/// (counting on from the text tracks); DEFAULT and FORCED as the document says.
+fn sidecar_renditions(out: &mut String, title: &Title, folder: &str, texts: usize) {
+    for (n, sidecar) in title.sidecars.iter().enumerate() {
+        let language = sidecar.language.as_deref().filter(|l| !l.is_empty());
+        let name = match (&sidecar.name, language) {
+            (Some(name), _) => name.clone(),
+            (None, Some(language)) => language.to_owned(),
+            (None, None) => format!("subtitles {}", texts + n + 1),
+        };
+        let mut attrs = Attrs::default()
+            .plain("TYPE", "SUBTITLES")
+            .quoted("GROUP-ID", SUBTITLES_GROUP)
+            .quoted("NAME", name);
+        if let Some(language) = language {
+            attrs = attrs.quoted("LANGUAGE", language);
+        }
+        let yes_no = |b: bool| if b { "YES" } else { "NO" };
+        attrs = (attrs.plain("DEFAULT", yes_no(sidecar.default)))
+            .plain("AUTOSELECT", "YES")
+            .plain("FORCED", yes_no(sidecar.forced));
+        let uri = Resource::MediaPlaylist {
+            track_id: sidecar.track_id,
+        };
+        attrs = attrs.quoted("URI", format_args!("{folder}{uri}"));
         let _ = writeln!(out, "#EXT-X-MEDIA:{}", attrs.0);
     }
 }

@@ -12,7 +12,7 @@
 //! time, because a player switching variants there would see a gap or an overlap.
 
 use super::{document_track_id, plan_segments, PackageError, SegmentPlan, Title};
-use crate::media::{MediaIndex, TrackIndex, TrackKind};
+use crate::media::{MediaIndex, SidecarFormat, TrackIndex, TrackKind};
 use crate::source::ObjectIdentity;
 
 /// How far (ms) a video rendition's key frame may be from the reference's cut time: the
@@ -49,6 +49,26 @@ pub struct LadderEntry<'a> {
     pub name: Option<String>,
 }
 
+/// A sidecar subtitle file of a title document, offered beside the title's text tracks.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct SidecarSubtitle {
+    /// The id its resources go by: its file number with track 0 (no MP4 track has id 0),
+    /// so `index-f5-t0.m3u8`, `sub-f5-t0-K.vtt`, `sub-f5-t0.vtt`.
+    pub track_id: u32,
+    /// WebVTT or SRT.
+    pub format: SidecarFormat,
+    /// Language (BCP 47), if the document gives one.
+    pub language: Option<String>,
+    /// Display name, if the document gives one.
+    pub name: Option<String>,
+    /// Shown without the viewer asking (`DEFAULT=YES`).
+    pub default: bool,
+    /// Forced narrative (`FORCED=YES`).
+    pub forced: bool,
+    /// Size of the file in bytes (its DASH bandwidth over the title's duration).
+    pub size_bytes: u64,
+}
+
 /// Cut the renditions of `entries` together into one title whose version is `identity`
 /// (one that covers the document and every file: see the server's titles module).
 /// `entries` must start with the first video entry.
@@ -60,6 +80,7 @@ pub struct LadderEntry<'a> {
 /// segment from the first video rendition, and the errors of [`Title::new`].
 pub fn build_ladder(
     entries: &[LadderEntry<'_>],
+    sidecars: Vec<SidecarSubtitle>,
     identity: ObjectIdentity,
     target_ms: u32,
 ) -> Result<Title, PackageError> {
@@ -133,6 +154,7 @@ pub fn build_ladder(
         rendition.name = names.get(rendition.track_pos).cloned().flatten();
     }
     check_durations(&title, &labels)?;
+    title.sidecars = sidecars;
     // Variants ordered by bandwidth (RFC 8216 4.3.4.2 leaves the order to us; players
     // start with the first listed): videos first, lowest peak first; audios as they were.
     let videos = title
@@ -315,7 +337,7 @@ mod tests {
             size: 1,
             version: "ladder".into(),
         };
-        build_ladder(entries, identity, 1000)
+        build_ladder(entries, Vec::new(), identity, 1000)
     }
 
     /// A video track at `fps_num/fps_den` frames per second over `timescale`, a key frame

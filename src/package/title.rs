@@ -5,7 +5,7 @@
 //! bit rate and AVERAGE-BANDWIDTH the whole rendition's (RFC 8216 4.3.4.2).
 
 use super::fmp4::media_segment_header_len;
-use super::{plan_segments, present, PackageError, SegmentPlan};
+use super::{plan_segments, present, PackageError, SegmentPlan, SidecarSubtitle};
 use crate::media::{MediaIndex, SampleTable, TrackIndex, TrackKind};
 
 /// A title ready to be packaged; cached per object version.
@@ -17,6 +17,9 @@ pub struct Title {
     pub plan: SegmentPlan,
     /// What players are offered, videos first, then audios, each in file order.
     pub renditions: Vec<Rendition>,
+    /// Sidecar subtitle files of a title document (issue 11), in document order; empty
+    /// for a plain MP4.
+    pub sidecars: Vec<SidecarSubtitle>,
 }
 
 /// One rendition: one track of the file, measured.
@@ -128,6 +131,7 @@ impl Title {
             index,
             plan,
             renditions,
+            sidecars: Vec::new(),
         })
     }
 

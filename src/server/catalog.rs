@@ -62,7 +62,7 @@ pub struct CachedTitle {
     init_segments: Vec<OnceLock<Bytes>>,
     /// How subtitle segments are cut, when the title has text tracks.
     subtitle_plan: OnceLock<SubtitlePlan>,
-    /// HLS subtitle playlists, by text track position.
+    /// HLS subtitle playlists, by text track position, then by sidecar position.
     subtitle_playlists: Vec<OnceLock<Bytes>>,
     /// For a title document's title, the object of each file number (1-based: file `f`
     /// is entry `f - 1`) and the version it was loaded at; empty for a plain MP4, whose
@@ -73,7 +73,7 @@ pub struct CachedTitle {
 impl CachedTitle {
     fn new(title: Title) -> Self {
         let n = title.renditions.len();
-        let texts = title.index.text_tracks.len();
+        let texts = title.index.text_tracks.len() + title.sidecars.len();
         Self {
             token: title.version_token(),
             title,
@@ -147,7 +147,9 @@ impl CachedTitle {
     /// The HLS subtitle playlist of text track `track_id`, if the title has it.
     pub fn subtitle_playlist(&self, track_id: u32) -> Option<Bytes> {
         let texts = &self.title.index.text_tracks;
-        let pos = texts.iter().position(|t| t.track_id == track_id)?;
+        let sidecars = (self.title.sidecars.iter()).position(|s| s.track_id == track_id);
+        let pos = (texts.iter().position(|t| t.track_id == track_id))
+            .or_else(|| Some(texts.len() + sidecars?))?;
         let slot = self.subtitle_playlists.get(pos)?;
         Some(
             slot.get_or_init(|| {

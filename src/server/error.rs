@@ -139,9 +139,6 @@ impl From<&DocumentTitleError> for ErrorAnswer {
                 false => ErrorAnswer::from(source.as_ref()),
             },
             DocumentTitleError::Source(s) => ErrorAnswer::from(s),
-            DocumentTitleError::Unsupported { .. } => {
-                ErrorAnswer::new(StatusCode::NOT_IMPLEMENTED, e.to_string())
-            }
             DocumentTitleError::Internal { .. } => {
                 ErrorAnswer::new(StatusCode::INTERNAL_SERVER_ERROR, "internal error")
             }

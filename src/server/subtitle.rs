@@ -38,6 +38,9 @@ pub(super) async fn subtitle_body(
     track_id: u32,
     request: SubtitleRequest,
 ) -> Result<Bytes, ErrorAnswer> {
+    if let Some(sidecar) = (cached.title.sidecars.iter()).find(|s| s.track_id == track_id) {
+        return super::titles::sidecar_body(app, cached, key, identity, sidecar, request).await;
+    }
     let track = cached.title.index.text_track(track_id).ok_or_else(|| {
         ErrorAnswer::from(&PackageError::NoSuchTrack {
             track: u64::from(track_id),

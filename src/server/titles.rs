@@ -11,11 +11,22 @@
 
 use std::sync::Arc;
 
+use bytes::Bytes;
 use futures_util::future::join_all;
 
 use super::catalog::{CachedTitle, Catalog, TitleError};
-use crate::media::{parse_title_document, DocumentError, DocumentFile, TitleDocument};
-use crate::package::{build_ladder, LadderEntry, LadderRole, PackageError, MAX_DOCUMENT_FILES};
+use super::error::ErrorAnswer;
+use super::subtitle::SubtitleRequest;
+use super::App;
+use crate::media::{
+    parse_sidecar, parse_title_document, DocumentError, DocumentFile, MediaError, SidecarFormat,
+    TitleDocument,
+};
+use crate::package::webvtt::{render_dash_file, render_hls_segment, Cue};
+use crate::package::{
+    build_ladder, document_track_id, LadderEntry, LadderRole, PackageError, SidecarSubtitle,
+    MAX_DOCUMENT_FILES,
+};
 use crate::source::{ByteRange, ObjectIdentity, ObjectKey, SourceError};
 
 /// Why a title document's title cannot be served.
@@ -42,9 +53,6 @@ pub enum DocumentTitleError {
     /// The renditions cannot be cut together (422).
     #[error(transparent)]
     Package(#[from] PackageError),
-    /// Part of the issue not built yet (501): sidecar subtitle files.
-    #[error("{entry}: sidecar subtitle files are not packaged yet")]
-    Unsupported { entry: String },
     /// A worker failed (500).
     #[error("internal error: {reason}")]
     Internal { reason: String },
@@ -66,11 +74,6 @@ pub(super) async fn document_title(
             read_document(catalog, key, identity),
         )
         .await?;
-    if let Some(subtitles) = document.subtitles.first() {
-        return Err(Arc::new(DocumentTitleError::Unsupported {
-            entry: subtitles.entry.clone(),
-        }));
-    }
     let files = distinct_files(&document);
     if files.len() > MAX_DOCUMENT_FILES as usize {
         return Err(Arc::new(
@@ -147,11 +150,11 @@ async fn read_document(
     Ok(Arc::new(document))
 }
 
-/// The first entry naming each distinct file, video entries first, in document order:
-/// file number `n` (1-based) is element `n - 1`.
+/// The first entry naming each distinct file, video entries first, then audio, then
+/// subtitles, in document order: file number `n` (1-based) is element `n - 1`.
 fn distinct_files(document: &TitleDocument) -> Vec<DocumentFile> {
     let mut files: Vec<DocumentFile> = Vec::new();
-    for entry in document.video.iter().chain(&document.audio) {
+    for entry in document.entries() {
         if !files.iter().any(|f| f.key == entry.key) {
             files.push(entry.clone());
         }
@@ -184,17 +187,51 @@ async fn load_ladder(
     objects: Vec<(ObjectKey, ObjectIdentity)>,
     version: ObjectIdentity,
 ) -> Result<Arc<CachedTitle>, DocumentTitleError> {
+    let is_media = |file: &DocumentFile| SidecarFormat::of(file.key.as_str()).is_none();
+    let max_text = catalog.limits.max_text_read_bytes;
+    let mut sidecars = Vec::new();
+    for entry in &document.subtitles {
+        let pos = files.iter().position(|f| f.key == entry.key).unwrap_or(0);
+        let size = objects.get(pos).map_or(0, |o| o.1.size);
+        let format = SidecarFormat::of(entry.key.as_str());
+        let track_id = u32::try_from(pos + 1)
+            .ok()
+            .and_then(|file| document_track_id(file, 0));
+        let (Some(format), Some(track_id)) = (format, track_id) else {
+            continue;
+        };
+        if size > max_text {
+            let key = &entry.key;
+            return Err(DocumentError::BadEntry {
+                entry: entry.entry.clone(),
+                reason: format!("{key} is {size} bytes, over the subtitle limit of {max_text}"),
+            }
+            .into());
+        }
+        sidecars.push(SidecarSubtitle {
+            track_id,
+            format,
+            language: entry.language.clone(),
+            name: entry.name.clone(),
+            default: entry.default,
+            forced: entry.forced,
+            size_bytes: size,
+        });
+    }
+    // Media files come before subtitle files in `files`, so titles[n] is file n + 1.
     let titles = join_all(
-        (files.iter().zip(&objects)).map(|(file, (key, identity))| async move {
-            catalog
-                .title(key, identity)
-                .await
-                .map_err(|source| DocumentTitleError::Rendition {
-                    entry: file.entry.clone(),
-                    file: key.to_string(),
-                    source,
-                })
-        }),
+        (files.iter().zip(&objects))
+            .filter(|(file, _)| is_media(file))
+            .map(|(file, (key, identity))| async move {
+                catalog
+                    .title(key, identity)
+                    .await
+                    .map_err(|source| DocumentTitleError::Rendition {
+                        entry: file.entry.clone(),
+                        file: key.to_string(),
+                        source,
+                    })
+            }),
     )
     .await
     .into_iter()
@@ -223,11 +260,79 @@ async fn load_ladder(
                 name: entry.name.clone(),
             });
         }
-        build_ladder(&entries, version, target)
+        build_ladder(&entries, sidecars, version, target)
     })
     .await
     .map_err(|e| DocumentTitleError::Internal {
         reason: e.to_string(),
     })??;
     Ok(Arc::new(CachedTitle::with_files(title, objects)))
+}
+
+/// The WebVTT bytes of `request` for sidecar subtitle file `sidecar` (the object `key`,
+/// version `identity`): the file read whole (at most `max_text_read_bytes`), its cues put
+/// on the output timeline (source time + the title shift S, like every track), and for an
+/// HLS segment the cues that overlap its window, written whole (RFC 8216 3.5 lets a cue
+/// spanning a cut appear in both segments; players drop the duplicate).
+///
+/// # Errors
+/// 404 for a segment the title does not have; 422 for a file over the limit or that is not
+/// WebVTT or SRT; the source's answer when reading fails.
+pub(super) async fn sidecar_body(
+    app: &App,
+    cached: &CachedTitle,
+    key: &ObjectKey,
+    identity: &ObjectIdentity,
+    sidecar: &SidecarSubtitle,
+    request: SubtitleRequest,
+) -> Result<Bytes, ErrorAnswer> {
+    let plan = cached.subtitle_plan();
+    let window = match request {
+        SubtitleRequest::File => None,
+        SubtitleRequest::Segment { number } => Some(plan.window(number).ok_or_else(|| {
+            ErrorAnswer::from(&PackageError::SegmentOutOfRange {
+                number,
+                count: plan.segment_count() as u64,
+            })
+        })?),
+    };
+    let max = app.settings.limits.max_text_read_bytes;
+    if identity.size > max {
+        let reason = format!(
+            "subtitle file is {} bytes, over the limit of {max}",
+            identity.size
+        );
+        return Err(ErrorAnswer::new(
+            http::StatusCode::UNPROCESSABLE_ENTITY,
+            reason,
+        ));
+    }
+    let bytes = match identity.size {
+        0 => Bytes::new(),
+        size => (app.catalog.source())
+            .read_range(key, identity, ByteRange::new(0, size))
+            .await
+            .map_err(|e| ErrorAnswer::from(&e).with_detail(&e))?,
+    };
+    let cues = parse_sidecar(sidecar.format, &bytes).map_err(|e| match &e {
+        // Not an MP4 problem: say which file and why.
+        MediaError::Malformed { reason } => {
+            let reason = format!("{key}: {reason}");
+            ErrorAnswer::new(http::StatusCode::UNPROCESSABLE_ENTITY, reason)
+        }
+        _ => ErrorAnswer::from(&e),
+    })?;
+    let cues: Vec<Cue> = (cues.into_iter())
+        .map(|c| Cue {
+            start_ns: c.start_ns + plan.shift_ns,
+            end_ns: c.end_ns + plan.shift_ns,
+            payload: c.payload,
+        })
+        .filter(|c| window.is_none_or(|(from, to)| c.end_ns > from && c.start_ns < to))
+        .collect();
+    let text = match window {
+        Some(_) => render_hls_segment(&cues),
+        None => render_dash_file(&cues, plan.shift_ns),
+    };
+    Ok(Bytes::from(text))
 }
