@@ -184,8 +184,11 @@ fn subtitle_renditions(out: &mut String, title: &Title) {
 
 /// `#EXT-X-MEDIA:TYPE=SUBTITLES` for each sidecar file of a title document, after the
 /// text tracks: NAME as the document gives it, else the language, else `subtitles N`
-/// (counting on from the text tracks); DEFAULT and FORCED as the document says.
+/// (counting on from the text tracks); DEFAULT and FORCED as the document says, except
+/// that only the first sidecar marked default gets DEFAULT=YES (4.4.6.1.1: at most one
+/// per group).
 fn sidecar_renditions(out: &mut String, title: &Title, folder: &str, texts: usize) {
+    let default = title.sidecars.iter().position(|s| s.default);
     for (n, sidecar) in title.sidecars.iter().enumerate() {
         let language = sidecar.language.as_deref().filter(|l| !l.is_empty());
         let name = match (&sidecar.name, language) {
@@ -201,7 +204,7 @@ fn sidecar_renditions(out: &mut String, title: &Title, folder: &str, texts: usiz
             attrs = attrs.quoted("LANGUAGE", language);
         }
         let yes_no = |b: bool| if b { "YES" } else { "NO" };
-        attrs = (attrs.plain("DEFAULT", yes_no(sidecar.default)))
+        attrs = (attrs.plain("DEFAULT", yes_no(default == Some(n))))
             .plain("AUTOSELECT", "YES")
             .plain("FORCED", yes_no(sidecar.forced));
         let uri = Resource::MediaPlaylist {
