@@ -3,8 +3,11 @@
 //! document. What players decode from the ladder is checked in `conformance.rs`.
 
 mod common;
+#[path = "common/s3.rs"]
+mod s3;
 
 use std::path::Path;
+use std::sync::Arc;
 
 use common::{get, start_server_with, version_folder_in, TempDir};
 use vodpack::config::Settings;
@@ -320,4 +323,45 @@ async fn a_broken_sidecar_is_refused_on_its_own_resources() {
     .await;
     assert_eq!(video.status, 200);
     server.shutdown().await;
+}
+
+/// Given the ladder title in a bucket (the in-process S3 server), when its multivariant
+/// playlist is first asked for, then the document takes one GET and each of its four
+/// media files at most two, as a single file does (sidecars are read only when a subtitle
+/// is asked for), and at most one HEAD per object; a second request reads nothing.
+#[tokio::test]
+async fn a_ladder_in_a_bucket_loads_each_object_with_a_single_files_gets() {
+    let dir = ladder_copy("s3");
+    std::fs::create_dir_all(dir.path().join("media/t")).unwrap();
+    for entry in std::fs::read_dir(dir.path()).unwrap() {
+        let path = entry.unwrap().path();
+        if path.is_file() {
+            let to = dir.path().join("media/t").join(path.file_name().unwrap());
+            std::fs::rename(&path, to).unwrap();
+        }
+    }
+    let s3 = s3::S3Server::start(dir.path()).await;
+    let options = ObjectStoreOptions {
+        identity_ttl_ms: 60_000,
+        ..ObjectStoreOptions::default()
+    };
+    let source = Arc::new(s3.source("media", options));
+    let vod = s3::VodServer::start(source, settings()).await;
+    let before = s3.tally();
+    let started = std::time::Instant::now();
+    let reply = get(vod.addr, "/vod/t/ladder.json/master.m3u8").await;
+    let cold = started.elapsed();
+    assert_eq!(reply.status, 200, "{}", reply.text());
+    let spent = s3.tally() - before;
+    eprintln!(
+        "ladder title cold load from S3: {} GET, {} HEAD, {} bytes, {cold:?}",
+        spent.gets, spent.heads, spent.get_bytes
+    );
+    assert!(spent.gets <= 1 + 4 * 2, "{} GETs", spent.gets);
+    assert!(spent.heads <= 7, "{} HEADs for 7 objects", spent.heads);
+    let before = s3.tally();
+    let again = get(vod.addr, "/vod/t/ladder.json/manifest.mpd").await;
+    assert_eq!(again.status, 200);
+    assert_eq!((s3.tally() - before).gets, 0);
+    vod.shutdown().await;
 }
