@@ -250,6 +250,14 @@ mod tests {
                 "sub-f2-t1-3.vtt",
             ),
             (Resource::SubtitleFile { track_id: id }, "sub-f2-t1.vtt"),
+            // A sidecar subtitle file goes by track 0, which no MP4 track has.
+            (
+                Resource::SubtitleSegment {
+                    track_id: document_track_id(5, 0).unwrap(),
+                    number: 1,
+                },
+                "sub-f5-t0-1.vtt",
+            ),
         ];
         for (resource, name) in named {
             assert_eq!(resource.to_string(), name);
