@@ -109,6 +109,8 @@ pub const SETTINGS: &[(&str, &str, &str, &str)] = &[
     ("metadata-cache-bytes", "VODPACK_METADATA_CACHE_BYTES", "268435456", "Bytes of parsed sample indexes kept in the metadata cache"),
     ("max-moov-bytes", "VODPACK_MAX_MOOV_BYTES", "134217728", "Largest moov box accepted"),
     ("probe-bytes", "VODPACK_PROBE_BYTES", "262144", "First read at the start of a file, sized to catch ftyp and a typical moov"),
+    ("max-title-document-bytes", "VODPACK_MAX_TITLE_DOCUMENT_BYTES", "65536", "Largest title document (.json key) accepted; a larger one is refused with 422"),
+    ("max-title-renditions", "VODPACK_MAX_TITLE_RENDITIONS", "32", "Most entries (video, audio and subtitle files together) in one title document; more is refused with 422"),
     ("s3-endpoint", "VODPACK_S3_ENDPOINT", "(none)", "Endpoint URL of an S3-compatible store (MinIO, Ceph, R2, ...) for s3:// sources; requests use path-style addressing"),
     ("source-allow-http", "VODPACK_SOURCE_ALLOW_HTTP", "false", "Allow plain-HTTP (unencrypted) object-store endpoints, such as a MinIO on the same host"),
     ("source-connect-timeout-ms", "VODPACK_SOURCE_CONNECT_TIMEOUT_MS", "3000", "Longest wait to open a connection to the object store; a failed connection is retried"),
@@ -153,6 +155,12 @@ pub struct SettingsArgs {
     /// First read at the start of a file, in bytes [default: 262144]
     #[arg(long, env = "VODPACK_PROBE_BYTES")]
     pub probe_bytes: Option<u64>,
+    /// Largest title document accepted, in bytes [default: 65536]
+    #[arg(long, env = "VODPACK_MAX_TITLE_DOCUMENT_BYTES")]
+    pub max_title_document_bytes: Option<u64>,
+    /// Most entries in one title document [default: 32]
+    #[arg(long, env = "VODPACK_MAX_TITLE_RENDITIONS")]
+    pub max_title_renditions: Option<usize>,
     /// Endpoint URL of an S3-compatible store (MinIO, Ceph, R2, ...) for s3:// sources
     #[arg(long, env = "VODPACK_S3_ENDPOINT")]
     pub s3_endpoint: Option<String>,
@@ -221,6 +229,8 @@ struct FileSettings {
     metadata_cache_bytes: Option<u64>,
     max_moov_bytes: Option<u64>,
     probe_bytes: Option<u64>,
+    max_title_document_bytes: Option<u64>,
+    max_title_renditions: Option<usize>,
     s3_endpoint: Option<String>,
     source_allow_http: Option<bool>,
     source_connect_timeout_ms: Option<u64>,
@@ -305,6 +315,14 @@ impl SettingsArgs {
                     .probe_bytes
                     .or(file.probe_bytes)
                     .unwrap_or(d.limits.probe_bytes),
+                max_title_document_bytes: self
+                    .max_title_document_bytes
+                    .or(file.max_title_document_bytes)
+                    .unwrap_or(d.limits.max_title_document_bytes),
+                max_title_renditions: self
+                    .max_title_renditions
+                    .or(file.max_title_renditions)
+                    .unwrap_or(d.limits.max_title_renditions),
                 ..d.limits
             },
             object_store: ObjectStoreOptions {
@@ -391,6 +409,18 @@ impl SettingsArgs {
             return Err(ConfigError::Invalid {
                 name: "stream-chunk-bytes",
                 reason: "must be between 4096 and 16777216".into(),
+            });
+        }
+        if !(2..=16 * 1024 * 1024).contains(&settings.limits.max_title_document_bytes) {
+            return Err(ConfigError::Invalid {
+                name: "max-title-document-bytes",
+                reason: "must be between 2 and 16777216".into(),
+            });
+        }
+        if !(1..=1024).contains(&settings.limits.max_title_renditions) {
+            return Err(ConfigError::Invalid {
+                name: "max-title-renditions",
+                reason: "must be between 1 and 1024".into(),
             });
         }
         settings.object_store.validate()?;

@@ -37,6 +37,10 @@ pub struct MediaLimits {
     /// or the whole-track WebVTT file of DASH). Text is small: this only stops a file
     /// whose text track claims megabytes from making every subtitle request read them.
     pub max_text_read_bytes: u64,
+    /// Largest title document (`.json`) accepted, in bytes.
+    pub max_title_document_bytes: u64,
+    /// Most entries (video, audio and subtitle files together) in one title document.
+    pub max_title_renditions: usize,
 }
 
 impl Default for MediaLimits {
@@ -54,6 +58,8 @@ impl Default for MediaLimits {
             max_fragments: 500_000,
             max_fragment_header_bytes: 128 * 1024 * 1024,
             max_text_read_bytes: 4 * 1024 * 1024,
+            max_title_document_bytes: 64 * 1024,
+            max_title_renditions: 32,
         }
     }
 }

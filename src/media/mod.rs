@@ -15,6 +15,7 @@
 mod bits;
 mod codec;
 mod color;
+mod document;
 mod dolby;
 mod error;
 mod fragments;
@@ -22,6 +23,7 @@ mod limits;
 mod load;
 mod locate;
 mod parse;
+mod sidecar;
 mod skeleton;
 mod text;
 
@@ -31,6 +33,9 @@ use crate::source::ObjectIdentity;
 
 pub use codec::{describe_codec, describe_dolby_vision};
 pub use color::{ColorInfo, ColorSource, VideoRange, CICP_UNSPECIFIED};
+pub use document::{
+    is_title_document, parse_title_document, DocumentError, DocumentFile, TitleDocument,
+};
 pub use dolby::DolbyVision;
 pub use error::MediaError;
 pub use fragments::{FragmentDiscovery, FragmentReport};
@@ -40,6 +45,7 @@ pub use load::index_from_bytes;
 pub use load::{load_index, load_index_report, IndexReport};
 pub use locate::{locate_boxes, TopLevelBoxes};
 pub use parse::parse_index;
+pub use sidecar::{parse_sidecar, SidecarCue, SidecarFormat};
 pub use text::{parse_text_sample, SampleCue, TextFormat};
 
 /// Everything the packager needs to know about one MP4 object.

@@ -10,7 +10,7 @@
 
 use std::fmt::{Display, Write as _};
 
-use super::{version_folder, Rendition, Resource, Title};
+use super::{split_document_track_id, version_folder, Rendition, Resource, Title};
 use crate::media::{CodecInfo, TrackIndex, TrackKind, CICP_UNSPECIFIED};
 
 const PROFILES: &str = "urn:mpeg:dash:profile:isoff-live:2011,urn:mpeg:dash:profile:cmaf:2019";
@@ -41,21 +41,63 @@ pub fn render_mpd(title: &Title) -> String {
         .attr("id", 0)
         .attr("start", "PT0S")
         .open(&mut out);
-    for (set_id, rendition) in title.renditions.iter().enumerate() {
-        if let Some(track) = title.index.tracks.get(rendition.track_pos) {
-            adaptation_set(&mut out, title, set_id, rendition, track);
-        }
+    let groups = adaptation_groups(title);
+    for (set_id, group) in groups.iter().enumerate() {
+        adaptation_set(&mut out, title, set_id, group);
     }
-    text_adaptation_sets(&mut out, title, title.renditions.len());
+    text_adaptation_sets(&mut out, title, groups.len());
     out.push_str("  </Period>\n</MPD>\n");
     out
 }
 
-fn adaptation_set(out: &mut String, title: &Title, id: usize, r: &Rendition, track: &TrackIndex) {
+/// The renditions of each AdaptationSet. A plain file's: one set per rendition. A title
+/// document's (issue 11): one video set holding the whole ladder (its Representations are
+/// cut at the same times, so players switch between them), then one audio set per
+/// language, in rendition order.
+fn adaptation_groups(title: &Title) -> Vec<Vec<&Rendition>> {
+    let document = (title.renditions.iter()).any(|r| split_document_track_id(r.track_id).is_some());
+    if !document {
+        return title.renditions.iter().map(|r| vec![r]).collect();
+    }
+    let mut groups: Vec<Vec<&Rendition>> = Vec::new();
+    for rendition in &title.renditions {
+        let language = |r: &Rendition| {
+            let track = title.index.tracks.get(r.track_pos);
+            track.and_then(|t| t.language.as_deref().filter(|l| !l.is_empty()))
+        };
+        let same = |group: &&mut Vec<&Rendition>| {
+            group.first().is_some_and(|first| {
+                first.kind == rendition.kind
+                    && (rendition.kind == TrackKind::Video
+                        || language(first) == language(rendition))
+            })
+        };
+        match groups.iter_mut().find(same) {
+            Some(group) => group.push(rendition),
+            None => groups.push(vec![rendition]),
+        }
+    }
+    groups
+}
+
+/// One AdaptationSet: the attributes of its first rendition, the largest picture of all,
+/// and a Representation per rendition.
+fn adaptation_set(out: &mut String, title: &Title, id: usize, group: &[&Rendition]) {
+    let Some(r) = group.first() else {
+        return;
+    };
+    let Some(track) = title.index.tracks.get(r.track_pos) else {
+        return;
+    };
     let (kind, codec) = (r.kind.as_str(), &track.codec);
     let video = r.kind == TrackKind::Video;
-    let size =
-        (video && codec.width > 0 && codec.height > 0).then_some((codec.width, codec.height));
+    let sizes = (group.iter())
+        .filter_map(|r| title.index.tracks.get(r.track_pos))
+        .map(|t| (t.codec.width, t.codec.height))
+        .filter(|(w, h)| video && *w > 0 && *h > 0);
+    let size = sizes.fold(None, |max: Option<(u16, u16)>, (w, h)| {
+        Some(max.map_or((w, h), |(mw, mh)| (mw.max(w), mh.max(h))))
+    });
     Tag::new(4, "AdaptationSet")
         .attr("id", id)
         .attr("contentType", kind)
@@ -69,12 +111,33 @@ fn adaptation_set(out: &mut String, title: &Title, id: usize, r: &Rendition, tra
     if video {
         colour_properties(out, codec);
     }
-    if !video && r.is_default {
+    let default = group.iter().any(|r| r.is_default);
+    if !video && default {
         Tag::new(6, "Role")
             .attr("schemeIdUri", ROLE_SCHEME)
             .attr("value", "main")
             .empty(out);
+    } else if !video && split_document_track_id(r.track_id).is_some() {
+        // A document's other languages: said outright, as one set per language.
+        Tag::new(6, "Role")
+            .attr("schemeIdUri", ROLE_SCHEME)
+            .attr("value", "alternate")
+            .empty(out);
     }
+    for r in group {
+        if let Some(track) = title.index.tracks.get(r.track_pos) {
+            representation(out, title, r, track);
+        }
+    }
+    out.push_str("    </AdaptationSet>\n");
+}
+
+/// One Representation with its segment template and timeline.
+fn representation(out: &mut String, title: &Title, r: &Rendition, track: &TrackIndex) {
+    let codec = &track.codec;
+    let video = r.kind == TrackKind::Video;
+    let size =
+        (video && codec.width > 0 && codec.height > 0).then_some((codec.width, codec.height));
     Tag::new(6, "Representation")
         .attr("id", Resource::dash_representation_id(r.track_id))
         .opt("codecs", Some(&codec.rfc6381).filter(|c| !c.is_empty()))
@@ -106,7 +169,7 @@ fn adaptation_set(out: &mut String, title: &Title, id: usize, r: &Rendition, tra
             .empty(out);
     }
     segment_template(out, title, r, track);
-    out.push_str("      </Representation>\n    </AdaptationSet>\n");
+    out.push_str("      </Representation>\n");
 }
 
 /// One AdaptationSet per text track: a single WebVTT file (`text/vtt`, its cues on the
@@ -142,6 +205,46 @@ fn text_adaptation_sets(out: &mut String, title: &Title, first_id: usize) {
             .open(out);
         let file = Resource::SubtitleFile {
             track_id: text.track_id,
+        };
+        let _ = writeln!(
+            out,
+            "        <BaseURL>{}</BaseURL>",
+            escape(&format!("{folder}{file}"))
+        );
+        out.push_str("      </Representation>\n    </AdaptationSet>\n");
+    }
+    let first_id = first_id + title.index.text_tracks.len();
+    for (n, sidecar) in title.sidecars.iter().enumerate() {
+        Tag::new(4, "AdaptationSet")
+            .attr("id", first_id + n)
+            .attr("contentType", "text")
+            .attr("mimeType", "text/vtt")
+            .opt(
+                "lang",
+                sidecar.language.as_deref().filter(|l| !l.is_empty()),
+            )
+            .open(out);
+        // 5.8.5.5: `forced-subtitle` for forced narrative, else `subtitle`.
+        let role = if sidecar.forced {
+            "forced-subtitle"
+        } else {
+            "subtitle"
+        };
+        Tag::new(6, "Role")
+            .attr("schemeIdUri", ROLE_SCHEME)
+            .attr("value", role)
+            .empty(out);
+        let bandwidth = match duration > 0.0 {
+            true => (sidecar.size_bytes as f64 * 8.0 / duration).ceil() as u64,
+            false => 0,
+        };
+        Tag::new(6, "Representation")
+            .attr("id", Resource::dash_representation_id(sidecar.track_id))
+            .attr("codecs", "wvtt")
+            .attr("bandwidth", bandwidth.max(1))
+            .open(out);
+        let file = Resource::SubtitleFile {
+            track_id: sidecar.track_id,
         };
         let _ = writeln!(
             out,

@@ -28,4 +28,27 @@ pub enum PackageError {
         at_ms: u64,
         reason: String,
     },
+    /// A title document's rendition that cannot be cut with the first video rendition
+    /// (issue 11): no key frame at one of its cut times (`at_ms` on the output timeline),
+    /// or frame rates that never meet. `rendition` names the document entry and file. 422.
+    #[error(
+        "{rendition}: no key frame at {at_ms} ms, where the first video rendition is cut{hint}"
+    )]
+    LadderMisaligned {
+        rendition: String,
+        at_ms: u64,
+        hint: String,
+    },
+    /// A title document's rendition lasts more than one segment longer or shorter than the
+    /// first video rendition. 422.
+    #[error("{rendition}: ends at {end_ms} ms, more than one segment from the first video rendition's {reference_end_ms} ms")]
+    LadderDuration {
+        rendition: String,
+        end_ms: u64,
+        reference_end_ms: u64,
+    },
+    /// A title document's entry selects a track its file does not have, or not of the
+    /// kind the entry needs, or the file has no track of that kind at all. 422.
+    #[error("{rendition}: {reason}")]
+    LadderTrack { rendition: String, reason: String },
 }

@@ -8,6 +8,7 @@
 
 use std::fmt::{Display, Write as _};
 
+use super::names::track_label;
 use super::webvtt::SubtitlePlan;
 use super::{version_folder, Rendition, Resource, Title};
 use crate::media::{CodecInfo, TrackIndex, TrackKind, VideoRange};
@@ -100,7 +101,7 @@ fn variant(out: &mut String, title: &Title, members: &[&Rendition], with_audio: 
     if with_audio {
         attrs = attrs.quoted("AUDIO", AUDIO_GROUP);
     }
-    if !title.index.text_tracks.is_empty() {
+    if !title.index.text_tracks.is_empty() || !title.sidecars.is_empty() {
         attrs = attrs.quoted("SUBTITLES", SUBTITLES_GROUP);
     }
     let uri = Resource::MediaPlaylist {
@@ -161,7 +162,7 @@ fn subtitle_renditions(out: &mut String, title: &Title) {
     let folder = version_folder(&title.version_token());
     for (text, base) in texts.iter().zip(&bases) {
         let name = match bases.iter().filter(|b| *b == base).count() > 1 {
-            true => format!("{base} (track {})", text.track_id),
+            true => format!("{base} (track {})", track_label(text.track_id)),
             false => base.clone(),
         };
         let mut attrs = Attrs::default()
@@ -176,6 +177,40 @@ fn subtitle_renditions(out: &mut String, title: &Title) {
         };
         attrs = (attrs.plain("DEFAULT", "NO").plain("AUTOSELECT", "YES"))
             .quoted("URI", format_args!("{folder}{uri}"));
+        let _ = writeln!(out, "#EXT-X-MEDIA:{}", attrs.0);
+    }
+    sidecar_renditions(out, title, &folder, texts.len());
+}
+
+/// `#EXT-X-MEDIA:TYPE=SUBTITLES` for each sidecar file of a title document, after the
+/// text tracks: NAME as the document gives it, else the language, else `subtitles N`
+/// (counting on from the text tracks); DEFAULT and FORCED as the document says, except
+/// that only the first sidecar marked default gets DEFAULT=YES (4.4.6.1.1: at most one
+/// per group).
+fn sidecar_renditions(out: &mut String, title: &Title, folder: &str, texts: usize) {
+    let default = title.sidecars.iter().position(|s| s.default);
+    for (n, sidecar) in title.sidecars.iter().enumerate() {
+        let language = sidecar.language.as_deref().filter(|l| !l.is_empty());
+        let name = match (&sidecar.name, language) {
+            (Some(name), _) => name.clone(),
+            (None, Some(language)) => language.to_owned(),
+            (None, None) => format!("subtitles {}", texts + n + 1),
+        };
+        let mut attrs = Attrs::default()
+            .plain("TYPE", "SUBTITLES")
+            .quoted("GROUP-ID", SUBTITLES_GROUP)
+            .quoted("NAME", name);
+        if let Some(language) = language {
+            attrs = attrs.quoted("LANGUAGE", language);
+        }
+        let yes_no = |b: bool| if b { "YES" } else { "NO" };
+        attrs = (attrs.plain("DEFAULT", yes_no(default == Some(n))))
+            .plain("AUTOSELECT", "YES")
+            .plain("FORCED", yes_no(sidecar.forced));
+        let uri = Resource::MediaPlaylist {
+            track_id: sidecar.track_id,
+        };
+        attrs = attrs.quoted("URI", format_args!("{folder}{uri}"));
         let _ = writeln!(out, "#EXT-X-MEDIA:{}", attrs.0);
     }
 }
@@ -266,9 +301,11 @@ fn audio_names(title: &Title, audios: &[&Rendition]) -> Vec<String> {
         .collect();
     let shared = |base: &String| bases.iter().filter(|b| *b == base).count() > 1;
     (bases.iter().zip(audios))
-        .map(|(base, audio)| match shared(base) {
-            true => format!("{base} (track {})", audio.track_id),
-            false => base.clone(),
+        .map(|(base, audio)| match (&audio.name, shared(base)) {
+            // A name a title document gives is the author's choice, kept as it is.
+            (Some(name), _) => name.clone(),
+            (None, true) => format!("{base} (track {})", track_label(audio.track_id)),
+            (None, false) => base.clone(),
         })
         .collect()
 }

@@ -14,6 +14,7 @@ mod edit;
 mod error;
 pub mod fmp4;
 mod hls;
+mod ladder;
 mod names;
 mod plan;
 mod title;
@@ -24,6 +25,10 @@ pub use edit::present;
 pub use error::PackageError;
 pub use fmp4::{init_segment, prepare_media_segment, PreparedSegment};
 pub use hls::{render_media_playlist, render_multivariant_playlist, render_subtitle_playlist};
-pub use names::{parse_version_folder, version_folder, Resource};
+pub use ladder::{build_ladder, LadderEntry, LadderRole, SidecarSubtitle, CUT_TOLERANCE_MS};
+pub use names::{
+    document_track_id, parse_version_folder, split_document_track_id, version_folder, Resource,
+    MAX_DOCUMENT_FILES,
+};
 pub use plan::{plan_segments, SegmentPlan, TrackPlan};
 pub use title::{Rendition, Title};

@@ -44,46 +44,39 @@ impl Resource {
             "manifest.mpd" => return Some(Self::Mpd),
             _ => {}
         }
-        if let Some(id) = name
-            .strip_prefix("index-t")
+        if let Some(rest) = name
+            .strip_prefix("index-")
             .and_then(|r| r.strip_suffix(".m3u8"))
         {
-            return Some(Self::MediaPlaylist {
-                track_id: parse_number(id)?,
-            });
-        }
-        if let Some(id) = name
-            .strip_prefix("init-t")
-            .and_then(|r| r.strip_suffix(".mp4"))
-        {
-            return Some(Self::Init {
-                track_id: parse_number(id)?,
-            });
+            let (track_id, "") = parse_track_label(rest)? else {
+                return None;
+            };
+            return Some(Self::MediaPlaylist { track_id });
         }
         if let Some(rest) = name
-            .strip_prefix("sub-t")
+            .strip_prefix("init-")
+            .and_then(|r| r.strip_suffix(".mp4"))
+        {
+            let (track_id, "") = parse_track_label(rest)? else {
+                return None;
+            };
+            return Some(Self::Init { track_id });
+        }
+        if let Some(rest) = name
+            .strip_prefix("sub-")
             .and_then(|r| r.strip_suffix(".vtt"))
         {
-            return match rest.split_once('-') {
-                None => Some(Self::SubtitleFile {
-                    track_id: parse_number(rest)?,
-                }),
-                Some((id, number)) => {
-                    let number = parse_number(number)?;
-                    (number >= 1).then_some(Self::SubtitleSegment {
-                        track_id: parse_number(id)?,
-                        number,
-                    })
-                }
-            };
+            let (track_id, rest) = parse_track_label(rest)?;
+            if rest.is_empty() {
+                return Some(Self::SubtitleFile { track_id });
+            }
+            let number = parse_number(rest.strip_prefix('-')?)?;
+            return (number >= 1).then_some(Self::SubtitleSegment { track_id, number });
         }
-        let rest = name.strip_prefix("seg-t")?.strip_suffix(".m4s")?;
-        let (id, number) = rest.split_once('-')?;
-        let number = parse_number(number)?;
-        (number >= 1).then_some(Self::Segment {
-            track_id: parse_number(id)?,
-            number,
-        })
+        let rest = name.strip_prefix("seg-")?.strip_suffix(".m4s")?;
+        let (track_id, rest) = parse_track_label(rest)?;
+        let number = parse_number(rest.strip_prefix('-')?)?;
+        (number >= 1).then_some(Self::Segment { track_id, number })
     }
 
     /// DASH `SegmentTemplate@initialization` for representations named `t{track_id}`.
@@ -93,8 +86,73 @@ impl Resource {
 
     /// DASH `Representation@id` of a track, matching the templates above.
     pub fn dash_representation_id(track_id: u32) -> String {
-        format!("t{track_id}")
+        TrackLabel(track_id).to_string()
     }
+}
+
+/// Bits of a title's track id that hold the source track id; the bits above hold the file
+/// number (1-based) of a title document's entry, 0 for a plain MP4.
+const FILE_SHIFT: u32 = 20;
+/// Largest file number a document title's track id can hold.
+pub const MAX_DOCUMENT_FILES: u32 = u32::MAX >> FILE_SHIFT;
+
+/// The track id a title document's rendition goes by: file number `file` (1-based, in
+/// document order) and the track's own id, packed so that resource names say both
+/// (`index-f2-t1.m3u8`). `None` when the track id is 2^20 or more, or the file number out
+/// of range; plain MP4s keep their own track ids and names (`index-t1.m3u8`).
+pub fn document_track_id(file: u32, track_id: u32) -> Option<u32> {
+    let fits = (1..=MAX_DOCUMENT_FILES).contains(&file) && track_id < (1 << FILE_SHIFT);
+    fits.then_some((file << FILE_SHIFT) | track_id)
+}
+
+/// The file number and source track id of a packed document track id, `None` for a plain
+/// MP4's track id.
+pub fn split_document_track_id(id: u32) -> Option<(u32, u32)> {
+    let file = id >> FILE_SHIFT;
+    (file > 0).then_some((file, id & ((1 << FILE_SHIFT) - 1)))
+}
+
+/// How messages and NAMEs refer to a track: its id (`2`), or `f1-t2` for a title
+/// document's rendition.
+pub fn track_label(track_id: u32) -> String {
+    match split_document_track_id(track_id) {
+        Some(_) => TrackLabel(track_id).to_string(),
+        None => track_id.to_string(),
+    }
+}
+
+/// The part of a resource name naming the track: `t{id}`, or `f{file}-t{id}` for a title
+/// document's rendition (see [`document_track_id`]).
+struct TrackLabel(u32);
+
+impl fmt::Display for TrackLabel {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match split_document_track_id(self.0) {
+            Some((file, track)) => write!(f, "f{file}-t{track}"),
+            None => write!(f, "t{}", self.0),
+        }
+    }
+}
+
+/// Parse a [`TrackLabel`] at the start of `s`; returns the track id and what follows.
+/// Only the canonical spelling parses, so every resource has exactly one name.
+fn parse_track_label(s: &str) -> Option<(u32, &str)> {
+    let digits = |s: &str| s.bytes().take_while(u8::is_ascii_digit).count();
+    if let Some(rest) = s.strip_prefix('f') {
+        let n = digits(rest);
+        let file: u32 = parse_number(rest.get(..n)?)?;
+        let rest = rest.get(n..)?.strip_prefix("-t")?;
+        let m = digits(rest);
+        let track: u32 = parse_number(rest.get(..m)?)?;
+        return Some((document_track_id(file, track)?, rest.get(m..)?));
+    }
+    let rest = s.strip_prefix('t')?;
+    let n = digits(rest);
+    let id: u32 = parse_number(rest.get(..n)?)?;
+    // A plain id with file bits set is spelled `f..-t..`, never `t..`.
+    split_document_track_id(id)
+        .is_none()
+        .then_some((id, rest.get(n..)?))
 }
 
 /// The folder, relative to `/vod/KEY/`, that versioned resources live in: `v{token}/`.
@@ -128,13 +186,15 @@ impl fmt::Display for Resource {
             Self::Multivariant => f.write_str("master.m3u8"),
             Self::MultivariantTs => f.write_str("master-ts.m3u8"),
             Self::Mpd => f.write_str("manifest.mpd"),
-            Self::MediaPlaylist { track_id } => write!(f, "index-t{track_id}.m3u8"),
-            Self::Init { track_id } => write!(f, "init-t{track_id}.mp4"),
-            Self::Segment { track_id, number } => write!(f, "seg-t{track_id}-{number}.m4s"),
-            Self::SubtitleSegment { track_id, number } => {
-                write!(f, "sub-t{track_id}-{number}.vtt")
+            Self::MediaPlaylist { track_id } => write!(f, "index-{}.m3u8", TrackLabel(*track_id)),
+            Self::Init { track_id } => write!(f, "init-{}.mp4", TrackLabel(*track_id)),
+            Self::Segment { track_id, number } => {
+                write!(f, "seg-{}-{number}.m4s", TrackLabel(*track_id))
             }
-            Self::SubtitleFile { track_id } => write!(f, "sub-t{track_id}.vtt"),
+            Self::SubtitleSegment { track_id, number } => {
+                write!(f, "sub-{}-{number}.vtt", TrackLabel(*track_id))
+            }
+            Self::SubtitleFile { track_id } => write!(f, "sub-{}.vtt", TrackLabel(*track_id)),
         }
     }
 }
@@ -162,6 +222,61 @@ mod tests {
             Resource::SubtitleFile { track_id: 4 },
         ] {
             assert_eq!(Resource::parse(&r.to_string()), Some(r));
+        }
+    }
+
+    /// Given renditions of a title document, then their names say which file they come
+    /// from, round-trip, and never collide with a plain MP4's names.
+    #[test]
+    fn document_names_say_which_file_and_round_trip() {
+        let id = document_track_id(2, 1).unwrap();
+        assert_eq!(split_document_track_id(id), Some((2, 1)));
+        assert_eq!(split_document_track_id(1), None);
+        let named = [
+            (Resource::MediaPlaylist { track_id: id }, "index-f2-t1.m3u8"),
+            (Resource::Init { track_id: id }, "init-f2-t1.mp4"),
+            (
+                Resource::Segment {
+                    track_id: id,
+                    number: 7,
+                },
+                "seg-f2-t1-7.m4s",
+            ),
+            (
+                Resource::SubtitleSegment {
+                    track_id: id,
+                    number: 3,
+                },
+                "sub-f2-t1-3.vtt",
+            ),
+            (Resource::SubtitleFile { track_id: id }, "sub-f2-t1.vtt"),
+            // A sidecar subtitle file goes by track 0, which no MP4 track has.
+            (
+                Resource::SubtitleSegment {
+                    track_id: document_track_id(5, 0).unwrap(),
+                    number: 1,
+                },
+                "sub-f5-t0-1.vtt",
+            ),
+        ];
+        for (resource, name) in named {
+            assert_eq!(resource.to_string(), name);
+            assert_eq!(Resource::parse(name), Some(resource));
+        }
+        assert_eq!(Resource::dash_representation_id(id), "f2-t1");
+        assert_eq!(document_track_id(0, 1), None);
+        assert_eq!(document_track_id(1, 1 << 20), None);
+        // The packed id spelled as a plain one is not a second name for it.
+        assert_eq!(Resource::parse(&format!("index-t{id}.m3u8")), None);
+        for odd in [
+            "index-f0-t1.m3u8",
+            "index-f02-t1.m3u8",
+            "index-f2t1.m3u8",
+            "index-f2-t.m3u8",
+            "seg-f2-t1.m4s",
+            "sub-f2-t1-0.vtt",
+        ] {
+            assert_eq!(Resource::parse(odd), None, "{odd}");
         }
     }
 

@@ -5,7 +5,7 @@
 //! bit rate and AVERAGE-BANDWIDTH the whole rendition's (RFC 8216 4.3.4.2).
 
 use super::fmp4::media_segment_header_len;
-use super::{plan_segments, present, PackageError, SegmentPlan};
+use super::{plan_segments, present, PackageError, SegmentPlan, SidecarSubtitle};
 use crate::media::{MediaIndex, SampleTable, TrackIndex, TrackKind};
 
 /// A title ready to be packaged; cached per object version.
@@ -17,6 +17,9 @@ pub struct Title {
     pub plan: SegmentPlan,
     /// What players are offered, videos first, then audios, each in file order.
     pub renditions: Vec<Rendition>,
+    /// Sidecar subtitle files of a title document (issue 11), in document order; empty
+    /// for a plain MP4.
+    pub sidecars: Vec<SidecarSubtitle>,
 }
 
 /// One rendition: one track of the file, measured.
@@ -41,6 +44,9 @@ pub struct Rendition {
     pub end_secs: f64,
     /// The default rendition of its kind (the first in the file).
     pub is_default: bool,
+    /// Display name given by a title document (HLS `NAME`), else `None` and the name is
+    /// derived from the language.
+    pub name: Option<String>,
 }
 
 /// Bump when the bytes vodpack produces for the same input change (box layout, timing
@@ -98,6 +104,15 @@ impl Title {
             .map(present)
             .collect::<Result<_, _>>()?;
         let plan = plan_segments(&index, target_ms);
+        Self::from_plan(index, plan)
+    }
+
+    /// Measure every rendition of `index` (tracks already presented) cut by `plan`:
+    /// videos first, then audios, each in index order, the first of each kind the default.
+    ///
+    /// # Errors
+    /// [`PackageError::NoRenditions`] when there is nothing to offer.
+    pub(super) fn from_plan(index: MediaIndex, plan: SegmentPlan) -> Result<Self, PackageError> {
         let mut renditions = Vec::with_capacity(index.tracks.len());
         for kind in [TrackKind::Video, TrackKind::Audio] {
             let mut first = true;
@@ -116,6 +131,7 @@ impl Title {
             index,
             plan,
             renditions,
+            sidecars: Vec::new(),
         })
     }
 
@@ -170,6 +186,11 @@ impl Title {
             .iter()
             .filter_map(|r| self.video_preroll_secs(r))
             .fold(0.0, f64::max)
+    }
+
+    /// [`Title::dash_preroll_secs`] in nanoseconds, for timelines kept in them (WebVTT).
+    pub fn dash_preroll_ns(&self) -> i128 {
+        (self.dash_preroll_secs() * 1e9).round() as i128
     }
 
     /// DASH `presentationTimeOffset` of the track at `track_pos`, in its ticks: the title
@@ -260,6 +281,7 @@ fn measure(plan: &SegmentPlan, pos: usize, track: &TrackIndex, is_default: bool)
         duration_secs: total_secs,
         end_secs: start_secs + total_secs,
         is_default,
+        name: None,
     }
 }
 

@@ -13,11 +13,12 @@ use bytes::Bytes;
 use moka::future::Cache;
 use tracing::Instrument;
 
+use crate::media::TitleDocument;
 use crate::media::{load_index, MediaError, MediaLimits};
 use crate::package::webvtt::SubtitlePlan;
 use crate::package::{
     init_segment, render_media_playlist, render_mpd, render_multivariant_playlist,
-    render_subtitle_playlist, PackageError, Title,
+    render_subtitle_playlist, split_document_track_id, PackageError, Title,
 };
 use crate::source::{MediaSource, ObjectIdentity, ObjectKey};
 use crate::telemetry::Metrics;
@@ -61,14 +62,18 @@ pub struct CachedTitle {
     init_segments: Vec<OnceLock<Bytes>>,
     /// How subtitle segments are cut, when the title has text tracks.
     subtitle_plan: OnceLock<SubtitlePlan>,
-    /// HLS subtitle playlists, by text track position.
+    /// HLS subtitle playlists, by text track position, then by sidecar position.
     subtitle_playlists: Vec<OnceLock<Bytes>>,
+    /// For a title document's title, the object of each file number (1-based: file `f`
+    /// is entry `f - 1`) and the version it was loaded at; empty for a plain MP4, whose
+    /// one object is the request's key.
+    files: Vec<(ObjectKey, ObjectIdentity)>,
 }
 
 impl CachedTitle {
     fn new(title: Title) -> Self {
         let n = title.renditions.len();
-        let texts = title.index.text_tracks.len();
+        let texts = title.index.text_tracks.len() + title.sidecars.len();
         Self {
             token: title.version_token(),
             title,
@@ -78,7 +83,27 @@ impl CachedTitle {
             init_segments: (0..n).map(|_| OnceLock::new()).collect(),
             subtitle_plan: OnceLock::new(),
             subtitle_playlists: (0..texts).map(|_| OnceLock::new()).collect(),
+            files: Vec::new(),
         }
+    }
+
+    /// A title document's title, whose tracks are read from `files` (by file number, see
+    /// `package::document_track_id`).
+    pub(super) fn with_files(title: Title, files: Vec<(ObjectKey, ObjectIdentity)>) -> Self {
+        Self {
+            files,
+            ..Self::new(title)
+        }
+    }
+
+    /// The object (and its version) that track `track_id` is read from, when the title
+    /// comes from a title document; `None` for a plain MP4 (read the request's key).
+    pub fn object_of(&self, track_id: u32) -> Option<(&ObjectKey, &ObjectIdentity)> {
+        let (file, _) = split_document_track_id(track_id)?;
+        let (key, identity) = self
+            .files
+            .get(usize::try_from(file).ok()?.checked_sub(1)?)?;
+        Some((key, identity))
     }
 
     /// The HLS multivariant playlist.
@@ -122,7 +147,9 @@ impl CachedTitle {
     /// The HLS subtitle playlist of text track `track_id`, if the title has it.
     pub fn subtitle_playlist(&self, track_id: u32) -> Option<Bytes> {
         let texts = &self.title.index.text_tracks;
-        let pos = texts.iter().position(|t| t.track_id == track_id)?;
+        let sidecars = (self.title.sidecars.iter()).position(|s| s.track_id == track_id);
+        let pos = (texts.iter().position(|t| t.track_id == track_id))
+            .or_else(|| Some(texts.len() + sidecars?))?;
         let slot = self.subtitle_playlists.get(pos)?;
         Some(
             slot.get_or_init(|| {
@@ -156,9 +183,14 @@ pub struct Catalog {
     /// Object versions that failed to load because of what they contain (not because the
     /// source failed), remembered for [`FAILURE_MEMORY`].
     failures: Cache<(ObjectKey, ObjectIdentity), Arc<TitleError>>,
-    limits: MediaLimits,
-    segment_duration_ms: u32,
+    pub(super) limits: MediaLimits,
+    pub(super) segment_duration_ms: u32,
     metrics: Arc<Metrics>,
+    /// Parsed title documents, by document version (see `titles.rs`).
+    pub(super) documents: Cache<(ObjectKey, ObjectIdentity), Arc<TitleDocument>>,
+    /// Titles of title documents, by document key and a version covering the document
+    /// and every object it names, weighed like `cache`.
+    pub(super) ladders: Cache<(ObjectKey, ObjectIdentity), Arc<CachedTitle>>,
 }
 
 impl std::fmt::Debug for Catalog {
@@ -185,6 +217,14 @@ impl Catalog {
                 u32::try_from(title.title.heap_bytes()).unwrap_or(u32::MAX)
             })
             .build();
+        let ladders = Cache::builder()
+            .max_capacity(capacity_bytes)
+            .eviction_policy(moka::policy::EvictionPolicy::lru())
+            .weigher(|_key, title: &Arc<CachedTitle>| {
+                u32::try_from(title.title.heap_bytes()).unwrap_or(u32::MAX)
+            })
+            .build();
+        let documents = Cache::builder().max_capacity(10_000).build();
         let failures = Cache::builder()
             .max_capacity(10_000)
             .time_to_live(FAILURE_MEMORY)
@@ -196,6 +236,8 @@ impl Catalog {
             limits,
             segment_duration_ms,
             metrics,
+            documents,
+            ladders,
         }
     }
 

@@ -10,6 +10,7 @@ use http::StatusCode;
 
 use super::catalog::TitleError;
 use super::route::RouteError;
+use super::titles::DocumentTitleError;
 use crate::media::MediaError;
 use crate::package::PackageError;
 use crate::source::SourceError;
@@ -112,8 +113,34 @@ impl From<&PackageError> for ErrorAnswer {
             PackageError::NoRenditions
             | PackageError::EmptyTrack { .. }
             | PackageError::ZeroDuration { .. }
-            | PackageError::UnsupportedEdit { .. } => {
+            | PackageError::UnsupportedEdit { .. }
+            | PackageError::LadderMisaligned { .. }
+            | PackageError::LadderDuration { .. }
+            | PackageError::LadderTrack { .. } => {
                 ErrorAnswer::new(StatusCode::UNPROCESSABLE_ENTITY, e.to_string())
+            }
+        }
+    }
+}
+
+impl From<&DocumentTitleError> for ErrorAnswer {
+    fn from(e: &DocumentTitleError) -> Self {
+        let unusable = || ErrorAnswer::new(StatusCode::UNPROCESSABLE_ENTITY, e.to_string());
+        match e {
+            // The document, or what it names, cannot be packaged: 422 naming the entry.
+            DocumentTitleError::Document(_) | DocumentTitleError::Missing { .. } => unusable(),
+            DocumentTitleError::Package(p) => ErrorAnswer {
+                reason: e.to_string(),
+                ..ErrorAnswer::from(p)
+            },
+            // A rendition's file: 422 when it is at fault, else the source's answer.
+            DocumentTitleError::Rendition { source, .. } => match source.is_about_the_file() {
+                true => unusable(),
+                false => ErrorAnswer::from(source.as_ref()),
+            },
+            DocumentTitleError::Source(s) => ErrorAnswer::from(s),
+            DocumentTitleError::Internal { .. } => {
+                ErrorAnswer::new(StatusCode::INTERNAL_SERVER_ERROR, "internal error")
             }
         }
     }

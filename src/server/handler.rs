@@ -15,9 +15,10 @@ use super::error::ErrorAnswer;
 use super::range::{parse_range, RangeRequest};
 use super::route::{parse_route, Route};
 use super::subtitle::{subtitle_body, SubtitleRequest};
+use super::titles::document_title;
 use super::App;
 use super::{Admitted, RequestClass};
-use crate::media::TrackKind;
+use crate::media::{is_title_document, TrackKind};
 use crate::package::{prepare_media_segment, PreparedSegment, Resource};
 use crate::source::{ByteRange, ObjectIdentity, ObjectKey};
 use crate::telemetry::{extract_parent, trace_id_of, HttpLabels, ShedLabels};
@@ -298,11 +299,16 @@ async fn vod_answer(
         .identify(&key)
         .await
         .map_err(|e| ErrorAnswer::from(&e).with_detail(&e))?;
-    let cached = app
-        .catalog
-        .title(&key, &identity)
-        .await
-        .map_err(|e| ErrorAnswer::from(e.as_ref()).with_detail(&e))?;
+    let cached = match is_title_document(&key) {
+        true => document_title(&app.catalog, &key, &identity)
+            .await
+            .map_err(|e| ErrorAnswer::from(e.as_ref()).with_detail(&e))?,
+        false => app
+            .catalog
+            .title(&key, &identity)
+            .await
+            .map_err(|e| ErrorAnswer::from(e.as_ref()).with_detail(&e))?,
+    };
     let not_found = |what: String| ErrorAnswer {
         status: StatusCode::NOT_FOUND,
         reason: what,
@@ -371,6 +377,10 @@ async fn vod_answer(
                 .rendition(track_id)
                 .ok_or_else(|| not_found(format!("no rendition {track_id}")))?;
             let (kind, track_pos) = (rendition.kind, rendition.track_pos);
+            // A title document's track is read from its own file.
+            let (key, identity) = cached
+                .object_of(track_id)
+                .map_or((key, identity), |(k, i)| (k.clone(), i.clone()));
             let segment = usize::try_from(number - 1).unwrap_or(usize::MAX);
             // Header construction runs on the blocking pool, off the runtime workers.
             let title = cached.clone();
@@ -407,8 +417,8 @@ async fn vod_answer(
                 subtitle_body(
                     app,
                     &cached,
-                    &key,
-                    &identity,
+                    cached.object_of(track_id).map_or(&key, |o| o.0),
+                    cached.object_of(track_id).map_or(&identity, |o| o.1),
                     track_id,
                     SubtitleRequest::Segment { number },
                 )
@@ -423,8 +433,8 @@ async fn vod_answer(
                 subtitle_body(
                     app,
                     &cached,
-                    &key,
-                    &identity,
+                    cached.object_of(track_id).map_or(&key, |o| o.0),
+                    cached.object_of(track_id).map_or(&identity, |o| o.1),
                     track_id,
                     SubtitleRequest::File,
                 )

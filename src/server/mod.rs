@@ -13,6 +13,7 @@ mod handler;
 mod range;
 mod route;
 mod subtitle;
+mod titles;
 
 use std::future::Future;
 use std::sync::atomic::{AtomicBool, Ordering};
@@ -28,6 +29,7 @@ pub use body::{ResponseBody, STREAM_CHANNEL_CHUNKS};
 pub use catalog::{CachedTitle, Catalog, TitleError};
 pub use error::ErrorAnswer;
 pub use route::{parse_route, Route, RouteError};
+pub use titles::DocumentTitleError;
 
 use crate::config::Settings;
 use crate::source::MediaSource;

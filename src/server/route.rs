@@ -51,8 +51,9 @@ impl From<KeyError> for RouteError {
     }
 }
 
-/// Media file extensions a KEY may end in (case-insensitive).
-const MEDIA_EXTENSIONS: [&str; 4] = [".mp4", ".m4v", ".m4a", ".mov"];
+/// Extensions a KEY may end in (case-insensitive): media files, and `.json` for title
+/// documents (issue 11).
+const MEDIA_EXTENSIONS: [&str; 5] = [".mp4", ".m4v", ".m4a", ".mov", ".json"];
 
 /// Parse a request path (without the query string).
 ///
@@ -134,6 +135,21 @@ mod tests {
             parse_route("/vod/b.mp4/vXYZ/index-t2.m3u8"),
             Err(RouteError::NotFound)
         );
+    }
+
+    #[test]
+    fn a_title_document_key_has_the_same_entry_points() {
+        for name in ["master.m3u8", "manifest.mpd"] {
+            let route = parse_route(&format!("/vod/shows/ep%201.json/{name}"));
+            assert_eq!(
+                route,
+                Ok(Route::Vod {
+                    key: ObjectKey::parse("shows/ep 1.json").unwrap(),
+                    version: None,
+                    resource: Resource::parse(name).unwrap(),
+                })
+            );
+        }
     }
 
     #[test]

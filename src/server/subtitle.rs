@@ -38,6 +38,9 @@ pub(super) async fn subtitle_body(
     track_id: u32,
     request: SubtitleRequest,
 ) -> Result<Bytes, ErrorAnswer> {
+    if let Some(sidecar) = (cached.title.sidecars.iter()).find(|s| s.track_id == track_id) {
+        return super::titles::sidecar_body(app, cached, key, identity, sidecar, request).await;
+    }
     let track = cached.title.index.text_track(track_id).ok_or_else(|| {
         ErrorAnswer::from(&PackageError::NoSuchTrack {
             track: u64::from(track_id),
@@ -70,10 +73,7 @@ pub(super) async fn subtitle_body(
     let text = match window {
         Some(window) => render_hls_segment(&segment_cues(track.format, cues, window)),
         // The DASH Period starts at S less the video pre-roll it shows.
-        None => {
-            let preroll_ns = (cached.title.dash_preroll_secs() * 1e9).round() as i128;
-            render_dash_file(&cues, plan.shift_ns - preroll_ns)
-        }
+        None => render_dash_file(&cues, plan.shift_ns - cached.title.dash_preroll_ns()),
     };
     Ok(Bytes::from(text))
 }

@@ -17,6 +17,7 @@
 mod common;
 mod http;
 mod subtitles;
+mod titles;
 mod tools;
 mod webvtt;
 
@@ -50,6 +51,8 @@ const FIXTURES: &[&str] = &[
     "h264-aac-two-clips-editlist.mp4",
     "h264-aac-empty-edit-mid.mp4",
     "h264-aac-edit-mid-gop.mp4",
+    // A rung of the ladder title (issue 11), also a plain MP4 (see fixtures/README.md).
+    "ladder/ladder-270p.mp4",
 ];
 
 /// A cue as a fixture was written with it: start and end in seconds, text.

@@ -1,0 +1,366 @@
+//! Title documents: a `.json` object naming the files of one title (its ABR ladder, extra
+//! audio languages and subtitle files), parsed and checked before any of them is read.
+//!
+//! This module owns the document format (issue 11) and the rules on what it may name:
+//! every path is relative to the document's folder, is resolved lexically here (`.` and
+//! `..` segments), and must stay under the root or bucket prefix; the result is an
+//! [`ObjectKey`], so the backends see only keys that passed the same checks as request
+//! keys. Loading the named files and cutting them together is left to `server` (which
+//! loads them through the title cache) and `package` (which builds the ladder).
+//! Every refusal names the entry it is about (`video[1]`, `audio[0]`, ...).
+
+use serde::Deserialize;
+
+use crate::source::ObjectKey;
+
+/// Why a title document cannot be used. Each is about the document itself (422).
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+pub enum DocumentError {
+    /// The document is larger than [`super::MediaLimits::max_title_document_bytes`].
+    #[error("title document is {size} bytes, over the limit of {max}")]
+    TooLarge { size: u64, max: u64 },
+    /// Not JSON, not an object of the format, or an unknown top-level field.
+    #[error("title document is not valid: {reason}")]
+    Malformed { reason: String },
+    /// No `video` entry: a title needs at least one picture rendition.
+    #[error("title document has no video rendition")]
+    NoVideo,
+    /// More entries than [`super::MediaLimits::max_title_renditions`].
+    #[error("title document names {count} renditions, over the limit of {max}")]
+    TooManyRenditions { count: usize, max: usize },
+    /// An entry's `file` is not a usable path: it leaves the root, is absolute, has an
+    /// empty segment or a forbidden character, or has the wrong extension.
+    #[error("{entry}: file {file:?} {reason}")]
+    BadPath {
+        entry: String,
+        file: String,
+        reason: String,
+    },
+    /// An entry's other field is out of range (an empty language, track 0, ...).
+    #[error("{entry}: {reason}")]
+    BadEntry { entry: String, reason: String },
+}
+
+/// A title document as written (issue 11), before its paths are resolved.
+#[derive(Debug, Clone, PartialEq, Eq, Deserialize)]
+#[serde(deny_unknown_fields)]
+struct RawDocument {
+    video: Vec<RawEntry>,
+    #[serde(default)]
+    audio: Vec<RawEntry>,
+    #[serde(default)]
+    subtitles: Vec<RawEntry>,
+}
+
+/// One entry as written. Entries keep unknown fields to themselves (only the top level is
+/// closed), so a document written for a later version still loads.
+#[derive(Debug, Clone, PartialEq, Eq, Deserialize)]
+struct RawEntry {
+    file: String,
+    #[serde(default)]
+    track: Option<u32>,
+    #[serde(default)]
+    language: Option<String>,
+    #[serde(default)]
+    name: Option<String>,
+    #[serde(default)]
+    default: Option<bool>,
+    #[serde(default)]
+    forced: Option<bool>,
+}
+
+/// A checked title document: every path resolved to a key under the root.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct TitleDocument {
+    /// The video renditions (the ladder), in document order; at least one. The audio and
+    /// text tracks of the first are the title's main audio and embedded subtitles.
+    pub video: Vec<DocumentFile>,
+    /// Extra audio renditions, in document order.
+    pub audio: Vec<DocumentFile>,
+    /// Sidecar subtitle files (WebVTT or SRT), in document order.
+    pub subtitles: Vec<DocumentFile>,
+}
+
+/// One entry of a title document.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct DocumentFile {
+    /// Where the entry is in the document, for messages: `video[0]`, `audio[1]`, ...
+    pub entry: String,
+    /// The object, relative to the root (the document's folder joined with `file`).
+    pub key: ObjectKey,
+    /// One track of the file (its `tkhd` track id) instead of every track of the kind.
+    pub track: Option<u32>,
+    /// Language override (BCP 47), else the file's own (`mdhd`/`elng`).
+    pub language: Option<String>,
+    /// Display name override, else derived from the language.
+    pub name: Option<String>,
+    /// Subtitles: shown without the viewer asking (`DEFAULT=YES`).
+    pub default: bool,
+    /// Subtitles: forced narrative (`FORCED=YES`).
+    pub forced: bool,
+}
+
+impl TitleDocument {
+    /// Every entry, video first, then audio, then subtitles.
+    pub fn entries(&self) -> impl Iterator<Item = &DocumentFile> {
+        self.video.iter().chain(&self.audio).chain(&self.subtitles)
+    }
+}
+
+/// Extensions of media files an entry may name (case-insensitive).
+const MEDIA_EXTENSIONS: [&str; 4] = [".mp4", ".m4v", ".m4a", ".mov"];
+/// Extensions of sidecar subtitle files.
+const SUBTITLE_EXTENSIONS: [&str; 2] = [".vtt", ".srt"];
+/// Longest `language` or `name` accepted, in bytes.
+const MAX_LABEL_BYTES: usize = 256;
+
+/// True when `key` names a title document (ends in `.json`, any case).
+pub fn is_title_document(key: &ObjectKey) -> bool {
+    key.as_str().to_ascii_lowercase().ends_with(".json")
+}
+
+/// Parse the title document stored under `key` from its `bytes`, resolving each path
+/// against the document's folder.
+///
+/// # Errors
+/// A [`DocumentError`] naming the first thing wrong: over `max_bytes`, malformed JSON or
+/// an unknown top-level field, no video, more than `max_renditions` entries, or an entry
+/// whose path or fields are unusable.
+pub fn parse_title_document(
+    key: &ObjectKey,
+    bytes: &[u8],
+    max_bytes: u64,
+    max_renditions: usize,
+) -> Result<TitleDocument, DocumentError> {
+    if bytes.len() as u64 > max_bytes {
+        return Err(DocumentError::TooLarge {
+            size: bytes.len() as u64,
+            max: max_bytes,
+        });
+    }
+    let bytes = bytes.strip_prefix(b"\xef\xbb\xbf").unwrap_or(bytes);
+    let raw: RawDocument = serde_json::from_slice(bytes).map_err(|e| DocumentError::Malformed {
+        reason: e.to_string(),
+    })?;
+    let count = raw.video.len() + raw.audio.len() + raw.subtitles.len();
+    if count > max_renditions {
+        return Err(DocumentError::TooManyRenditions {
+            count,
+            max: max_renditions,
+        });
+    }
+    if raw.video.is_empty() {
+        return Err(DocumentError::NoVideo);
+    }
+    let folder = key
+        .as_str()
+        .rsplit_once('/')
+        .map_or("", |(folder, _)| folder);
+    let resolve = |kind: &str, list: Vec<RawEntry>, extensions: &[&str]| {
+        (list.into_iter().enumerate())
+            .map(|(n, raw)| resolve_entry(folder, format!("{kind}[{n}]"), raw, extensions))
+            .collect::<Result<Vec<_>, _>>()
+    };
+    Ok(TitleDocument {
+        video: resolve("video", raw.video, &MEDIA_EXTENSIONS)?,
+        audio: resolve("audio", raw.audio, &MEDIA_EXTENSIONS)?,
+        subtitles: resolve("subtitles", raw.subtitles, &SUBTITLE_EXTENSIONS)?,
+    })
+}
+
+fn resolve_entry(
+    folder: &str,
+    entry: String,
+    raw: RawEntry,
+    extensions: &[&str],
+) -> Result<DocumentFile, DocumentError> {
+    let bad_path = |reason: &str| DocumentError::BadPath {
+        entry: entry.clone(),
+        file: raw.file.clone(),
+        reason: reason.to_owned(),
+    };
+    let lower = raw.file.to_ascii_lowercase();
+    if !extensions.iter().any(|ext| lower.ends_with(ext)) {
+        return Err(bad_path(&format!(
+            "does not end in {}",
+            extensions.join(", ")
+        )));
+    }
+    let key = join_relative(folder, &raw.file).map_err(bad_path)?;
+    let bad_entry = |reason: String| DocumentError::BadEntry {
+        entry: entry.clone(),
+        reason,
+    };
+    for (field, value) in [("language", &raw.language), ("name", &raw.name)] {
+        if let Some(value) = value {
+            if value.trim().is_empty() || value.len() > MAX_LABEL_BYTES {
+                return Err(bad_entry(format!(
+                    "{field} must be 1 to {MAX_LABEL_BYTES} bytes"
+                )));
+            }
+            if value.chars().any(char::is_control) {
+                return Err(bad_entry(format!("{field} has a control character")));
+            }
+        }
+    }
+    if raw.track == Some(0) {
+        return Err(bad_entry("track ids start at 1".into()));
+    }
+    Ok(DocumentFile {
+        entry,
+        key,
+        track: raw.track,
+        language: raw.language,
+        name: raw.name,
+        default: raw.default.unwrap_or(false),
+        forced: raw.forced.unwrap_or(false),
+    })
+}
+
+/// `file` relative to `folder` (a key prefix without trailing slash, `""` at the root),
+/// with `.` and `..` resolved lexically; a `..` above the root is refused, as are absolute
+/// paths and empty segments. The result passes [`ObjectKey::parse`].
+fn join_relative(folder: &str, file: &str) -> Result<ObjectKey, &'static str> {
+    if file.starts_with('/') {
+        return Err("is an absolute path");
+    }
+    let mut segments: Vec<&str> = folder.split('/').filter(|s| !s.is_empty()).collect();
+    for segment in file.split('/') {
+        match segment {
+            "" => return Err("has an empty path segment"),
+            "." => {}
+            ".." => {
+                if segments.pop().is_none() {
+                    return Err("leaves the root");
+                }
+            }
+            other => segments.push(other),
+        }
+    }
+    ObjectKey::parse(&segments.join("/")).map_err(|e| match e {
+        crate::source::KeyError::TooLong { .. } => "is too long",
+        crate::source::KeyError::ForbiddenCharacter => "has a forbidden character",
+        _ => "is not a file path",
+    })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn key(s: &str) -> ObjectKey {
+        ObjectKey::parse(s).unwrap()
+    }
+
+    fn parse(doc: &str) -> Result<TitleDocument, DocumentError> {
+        parse_title_document(&key("shows/ep1/title.json"), doc.as_bytes(), 65536, 8)
+    }
+
+    /// Given the issue's example document, then every path lands in the document's folder
+    /// and every override is kept.
+    #[test]
+    fn the_issue_example_resolves_beside_the_document() {
+        let doc = parse(
+            r#"{"video": [{"file": "t_240p.mp4"}, {"file": "t_360p.mp4"}],
+                "audio": [{"file": "t_fr.m4a", "language": "fr", "name": "Français"},
+                          {"file": "../shared/t.mp4", "track": 2}],
+                "subtitles": [{"file": "t_en.vtt", "language": "en", "default": true},
+                              {"file": "./t_de.srt", "language": "de", "forced": false}]}"#,
+        )
+        .unwrap();
+        let keys: Vec<&str> = doc.entries().map(|e| e.key.as_str()).collect();
+        assert_eq!(
+            keys,
+            [
+                "shows/ep1/t_240p.mp4",
+                "shows/ep1/t_360p.mp4",
+                "shows/ep1/t_fr.m4a",
+                "shows/shared/t.mp4",
+                "shows/ep1/t_en.vtt",
+                "shows/ep1/t_de.srt"
+            ]
+        );
+        assert_eq!(doc.audio[0].name.as_deref(), Some("Français"));
+        assert_eq!(doc.audio[1].track, Some(2));
+        assert_eq!(doc.audio[1].entry, "audio[1]");
+        assert!(doc.subtitles[0].default && !doc.subtitles[1].forced);
+    }
+
+    /// Given paths that climb out of the root or are absolute, then each is refused naming
+    /// its entry.
+    #[test]
+    fn paths_leaving_the_root_are_refused_by_entry() {
+        for (file, reason) in [
+            ("../../../etc/x.mp4", "leaves the root"),
+            ("/etc/x.mp4", "is an absolute path"),
+            ("a//b.mp4", "has an empty path segment"),
+            ("a\\..\\b.mp4", "has a forbidden character"),
+            ("x.json", "does not end in .mp4, .m4v, .m4a, .mov"),
+        ] {
+            let doc = format!(r#"{{"video": [{{"file": "ok.mp4"}}, {{"file": {file:?}}}]}}"#);
+            let err = parse(&doc).unwrap_err();
+            assert_eq!(
+                err.to_string(),
+                format!("video[1]: file {file:?} {reason}"),
+                "{file}"
+            );
+        }
+        // Up to the root is fine: `shows/ep1` has two levels.
+        let doc = parse(r#"{"video": [{"file": "../../top.mp4"}]}"#).unwrap();
+        assert_eq!(doc.video[0].key.as_str(), "top.mp4");
+    }
+
+    /// Given broken documents, then each is refused with a one-line reason.
+    #[test]
+    fn bad_documents_say_what_is_wrong() {
+        let cases = [
+            (
+                "{",
+                "title document is not valid: EOF while parsing an object",
+            ),
+            (
+                r#"{"video": [{"file": "a.mp4"}], "extra": 1}"#,
+                "title document is not valid: unknown field `extra`",
+            ),
+            (r#"{"video": []}"#, "title document has no video rendition"),
+            (
+                r#"{"audio": []}"#,
+                "title document is not valid: missing field `video`",
+            ),
+            (
+                r#"{"video": [{"name": "x"}]}"#,
+                "title document is not valid: missing field `file`",
+            ),
+            (
+                r#"{"video": [{"file": "a.mp4", "track": 0}]}"#,
+                "video[0]: track ids start at 1",
+            ),
+            (
+                r#"{"video": [{"file": "a.mp4"}], "audio": [{"file": "b.m4a", "language": ""}]}"#,
+                "audio[0]: language must be 1 to 256 bytes",
+            ),
+        ];
+        for (doc, reason) in cases {
+            let err = parse(doc).unwrap_err().to_string();
+            assert!(err.starts_with(reason), "{doc}: {err}");
+            assert!(!err.contains('\n'), "{err}");
+        }
+        let many = format!(
+            r#"{{"video": [{}]}}"#,
+            [r#"{"file": "a.mp4"}"#; 9].join(",")
+        );
+        assert_eq!(
+            parse(&many).unwrap_err(),
+            DocumentError::TooManyRenditions { count: 9, max: 8 }
+        );
+        let big = parse_title_document(&key("t.json"), &[b' '; 100], 99, 8).unwrap_err();
+        assert_eq!(big, DocumentError::TooLarge { size: 100, max: 99 });
+    }
+
+    /// Given a document saved with a UTF-8 byte order mark, then it parses.
+    #[test]
+    fn a_byte_order_mark_is_tolerated() {
+        let doc = "\u{feff}{\"video\": [{\"file\": \"a.mp4\"}]}";
+        assert_eq!(parse(doc).unwrap().video[0].key.as_str(), "shows/ep1/a.mp4");
+    }
+}
