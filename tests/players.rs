@@ -289,6 +289,30 @@ const TITLES: &[Title] = &[
             ],
         }),
     },
+    // The ladder title (issue 11): three variants, two audio languages, sidecar subtitles.
+    Title {
+        key: "ladder/ladder.json",
+        browser: true,
+        seek_s: 3.2,
+        video_variants: 3,
+        audio_tracks: 2,
+        switch_audio_to: Some("fr"),
+        cues: Some(Cues {
+            language: Some("en"),
+            cues: &[
+                Cue {
+                    start_s: 0.5,
+                    end_s: 1.25,
+                    text: "Hello, ladder!",
+                },
+                Cue {
+                    start_s: 1.8,
+                    end_s: 3.2,
+                    text: "Café & crème on two lines",
+                },
+            ],
+        }),
+    },
 ];
 
 /// A web player and the manifest it is given.
@@ -354,6 +378,7 @@ const KNOWN_FAILURES: &[KnownFailure] = &[KnownFailure {
         "h264-aac-edit-mid-gop.mp4",
         "h264-aac-empty-edit-mid.mp4",
         "h264-aac-two-clips-editlist.mp4",
+        "ladder/ladder.json",
     ],
     runs: &[Run::HlsJs],
     matches: "bufferSeekOverHole fragment loaded with buffer holes, seeking from 0 to",
