@@ -12,6 +12,7 @@ use super::error::ErrorAnswer;
 use super::App;
 use crate::package::webvtt::{
     cues_from_samples, plan_text_read, render_dash_file, render_hls_segment, segment_cues,
+    SubtitlePlan,
 };
 use crate::package::PackageError;
 use crate::source::{ObjectIdentity, ObjectKey};
@@ -23,6 +24,25 @@ pub(super) enum SubtitleRequest {
     Segment { number: u64 },
     /// The whole track as one WebVTT file, for DASH.
     File,
+}
+
+/// The output time window (ns) of `request` on `plan`: `None` for the whole file of DASH.
+///
+/// # Errors
+/// A 404 answer for a segment number past the plan.
+pub(super) fn subtitle_window(
+    plan: &SubtitlePlan,
+    request: SubtitleRequest,
+) -> Result<Option<(i128, i128)>, ErrorAnswer> {
+    match request {
+        SubtitleRequest::File => Ok(None),
+        SubtitleRequest::Segment { number } => plan.window(number).map(Some).ok_or_else(|| {
+            ErrorAnswer::from(&PackageError::SegmentOutOfRange {
+                number,
+                count: plan.segment_count() as u64,
+            })
+        }),
+    }
 }
 
 /// The WebVTT bytes of `request` for text track `track_id` of `cached`.
@@ -47,15 +67,7 @@ pub(super) async fn subtitle_body(
         })
     })?;
     let plan = cached.subtitle_plan();
-    let window = match request {
-        SubtitleRequest::File => None,
-        SubtitleRequest::Segment { number } => Some(plan.window(number).ok_or_else(|| {
-            ErrorAnswer::from(&PackageError::SegmentOutOfRange {
-                number,
-                count: plan.segment_count() as u64,
-            })
-        })?),
-    };
+    let window = subtitle_window(plan, request)?;
     let limits = &app.settings.limits;
     let read =
         plan_text_read(track, plan.shift_ns, window, limits).map_err(|e| ErrorAnswer::from(&e))?;

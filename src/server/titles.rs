@@ -16,7 +16,7 @@ use futures_util::future::join_all;
 
 use super::catalog::{CachedTitle, Catalog, TitleError};
 use super::error::ErrorAnswer;
-use super::subtitle::SubtitleRequest;
+use super::subtitle::{subtitle_window, SubtitleRequest};
 use super::App;
 use crate::media::{
     parse_sidecar, parse_title_document, DocumentError, DocumentFile, MediaError, SidecarFormat,
@@ -287,15 +287,7 @@ pub(super) async fn sidecar_body(
     request: SubtitleRequest,
 ) -> Result<Bytes, ErrorAnswer> {
     let plan = cached.subtitle_plan();
-    let window = match request {
-        SubtitleRequest::File => None,
-        SubtitleRequest::Segment { number } => Some(plan.window(number).ok_or_else(|| {
-            ErrorAnswer::from(&PackageError::SegmentOutOfRange {
-                number,
-                count: plan.segment_count() as u64,
-            })
-        })?),
-    };
+    let window = subtitle_window(plan, request)?;
     let max = app.settings.limits.max_text_read_bytes;
     if identity.size > max {
         let reason = format!(
