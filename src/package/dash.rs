@@ -172,87 +172,79 @@ fn representation(out: &mut String, title: &Title, r: &Rendition, track: &TrackI
     out.push_str("      </Representation>\n");
 }
 
-/// One AdaptationSet per text track: a single WebVTT file (`text/vtt`, its cues on the
-/// Period timeline) named by `BaseURL`, the sideloaded form dash.js and Shaka both render
-/// (ISO/IEC 23009-1 5.3.3 with a Representation that is one whole resource), with the
-/// track's language and Role `subtitle`. `codecs="wvtt"` (the WebVTT 4CC of ISO/IEC
+/// One AdaptationSet per text track, embedded tracks first, then a title document's sidecar
+/// files: a single WebVTT file (`text/vtt`, its cues on the Period timeline) named by
+/// `BaseURL`, the sideloaded form dash.js and Shaka both render (ISO/IEC 23009-1 5.3.3 with
+/// a Representation that is one whole resource), with the track's language and Role
+/// `subtitle` (`forced-subtitle` for a forced sidecar). `codecs="wvtt"` (the WebVTT 4CC of ISO/IEC
 /// 14496-30) is there for checkers that want `@codecs` on every Representation; dash.js
 /// 5.2 and Shaka 5.2 render the set with and without it.
 fn text_adaptation_sets(out: &mut String, title: &Title, first_id: usize) {
     let folder = version_folder(&title.version_token());
     let duration = title.period_duration_secs();
-    for (n, text) in title.index.text_tracks.iter().enumerate() {
-        Tag::new(4, "AdaptationSet")
-            .attr("id", first_id + n)
-            .attr("contentType", "text")
-            .attr("mimeType", "text/vtt")
-            .opt("lang", text.language.as_deref().filter(|l| !l.is_empty()))
-            .open(out);
-        Tag::new(6, "Role")
-            .attr("schemeIdUri", ROLE_SCHEME)
-            .attr("value", "subtitle")
-            .empty(out);
-        // The file's size over the title's duration: what fetching it costs.
-        let bytes: u64 = text.samples.sizes.iter().map(|s| u64::from(*s)).sum();
-        let bandwidth = match duration > 0.0 {
-            true => (bytes as f64 * 8.0 / duration).ceil() as u64,
-            false => 0,
-        };
-        Tag::new(6, "Representation")
-            .attr("id", Resource::dash_representation_id(text.track_id))
-            .attr("codecs", "wvtt")
-            .attr("bandwidth", bandwidth.max(1))
-            .open(out);
-        let file = Resource::SubtitleFile {
-            track_id: text.track_id,
-        };
-        let _ = writeln!(
-            out,
-            "        <BaseURL>{}</BaseURL>",
-            escape(&format!("{folder}{file}"))
-        );
-        out.push_str("      </Representation>\n    </AdaptationSet>\n");
+    let embedded = title.index.text_tracks.iter().map(|text| TextSet {
+        track_id: text.track_id,
+        language: text.language.as_deref(),
+        forced: false,
+        bytes: text.samples.sizes.iter().map(|s| u64::from(*s)).sum(),
+    });
+    let sidecars = title.sidecars.iter().map(|sidecar| TextSet {
+        track_id: sidecar.track_id,
+        language: sidecar.language.as_deref(),
+        forced: sidecar.forced,
+        bytes: sidecar.size_bytes,
+    });
+    for (n, set) in embedded.chain(sidecars).enumerate() {
+        text_adaptation_set(out, &set, first_id + n, &folder, duration);
     }
-    let first_id = first_id + title.index.text_tracks.len();
-    for (n, sidecar) in title.sidecars.iter().enumerate() {
-        Tag::new(4, "AdaptationSet")
-            .attr("id", first_id + n)
-            .attr("contentType", "text")
-            .attr("mimeType", "text/vtt")
-            .opt(
-                "lang",
-                sidecar.language.as_deref().filter(|l| !l.is_empty()),
-            )
-            .open(out);
-        // 5.8.5.5: `forced-subtitle` for forced narrative, else `subtitle`.
-        let role = if sidecar.forced {
-            "forced-subtitle"
-        } else {
-            "subtitle"
-        };
-        Tag::new(6, "Role")
-            .attr("schemeIdUri", ROLE_SCHEME)
-            .attr("value", role)
-            .empty(out);
-        let bandwidth = match duration > 0.0 {
-            true => (sidecar.size_bytes as f64 * 8.0 / duration).ceil() as u64,
-            false => 0,
-        };
-        Tag::new(6, "Representation")
-            .attr("id", Resource::dash_representation_id(sidecar.track_id))
-            .attr("codecs", "wvtt")
-            .attr("bandwidth", bandwidth.max(1))
-            .open(out);
-        let file = Resource::SubtitleFile {
-            track_id: sidecar.track_id,
-        };
-        let _ = writeln!(
-            out,
-            "        <BaseURL>{}</BaseURL>",
-            escape(&format!("{folder}{file}"))
-        );
-        out.push_str("      </Representation>\n    </AdaptationSet>\n");
-    }
+}
+
+/// What a text AdaptationSet says of its one WebVTT file.
+struct TextSet<'a> {
+    track_id: u32,
+    language: Option<&'a str>,
+    /// Forced narrative (Role `forced-subtitle`), else Role `subtitle`.
+    forced: bool,
+    /// The file's size in the source, for its bandwidth.
+    bytes: u64,
+}
+
+fn text_adaptation_set(out: &mut String, set: &TextSet, id: usize, folder: &str, duration: f64) {
+    Tag::new(4, "AdaptationSet")
+        .attr("id", id)
+        .attr("contentType", "text")
+        .attr("mimeType", "text/vtt")
+        .opt("lang", set.language.filter(|l| !l.is_empty()))
+        .open(out);
+    // 5.8.5.5: `forced-subtitle` for forced narrative, else `subtitle`.
+    let role = if set.forced {
+        "forced-subtitle"
+    } else {
+        "subtitle"
+    };
+    Tag::new(6, "Role")
+        .attr("schemeIdUri", ROLE_SCHEME)
+        .attr("value", role)
+        .empty(out);
+    // The file's size over the title's duration: what fetching it costs.
+    let bandwidth = match duration > 0.0 {
+        true => (set.bytes as f64 * 8.0 / duration).ceil() as u64,
+        false => 0,
+    };
+    Tag::new(6, "Representation")
+        .attr("id", Resource::dash_representation_id(set.track_id))
+        .attr("codecs", "wvtt")
+        .attr("bandwidth", bandwidth.max(1))
+        .open(out);
+    let file = Resource::SubtitleFile {
+        track_id: set.track_id,
+    };
+    let _ = writeln!(
+        out,
+        "        <BaseURL>{}</BaseURL>",
+        escape(&format!("{folder}{file}"))
+    );
+    out.push_str("      </Representation>\n    </AdaptationSet>\n");
 }
 
 /// The colour of a video track as CICP descriptors (DASH-IF IOP 5, ISO/IEC 23091-2
