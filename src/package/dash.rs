@@ -5,16 +5,18 @@
 //! CMAF profile), AdaptationSet/Representation attributes (5.3.3, 5.3.5, 5.3.7), Role
 //! (5.8.5.5), colour descriptors (CICP, 5.8.5.x with ISO/IEC 23091-2 code points) and
 //! Dolby Vision supplemental codecs (SCTE 214-1), and the number-based template with a
-//! timeline (5.3.9.4, 5.3.9.6). URLs are the relative templates of [`Resource`]; times
+//! timeline (5.3.9.4, 5.3.9.6), and a trick-play set per video set (DASH-IF IOP 3.2.9). URLs are the relative templates of [`Resource`]; times
 //! come from the segment plan.
 
 use std::fmt::{Display, Write as _};
 
-use super::{split_document_track_id, version_folder, Rendition, Resource, Title};
+use super::{split_document_track_id, trick, version_folder, Rendition, Resource, Title};
 use crate::media::{CodecInfo, TrackIndex, TrackKind, CICP_UNSPECIFIED};
 
 const PROFILES: &str = "urn:mpeg:dash:profile:isoff-live:2011,urn:mpeg:dash:profile:cmaf:2019";
 const ROLE_SCHEME: &str = "urn:mpeg:dash:role:2011";
+/// DASH-IF IOP 3.2.9: an AdaptationSet of trick-play Representations for the set named.
+const TRICKMODE_SCHEME: &str = "http://dashif.org/guidelines/trickmode";
 const CHANNELS_SCHEME: &str = "urn:mpeg:dash:23003:3:audio_channel_configuration:2011";
 /// The namespace of `scte214:supplementalCodecs` and `scte214:supplementalProfiles`.
 const SCTE214_NAMESPACE: &str = "urn:scte:dash:scte214-extensions";
@@ -45,7 +47,14 @@ pub fn render_mpd(title: &Title) -> String {
     for (set_id, group) in groups.iter().enumerate() {
         adaptation_set(&mut out, title, set_id, group);
     }
-    text_adaptation_sets(&mut out, title, groups.len());
+    let texts = text_adaptation_sets(&mut out, title, groups.len());
+    // Trick-play sets come last, so every other set keeps its id.
+    let mut next_id = groups.len() + texts;
+    for (set_id, group) in groups.iter().enumerate() {
+        if trick_adaptation_set(&mut out, title, next_id, set_id, group) {
+            next_id += 1;
+        }
+    }
     out.push_str("  </Period>\n</MPD>\n");
     out
 }
@@ -179,7 +188,8 @@ fn representation(out: &mut String, title: &Title, r: &Rendition, track: &TrackI
 /// `subtitle` (`forced-subtitle` for a forced sidecar). `codecs="wvtt"` (the WebVTT 4CC of ISO/IEC
 /// 14496-30) is there for checkers that want `@codecs` on every Representation; dash.js
 /// 5.2 and Shaka 5.2 render the set with and without it.
-fn text_adaptation_sets(out: &mut String, title: &Title, first_id: usize) {
+/// Returns how many sets it wrote.
+fn text_adaptation_sets(out: &mut String, title: &Title, first_id: usize) -> usize {
     let folder = version_folder(&title.version_token());
     let duration = title.period_duration_secs();
     let embedded = title.index.text_tracks.iter().map(|text| TextSet {
@@ -194,9 +204,88 @@ fn text_adaptation_sets(out: &mut String, title: &Title, first_id: usize) {
         forced: sidecar.forced,
         bytes: sidecar.size_bytes,
     });
+    let mut written = 0;
     for (n, set) in embedded.chain(sidecars).enumerate() {
         text_adaptation_set(out, &set, first_id + n, &folder, duration);
+        written += 1;
     }
+    written
+}
+
+/// The trick-play AdaptationSet of video set `main_id` (DASH-IF IOP 3.2.9): an
+/// `EssentialProperty` `http://dashif.org/guidelines/trickmode` naming the set, so
+/// players that do not do trick play leave it alone, and one Representation per video
+/// rendition whose segments are its key frames ([`trick`]), each lasting until the next;
+/// `codingDependency="false"` and `maxPlayoutRate` as the key frames allow. Returns
+/// whether it wrote one (not for audio, nor for video without key frames).
+fn trick_adaptation_set(
+    out: &mut String,
+    title: &Title,
+    id: usize,
+    main_id: usize,
+    group: &[&Rendition],
+) -> bool {
+    let videos: Vec<(&Rendition, &TrackIndex, Vec<trick::KeyFrame>)> = (group.iter())
+        .filter(|r| r.kind == TrackKind::Video)
+        .filter_map(|r| Some((*r, title.index.tracks.get(r.track_pos)?)))
+        .map(|(r, track)| (r, track, trick::key_frames(title, r)))
+        .filter(|(_, _, frames)| !frames.is_empty())
+        .collect();
+    if videos.is_empty() {
+        return false;
+    }
+    Tag::new(4, "AdaptationSet")
+        .attr("id", id)
+        .attr("contentType", "video")
+        .attr("mimeType", "video/mp4")
+        .attr("segmentAlignment", "true")
+        .attr("startWithSAP", 1)
+        .open(out);
+    Tag::new(6, "EssentialProperty")
+        .attr("schemeIdUri", TRICKMODE_SCHEME)
+        .attr("value", main_id)
+        .empty(out);
+    let folder = version_folder(&title.version_token());
+    for (rendition, track, frames) in videos {
+        let codec = &track.codec;
+        let rates = trick::rates(&frames, rendition, track.timescale);
+        let size = (codec.width > 0 && codec.height > 0).then_some((codec.width, codec.height));
+        Tag::new(6, "Representation")
+            .attr(
+                "id",
+                Resource::dash_trick_representation_id(rendition.track_id),
+            )
+            .opt("codecs", Some(&codec.rfc6381).filter(|c| !c.is_empty()))
+            .attr("bandwidth", rates.peak_bandwidth)
+            .opt("width", size.map(|s| s.0))
+            .opt("height", size.map(|s| s.1))
+            .opt("sar", square_pixels(track).then_some("1:1"))
+            .attr("maxPlayoutRate", rates.max_playout_rate)
+            .attr("codingDependency", "false")
+            .open(out);
+        let init = Resource::Init {
+            track_id: rendition.track_id,
+        };
+        let shift = title.dash_presentation_offset_ticks(rendition.track_pos);
+        Tag::new(8, "SegmentTemplate")
+            .attr("timescale", track.timescale.max(1))
+            .opt("presentationTimeOffset", Some(shift).filter(|s| *s > 0))
+            .attr("initialization", format!("{folder}{init}"))
+            .attr(
+                "media",
+                format!(
+                    "{folder}{}",
+                    Resource::dash_trick_media_template(rendition.track_id)
+                ),
+            )
+            .attr("startNumber", 1)
+            .open(out);
+        let spans: Vec<(u64, u64)> = frames.iter().map(|f| (f.pts, f.duration)).collect();
+        write_timeline(out, &spans);
+        out.push_str("      </Representation>\n");
+    }
+    out.push_str("    </AdaptationSet>\n");
+    true
 }
 
 /// What a text AdaptationSet says of its one WebVTT file.
@@ -322,8 +411,13 @@ fn segment_template(out: &mut String, title: &Title, rendition: &Rendition, trac
         )
         .attr("startNumber", listed.start + 1)
         .open(out);
+    write_timeline(out, spans.get(listed).unwrap_or_default());
+}
+
+/// A `SegmentTimeline` of `spans` (start, duration) and the end of its `SegmentTemplate`.
+fn write_timeline(out: &mut String, spans: &[(u64, u64)]) {
     out.push_str("          <SegmentTimeline>");
-    for (t, d, r) in timeline(spans.get(listed).unwrap_or_default()) {
+    for (t, d, r) in timeline(spans) {
         let s = Tag::new(0, "S")
             .opt("t", t)
             .attr("d", d)
@@ -458,11 +552,72 @@ mod tests {
         Some(&rest[..rest.find('"')?])
     }
 
-    /// Each Representation's text, from its attributes to its end tag.
+    /// Each Representation's text, from its attributes to its end tag, but for
+    /// trick-play ones.
     fn representations(mpd: &str) -> Vec<&str> {
+        all_representations(mpd)
+            .into_iter()
+            .filter(|r| !is_trick(r))
+            .collect()
+    }
+
+    fn all_representations(mpd: &str) -> Vec<&str> {
         let reps = mpd.split("<Representation").skip(1);
         reps.map(|r| &r[..r.find("</Representation>").unwrap()])
             .collect()
+    }
+
+    fn is_trick(rep: &str) -> bool {
+        attr(rep, "id").is_some_and(|id| id.starts_with("ifr-"))
+    }
+
+    /// Given a video with key frames, then the MPD offers them as a trick-play set of the
+    /// video set: an essential property naming it, one Representation per video, its
+    /// timeline the key frames' and its segments our key-frame resources.
+    #[test]
+    fn video_sets_have_a_trick_play_set_of_their_key_frames() {
+        let title = av_title();
+        let mpd = render_mpd(&title);
+        let sets: Vec<&str> = mpd.split("<AdaptationSet").skip(1).collect();
+        assert_eq!(sets.len(), 3, "video, audio, then trick play");
+        assert_eq!(attr(sets[0], "id"), Some("0"));
+        let trick = sets[2];
+        assert_eq!(attr(trick, "id"), Some("2"));
+        assert!(trick.contains(
+            "<EssentialProperty schemeIdUri=\"http://dashif.org/guidelines/trickmode\" value=\"0\"/>"
+        ));
+        let reps = all_representations(trick);
+        assert_eq!(reps.len(), 1);
+        let rep = reps[0];
+        assert_eq!(attr(rep, "id"), Some("ifr-t1"));
+        assert_eq!(attr(rep, "codingDependency"), Some("false"));
+        assert_eq!(attr(rep, "codecs"), Some("avc1.64000d"));
+        let video = &title.renditions[0];
+        let frames = trick::key_frames(&title, video);
+        let timeline = rep.split("<SegmentTimeline>").nth(1).unwrap();
+        let (mut count, mut t) = (0usize, 0u64);
+        for s in timeline.split("<S").skip(1) {
+            t = attr(s, "t").map_or(t, |t| t.parse().unwrap());
+            let d: u64 = attr(s, "d").unwrap().parse().unwrap();
+            let r: u64 = attr(s, "r").map_or(0, |r| r.parse().unwrap());
+            for _ in 0..=r {
+                assert_eq!((t, d), (frames[count].pts, frames[count].duration));
+                (count, t) = (count + 1, t + d);
+            }
+        }
+        assert_eq!(count, frames.len());
+        let folder = version_folder(&title.version_token());
+        let media = attr(rep, "media").unwrap().strip_prefix(folder.as_str());
+        let first = media.unwrap().replace("$Number$", "1");
+        assert_eq!(
+            Resource::parse(&first),
+            Some(Resource::KeyFrame {
+                track_id: 1,
+                number: 1
+            })
+        );
+        let init = attr(rep, "initialization").unwrap();
+        assert_eq!(init, format!("{folder}init-t1.mp4"));
     }
 
     #[test]
@@ -568,9 +723,9 @@ mod tests {
         ];
         let mpd = render_mpd(&title);
         let sets: Vec<&str> = mpd.split("<AdaptationSet").skip(1).collect();
-        assert_eq!(sets.len(), 4);
+        assert_eq!(sets.len(), 5, "video, audio, two texts, trick play");
         let folder = version_folder(&title.version_token());
-        for (set, (id, lang)) in sets[2..].iter().zip([(3, Some("eng")), (4, None)]) {
+        for (set, (id, lang)) in sets[2..4].iter().zip([(3, Some("eng")), (4, None)]) {
             assert_eq!(attr(set, "contentType"), Some("text"));
             assert_eq!(attr(set, "mimeType"), Some("text/vtt"));
             assert_eq!(attr(set, "codecs"), Some("wvtt"));
@@ -590,7 +745,7 @@ mod tests {
         }
         // Set ids stay unique.
         let ids: Vec<Option<&str>> = sets.iter().map(|s| attr(s, "id")).collect();
-        assert_eq!(ids, [Some("0"), Some("1"), Some("2"), Some("3")]);
+        assert_eq!(ids, [Some("0"), Some("1"), Some("2"), Some("3"), Some("4")]);
     }
 
     #[test]

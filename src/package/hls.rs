@@ -3,12 +3,15 @@
 //!
 //! Owns the HLS text format only: tags and attribute lists (4.2, quoting rules in one
 //! builder), `EXT-X-MEDIA` audio groups (4.4.6.1), `EXT-X-STREAM-INF` bandwidth, codecs,
-//! `VIDEO-RANGE` and `SUPPLEMENTAL-CODECS` (4.4.6.2), and the VOD media playlist with `EXT-X-MAP` and `EXTINF` (4.4.4). Every URI is
+//! `VIDEO-RANGE` and `SUPPLEMENTAL-CODECS` (4.4.6.2), the VOD media playlist with
+//! `EXT-X-MAP` and `EXTINF` (4.4.4), and the I-frame playlists of video renditions
+//! (`EXT-X-I-FRAME-STREAM-INF`, 4.4.6.3; `EXT-X-I-FRAMES-ONLY`, 4.4.3.6). Every URI is
 //! a relative name made by [`Resource`]; times come from the segment plan.
 
 use std::fmt::{Display, Write as _};
 
 use super::names::track_label;
+use super::trick;
 use super::webvtt::SubtitlePlan;
 use super::{version_folder, Rendition, Resource, Title};
 use crate::media::{CodecInfo, TrackIndex, TrackKind, VideoRange};
@@ -66,6 +69,82 @@ pub fn render_multivariant_playlist(title: &Title) -> String {
             .collect();
         variant(&mut out, title, &members, !audios.is_empty());
     }
+    for video in &videos {
+        iframe_variant(&mut out, title, video);
+    }
+    out
+}
+
+/// `#EXT-X-I-FRAME-STREAM-INF` of a video rendition's I-frame playlist (4.4.6.3): the
+/// attributes of a variant but for FRAME-RATE and the rendition groups, its rates those of
+/// the key frames offered ([`trick::rates`]).
+fn iframe_variant(out: &mut String, title: &Title, video: &Rendition) {
+    let Some(track) = track(title, video) else {
+        return;
+    };
+    let frames = trick::key_frames(title, video);
+    if frames.is_empty() {
+        return;
+    }
+    let rates = trick::rates(&frames, video, track.timescale);
+    let mut attrs = Attrs::default()
+        .plain("BANDWIDTH", rates.peak_bandwidth)
+        .plain("AVERAGE-BANDWIDTH", rates.average_bandwidth);
+    if let Some(codecs) = codecs(title, &[video]) {
+        attrs = attrs.quoted("CODECS", codecs);
+    }
+    let codec = &track.codec;
+    if codec.width > 0 && codec.height > 0 {
+        attrs = attrs.plain(
+            "RESOLUTION",
+            format_args!("{}x{}", codec.width, codec.height),
+        );
+    }
+    attrs = video_signalling(attrs, Some(codec));
+    let uri = Resource::IframePlaylist {
+        track_id: video.track_id,
+    };
+    let folder = version_folder(&title.version_token());
+    let _ = writeln!(
+        out,
+        "#EXT-X-I-FRAME-STREAM-INF:{}",
+        attrs.quoted("URI", format_args!("{folder}{uri}")).0
+    );
+}
+
+/// Render the I-frame playlist (`iframes-tN.m3u8`) of video rendition `rendition`: one
+/// segment per key frame offered (4.3.3.6), each the whole of its one-frame resource
+/// (`EXT-X-BYTERANGE` length@0), lasting until the next (see [`trick`]).
+pub fn render_iframe_playlist(title: &Title, rendition: &Rendition) -> String {
+    let track_id = rendition.track_id;
+    let timescale = track(title, rendition).map_or(1, |t| u64::from(t.timescale.max(1)));
+    let frames = trick::key_frames(title, rendition);
+    let micros = |ticks: u64| {
+        let us =
+            (u128::from(ticks) * 1_000_000 + u128::from(timescale) / 2) / u128::from(timescale);
+        u64::try_from(us).unwrap_or(u64::MAX)
+    };
+    let rounded = frames
+        .iter()
+        .map(|f| (micros(f.duration) + 500_000) / 1_000_000);
+    let target = rounded.max().unwrap_or(0).max(1);
+    let mut out = format!(
+        "#EXTM3U\n#EXT-X-VERSION:{VERSION}\n#EXT-X-TARGETDURATION:{target}\n\
+         #EXT-X-PLAYLIST-TYPE:VOD\n#EXT-X-INDEPENDENT-SEGMENTS\n#EXT-X-I-FRAMES-ONLY\n"
+    );
+    let map = Attrs::default().quoted("URI", Resource::Init { track_id });
+    let _ = writeln!(out, "#EXT-X-MAP:{}", map.0);
+    for (number, frame) in (1u64..).zip(&frames) {
+        let us = micros(frame.duration);
+        let (secs, fraction) = (us / 1_000_000, us % 1_000_000);
+        let resource = Resource::KeyFrame { track_id, number };
+        let _ = writeln!(
+            out,
+            "#EXTINF:{secs}.{fraction:06},\n#EXT-X-BYTERANGE:{}@0\n{resource}",
+            frame.bytes
+        );
+    }
+    out.push_str("#EXT-X-ENDLIST\n");
     out
 }
 
@@ -484,6 +563,40 @@ pub(super) mod tests {
         }
     }
 
+    /// Given a video, then its I-frame playlist lists each key frame offered as the whole
+    /// of its one-frame resource, lasting until the next, and only video has one.
+    #[test]
+    fn the_iframe_playlist_addresses_each_key_frame_with_a_byte_range() {
+        let title = title(|_| true, Vec::new());
+        let video = &title.renditions[0];
+        let frames = trick::key_frames(&title, video);
+        let text = render_iframe_playlist(&title, video);
+        let lines: Vec<&str> = text.lines().collect();
+        assert!(lines.contains(&"#EXT-X-I-FRAMES-ONLY"));
+        assert!(lines.contains(&"#EXT-X-MAP:URI=\"init-t1.mp4\""));
+        assert_eq!(lines.last(), Some(&"#EXT-X-ENDLIST"));
+        let entries: Vec<&[&str]> = (lines.iter().position(|l| l.starts_with("#EXTINF")))
+            .map(|first| lines[first..lines.len() - 1].chunks(3).collect())
+            .unwrap();
+        assert_eq!(entries.len(), frames.len());
+        let timescale = title.index.tracks[video.track_pos].timescale as f64;
+        for (n, (entry, frame)) in entries.iter().zip(&frames).enumerate() {
+            let secs: f64 = entry[0]["#EXTINF:".len()..]
+                .trim_end_matches(',')
+                .parse()
+                .unwrap();
+            assert!((secs - frame.duration as f64 / timescale).abs() < 1e-6);
+            assert_eq!(entry[1], format!("#EXT-X-BYTERANGE:{}@0", frame.bytes));
+            assert_eq!(
+                Resource::parse(entry[2]),
+                Some(Resource::KeyFrame {
+                    track_id: 1,
+                    number: n as u64 + 1
+                })
+            );
+        }
+    }
+
     #[test]
     fn the_multivariant_playlist_offers_video_with_its_audio_group() {
         let title = title(|_| true, Vec::new());
@@ -510,9 +623,19 @@ pub(super) mod tests {
         let folder = version_folder(&title.version_token());
         assert_eq!(
             (lines[5], lines.len()),
-            (format!("{folder}index-t1.m3u8").as_str(), 6)
+            (format!("{folder}index-t1.m3u8").as_str(), 7)
         );
-        for uri in [attr(media, "URI"), lines[5]] {
+        // Then the video's I-frame playlist.
+        let iframes = lines[6];
+        assert!(iframes.starts_with("#EXT-X-I-FRAME-STREAM-INF:BANDWIDTH="));
+        assert_eq!(attr(iframes, "CODECS"), "avc1.64000d");
+        assert_eq!(attr(iframes, "RESOLUTION"), "320x180");
+        assert!(!iframes.contains("AUDIO=") && !iframes.contains("FRAME-RATE="));
+        assert_eq!(
+            attr(iframes, "URI"),
+            format!("{folder}iframes-t1.m3u8").as_str()
+        );
+        for uri in [attr(media, "URI"), lines[5], attr(iframes, "URI")] {
             let name = uri.strip_prefix(folder.as_str()).unwrap_or_default();
             assert!(Resource::parse(name).is_some(), "{uri}");
         }

@@ -5,7 +5,8 @@
 //! Stages, each a value the next takes by reference:
 //! `MediaIndex` -> the tracks as their edit lists present them (edit.rs) -> [`SegmentPlan`]
 //! (plan.rs) -> [`Title`] (title.rs: renditions and bandwidth) -> manifests (hls.rs,
-//! dash.rs) and segments (fmp4/). URL names of every resource are made and parsed in one
+//! dash.rs) and segments (fmp4/); trick play (trick.rs) offers video key frames as one-frame
+//! fragments, for HLS I-frame playlists and the DASH trick-play set. URL names of every resource are made and parsed in one
 //! place, names.rs. Text tracks take their own path to WebVTT (webvtt/), cut at the same
 //! times.
 
@@ -18,13 +19,17 @@ mod ladder;
 mod names;
 mod plan;
 mod title;
+pub mod trick;
 pub mod webvtt;
 
 pub use dash::render_mpd;
 pub use edit::present;
 pub use error::PackageError;
 pub use fmp4::{init_segment, prepare_media_segment, PreparedSegment};
-pub use hls::{render_media_playlist, render_multivariant_playlist, render_subtitle_playlist};
+pub use hls::{
+    render_iframe_playlist, render_media_playlist, render_multivariant_playlist,
+    render_subtitle_playlist,
+};
 pub use ladder::{build_ladder, LadderEntry, LadderRole, SidecarSubtitle, CUT_TOLERANCE_MS};
 pub use names::{
     document_track_id, parse_version_folder, split_document_track_id, version_folder, Resource,

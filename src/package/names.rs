@@ -33,6 +33,11 @@ pub enum Resource {
     SubtitleSegment { track_id: u32, number: u64 },
     /// `sub-t{track_id}.vtt`: the whole text track as one WebVTT file, for DASH.
     SubtitleFile { track_id: u32 },
+    /// `iframes-t{track_id}.m3u8`: HLS I-frame playlist of a video rendition.
+    IframePlaylist { track_id: u32 },
+    /// `ifr-t{track_id}-{number}.m4s`: key frame `number` (1-based) offered for trick play
+    /// by a video rendition, as a one-sample fragment (`package::trick`).
+    KeyFrame { track_id: u32, number: u64 },
 }
 
 impl Resource {
@@ -52,6 +57,23 @@ impl Resource {
                 return None;
             };
             return Some(Self::MediaPlaylist { track_id });
+        }
+        if let Some(rest) = name
+            .strip_prefix("iframes-")
+            .and_then(|r| r.strip_suffix(".m3u8"))
+        {
+            let (track_id, "") = parse_track_label(rest)? else {
+                return None;
+            };
+            return Some(Self::IframePlaylist { track_id });
+        }
+        if let Some(rest) = name
+            .strip_prefix("ifr-")
+            .and_then(|r| r.strip_suffix(".m4s"))
+        {
+            let (track_id, rest) = parse_track_label(rest)?;
+            let number = parse_number(rest.strip_prefix('-')?)?;
+            return (number >= 1).then_some(Self::KeyFrame { track_id, number });
         }
         if let Some(rest) = name
             .strip_prefix("init-")
@@ -87,6 +109,18 @@ impl Resource {
     /// DASH `Representation@id` of a track, matching the templates above.
     pub fn dash_representation_id(track_id: u32) -> String {
         TrackLabel(track_id).to_string()
+    }
+
+    /// DASH `Representation@id` of a video track's trick-play Representation: unique in
+    /// the Period, beside the track's own.
+    pub fn dash_trick_representation_id(track_id: u32) -> String {
+        format!("ifr-{}", TrackLabel(track_id))
+    }
+
+    /// DASH `SegmentTemplate@media` of a video track's trick-play Representation: its key
+    /// frames ([`Resource::KeyFrame`]) by `$Number$`.
+    pub fn dash_trick_media_template(track_id: u32) -> String {
+        format!("ifr-{}-$Number$.m4s", TrackLabel(track_id))
     }
 }
 
@@ -195,6 +229,12 @@ impl fmt::Display for Resource {
                 write!(f, "sub-{}-{number}.vtt", TrackLabel(*track_id))
             }
             Self::SubtitleFile { track_id } => write!(f, "sub-{}.vtt", TrackLabel(*track_id)),
+            Self::IframePlaylist { track_id } => {
+                write!(f, "iframes-{}.m3u8", TrackLabel(*track_id))
+            }
+            Self::KeyFrame { track_id, number } => {
+                write!(f, "ifr-{}-{number}.m4s", TrackLabel(*track_id))
+            }
         }
     }
 }
@@ -220,6 +260,15 @@ mod tests {
                 number: 12,
             },
             Resource::SubtitleFile { track_id: 4 },
+            Resource::IframePlaylist { track_id: 1 },
+            Resource::KeyFrame {
+                track_id: 1,
+                number: 90,
+            },
+            Resource::KeyFrame {
+                track_id: document_track_id(3, 1).unwrap(),
+                number: 2,
+            },
         ] {
             assert_eq!(Resource::parse(&r.to_string()), Some(r));
         }
@@ -295,6 +344,15 @@ mod tests {
                 number: 7
             })
         );
+        let trick = Resource::dash_trick_media_template(2).replace("$Number$", "7");
+        assert_eq!(
+            Resource::parse(&trick),
+            Some(Resource::KeyFrame {
+                track_id: 2,
+                number: 7
+            })
+        );
+        assert_ne!(Resource::dash_trick_representation_id(2), id);
     }
 
     #[test]
@@ -324,6 +382,9 @@ mod tests {
             "seg-t1-+1.m4s",
             "sub-t4-0.vtt",
             "sub-t4-01.vtt",
+            "ifr-t1-0.m4s",
+            "ifr-t1.m4s",
+            "iframes-t1-1.m3u8",
             "sub-t-4.vtt",
             "sub-t4-1-2.vtt",
             "sub-t4.m4s",

@@ -14,11 +14,12 @@ use moka::future::Cache;
 use tracing::Instrument;
 
 use crate::media::TitleDocument;
-use crate::media::{load_index, MediaError, MediaLimits};
+use crate::media::{load_index, MediaError, MediaLimits, TrackKind};
 use crate::package::webvtt::SubtitlePlan;
 use crate::package::{
-    init_segment, render_media_playlist, render_mpd, render_multivariant_playlist,
-    render_subtitle_playlist, split_document_track_id, PackageError, Title,
+    init_segment, render_iframe_playlist, render_media_playlist, render_mpd,
+    render_multivariant_playlist, render_subtitle_playlist, split_document_track_id, PackageError,
+    Title,
 };
 use crate::source::{MediaSource, ObjectIdentity, ObjectKey};
 use crate::telemetry::Metrics;
@@ -60,6 +61,8 @@ pub struct CachedTitle {
     media_playlists: Vec<OnceLock<Bytes>>,
     /// Init segments, by rendition position.
     init_segments: Vec<OnceLock<Bytes>>,
+    /// HLS I-frame playlists, by rendition position (video renditions only).
+    iframe_playlists: Vec<OnceLock<Bytes>>,
     /// How subtitle segments are cut, when the title has text tracks.
     subtitle_plan: OnceLock<SubtitlePlan>,
     /// HLS subtitle playlists, by text track position, then by sidecar position.
@@ -81,6 +84,7 @@ impl CachedTitle {
             mpd: OnceLock::new(),
             media_playlists: (0..n).map(|_| OnceLock::new()).collect(),
             init_segments: (0..n).map(|_| OnceLock::new()).collect(),
+            iframe_playlists: (0..n).map(|_| OnceLock::new()).collect(),
             subtitle_plan: OnceLock::new(),
             subtitle_playlists: (0..texts).map(|_| OnceLock::new()).collect(),
             files: Vec::new(),
@@ -134,6 +138,20 @@ impl CachedTitle {
         let slot = self.media_playlists.get(pos)?;
         Some(
             slot.get_or_init(|| Bytes::from(render_media_playlist(&self.title, rendition)))
+                .clone(),
+        )
+    }
+
+    /// The I-frame playlist of track `track_id`, if it is a video rendition.
+    pub fn iframe_playlist(&self, track_id: u32) -> Option<Bytes> {
+        let pos = self.rendition_pos(track_id)?;
+        let rendition = self.title.renditions.get(pos)?;
+        if rendition.kind != TrackKind::Video {
+            return None;
+        }
+        let slot = self.iframe_playlists.get(pos)?;
+        Some(
+            slot.get_or_init(|| Bytes::from(render_iframe_playlist(&self.title, rendition)))
                 .clone(),
         )
     }

@@ -19,7 +19,8 @@ use super::titles::document_title;
 use super::App;
 use super::{Admitted, RequestClass};
 use crate::media::{is_title_document, TrackKind};
-use crate::package::{prepare_media_segment, PreparedSegment, Resource};
+use crate::package::trick::prepare_key_frame;
+use crate::package::{prepare_media_segment, PackageError, PreparedSegment, Resource};
 use crate::source::{ByteRange, ObjectIdentity, ObjectKey};
 use crate::telemetry::{extract_parent, trace_id_of, HttpLabels, ShedLabels};
 use futures_util::StreamExt;
@@ -68,10 +69,10 @@ fn route_label(route: Option<&Route>) -> &'static str {
     match route {
         Some(Route::Vod { resource, .. }) => match resource {
             Resource::Multivariant | Resource::MultivariantTs => "master",
-            Resource::MediaPlaylist { .. } => "media_playlist",
+            Resource::MediaPlaylist { .. } | Resource::IframePlaylist { .. } => "media_playlist",
             Resource::Mpd => "mpd",
             Resource::Init { .. } => "init",
-            Resource::Segment { .. } => "segment",
+            Resource::Segment { .. } | Resource::KeyFrame { .. } => "segment",
             Resource::SubtitleSegment { .. } | Resource::SubtitleFile { .. } => "subtitle",
         },
         Some(Route::Metrics) => "metrics",
@@ -161,11 +162,13 @@ fn request_span<B>(req: &Request<B>, label: &'static str, route: Option<&Route>)
         span.record("vod.key", key.as_str());
         match resource {
             Resource::MediaPlaylist { track_id }
+            | Resource::IframePlaylist { track_id }
             | Resource::Init { track_id }
             | Resource::SubtitleFile { track_id } => {
                 span.record("vod.track_id", track_id);
             }
             Resource::Segment { track_id, number }
+            | Resource::KeyFrame { track_id, number }
             | Resource::SubtitleSegment { track_id, number } => {
                 span.record("vod.track_id", track_id);
                 span.record("vod.segment", number);
@@ -268,6 +271,7 @@ fn request_class(route: &Route) -> RequestClass {
         Route::Vod {
             resource:
                 Resource::Segment { .. }
+                | Resource::KeyFrame { .. }
                 | Resource::Init { .. }
                 | Resource::SubtitleSegment { .. }
                 | Resource::SubtitleFile { .. },
@@ -371,17 +375,26 @@ async fn vod_answer(
                 etag,
             }
         }
-        Resource::Segment { track_id, number } => {
+        Resource::IframePlaylist { track_id } => Answer {
+            content: Content::Inline(
+                cached
+                    .iframe_playlist(track_id)
+                    .ok_or_else(|| not_found(format!("no video rendition {track_id}")))?,
+            ),
+            content_type: "application/vnd.apple.mpegurl",
+            cache_control,
+            etag,
+        },
+        Resource::Segment { track_id, number } | Resource::KeyFrame { track_id, number } => {
             let rendition = cached
                 .title
                 .rendition(track_id)
                 .ok_or_else(|| not_found(format!("no rendition {track_id}")))?;
-            let (kind, track_pos) = (rendition.kind, rendition.track_pos);
+            let kind = rendition.kind;
             // A title document's track is read from its own file.
             let (key, identity) = cached
                 .object_of(track_id)
                 .map_or((key, identity), |(k, i)| (k.clone(), i.clone()));
-            let segment = usize::try_from(number - 1).unwrap_or(usize::MAX);
             // Header construction runs on the blocking pool, off the runtime workers.
             let title = cached.clone();
             let assemble = tracing::info_span!(
@@ -390,7 +403,22 @@ async fn vod_answer(
                 vod.segment = number
             );
             let prepared = tokio::task::spawn_blocking(move || {
-                prepare_media_segment(&title.title.index, &title.title.plan, track_pos, segment)
+                let title = &title.title;
+                let rendition = title.rendition(track_id).ok_or(PackageError::NoSuchTrack {
+                    track: u64::from(track_id),
+                })?;
+                match resource {
+                    Resource::KeyFrame { .. } => prepare_key_frame(title, rendition, number),
+                    _ => {
+                        let segment = usize::try_from(number - 1).unwrap_or(usize::MAX);
+                        prepare_media_segment(
+                            &title.index,
+                            &title.plan,
+                            rendition.track_pos,
+                            segment,
+                        )
+                    }
+                }
             })
             .instrument(assemble)
             .await

@@ -481,7 +481,11 @@ pub(crate) async fn frame_hashes(input: &str, selector: &str) -> Vec<Frame> {
         ]),
     )
     .await;
-    let text = String::from_utf8_lossy(&out);
+    parse_framemd5(&String::from_utf8_lossy(&out))
+}
+
+/// The frames of ffmpeg's `framemd5` output.
+pub(crate) fn parse_framemd5(text: &str) -> Vec<Frame> {
     // `#tb 0: 1/30`: the time base of the pts column.
     let time_base = text
         .lines()

@@ -7,7 +7,9 @@ mod segment;
 mod writer;
 
 pub use init::init_segment;
-pub use segment::{media_segment_header_len, prepare_media_segment, PreparedSegment};
+pub use segment::{
+    media_segment_header_len, prepare_media_segment, prepare_sample_fragment, PreparedSegment,
+};
 
 #[cfg(test)]
 mod tests {

@@ -8,8 +8,10 @@
 //! segment costs one read per contiguous run and reads no byte it does not send.
 
 use super::writer::BoxWriter;
-use crate::media::{MediaIndex, TrackKind};
-use crate::package::{PackageError, SegmentPlan};
+use std::ops::Range;
+
+use crate::media::{MediaIndex, TrackIndex, TrackKind};
+use crate::package::{PackageError, SegmentPlan, TrackPlan};
 use crate::source::ByteRange;
 
 /// `trun` flags (ISO/IEC 14496-12 8.8.8.1).
@@ -92,13 +94,57 @@ pub fn prepare_media_segment(
         count: plan.segment_count as u64,
     };
     let samples = track_plan.samples(segment).ok_or(out_of_range.clone())?;
+    let sequence = u32::try_from(segment + 1).unwrap_or(u32::MAX);
+    fragment(track, track_plan, samples, sequence, None).ok_or(out_of_range)
+}
+
+/// Build the header and read list of a one-sample fragment holding sample `sample` of the
+/// track at `track_pos`, lasting `duration` ticks (the trick-play resources of
+/// `package::trick`, whose one key frame lasts until the next one offered). `sequence` is
+/// the `mfhd` sequence number.
+///
+/// # Errors
+/// [`PackageError::NoSuchTrack`] for a track position past the index,
+/// [`PackageError::SegmentOutOfRange`] for a sample past the track.
+pub fn prepare_sample_fragment(
+    index: &MediaIndex,
+    plan: &SegmentPlan,
+    track_pos: usize,
+    sample: usize,
+    sequence: u32,
+    duration: u32,
+) -> Result<PreparedSegment, PackageError> {
+    let (Some(track), Some(track_plan)) = (index.tracks.get(track_pos), plan.tracks.get(track_pos))
+    else {
+        return Err(PackageError::NoSuchTrack {
+            track: track_pos as u64,
+        });
+    };
+    let out_of_range = PackageError::SegmentOutOfRange {
+        number: u64::from(sequence),
+        count: track.samples.len() as u64,
+    };
+    let samples = sample..sample.checked_add(1).ok_or(out_of_range.clone())?;
+    fragment(track, track_plan, samples, sequence, Some(duration)).ok_or(out_of_range)
+}
+
+/// One `moof` + `mdat` header for `samples` of `track`, the last sample lasting
+/// `last_duration` when given (else its own duration); `None` when the samples are not in
+/// the track.
+fn fragment(
+    track: &TrackIndex,
+    track_plan: &TrackPlan,
+    samples: Range<usize>,
+    sequence: u32,
+    last_duration: Option<u32>,
+) -> Option<PreparedSegment> {
     let table = &track.samples;
     let (Some(sizes), Some(offsets), Some(durations)) = (
         table.sizes.get(samples.clone()),
         table.offsets.get(samples.clone()),
         table.durations.get(samples.clone()),
     ) else {
-        return Err(out_of_range);
+        return None;
     };
 
     let mut ranges: Vec<ByteRange> = Vec::new();
@@ -120,7 +166,7 @@ pub fn prepare_media_segment(
 
     w.begin(b"moof");
     w.begin_full(b"mfhd", 0, 0);
-    w.u32(u32::try_from(segment + 1).unwrap_or(u32::MAX));
+    w.u32(sequence);
     w.end();
     w.begin(b"traf");
     w.begin_full(b"tfhd", 0, TFHD_BASE_IS_MOOF | TFHD_DEFAULT_FLAGS);
@@ -148,9 +194,13 @@ pub fn prepare_media_segment(
     w.u32(0);
     let sync = table.sync.as_deref();
     let mut next_sync = sync.map(|s| s.partition_point(|i| (*i as usize) < samples.start));
+    let last = sizes.len().saturating_sub(1);
     for (k, (&size, &duration)) in sizes.iter().zip(durations).enumerate() {
         let i = samples.start + k;
-        w.u32(duration);
+        w.u32(match last_duration {
+            Some(d) if k == last => d,
+            _ => duration,
+        });
         w.u32(size);
         if is_video {
             let is_sync = match (sync, next_sync.as_mut()) {
@@ -193,7 +243,7 @@ pub fn prepare_media_segment(
     }
     let header = w.finish();
     debug_assert_eq!(header.len() as u64, header_len);
-    Ok(PreparedSegment {
+    Some(PreparedSegment {
         header,
         ranges,
         payload_bytes,
