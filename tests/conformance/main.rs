@@ -174,10 +174,20 @@ async fn hls_and_dash_show_the_source_streams_and_durations() {
             // cues are checked by `hls_and_dash_carry_the_source_cues`.
             let shown = |probe: &Probe| {
                 (probe.streams.iter())
-                    .filter(|s| s.kind != "subtitle" && s.kind != "data")
+                    .filter(|s| !["subtitle", "data", TRICK_PLAY].contains(&s.kind.as_str()))
                     .count()
             };
             assert_eq!(shown(&output), shown(&source), "{fixture} via {via:?}");
+            // DASH offers each video as a trick-play Representation too.
+            let trick = match via {
+                Via::Dash => source.count("video"),
+                _ => 0,
+            };
+            assert_eq!(
+                output.count(TRICK_PLAY),
+                trick,
+                "{fixture} via {via:?}: trick-play streams"
+            );
 
             // ffmpeg's DASH demuxer keeps only whole seconds of mediaPresentationDuration,
             // so this check is coarse there; the per-stream spans below are exact. Through

@@ -116,6 +116,9 @@ pub(crate) struct StreamInfo {
     pub(crate) color_transfer: String,
 }
 
+/// The `kind` of a DASH trick-play stream, which ffmpeg lists after the video streams.
+pub(crate) const TRICK_PLAY: &str = "trickplay";
+
 /// What ffprobe says about an input as a whole.
 #[derive(Debug, Default)]
 pub(crate) struct Probe {
@@ -141,7 +144,7 @@ pub(crate) async fn probe_streams(input: &str) -> Probe {
             "error",
             "-show_entries",
             "stream=codec_type,codec_name,pix_fmt,color_primaries,color_transfer\
-             :stream_tags=language:format=duration",
+             :stream_tags=language,id:format=duration",
             "-of",
             "flat",
             input,
@@ -176,9 +179,13 @@ pub(crate) fn parse_flat_probe(text: &str) -> Probe {
         }
         let stream = &mut probe.streams[index];
         match field {
-            "codec_type" => stream.kind = value.to_owned(),
+            "codec_type" if stream.kind != TRICK_PLAY => stream.kind = value.to_owned(),
             "codec_name" => stream.codec = value.to_owned(),
             "tags.language" => stream.language = Some(value.to_owned()),
+            // A DASH trick-play Representation (`ifr-...`): ffmpeg 5.1 lists it as one more
+            // video stream, although readers must ignore a set whose EssentialProperty they
+            // do not know (ISO/IEC 23009-1 5.8.4.8). It is not a stream of the source.
+            "tags.id" if value.starts_with("ifr-") => stream.kind = TRICK_PLAY.to_owned(),
             "pix_fmt" => stream.pix_fmt = value.to_owned(),
             "color_primaries" => stream.color_primaries = value.to_owned(),
             "color_transfer" => stream.color_transfer = value.to_owned(),

@@ -49,7 +49,8 @@ async fn every_iframe_byte_range_decodes_to_one_key_frame() {
     }
     let server = start().await;
     let dir = TempDir::new("iframes");
-    for &fixture in FIXTURES {
+    // The fixtures, and the ladder title (three video renditions, each with its own).
+    for fixture in FIXTURES.iter().copied().chain(["ladder/ladder.json"]) {
         let base = format!("/vod/{fixture}/");
         let master = fetch_ok(&server, &format!("{base}master.m3u8"))
             .await
@@ -69,57 +70,14 @@ async fn every_iframe_byte_range_decodes_to_one_key_frame() {
             variants,
             "{fixture}: one I-frame playlist per video variant\n{master}"
         );
+        for (variant, uri) in iframe_uris.iter().enumerate() {
+            check_iframes(&server, &dir, fixture, &base, variant, uri).await;
+        }
         let Some(uri) = iframe_uris.first() else {
             continue;
         };
-        // The variant's own frames, on the output timeline.
-        let shown = frames_on_output_timeline(&Via::Hls.input(&server, fixture)).await;
-        let folder = &uri[..uri.rfind('/').map_or(0, |i| i + 1)];
         let playlist = fetch_ok(&server, &format!("{base}{uri}")).await.text();
-        assert!(playlist.contains("#EXT-X-I-FRAMES-ONLY"), "{playlist}");
-        let init_uri = MediaPlaylist::parse(&playlist)
-            .map_uri
-            .expect("EXT-X-MAP in the I-frame playlist");
-        let init = fetch_ok(&server, &format!("{base}{folder}{init_uri}")).await;
         let entries = iframe_entries(&playlist);
-        assert!(!entries.is_empty(), "{fixture}: no I-frames\n{playlist}");
-        for (n, entry) in entries.iter().enumerate() {
-            let path = format!("{base}{folder}{}", entry.uri);
-            let range = format!("bytes={}-{}", entry.offset, entry.offset + entry.length - 1);
-            let reply = common::request(server.addr, "GET", &path, &[("Range", &range)]).await;
-            assert!(
-                matches!(reply.status, 200 | 206),
-                "{path}: {}",
-                reply.status
-            );
-            assert_eq!(reply.body.len() as u64, entry.length, "{path} {range}");
-            let file = dir.path().join(format!("iframe-{n}.mp4"));
-            std::fs::write(&file, [&init.body[..], &reply.body[..]].concat()).unwrap();
-            let file = file.to_string_lossy().into_owned();
-            let frames = frames_on_output_timeline(&file).await;
-            assert_eq!(
-                frames.len(),
-                1,
-                "{fixture} I-frame {n}: decodes to one frame"
-            );
-            let keys = key_frame_flags(&file).await;
-            assert_eq!(keys, [true], "{fixture} I-frame {n}: a key frame");
-            let frame = &frames[0];
-            let same = shown
-                .iter()
-                .find(|f| (f.pts_s - frame.pts_s).abs() < 0.0005);
-            let same = same.unwrap_or_else(|| {
-                panic!(
-                    "{fixture} I-frame {n}: no frame of the variant at {} s",
-                    frame.pts_s
-                )
-            });
-            assert_eq!(
-                same.hash, frame.hash,
-                "{fixture} I-frame {n} at {} s: not the variant's picture",
-                frame.pts_s
-            );
-        }
         // Together they last as long as the variant's media playlist.
         let media_uri = master
             .lines()
@@ -157,6 +115,59 @@ async fn every_iframe_byte_range_decodes_to_one_key_frame() {
     server.shutdown().await;
 }
 
+/// The I-frames of the I-frame playlist `uri` of video variant `variant` (0-based, in
+/// master order) each decode alone to one key frame, the variant's own picture at that time.
+async fn check_iframes(
+    server: &common::TestServer,
+    dir: &TempDir,
+    fixture: &str,
+    base: &str,
+    variant: usize,
+    uri: &str,
+) {
+    let shown =
+        frames_on_output_timeline(&Via::Hls.input(server, fixture), &format!("v:{variant}")).await;
+    let folder = &uri[..uri.rfind('/').map_or(0, |i| i + 1)];
+    let playlist = fetch_ok(server, &format!("{base}{uri}")).await.text();
+    assert!(playlist.contains("#EXT-X-I-FRAMES-ONLY"), "{playlist}");
+    let init_uri = MediaPlaylist::parse(&playlist)
+        .map_uri
+        .expect("EXT-X-MAP in the I-frame playlist");
+    let init = fetch_ok(server, &format!("{base}{folder}{init_uri}")).await;
+    let entries = iframe_entries(&playlist);
+    assert!(!entries.is_empty(), "{fixture}: no I-frames\n{playlist}");
+    for (n, entry) in entries.iter().enumerate() {
+        let path = format!("{base}{folder}{}", entry.uri);
+        let range = format!("bytes={}-{}", entry.offset, entry.offset + entry.length - 1);
+        let reply = common::request(server.addr, "GET", &path, &[("Range", &range)]).await;
+        assert!(
+            matches!(reply.status, 200 | 206),
+            "{path}: {}",
+            reply.status
+        );
+        assert_eq!(reply.body.len() as u64, entry.length, "{path} {range}");
+        let file = dir.path().join(format!("iframe-{variant}-{n}.mp4"));
+        std::fs::write(&file, [&init.body[..], &reply.body[..]].concat()).unwrap();
+        let file = file.to_string_lossy().into_owned();
+        let frames = frames_on_output_timeline(&file, "v:0").await;
+        assert_eq!(frames.len(), 1, "{path}: decodes to one frame");
+        let keys = key_frame_flags(&file).await;
+        assert_eq!(keys, [true], "{path}: a key frame");
+        let frame = &frames[0];
+        let same = shown
+            .iter()
+            .find(|f| (f.pts_s - frame.pts_s).abs() < 0.0005);
+        let same = same.unwrap_or_else(|| {
+            panic!("{path}: no frame of variant {variant} at {} s", frame.pts_s)
+        });
+        assert_eq!(
+            same.hash, frame.hash,
+            "{path} at {} s: not the variant's picture",
+            frame.pts_s
+        );
+    }
+}
+
 /// Whether `CODECS` names a video codec.
 fn is_video_codecs(codecs: &str) -> bool {
     codecs.split(',').any(|c| {
@@ -177,14 +188,14 @@ fn quoted_xml(text: &str, name: &str) -> Option<String> {
 /// Every decoded frame of the first video stream of `input` with its own presentation
 /// time, exact from ffprobe (ffmpeg's `framemd5` rounds to a guessed frame rate, and a
 /// lone frame has none), and its picture's MD5 from ffmpeg, in the same order.
-async fn frames_on_output_timeline(input: &str) -> Vec<Frame> {
+async fn frames_on_output_timeline(input: &str, selector: &str) -> Vec<Frame> {
     let times = run_tool(
         "ffprobe",
         args(&[
             "-v",
             "error",
             "-select_streams",
-            "v:0",
+            selector,
             "-show_entries",
             "frame=best_effort_timestamp_time",
             "-of",
@@ -197,7 +208,7 @@ async fn frames_on_output_timeline(input: &str) -> Vec<Frame> {
         .lines()
         .filter_map(|l| l.trim().trim_end_matches(',').parse().ok())
         .collect();
-    let hashes = frame_hashes(input, "v:0").await;
+    let hashes = frame_hashes(input, selector).await;
     assert_eq!(
         times.len(),
         hashes.len(),

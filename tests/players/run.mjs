@@ -18,6 +18,10 @@
 //                          the playhead at the duration)
 //     {"seek": T}          seek to T seconds; must land within 0.5 s of T
 //     {"variant": K}       force video rendition K (0 = lowest bandwidth), ABR off
+//     {"trick": R}         trick play at rate R (Shaka only: `trickPlay`), until the media
+//                          time has moved 2*R s on and key-frame resources (`ifr-*.m4s`,
+//                          from the HLS I-frame playlist or the DASH trick-play set) were
+//                          fetched; then back to normal play
 //     {"audio": "fra"}     switch to the audio track of that language
 //     {"cues": [{"start": S, "end": E, "text": "..."}], "lang": "eng", "tolerance": 0.2}
 //                          show the text track (of that language, or the first), and for
@@ -63,7 +67,9 @@ const PLAYER_FILES = {
   shaka: ['shaka-player', 'dist/shaka-player.compiled.js'],
 };
 
-const STEP_KINDS = ['play', 'play_to_end', 'seek', 'variant', 'audio', 'cues'];
+const STEP_KINDS = ['play', 'play_to_end', 'seek', 'variant', 'audio', 'cues', 'trick'];
+// The key-frame resources trick play fetches.
+const KEY_FRAME_URL = /\/ifr-[^/?]*\.m4s(\?|$)/;
 const SEEK_TOLERANCE_S = 0.5;
 const END_TOLERANCE_S = 0.05;
 const DEFAULT_CUE_TOLERANCE_S = 0.2;
@@ -257,6 +263,8 @@ const HARNESS_JS = String.raw`
       textTracks: () => player.getTextTracks().map((t) => ({ id: t.id, lang: t.language || '' })),
       selectText: (id) => player.selectTextTrack(player.getTextTracks().find((t) => t.id === id)),
       activeText: () => { const t = player.getTextTracks().find((t) => t.active); return t ? t.id : null; },
+      trickPlay: (rate) => player.trickPlay(rate, true),
+      cancelTrickPlay: () => player.cancelTrickPlay(),
     };
   };
 
@@ -453,6 +461,24 @@ const STEPS = {
     return { variants: variants.length, active: chosen };
   },
 
+  async trick(page, rate) {
+    const supported = await page.evaluate(() => typeof window.vp.trickPlay === 'function');
+    if (!supported) throw new StepFailure('this player has no trick play in the harness');
+    const from = (await snapshot(page)).time;
+    const fetchedBefore = page.vpKeyFrames || 0;
+    await play(page);
+    await page.evaluate((r) => window.vp.trickPlay(r), rate);
+    const moved = await pollUntil(page, 30, async () => {
+      const s = await snapshot(page);
+      return (s.ended || s.time >= from + 2 * rate) && (page.vpKeyFrames || 0) > fetchedBefore && s;
+    });
+    const now = await snapshot(page);
+    await page.evaluate(() => window.vp.cancelTrickPlay());
+    const fetched = (page.vpKeyFrames || 0) - fetchedBefore;
+    if (!moved) throw new StepFailure(`trick play at ${rate}x: media time ${from.toFixed(3)} -> ${now.time.toFixed(3)} s, ${fetched} key frame(s) fetched`);
+    return { from: round(from), to: round(now.time), key_frames_fetched: fetched };
+  },
+
   async audio(page, lang) {
     const tracks = await page.evaluate(() => window.vp.audioTracks());
     const index = await page.evaluate(([ts, l]) => ts.findIndex((t) => window.vpSameLanguage(t.lang, l)), [tracks, lang]);
@@ -528,6 +554,7 @@ async function runJob(browser, pageOrigin, job) {
     const page = await context.newPage();
     page.on('response', (response) => {
       report.http.requests += 1;
+      if (KEY_FRAME_URL.test(response.url()) && response.status() < 400) page.vpKeyFrames = (page.vpKeyFrames || 0) + 1;
       if (job.trace) (report.http.trace = report.http.trace || []).push(`${response.status()} ${response.url()}`);
       if (response.status() >= 400 && report.http.failures.length < 20) report.http.failures.push({ url: response.url(), status: response.status() });
     });
