@@ -10,6 +10,8 @@ mod body;
 mod catalog;
 mod error;
 mod handler;
+mod preview;
+mod probe;
 mod range;
 mod route;
 mod subtitle;
@@ -28,6 +30,8 @@ pub use admission::{Admission, AdmissionLimits, Admitted, RequestClass};
 pub use body::{ResponseBody, STREAM_CHANNEL_CHUNKS};
 pub use catalog::{CachedTitle, Catalog, TitleError};
 pub use error::ErrorAnswer;
+pub use preview::preview_enabled;
+pub use probe::{encode_key, probe, KeyReport, Rendition, Variant, Verdict};
 pub use route::{parse_route, Route, RouteError};
 pub use titles::DocumentTitleError;
 
