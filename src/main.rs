@@ -160,6 +160,12 @@ async fn inspect_command(
     json: bool,
     args: &SettingsArgs,
 ) -> Result<ExitCode, Failure> {
+    // A URL's folder is the source, resolved with the rest (its scheme picks the
+    // `*_ALLOW_HTTP` variable).
+    let mut args = args.clone();
+    if let Some((folder, _)) = target.rsplit_once('/').filter(|_| target.contains("://")) {
+        args.source = Some(format!("{folder}/"));
+    }
     let settings = args.resolve().map_err(StartupError::from)?;
     let root_given = args.root.is_some();
     let target = resolve_target(target, &settings, root_given)?;
@@ -188,12 +194,14 @@ async fn check_command(
     json: bool,
     args: &SettingsArgs,
 ) -> Result<ExitCode, Failure> {
-    let mut settings = args.resolve().map_err(StartupError::from)?;
+    let mut args = args.clone();
     let mut prefix = prefix.to_owned();
     // A URL or an existing folder path names the source itself.
     if prefix.contains("://") {
-        settings.source = Some(std::mem::take(&mut prefix));
-    } else if settings.source.is_none() && args.root.is_none() && Path::new(&prefix).is_dir() {
+        args.source = Some(std::mem::take(&mut prefix));
+    }
+    let mut settings = args.resolve().map_err(StartupError::from)?;
+    if settings.source.is_none() && args.root.is_none() && Path::new(&prefix).is_dir() {
         settings.root = std::mem::take(&mut prefix).into();
     }
     let output = match !json && std::io::stdout().is_terminal() {

@@ -5,7 +5,7 @@
 //! the server in process (`server::probe`), `concurrency` at a time, so memory stays
 //! bounded by the concurrency and the metadata cache, not by the number of objects. Each
 //! object gets `ok` or the status and one-line reason a player would get. The source's
-//! read counters give what the check cost (GET requests and bytes), so an operator can
+//! read counters give what the check cost (HEAD and GET requests, bytes), so an operator can
 //! price a check of 100,000 objects from a check of 1,000. Other objects (sidecar
 //! subtitles, images) are counted as skipped.
 
@@ -18,7 +18,7 @@ use serde::Serialize;
 use super::startup::{open_source, StartupError};
 use crate::config::Settings;
 use crate::server::{probe, App, KeyReport};
-use crate::source::{ListedObject, ObjectKey};
+use crate::source::{ListedObject, MediaSource, ObjectKey};
 
 /// Extensions of the objects checked: media files and title documents.
 const CHECKED_EXTENSIONS: [&str; 5] = [".mp4", ".m4v", ".m4a", ".mov", ".json"];
@@ -55,8 +55,9 @@ pub struct Totals {
     pub skipped: u64,
     /// Listing failures (the check is then incomplete).
     pub list_errors: u64,
-    /// Read requests the source made (ranged GETs; for a folder, reads).
-    pub source_reads: u64,
+    /// Requests the source made: for an object store every HEAD (an object's identity)
+    /// and ranged GET, listing pages not included; for a folder, the ranged reads.
+    pub source_requests: u64,
     /// Bytes the source read.
     pub source_read_bytes: u64,
 }
@@ -90,8 +91,19 @@ pub async fn check(
     out: &mut dyn Write,
 ) -> Result<Totals, StartupError> {
     let opened = open_source(&settings)?;
-    let source = opened.source.clone();
-    let app = App::new(settings, opened.source);
+    Ok(check_source(settings, opened.source, prefix, concurrency, output, out).await)
+}
+
+/// As [`check`], over a source already opened (a test's store, or one opened elsewhere).
+pub async fn check_source(
+    settings: Settings,
+    source: Arc<dyn MediaSource>,
+    prefix: &str,
+    concurrency: usize,
+    output: Output,
+    out: &mut dyn Write,
+) -> Totals {
+    let app = App::new(settings, source.clone());
     let mut totals = Totals::default();
     let listing = source
         .clone()
@@ -140,18 +152,18 @@ pub async fn check(
     }
     progress.clear();
     let counters = source.counters();
-    totals.source_reads = counters.read_requests.get();
+    totals.source_requests = counters.read_requests.get();
     totals.source_read_bytes = counters.read_bytes.get();
     let _ = match output {
         Output::JsonLines => writeln!(out, "{}", serde_json::json!({ "totals": totals })),
         Output::Terminal => writeln!(
             out,
-            "{} checked: {} ok, {} failed; {} skipped (not media); {} source reads, {} bytes read{}",
+            "{} checked: {} ok, {} failed; {} skipped (not media); {} source requests, {} bytes read{}",
             totals.checked,
             totals.ok,
             totals.failed,
             totals.skipped,
-            totals.source_reads,
+            totals.source_requests,
             totals.source_read_bytes,
             match totals.list_errors {
                 0 => String::new(),
@@ -160,7 +172,7 @@ pub async fn check(
         ),
     };
     let _ = out.flush();
-    Ok(totals)
+    totals
 }
 
 /// One listing item, checked.
