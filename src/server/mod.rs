@@ -8,6 +8,7 @@
 mod admission;
 mod body;
 mod catalog;
+mod describe;
 mod error;
 mod handler;
 mod preview;
@@ -29,6 +30,7 @@ use tokio::net::TcpListener;
 pub use admission::{Admission, AdmissionLimits, Admitted, RequestClass};
 pub use body::{ResponseBody, STREAM_CHANNEL_CHUNKS};
 pub use catalog::{CachedTitle, Catalog, TitleError};
+pub use describe::{describe, DetailError};
 pub use error::ErrorAnswer;
 pub use preview::preview_enabled;
 pub use probe::{encode_key, probe, KeyReport, Rendition, Variant, Verdict};

@@ -2,7 +2,7 @@
 //!
 //! `inspect`, `check` and the preview page must give the reason a player would get, word
 //! for word. Rather than re-derive it, [`probe`] sends `GET /vod/KEY/master.m3u8` and
-//! `GET /vod/KEY/manifest.mpd` through [`handle`](super::handler::handle), the same code
+//! `GET /vod/KEY/manifest.mpd` through the server's handler, the same code
 //! path a client's request takes (routing, admission, the catalog, the error table), and
 //! reads the answers: on success the multivariant playlist's variants and its audio and
 //! subtitle renditions (RFC 8216 4.4.6.1, 4.4.6.2), else the status and one-line reason.
@@ -14,7 +14,7 @@ use http::{Request, StatusCode};
 use http_body_util::BodyExt;
 use serde::Serialize;
 
-use super::handler::handle;
+use super::handler::handle_routed;
 use super::App;
 use crate::source::ObjectKey;
 
@@ -137,7 +137,7 @@ async fn get(app: &Arc<App>, path: &str) -> (StatusCode, String) {
     let Ok(request) = Request::get(path).body(()) else {
         return (StatusCode::BAD_REQUEST, "bad request path".into());
     };
-    let response = handle(app.clone(), request).await;
+    let response = handle_routed(app.clone(), request).await;
     let status = response.status();
     let limited = http_body_util::Limited::new(response.into_body(), MAX_MANIFEST_BYTES);
     let text = match limited.collect().await {
