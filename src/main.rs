@@ -48,9 +48,9 @@ enum Command {
         /// (s3://bucket/prefix/, a local folder path).
         #[arg(default_value = "")]
         prefix: String,
-        /// Objects checked at once.
-        #[arg(long, default_value_t = 8)]
-        concurrency: usize,
+        /// Objects checked at once (1 to 256).
+        #[arg(long, default_value_t = 8, value_parser = clap::value_parser!(u16).range(1..=256))]
+        concurrency: u16,
         /// JSON lines even on a terminal.
         #[arg(long)]
         json: bool,
@@ -83,7 +83,7 @@ fn main() -> ExitCode {
             concurrency,
             json,
             settings,
-        } => runtime.block_on(check_command(&prefix, concurrency, json, &settings)),
+        } => runtime.block_on(check_command(&prefix, concurrency.into(), json, &settings)),
     };
     match result {
         Ok(code) => code,
@@ -236,6 +236,17 @@ async fn serve(settings: Settings, opened: OpenedSource) -> anyhow::Result<()> {
             println!("  DASH: http://{addr}/vod/KEY/manifest.mpd");
         }
     }
+    if server::preview_enabled(&settings) {
+        println!("  Preview: http://{addr}/ (titles, players, and why a file is refused)");
+    }
+    // Reachability and credentials are only known by asking: a warning now, not a
+    // refusal (the store may come up later; /readyz says 503 meanwhile).
+    let probe = source.clone();
+    tokio::spawn(async move {
+        if let Err(e) = probe.check_ready().await {
+            tracing::warn!(error = %e, "the source is not answering yet; /readyz says 503 until it does");
+        }
+    });
     let app = App::new(settings, source);
     server::run(listener, app, shutdown_signal()).await?;
     tracing::info!("stopped");

@@ -284,3 +284,62 @@ fn aws_allow_http_is_honoured_and_the_startup_line_says_what_runs() {
         "{startup}"
     );
 }
+
+/// Given a plain-HTTP web server as the source, then it too must be allowed.
+#[test]
+fn a_plain_http_source_url_stops_the_start() {
+    let stopped = serve(&["--source", "http://127.0.0.1:9/media/"], &[]);
+    assert_refused(
+        &stopped,
+        &[
+            "source http://127.0.0.1:9/media/ is plain HTTP",
+            "--source-allow-http",
+        ],
+    );
+}
+
+/// Given AWS_ALLOW_HTTP=true but vodpack's own setting saying false, then vodpack's wins.
+#[test]
+fn vodpacks_own_setting_wins_over_aws_allow_http() {
+    let stopped = serve(
+        &[
+            "--source",
+            "s3://media/",
+            "--s3-endpoint",
+            "http://127.0.0.1:9000",
+            "--source-allow-http",
+            "false",
+        ],
+        &[("AWS_ALLOW_HTTP", "true"), ("AWS_REGION", "us-east-1")],
+    );
+    assert_refused(
+        &stopped,
+        &["s3-endpoint http://127.0.0.1:9000 is plain HTTP"],
+    );
+}
+
+/// Given credentials the store cannot use (an unreadable GCS service account file, an
+/// Azure key that is not base64), then the store's own reason is the one line.
+#[test]
+fn credentials_the_store_refuses_stop_the_start() {
+    let stopped = serve(
+        &["--source", "gs://media/"],
+        &[("GOOGLE_SERVICE_ACCOUNT", "/nonexistent/vodpack-sa.json")],
+    );
+    assert_refused(
+        &stopped,
+        &[
+            "source gs://media/",
+            "/nonexistent/vodpack-sa.json",
+            "GOOGLE_*",
+        ],
+    );
+    let stopped = serve(
+        &["--source", "az://media/"],
+        &[
+            ("AZURE_STORAGE_ACCOUNT_NAME", "vodpack"),
+            ("AZURE_STORAGE_ACCOUNT_KEY", "!not-base64"),
+        ],
+    );
+    assert_refused(&stopped, &["source az://media/", "Invalid Access Key"]);
+}

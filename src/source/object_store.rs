@@ -124,7 +124,10 @@ pub enum StoreError {
     #[error("{problem}; {fix}")]
     Credentials { problem: String, fix: String },
     /// The store refused its configuration (missing bucket, region, credentials, ...).
-    #[error("cannot configure the object store for {url}: {source}")]
+    #[error(
+        "the object store refuses its configuration ({source}); check the URL and the \
+         AWS_*, GOOGLE_* or AZURE_* credentials and region"
+    )]
     Build {
         url: String,
         #[source]
