@@ -9,6 +9,8 @@
 
 mod common;
 mod hostile;
+#[path = "common/s3.rs"]
+mod s3;
 
 use std::path::{Path, PathBuf};
 use std::process::{Command, Stdio};
@@ -303,4 +305,56 @@ async fn the_page_is_off_for_buckets_and_when_turned_off() {
     };
     let server = start_server_with(dir.path(), settings).await;
     assert_eq!(get(server.addr, "/").await.status, 404);
+}
+
+/// Given a prefix that climbs out of the root, then the page lists nothing and says so.
+#[tokio::test]
+async fn a_prefix_outside_the_root_lists_nothing() {
+    let dir = TempDir::new("preview-climb");
+    std::fs::create_dir_all(dir.path().join("media")).expect("mkdir");
+    std::fs::write(dir.path().join("secret.mp4"), b"").expect("write");
+    let server = start_server_with(&dir.path().join("media"), Settings::default()).await;
+    for prefix in ["..", "%2E%2E", "a/../..", "/etc"] {
+        let html = get(server.addr, &format!("/?prefix={prefix}")).await.text();
+        assert!(!html.contains("secret.mp4"), "{prefix}: {html}");
+        assert!(
+            html.contains("id=\"reason\">no such prefix<"),
+            "{prefix}: {html}"
+        );
+    }
+}
+
+/// Given a bucket with the page turned on, then it lists the bucket's titles under the
+/// prefix, from the S3 listing.
+#[tokio::test]
+async fn the_page_lists_a_bucket_when_turned_on() {
+    let dir = TempDir::new("preview-bucket");
+    let media = dir.path().join("media/videos/shows");
+    std::fs::create_dir_all(&media).expect("mkdir");
+    std::fs::copy(common::fixtures().join(PLAYED), media.join("ep 1.mp4")).expect("copy");
+    std::fs::write(media.join("cover.jpg"), b"").expect("write");
+    let s3 = s3::S3Server::start(dir.path()).await;
+    let source = s3::s3_source(
+        &s3.endpoint(),
+        "media/videos",
+        vodpack::source::ObjectStoreOptions::default(),
+        s3::SECRET_KEY,
+    );
+    let settings = Settings {
+        source: Some("s3://media/videos".into()),
+        preview: PreviewOptions {
+            enabled: Some(true),
+            ..Default::default()
+        },
+        ..Default::default()
+    };
+    let server = common::start_server_on(std::sync::Arc::new(source), settings).await;
+    let html = get(server.addr, "/?prefix=shows").await.text();
+    assert!(html.contains(">shows/ep 1.mp4</a>"), "{html}");
+    assert!(!html.contains("cover.jpg"), "{html}");
+    let page = get(server.addr, "/?key=shows%2Fep%201.mp4").await.text();
+    assert!(
+        page.contains("data-hls=\"/vod/shows/ep%201.mp4/master.m3u8\""),
+        "{page}"
+    );
 }

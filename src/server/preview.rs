@@ -26,7 +26,7 @@ use super::describe::{describe, DetailError};
 use super::probe::{encode_key, probe, KeyReport};
 use super::App;
 use crate::config::Settings;
-use crate::source::ObjectKey;
+use crate::source::{ObjectKey, SourceError};
 
 /// Titles shown per page.
 pub const PAGE_TITLES: usize = 50;
@@ -134,7 +134,12 @@ async fn list_page(app: &Arc<App>, query: &Query) -> String {
             }
             Err(e) => {
                 tracing::warn!(error = %e, prefix = %query.prefix, "preview listing failed");
-                error = Some("the source could not be listed".to_owned());
+                error = Some(match e {
+                    SourceError::NotFound { .. } | SourceError::OutsideRoot { .. } => {
+                        "no such prefix".to_owned()
+                    }
+                    _ => "the source could not be listed".to_owned(),
+                });
                 break;
             }
         }

@@ -33,14 +33,47 @@ pub type ListStream = BoxStream<'static, Result<ListedObject, SourceError>>;
 /// Entries buffered between the folder walk and its consumer.
 const WALK_CHANNEL_ENTRIES: usize = 64;
 
-/// The files under `root/prefix`, after the key `after`, in key order.
+/// A listing prefix must be empty or a valid key (no `..`, no empty segment, no control
+/// character): the preview page takes it from a request.
+///
+/// # Errors
+/// [`SourceError::OutsideRoot`] for a prefix that is not a valid key.
+pub(super) fn check_prefix(prefix: &str) -> Result<(), SourceError> {
+    let trimmed = prefix.trim_end_matches('/');
+    if trimmed.is_empty() || super::ObjectKey::parse(trimmed).is_ok() {
+        return Ok(());
+    }
+    Err(SourceError::OutsideRoot {
+        key: prefix.to_owned(),
+    })
+}
+
+/// A stream of one error.
+pub(super) fn failed(error: SourceError) -> ListStream {
+    futures_util::stream::once(async move { Err(error) }).boxed()
+}
+
+/// The files under `root/prefix`, after the key `after`, in key order. A prefix that is
+/// not a key, or whose folder resolves outside the root (a symlink), lists nothing but
+/// that error.
 pub(super) fn walk_folder(root: PathBuf, prefix: String, after: Option<String>) -> ListStream {
+    if let Err(e) = check_prefix(&prefix) {
+        return failed(e);
+    }
     let (tx, rx) = tokio::sync::mpsc::channel(WALK_CHANNEL_ENTRIES);
     tokio::task::spawn_blocking(move || {
         let start = match prefix.is_empty() {
             true => root.clone(),
             false => root.join(&prefix),
         };
+        if !start.canonicalize().is_ok_and(|p| p.starts_with(&root)) {
+            let error = match start.exists() {
+                true => SourceError::OutsideRoot { key: prefix },
+                false => SourceError::NotFound { key: prefix },
+            };
+            let _ = tx.blocking_send(Err(error));
+            return;
+        }
         let mut walk = Walk {
             tx,
             after: after.unwrap_or_default(),
@@ -184,6 +217,15 @@ mod tests {
         assert_eq!(keys(Some("a/x.mp4"), "").await, ["a/y/z.mp4", "b.mp4"]);
         assert_eq!(keys(Some("a/y/z.mp4"), "").await, ["b.mp4"]);
         assert_eq!(keys(None, "a").await, ["a/x.mp4", "a/y/z.mp4"]);
+        for outside in ["..", "a/../..", "/etc"] {
+            let listed: Vec<_> = walk_folder(root.clone(), outside.into(), None)
+                .collect()
+                .await;
+            assert!(
+                matches!(listed.as_slice(), [Err(SourceError::OutsideRoot { .. })]),
+                "{outside}: {listed:?}"
+            );
+        }
         let _ = std::fs::remove_dir_all(&root);
     }
 }

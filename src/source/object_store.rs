@@ -413,6 +413,9 @@ impl MediaSource for ObjectStoreSource {
     /// `object_store`'s listing (S3 `ListObjectsV2` pages of up to 1000 keys, fetched as
     /// the stream is read), resumed after `after` with the store's start-after offset.
     fn list(self: Arc<Self>, prefix: String, after: Option<String>) -> super::ListStream {
+        if let Err(e) = super::listing::check_prefix(&prefix) {
+            return super::listing::failed(e);
+        }
         let base = self.prefix.as_ref().to_owned();
         let join = |key: &str| match (base.is_empty(), key.is_empty()) {
             (_, true) => Path::parse(&base).unwrap_or_default(),
