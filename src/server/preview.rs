@@ -310,6 +310,7 @@ fn page(title: &str, body: &str, scripts: &str) -> String {
     format!(
         "<!doctype html>\n<html lang=\"en\"><head><meta charset=\"utf-8\">\
          <meta name=\"viewport\" content=\"width=device-width\">\
+         <link rel=\"icon\" href=\"data:,\">\
          <title>{}</title><style>{STYLE}</style></head>\n<body>\n{body}{scripts}</body></html>\n",
         escape(title)
     )
