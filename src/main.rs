@@ -201,7 +201,12 @@ async fn check_command(
         args.source = Some(std::mem::take(&mut prefix));
     }
     let mut settings = args.resolve().map_err(StartupError::from)?;
-    if settings.source.is_none() && args.root.is_none() && Path::new(&prefix).is_dir() {
+    // A folder path names the root (always when absolute, as with VODPACK_ROOT set in a
+    // container); else PREFIX is a folder under --root.
+    if settings.source.is_none()
+        && (args.root.is_none() || Path::new(&prefix).is_absolute())
+        && Path::new(&prefix).is_dir()
+    {
         settings.root = std::mem::take(&mut prefix).into();
     }
     let output = match !json && std::io::stdout().is_terminal() {
