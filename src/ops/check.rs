@@ -23,6 +23,9 @@ use crate::source::{ListedObject, MediaSource, ObjectKey};
 /// Extensions of the objects checked: media files and title documents.
 const CHECKED_EXTENSIONS: [&str; 5] = [".mp4", ".m4v", ".m4a", ".mov", ".json"];
 
+/// Metadata cache of a check, in bytes: about one title, since each is loaded once.
+const CHECK_CACHE_BYTES: u64 = 64 * 1024;
+
 /// The result for one object, one JSON line in the output.
 #[derive(Debug, Clone, Serialize)]
 pub struct ObjectResult {
@@ -103,6 +106,12 @@ pub async fn check_source(
     output: Output,
     out: &mut dyn Write,
 ) -> Totals {
+    // Each object is loaded once: a title cache would only hold memory that grows with
+    // the catalogue (a title keeps its probe read alive), so it holds next to nothing.
+    let settings = Settings {
+        metadata_cache_bytes: CHECK_CACHE_BYTES,
+        ..settings
+    };
     let app = App::new(settings, source.clone());
     let mut totals = Totals::default();
     let listing = source
