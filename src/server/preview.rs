@@ -67,7 +67,31 @@ pub async fn answer<B>(app: &Arc<App>, req: &Request<B>) -> Option<Response<Resp
         header::X_CONTENT_TYPE_OPTIONS,
         HeaderValue::from_static("nosniff"),
     );
+    if let Ok(policy) = HeaderValue::from_str(&content_security_policy(&app.settings)) {
+        headers.insert(header::CONTENT_SECURITY_POLICY, policy);
+    }
     Some(response)
+}
+
+/// The page's content security policy: scripts only from this server's inline page and
+/// the two players' origins, media and requests only to this server (and the players'
+/// `blob:` media and workers). A second line of defence behind the escaping.
+fn content_security_policy(settings: &Settings) -> String {
+    let origin = |url: &str| {
+        url::Url::parse(url)
+            .ok()
+            .map(|u| u.origin().ascii_serialization())
+            .filter(|o| o != "null")
+            .unwrap_or_default()
+    };
+    let preview = &settings.preview;
+    format!(
+        "default-src 'none'; script-src 'unsafe-inline' {} {}; style-src 'unsafe-inline'; \
+         img-src data:; media-src 'self' blob:; connect-src 'self'; worker-src blob:; \
+         form-action 'self'; base-uri 'none'; frame-ancestors 'none'",
+        origin(&preview.hls_js_url),
+        origin(&preview.dash_js_url)
+    )
 }
 
 /// The page's query: the folder listed, where the page starts, and the title picked.
@@ -381,6 +405,15 @@ mod tests {
             escape(r#"<a href="x">'&'</a>"#),
             "&lt;a href=&quot;x&quot;&gt;&#39;&amp;&#39;&lt;/a&gt;"
         );
+    }
+
+    #[test]
+    fn the_policy_allows_scripts_only_from_the_players_origins() {
+        let policy = content_security_policy(&Settings::default());
+        assert!(policy.contains(
+            "script-src 'unsafe-inline' https://cdn.jsdelivr.net https://cdn.jsdelivr.net;"
+        ));
+        assert!(policy.contains("default-src 'none'"));
     }
 
     #[test]

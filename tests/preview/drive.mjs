@@ -34,6 +34,8 @@ async function main() {
     const page = await browser.newPage({ viewport: { width: 1100, height: 900 } });
     page.setDefaultTimeout(WAIT_MS);
     page.on('pageerror', (e) => result.errors.push(`page error: ${e.message}`));
+    // The page's content security policy must not stop anything it needs.
+    page.on('console', (m) => { if (/Content Security Policy/i.test(m.text())) result.errors.push(`csp: ${m.text()}`); });
     page.on('requestfailed', (r) => {
       // A player aborting its own request on a switch is not a failure of the page.
       if (!/ERR_ABORTED/.test(r.failure()?.errorText || '')) result.errors.push(`request failed: ${r.url()} ${r.failure()?.errorText}`);
