@@ -223,6 +223,12 @@ async fn keys_and_reasons_are_escaped_in_the_page() {
         list.header("content-type"),
         Some("text/html; charset=utf-8")
     );
+    let policy = list.header("content-security-policy").unwrap_or_default();
+    assert!(
+        policy
+            .starts_with("default-src 'none'; script-src 'unsafe-inline' https://cdn.jsdelivr.net"),
+        "{policy}"
+    );
     let html = list.text();
     assert!(!html.contains("<img"), "{html}");
     assert!(
