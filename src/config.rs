@@ -46,6 +46,36 @@ pub struct Settings {
     pub server: ServerOptions,
     /// Log line format.
     pub log_format: LogFormat,
+    /// The preview page at `/` (server/preview.rs).
+    pub preview: PreviewOptions,
+}
+
+/// The preview page: whether it is served, and where its web players are loaded from.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct PreviewOptions {
+    /// Serve the page. `None`: on for a local root, off for a bucket (a bucket's key
+    /// names are then shown only when asked for).
+    pub enabled: Option<bool>,
+    /// URL of the hls.js browser build the page loads (a version-pinned CDN URL).
+    pub hls_js_url: String,
+    /// URL of the dash.js browser build the page loads (a version-pinned CDN URL).
+    pub dash_js_url: String,
+}
+
+/// hls.js on its public CDN, pinned to the version the player tests use.
+pub const DEFAULT_HLS_JS_URL: &str = "https://cdn.jsdelivr.net/npm/hls.js@1.7.4/dist/hls.min.js";
+/// dash.js on its public CDN, pinned to the version the player tests use.
+pub const DEFAULT_DASH_JS_URL: &str =
+    "https://cdn.jsdelivr.net/npm/dashjs@5.2.1/dist/modern/umd/dash.all.min.js";
+
+impl Default for PreviewOptions {
+    fn default() -> Self {
+        Self {
+            enabled: None,
+            hls_js_url: DEFAULT_HLS_JS_URL.to_owned(),
+            dash_js_url: DEFAULT_DASH_JS_URL.to_owned(),
+        }
+    }
 }
 
 /// How the HTTP server admits, times and drains requests.
@@ -94,6 +124,7 @@ impl Default for Settings {
             object_store: ObjectStoreOptions::default(),
             server: ServerOptions::default(),
             log_format: LogFormat::Text,
+            preview: PreviewOptions::default(),
         }
     }
 }
@@ -126,6 +157,9 @@ pub const SETTINGS: &[(&str, &str, &str, &str)] = &[
     ("drain-timeout-ms", "VODPACK_DRAIN_TIMEOUT_MS", "25000", "After SIGTERM or SIGINT, how long in-flight requests may finish before the process exits"),
     ("access-log", "VODPACK_ACCESS_LOG", "false", "Write one log line per request (method, path, status, bytes, duration)"),
     ("log-format", "VODPACK_LOG_FORMAT", "text", "Log format: text or json"),
+    ("preview", "VODPACK_PREVIEW", "(on for a folder, off for a bucket)", "Serve the preview page at / (titles under a prefix, played with hls.js and dash.js, with the inspect data)"),
+    ("preview-hls-js-url", "VODPACK_PREVIEW_HLS_JS_URL", DEFAULT_HLS_JS_URL, "Where the preview page loads hls.js from"),
+    ("preview-dash-js-url", "VODPACK_PREVIEW_DASH_JS_URL", DEFAULT_DASH_JS_URL, "Where the preview page loads dash.js from"),
 ];
 
 /// The subset of settings given on the command line or in the environment.
@@ -212,6 +246,21 @@ pub struct SettingsArgs {
     /// Log format [default: text]
     #[arg(long, env = "VODPACK_LOG_FORMAT", value_enum)]
     pub log_format: Option<LogFormat>,
+    /// Serve the preview page at / [default: on for a folder, off for a bucket]
+    #[arg(
+        long,
+        env = "VODPACK_PREVIEW",
+        num_args = 0..=1,
+        default_missing_value = "true",
+        value_parser = clap::builder::BoolishValueParser::new()
+    )]
+    pub preview: Option<bool>,
+    /// Where the preview page loads hls.js from [default: a pinned jsDelivr URL]
+    #[arg(long, env = "VODPACK_PREVIEW_HLS_JS_URL")]
+    pub preview_hls_js_url: Option<String>,
+    /// Where the preview page loads dash.js from [default: a pinned jsDelivr URL]
+    #[arg(long, env = "VODPACK_PREVIEW_DASH_JS_URL")]
+    pub preview_dash_js_url: Option<String>,
     /// TOML file with any of the settings above (keys as the flag names)
     #[arg(long, env = "VODPACK_CONFIG")]
     pub config: Option<PathBuf>,
@@ -246,6 +295,9 @@ struct FileSettings {
     drain_timeout_ms: Option<u64>,
     access_log: Option<bool>,
     log_format: Option<LogFormat>,
+    preview: Option<bool>,
+    preview_hls_js_url: Option<String>,
+    preview_dash_js_url: Option<String>,
 }
 
 /// Why settings could not be resolved.
@@ -258,8 +310,9 @@ pub enum ConfigError {
         #[source]
         source: std::io::Error,
     },
-    /// The config file is not valid TOML for our settings.
-    #[error("invalid config file {path}: {source}")]
+    /// The config file is not valid TOML for our settings (an unknown key among them).
+    /// Shown on one line: the parser's message, then where.
+    #[error("invalid config file {}: {}", path.display(), one_line_toml(source))]
     Parse {
         path: PathBuf,
         #[source]
@@ -268,6 +321,68 @@ pub enum ConfigError {
     /// A value is out of its allowed range.
     #[error("invalid setting {name}: {reason}")]
     Invalid { name: &'static str, reason: String },
+    /// An environment variable vodpack honours holds a value it cannot use.
+    #[error("invalid environment variable {name}={value}: {reason}")]
+    Environment {
+        name: &'static str,
+        value: String,
+        reason: String,
+    },
+}
+
+/// A TOML error on one line: its message, then the position the parser gives (its first
+/// display line, `TOML parse error at line L, column C`), without the source excerpt.
+fn one_line_toml(error: &toml::de::Error) -> String {
+    let text = error.to_string();
+    let position = text.lines().next().unwrap_or_default().trim();
+    let message = error.message().replace('\n', " ");
+    match position.strip_prefix("TOML parse error at ") {
+        Some(at) => format!("{} ({at})", message.trim()),
+        None => message.trim().to_owned(),
+    }
+}
+
+/// Variables of the `object_store` crate that say whether plain-HTTP endpoints are
+/// allowed, by source scheme, as its builders' `from_env` read them. vodpack's own
+/// `source-allow-http` wins over them.
+const ALLOW_HTTP_VARIABLES: &[(&str, &str)] = &[
+    ("s3://", "AWS_ALLOW_HTTP"),
+    ("s3a://", "AWS_ALLOW_HTTP"),
+    ("az://", "AZURE_ALLOW_HTTP"),
+    ("abfs://", "AZURE_ALLOW_HTTP"),
+    ("abfss://", "AZURE_ALLOW_HTTP"),
+    ("adl://", "AZURE_ALLOW_HTTP"),
+    ("azure://", "AZURE_ALLOW_HTTP"),
+    ("gs://", "GOOGLE_ALLOW_HTTP"),
+];
+
+/// The `*_ALLOW_HTTP` variable for `source`, read as `object_store` reads booleans
+/// (`true`/`false`, `1`/`0`, `yes`/`no`, `on`/`off`); `None` when unset or no source.
+///
+/// # Errors
+/// [`ConfigError::Environment`] for a value that is not a boolean.
+fn allow_http_from_env(source: Option<&str>) -> Result<Option<bool>, ConfigError> {
+    let Some(source) = source else {
+        return Ok(None);
+    };
+    let Some((_, name)) = ALLOW_HTTP_VARIABLES
+        .iter()
+        .find(|(scheme, _)| source.starts_with(scheme))
+    else {
+        return Ok(None);
+    };
+    let Ok(value) = std::env::var(name) else {
+        return Ok(None);
+    };
+    match value.trim().to_ascii_lowercase().as_str() {
+        "true" | "1" | "yes" | "on" => Ok(Some(true)),
+        "false" | "0" | "no" | "off" | "" => Ok(Some(false)),
+        _ => Err(ConfigError::Environment {
+            name,
+            value,
+            reason: "must be true or false".into(),
+        }),
+    }
 }
 
 impl SettingsArgs {
@@ -290,6 +405,8 @@ impl SettingsArgs {
             }
         };
         let d = Settings::default();
+        let allow_http_env =
+            allow_http_from_env(self.source.as_deref().or(file.source.as_deref()))?;
         let settings = Settings {
             listen: self.listen.or(file.listen).unwrap_or(d.listen),
             root: self.root.clone().or(file.root).unwrap_or(d.root),
@@ -327,10 +444,10 @@ impl SettingsArgs {
             },
             object_store: ObjectStoreOptions {
                 s3_endpoint: self.s3_endpoint.clone().or(file.s3_endpoint),
-                allow_http: self
-                    .source_allow_http
-                    .or(file.source_allow_http)
-                    .unwrap_or(d.object_store.allow_http),
+                allow_http: match self.source_allow_http.or(file.source_allow_http) {
+                    Some(allow) => allow,
+                    None => allow_http_env.unwrap_or(d.object_store.allow_http),
+                },
                 connect_timeout_ms: self
                     .source_connect_timeout_ms
                     .or(file.source_connect_timeout_ms)
@@ -383,6 +500,15 @@ impl SettingsArgs {
                     .unwrap_or(d.server.access_log),
             },
             log_format: self.log_format.or(file.log_format).unwrap_or(d.log_format),
+            preview: PreviewOptions {
+                enabled: self.preview.or(file.preview),
+                hls_js_url: (self.preview_hls_js_url.clone())
+                    .or(file.preview_hls_js_url)
+                    .unwrap_or(d.preview.hls_js_url),
+                dash_js_url: (self.preview_dash_js_url.clone())
+                    .or(file.preview_dash_js_url)
+                    .unwrap_or(d.preview.dash_js_url),
+            },
         };
         let server = &settings.server;
         let positive: [(&'static str, u64); 6] = [
@@ -397,6 +523,24 @@ impl SettingsArgs {
             return Err(ConfigError::Invalid {
                 name,
                 reason: "must be greater than 0".into(),
+            });
+        }
+        let limits = &settings.limits;
+        let sizes: [(&'static str, u64); 3] = [
+            ("metadata-cache-bytes", settings.metadata_cache_bytes),
+            ("max-moov-bytes", limits.max_moov_bytes),
+            ("probe-bytes", limits.probe_bytes),
+        ];
+        if let Some((name, _)) = sizes.iter().find(|(_, v)| *v < 4096) {
+            return Err(ConfigError::Invalid {
+                name,
+                reason: "must be at least 4096 bytes".into(),
+            });
+        }
+        if limits.probe_bytes > limits.max_moov_bytes {
+            return Err(ConfigError::Invalid {
+                name: "probe-bytes",
+                reason: format!("must not exceed max-moov-bytes ({})", limits.max_moov_bytes),
             });
         }
         if !(100..=60_000).contains(&settings.segment_duration_ms) {
@@ -424,6 +568,17 @@ impl SettingsArgs {
             });
         }
         settings.object_store.validate()?;
+        if let (Some(_), Some(source)) = (&settings.object_store.s3_endpoint, &settings.source) {
+            if !source.starts_with("s3://") && !source.starts_with("s3a://") {
+                return Err(ConfigError::Invalid {
+                    name: "s3-endpoint",
+                    reason: format!(
+                        "applies to s3:// sources only, and the source is {source}; \
+                         remove it or use an s3:// source"
+                    ),
+                });
+            }
+        }
         Ok(settings)
     }
 }
@@ -459,10 +614,13 @@ impl ObjectStoreOptions {
             }
         }
         if let Some(endpoint) = &self.s3_endpoint {
-            if !(endpoint.starts_with("http://") || endpoint.starts_with("https://")) {
+            if !(endpoint.starts_with("http://") || endpoint.starts_with("https://"))
+                || url::Url::parse(endpoint).is_err()
+            {
                 return Err(ConfigError::Invalid {
                     name: "s3-endpoint",
-                    reason: "must be an http:// or https:// URL".into(),
+                    reason: "must be an http:// or https:// URL such as http://127.0.0.1:9000"
+                        .into(),
                 });
             }
         }

@@ -19,6 +19,7 @@
 //!   handlers, streamed bodies, error answers.
 //! - [`telemetry`]: logs, Prometheus metrics and OpenTelemetry traces (docs/observability.md).
 //!   [`config`]: settings.
+//! - [`ops`]: the operator's tools above the server: startup checks, `inspect`, `check`.
 //!
 //! # A segment request, end to end
 //! 1. `server::route` parses `/vod/KEY/vTOKEN/seg-t1-3.m4s` into an `ObjectKey`, a version
@@ -40,6 +41,7 @@
 pub mod bench;
 pub mod config;
 pub mod media;
+pub mod ops;
 pub mod package;
 pub mod server;
 pub mod source;

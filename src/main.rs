@@ -1,17 +1,17 @@
-//! The `vodpack` binary: parse the command line, set up telemetry, bind, and hand over to
-//! `server::run`; or `inspect` one file.
+//! The `vodpack` binary: parse the command line, check every setting and open the source
+//! (exit 2 with one line when one cannot work), set up telemetry, bind, and hand over to
+//! `server::run`; or `inspect` one key, or `check` a prefix (`vodpack::ops`).
 
+use std::io::IsTerminal;
 use std::path::Path;
-use std::sync::Arc;
-use std::time::Duration;
+use std::process::ExitCode;
 
-use anyhow::Context;
 use clap::{Parser, Subcommand};
 use vodpack::config::{Settings, SettingsArgs};
-use vodpack::media::{load_index_report, FragmentDiscovery, MediaLimits};
-use vodpack::package::Title;
+use vodpack::ops::check::{check, Output};
+use vodpack::ops::inspect::{inspect, render_text, resolve_target, TargetError};
+use vodpack::ops::startup::{log_startup, open_source, OpenedSource, StartupError};
 use vodpack::server::{self, App};
-use vodpack::source::{LocalMediaSource, MediaSource, ObjectKey, ObjectStoreSource};
 
 #[derive(Debug, Parser)]
 #[command(
@@ -28,65 +28,208 @@ struct Cli {
 enum Command {
     /// Serve HLS and DASH for the MP4 files of a folder (default: ./fixtures) or a bucket.
     Serve(Box<SettingsArgs>),
-    /// Print the tracks, codecs, durations and segment plan of one file.
+    /// What the server would answer for one file or title document (a path, a key of the
+    /// configured source, or an s3://, gs://, az://, https:// URL), and its tracks,
+    /// codecs, durations and segment plan. Exit 1 when it would not be served.
     Inspect {
-        /// Path of an MP4 file.
-        file: std::path::PathBuf,
-        /// Target segment duration in milliseconds.
-        #[arg(long, default_value_t = 6000)]
-        segment_duration_ms: u32,
+        /// A local path, a key under --source or --root, or a URL.
+        target: String,
+        /// One JSON object instead of text.
+        #[arg(long)]
+        json: bool,
+        #[command(flatten)]
+        settings: Box<SettingsArgs>,
+    },
+    /// Check every media file and title document under a folder or bucket prefix: `ok` or
+    /// the reason a player would get, with totals and the reads it cost. Exit 1 when any
+    /// fails.
+    Check {
+        /// A folder under --root or --source (empty: all of it), or a URL
+        /// (s3://bucket/prefix/, a local folder path).
+        #[arg(default_value = "")]
+        prefix: String,
+        /// Objects checked at once (1 to 256).
+        #[arg(long, default_value_t = 8, value_parser = clap::value_parser!(u16).range(1..=256))]
+        concurrency: u16,
+        /// JSON lines even on a terminal.
+        #[arg(long)]
+        json: bool,
+        #[command(flatten)]
+        settings: Box<SettingsArgs>,
     },
 }
 
-fn main() -> anyhow::Result<()> {
+fn main() -> ExitCode {
     let cli = Cli::parse();
-    let runtime = tokio::runtime::Builder::new_multi_thread()
+    let runtime = match tokio::runtime::Builder::new_multi_thread()
         .enable_all()
         .build()
-        .context("starting the tokio runtime")?;
-    match cli.command {
-        Command::Serve(args) => {
-            let settings = args.resolve()?;
-            // In the runtime's context (the gRPC exporter needs a reactor for its channel),
-            // but not inside `block_on`, where the HTTP exporter's blocking client may not
-            // be built or dropped.
-            let _guard = {
-                let _context = runtime.enter();
-                vodpack::telemetry::init(
-                    settings.log_format,
-                    vodpack::telemetry::OtelConfig::from_env(),
-                )?
-            };
-            runtime.block_on(serve(settings))
+    {
+        Ok(runtime) => runtime,
+        Err(e) => {
+            eprintln!("vodpack: cannot start the tokio runtime: {e}");
+            return ExitCode::FAILURE;
         }
+    };
+    let result = match cli.command {
+        Command::Serve(args) => serve_command(&runtime, &args),
         Command::Inspect {
-            file,
-            segment_duration_ms,
-        } => runtime.block_on(inspect(&file, segment_duration_ms)),
+            target,
+            json,
+            settings,
+        } => runtime.block_on(inspect_command(&target, json, &settings)),
+        Command::Check {
+            prefix,
+            concurrency,
+            json,
+            settings,
+        } => runtime.block_on(check_command(&prefix, concurrency.into(), json, &settings)),
+    };
+    match result {
+        Ok(code) => code,
+        Err(Failure::Startup(e)) => {
+            // One line naming the setting and the fix, and status 2, before any listener.
+            eprintln!("vodpack: {}", e.one_line());
+            ExitCode::from(StartupError::EXIT_CODE as u8)
+        }
+        Err(Failure::Other(e)) => {
+            eprintln!("vodpack: {e:#}");
+            ExitCode::FAILURE
+        }
     }
 }
 
-async fn serve(settings: Settings) -> anyhow::Result<()> {
-    // A bucket (one store, shared by every request) or a folder.
-    let (source, root): (Arc<dyn MediaSource>, Option<std::path::PathBuf>) = match &settings.source
-    {
-        Some(url) => {
-            let source = ObjectStoreSource::new(url, &settings.object_store)
-                .with_context(|| format!("opening object store {url}"))?;
-            (Arc::new(source), None)
-        }
-        None => {
-            let source = LocalMediaSource::new(&settings.root)
-                .with_context(|| format!("opening media folder {}", settings.root.display()))?
-                .with_identity_ttl(Duration::from_millis(settings.object_store.identity_ttl_ms));
-            let root = source.root().to_path_buf();
-            (Arc::new(source), Some(root))
-        }
+/// How a command failed: at startup (exit 2, one line) or later (exit 1).
+enum Failure {
+    Startup(Box<StartupError>),
+    Other(anyhow::Error),
+}
+
+impl From<StartupError> for Failure {
+    fn from(e: StartupError) -> Self {
+        Failure::Startup(Box::new(e))
+    }
+}
+
+impl From<anyhow::Error> for Failure {
+    fn from(e: anyhow::Error) -> Self {
+        Failure::Other(e)
+    }
+}
+
+impl From<TargetError> for Failure {
+    fn from(e: TargetError) -> Self {
+        Failure::Other(e.into())
+    }
+}
+
+fn serve_command(
+    runtime: &tokio::runtime::Runtime,
+    args: &SettingsArgs,
+) -> Result<ExitCode, Failure> {
+    let settings = args.resolve().map_err(StartupError::from)?;
+    // The source is opened (and with it every store setting checked) before telemetry
+    // and before the listener, so a setting that cannot work stops here.
+    let opened = {
+        let _context = runtime.enter();
+        open_source(&settings)?
     };
+    // In the runtime's context (the gRPC exporter needs a reactor for its channel),
+    // but not inside `block_on`, where the HTTP exporter's blocking client may not
+    // be built or dropped.
+    let _guard = {
+        let _context = runtime.enter();
+        vodpack::telemetry::init(
+            settings.log_format,
+            vodpack::telemetry::OtelConfig::from_env(),
+        )
+        .map_err(anyhow::Error::from)?
+    };
+    log_startup(&settings, &opened);
+    runtime
+        .block_on(serve(settings, opened))
+        .map_err(|e| match e.downcast::<StartupError>() {
+            Ok(startup) => Failure::Startup(Box::new(startup)),
+            Err(other) => Failure::Other(other),
+        })?;
+    Ok(ExitCode::SUCCESS)
+}
+
+async fn inspect_command(
+    target: &str,
+    json: bool,
+    args: &SettingsArgs,
+) -> Result<ExitCode, Failure> {
+    // A URL's folder is the source, resolved with the rest (its scheme picks the
+    // `*_ALLOW_HTTP` variable).
+    let mut args = args.clone();
+    if let Some((folder, _)) = target.rsplit_once('/').filter(|_| target.contains("://")) {
+        args.source = Some(format!("{folder}/"));
+    }
+    let settings = args.resolve().map_err(StartupError::from)?;
+    let root_given = args.root.is_some();
+    let target = resolve_target(target, &settings, root_given)?;
+    let report = inspect(target).await?;
+    let text = match json {
+        true => serde_json::to_string_pretty(&report).map_err(anyhow::Error::from)? + "\n",
+        false => render_text(&report),
+    };
+    // A closed pipe (`vodpack inspect f.mp4 | head`) is not an error worth a panic.
+    let mut stdout = std::io::stdout().lock();
+    match std::io::Write::write_all(&mut stdout, text.as_bytes()) {
+        Err(e) if e.kind() != std::io::ErrorKind::BrokenPipe => {
+            return Err(anyhow::Error::from(e).into())
+        }
+        _ => {}
+    }
+    Ok(match report.answer.is_ok() {
+        true => ExitCode::SUCCESS,
+        false => ExitCode::FAILURE,
+    })
+}
+
+async fn check_command(
+    prefix: &str,
+    concurrency: usize,
+    json: bool,
+    args: &SettingsArgs,
+) -> Result<ExitCode, Failure> {
+    let mut args = args.clone();
+    let mut prefix = prefix.to_owned();
+    // A URL or an existing folder path names the source itself.
+    if prefix.contains("://") {
+        args.source = Some(std::mem::take(&mut prefix));
+    }
+    let mut settings = args.resolve().map_err(StartupError::from)?;
+    // A folder path names the root (always when absolute, as with VODPACK_ROOT set in a
+    // container); else PREFIX is a folder under --root.
+    if settings.source.is_none()
+        && (args.root.is_none() || Path::new(&prefix).is_absolute())
+        && Path::new(&prefix).is_dir()
+    {
+        settings.root = std::mem::take(&mut prefix).into();
+    }
+    let output = match !json && std::io::stdout().is_terminal() {
+        true => Output::Terminal,
+        false => Output::JsonLines,
+    };
+    let mut stdout = std::io::stdout();
+    let totals = check(settings, &prefix, concurrency, output, &mut stdout).await?;
+    Ok(match totals.all_ok() {
+        true => ExitCode::SUCCESS,
+        false => ExitCode::FAILURE,
+    })
+}
+
+async fn serve(settings: Settings, opened: OpenedSource) -> anyhow::Result<()> {
     let listener = tokio::net::TcpListener::bind(settings.listen)
         .await
-        .with_context(|| format!("binding {}", settings.listen))?;
+        .map_err(|source| StartupError::Listen {
+            addr: settings.listen,
+            source,
+        })?;
     let addr = listener.local_addr()?;
+    let (source, root) = (opened.source, opened.root);
     match (&root, &settings.source) {
         (Some(root), _) => print_urls(root, addr),
         (None, url) => {
@@ -98,6 +241,17 @@ async fn serve(settings: Settings) -> anyhow::Result<()> {
             println!("  DASH: http://{addr}/vod/KEY/manifest.mpd");
         }
     }
+    if server::preview_enabled(&settings) {
+        println!("  Preview: http://{addr}/ (titles, players, and why a file is refused)");
+    }
+    // Reachability and credentials are only known by asking: a warning now, not a
+    // refusal (the store may come up later; /readyz says 503 meanwhile).
+    let probe = source.clone();
+    tokio::spawn(async move {
+        if let Err(e) = probe.check_ready().await {
+            tracing::warn!(error = %e, "the source is not answering yet; /readyz says 503 until it does");
+        }
+    });
     let app = App::new(settings, source);
     server::run(listener, app, shutdown_signal()).await?;
     tracing::info!("stopped");
@@ -161,176 +315,4 @@ async fn shutdown_signal() {
         () = term => {},
     }
     tracing::info!("shutdown signal received");
-}
-
-/// The colour and dynamic range of a video track for `inspect`, e.g.
-/// ` colour=9/16/9 limited (colr) range=PQ dolby-vision=dvh1.08.07/db1p`: CICP colour
-/// primaries/transfer/matrix, the sample range, and where they were read.
-fn colour_note(codec: &vodpack::media::CodecInfo) -> String {
-    let mut note = match codec.color {
-        Some(c) => format!(
-            " colour={}/{}/{} {} ({})",
-            c.primaries,
-            c.transfer,
-            c.matrix,
-            if c.full_range { "full" } else { "limited" },
-            c.source.as_str()
-        ),
-        None => " colour=unspecified".to_owned(),
-    };
-    note.push_str(&format!(" range={}", codec.video_range().as_str()));
-    if let Some(dv) = codec.dolby_vision {
-        let name = dv.supplemental_codecs().unwrap_or_else(|| dv.codec());
-        note.push_str(&format!(" dolby-vision={name}"));
-    }
-    note
-}
-
-async fn inspect(file: &Path, segment_duration_ms: u32) -> anyhow::Result<()> {
-    let parent = file
-        .parent()
-        .filter(|p| !p.as_os_str().is_empty())
-        .unwrap_or(Path::new("."));
-    let name = file
-        .file_name()
-        .and_then(|n| n.to_str())
-        .context("file name is not UTF-8")?;
-    let source: Arc<dyn MediaSource> = Arc::new(LocalMediaSource::new(parent)?);
-    let key = ObjectKey::parse(name)?;
-    let identity = source.identify(&key).await?;
-    let (index, report) =
-        load_index_report(&source, &key, &identity, &MediaLimits::default()).await?;
-    // The source's edit lists, every edit, before `Title::new` replaces them with what the
-    // output presents.
-    let source_edits: Vec<_> = index.tracks.iter().map(|t| t.edits.clone()).collect();
-    let edit_listing: String = (index.tracks.iter())
-        .map(|t| {
-            format!(
-                "track {}\n{}",
-                t.track_id,
-                edit_lines(&t.edits, t.timescale)
-            )
-        })
-        .collect();
-    let title = match Title::new(index, segment_duration_ms) {
-        Ok(title) => title,
-        Err(e) => {
-            // An edit list that cannot be packaged: show every edit before the reason.
-            print!("{edit_listing}");
-            return Err(e.into());
-        }
-    };
-    let mut out = String::new();
-    out.push_str(&format!("{}: {} bytes\n", file.display(), identity.size));
-    out.push_str(&format!("moov: {} reads\n", report.moov_reads));
-    if let Some(f) = report.fragments {
-        // With no read past the probe, the walk found them in bytes already read.
-        let how = match (f.discovery, f.reads) {
-            (FragmentDiscovery::Walk, 0) => "walk (all in the first read)",
-            (discovery, _) => discovery.as_str(),
-        };
-        out.push_str(&format!(
-            "fragments: {} moof, found by {how}, {} reads ({} ranges, {} bytes)\n",
-            f.fragments, f.reads, f.ranges, f.bytes
-        ));
-    }
-    for ((track, plan), edits) in title
-        .index
-        .tracks
-        .iter()
-        .zip(&title.plan.tracks)
-        .zip(&source_edits)
-    {
-        let secs = track.duration_ticks() as f64 / f64::from(track.timescale);
-        let detail = if track.codec.width > 0 {
-            let (w, h) = (track.codec.width, track.codec.height);
-            format!("{w}x{h}{}", colour_note(&track.codec))
-        } else {
-            format!(
-                "{} Hz, {} ch",
-                track.codec.sample_rate, track.codec.channels
-            )
-        };
-        out.push_str(&format!(
-            "track {} {} {} {} lang={} timescale={} samples={} duration={secs:.3}s \
-             edits={} dts_shift={} cts_base={}\n",
-            track.track_id,
-            track.kind.as_str(),
-            track.codec.rfc6381,
-            detail,
-            track.language.as_deref().unwrap_or("und"),
-            track.timescale,
-            track.samples.len(),
-            edits.edits.len(),
-            plan.dts_shift,
-            plan.cts_base,
-        ));
-        out.push_str(&edit_lines(edits, track.timescale));
-    }
-    // Text tracks become WebVTT (HLS subtitles, DASH text/vtt), cut at the same times.
-    for text in &title.index.text_tracks {
-        let secs = text.samples.end_dts() as f64 / f64::from(text.timescale);
-        out.push_str(&format!(
-            "track {} text {} lang={} timescale={} samples={} duration={secs:.3}s \
-             edit(empty={}, media_time={})\n",
-            text.track_id,
-            text.format.fourcc(),
-            text.language.as_deref().unwrap_or("und"),
-            text.timescale,
-            text.samples.len(),
-            text.edits.leading_empty_ticks(),
-            text.edits.first_media_time_ticks(),
-        ));
-    }
-    out.push_str(&format!(
-        "segments: {} (target {} ms)\n",
-        title.plan.segment_count, title.plan.target_ms
-    ));
-    for segment in 0..title.plan.segment_count {
-        let mut line = format!("  {:>4}", segment + 1);
-        for (track, plan) in title.index.tracks.iter().zip(&title.plan.tracks) {
-            if let (Some(range), Some((start, duration))) = (
-                plan.samples(segment),
-                plan.segment_span(&track.samples, segment),
-            ) {
-                let ts = f64::from(track.timescale);
-                line.push_str(&format!(
-                    "  t{}: {:.3}s +{:.3}s {} samples",
-                    track.track_id,
-                    start as f64 / ts,
-                    duration as f64 / ts,
-                    range.len()
-                ));
-            }
-        }
-        out.push_str(&line);
-        out.push('\n');
-    }
-    // A closed pipe (`vodpack inspect f.mp4 | head`) is not an error worth a panic.
-    let mut stdout = std::io::stdout().lock();
-    match std::io::Write::write_all(&mut stdout, out.as_bytes()) {
-        Err(e) if e.kind() != std::io::ErrorKind::BrokenPipe => Err(e.into()),
-        _ => Ok(()),
-    }
-}
-
-/// Every edit of `edits` as the file has it, one line each, in seconds and in the track's
-/// ticks (`timescale` per second).
-fn edit_lines(edits: &vodpack::media::EditList, timescale: u32) -> String {
-    let ts = f64::from(timescale.max(1));
-    let mut out = String::new();
-    for (n, edit) in edits.edits.iter().enumerate() {
-        let media = edit.media_time_ticks.map_or("empty".to_owned(), |m| {
-            format!("media_time={m} ({:.3}s)", m as f64 / ts)
-        });
-        out.push_str(&format!(
-            "  edit {}: movie {:.3}s +{:.3}s ({} +{} ticks) {media}\n",
-            n + 1,
-            edit.start_ticks as f64 / ts,
-            edit.duration_ticks as f64 / ts,
-            edit.start_ticks,
-            edit.duration_ticks,
-        ));
-    }
-    out
 }

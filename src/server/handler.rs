@@ -83,6 +83,15 @@ fn route_label(route: Option<&Route>) -> &'static str {
 
 /// Answer one request, inside its `request` span (see docs/observability.md).
 pub async fn handle<B>(app: Arc<App>, req: Request<B>) -> Response<ResponseBody> {
+    // The preview page at `/` (preview.rs), when it is on; otherwise routed as usual.
+    if let Some(page) = super::preview::answer(&app, &req).await {
+        return page;
+    }
+    handle_routed(app, req).await
+}
+
+/// [`handle`] without the preview page: what `probe` asks, as a player would.
+pub(super) async fn handle_routed<B>(app: Arc<App>, req: Request<B>) -> Response<ResponseBody> {
     let started = Instant::now();
     let route = parse_route(req.uri().path());
     let label = route_label(route.as_ref().ok());

@@ -8,8 +8,11 @@
 mod admission;
 mod body;
 mod catalog;
+mod describe;
 mod error;
 mod handler;
+mod preview;
+mod probe;
 mod range;
 mod route;
 mod subtitle;
@@ -27,7 +30,10 @@ use tokio::net::TcpListener;
 pub use admission::{Admission, AdmissionLimits, Admitted, RequestClass};
 pub use body::{ResponseBody, STREAM_CHANNEL_CHUNKS};
 pub use catalog::{CachedTitle, Catalog, TitleError};
+pub use describe::{describe, DetailError};
 pub use error::ErrorAnswer;
+pub use preview::preview_enabled;
+pub use probe::{encode_key, probe, KeyReport, Rendition, Variant, Verdict};
 pub use route::{parse_route, Route, RouteError};
 pub use titles::DocumentTitleError;
 

@@ -237,6 +237,10 @@ impl MediaSource for LocalMediaSource {
         SourceKind::Local
     }
 
+    fn list(self: Arc<Self>, prefix: String, after: Option<String>) -> super::ListStream {
+        super::listing::walk_folder(self.root.clone(), prefix, after)
+    }
+
     fn counters(&self) -> &Arc<SourceCounters> {
         &self.counters
     }

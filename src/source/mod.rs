@@ -20,6 +20,7 @@
 
 mod counters;
 mod key;
+mod listing;
 mod local;
 mod object_store;
 
@@ -32,6 +33,7 @@ use futures_util::stream::BoxStream;
 
 pub use counters::SourceCounters;
 pub use key::{KeyError, ObjectKey};
+pub use listing::{ListStream, ListedObject};
 pub use local::LocalMediaSource;
 pub use object_store::{ObjectStoreOptions, ObjectStoreSource, StoreError, OVER_READ_BUDGET_BYTES};
 
@@ -147,6 +149,15 @@ pub trait MediaSource: Send + Sync + 'static {
     /// The error that makes the source unusable now.
     async fn check_ready(&self) -> Result<(), SourceError> {
         Ok(())
+    }
+
+    /// The objects under the folder `prefix` (empty: all), after the key `after`, in the
+    /// byte order of their keys, streamed as the backend lists them (source/listing.rs).
+    /// Used by `vodpack check` and the preview page, never to serve media. The default
+    /// lists nothing and says so.
+    fn list(self: Arc<Self>, prefix: String, after: Option<String>) -> ListStream {
+        let _ = (prefix, after);
+        listing::unsupported()
     }
 
     /// The current identity of the object under `key`.

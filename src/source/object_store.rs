@@ -109,8 +109,25 @@ pub enum StoreError {
     /// An extra store option has a name the store does not know.
     #[error("unknown object-store option {key} for {url}")]
     UnknownOption { url: String, key: String },
+    /// A plain-HTTP endpoint was given without allowing plain HTTP. `setting` names where
+    /// the endpoint came from (`s3-endpoint`, `source`, or an `AWS_ENDPOINT*` variable).
+    #[error(
+        "{setting} {endpoint} is plain HTTP, which is refused unless allowed: add \
+         --source-allow-http (or VODPACK_SOURCE_ALLOW_HTTP=true, or {variable}=true), or use https://"
+    )]
+    PlainHttp {
+        setting: String,
+        endpoint: String,
+        variable: &'static str,
+    },
+    /// Credentials in the environment that cannot work as given.
+    #[error("{problem}; {fix}")]
+    Credentials { problem: String, fix: String },
     /// The store refused its configuration (missing bucket, region, credentials, ...).
-    #[error("cannot configure the object store for {url}: {source}")]
+    #[error(
+        "the object store refuses its configuration ({source}); check the URL and the \
+         AWS_*, GOOGLE_* or AZURE_* credentials and region"
+    )]
     Build {
         url: String,
         #[source]
@@ -391,6 +408,44 @@ impl ObjectStoreSource {
 impl MediaSource for ObjectStoreSource {
     fn kind(&self) -> SourceKind {
         SourceKind::ObjectStore
+    }
+
+    /// `object_store`'s listing (S3 `ListObjectsV2` pages of up to 1000 keys, fetched as
+    /// the stream is read), resumed after `after` with the store's start-after offset.
+    fn list(self: Arc<Self>, prefix: String, after: Option<String>) -> super::ListStream {
+        if let Err(e) = super::listing::check_prefix(&prefix) {
+            return super::listing::failed(e);
+        }
+        let base = self.prefix.as_ref().to_owned();
+        let join = |key: &str| match (base.is_empty(), key.is_empty()) {
+            (_, true) => Path::parse(&base).unwrap_or_default(),
+            (true, false) => Path::from(key),
+            (false, false) => Path::from(format!("{base}/{key}").as_str()),
+        };
+        let folder = join(prefix.trim_end_matches('/'));
+        let listing = match after {
+            Some(after) => self.store.list_with_offset(Some(&folder), &join(&after)),
+            None => self.store.list(Some(&folder)),
+        };
+        let strip = match base.is_empty() {
+            true => String::new(),
+            false => format!("{base}/"),
+        };
+        listing
+            .map(move |item| match item {
+                Ok(meta) => {
+                    let location = meta.location.as_ref();
+                    Ok(super::ListedObject {
+                        key: location.strip_prefix(&strip).unwrap_or(location).to_owned(),
+                        size: meta.size,
+                    })
+                }
+                Err(e) => Err(SourceError::Unreachable {
+                    key: prefix.clone(),
+                    reason: e.to_string(),
+                }),
+            })
+            .boxed()
     }
 
     fn counters(&self) -> &Arc<SourceCounters> {

@@ -15,8 +15,8 @@ use std::time::Duration;
 use ::object_store::aws::AmazonS3Builder;
 use ::object_store::azure::MicrosoftAzureBuilder;
 use ::object_store::client::{
-    HttpClient, HttpConnector, HttpError, HttpErrorKind, HttpRequest, HttpResponse, HttpService,
-    ReqwestConnector,
+    ClientConfigKey, HttpClient, HttpConnector, HttpError, HttpErrorKind, HttpRequest,
+    HttpResponse, HttpService, ReqwestConnector,
 };
 use ::object_store::gcp::GoogleCloudStorageBuilder;
 use ::object_store::http::HttpBuilder;
@@ -54,10 +54,17 @@ pub(super) fn build_store(
     };
     let parsed = url::Url::parse(url).map_err(|e| invalid(e.to_string()))?;
     let (scheme, prefix) = ObjectStoreScheme::parse(&parsed).map_err(|e| invalid(e.to_string()))?;
+    check_plain_http(url, &scheme, options)?;
+    if scheme == ObjectStoreScheme::AmazonS3 {
+        check_aws_credentials()?;
+    }
     // reqwest is built without a default TLS provider (to avoid aws-lc-rs, a C build):
     // install ring's once. An error means one is installed already, which is as good.
     let _ = rustls::crypto::ring::default_provider().install_default();
-    let client = ClientOptions::new()
+    // The environment's client options first (a proxy, certificates, ...), as the
+    // builders' `from_env` would have them, then ours over them.
+    let client = env_client_options(&scheme)
+        .with_allow_http(options.allow_http)
         .with_allow_http(options.allow_http)
         .with_connect_timeout(Duration::from_millis(options.connect_timeout_ms))
         // Between body chunks, and per attempt for the head (our own deadline covers the
@@ -141,6 +148,100 @@ pub(super) fn build_store(
         }
     };
     Ok((store, prefix))
+}
+
+/// The environment variable prefix `object_store`'s builder for `scheme` reads.
+fn env_prefix(scheme: &ObjectStoreScheme) -> Option<&'static str> {
+    match scheme {
+        ObjectStoreScheme::AmazonS3 => Some("AWS_"),
+        ObjectStoreScheme::GoogleCloudStorage => Some("GOOGLE_"),
+        ObjectStoreScheme::MicrosoftAzure => Some("AZURE_"),
+        _ => None,
+    }
+}
+
+/// Client options (`AWS_PROXY_URL`, `AZURE_ALLOW_INVALID_CERTIFICATES`, ...) from the
+/// environment, read as the builders' `from_env` reads them. Setting our own
+/// `ClientOptions` on a builder replaces the ones `from_env` found, so they are carried
+/// over here; vodpack's settings are applied after them and win.
+fn env_client_options(scheme: &ObjectStoreScheme) -> ClientOptions {
+    let mut client = ClientOptions::new();
+    let Some(prefix) = env_prefix(scheme) else {
+        return client;
+    };
+    for (name, value) in std::env::vars_os() {
+        let (Some(name), Some(value)) = (name.to_str(), value.to_str()) else {
+            continue;
+        };
+        let Some(rest) = name.strip_prefix(prefix) else {
+            continue;
+        };
+        if let Ok(key) = rest.to_ascii_lowercase().parse::<ClientConfigKey>() {
+            client = client.with_config(key, value);
+        }
+    }
+    client
+}
+
+/// The S3 endpoint requests go to and the setting it came from: `s3-endpoint`, or the
+/// `AWS_ENDPOINT_URL`/`AWS_ENDPOINT` variables `from_env` reads.
+fn s3_endpoint(options: &ObjectStoreOptions) -> Option<(String, String)> {
+    if let Some(endpoint) = &options.s3_endpoint {
+        return Some(("s3-endpoint".into(), endpoint.clone()));
+    }
+    ["AWS_ENDPOINT_URL", "AWS_ENDPOINT", "AWS_ENDPOINT_URL_S3"]
+        .iter()
+        .find_map(|name| Some(((*name).to_owned(), std::env::var(name).ok()?)))
+}
+
+/// Refuse a plain-HTTP endpoint unless plain HTTP is allowed. Without this check the
+/// store starts and every request fails later with a bare "builder error".
+fn check_plain_http(
+    url: &str,
+    scheme: &ObjectStoreScheme,
+    options: &ObjectStoreOptions,
+) -> Result<(), StoreError> {
+    if options.allow_http {
+        return Ok(());
+    }
+    let (setting, endpoint, variable) = match scheme {
+        ObjectStoreScheme::AmazonS3 => match s3_endpoint(options) {
+            Some((setting, endpoint)) => (setting, endpoint, "AWS_ALLOW_HTTP"),
+            None => return Ok(()),
+        },
+        ObjectStoreScheme::Http => (
+            "source".to_owned(),
+            url.to_owned(),
+            "VODPACK_SOURCE_ALLOW_HTTP",
+        ),
+        _ => return Ok(()),
+    };
+    if endpoint.trim().to_ascii_lowercase().starts_with("http://") {
+        return Err(StoreError::PlainHttp {
+            setting,
+            endpoint,
+            variable,
+        });
+    }
+    Ok(())
+}
+
+/// Static AWS credentials come as a pair: one without the other is refused at start,
+/// naming both variables, rather than as the store's bare "Missing SecretAccessKey".
+fn check_aws_credentials() -> Result<(), StoreError> {
+    let set = |name: &str| std::env::var_os(name).is_some_and(|v| !v.is_empty());
+    let (id, secret) = (set("AWS_ACCESS_KEY_ID"), set("AWS_SECRET_ACCESS_KEY"));
+    if id != secret {
+        let (have, missing) = match id {
+            true => ("AWS_ACCESS_KEY_ID", "AWS_SECRET_ACCESS_KEY"),
+            false => ("AWS_SECRET_ACCESS_KEY", "AWS_ACCESS_KEY_ID"),
+        };
+        return Err(StoreError::Credentials {
+            problem: format!("{have} is set but {missing} is not"),
+            fix: format!("set {missing} too, or unset both to use the instance's role"),
+        });
+    }
+    Ok(())
 }
 
 /// Map a store error for `key` to ours. Access refused is logged here with its detail

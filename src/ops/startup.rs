@@ -1,0 +1,197 @@
+//! Starting up: every setting checked and the source opened before the listener opens.
+//!
+//! A setting that cannot work (an unreadable root, a plain-HTTP endpoint not allowed, a
+//! lone access key, an unknown TOML key, a limit of 0, an address in use) is a
+//! [`StartupError`]: the binary prints its one line, which names the setting and the fix,
+//! and exits with [`StartupError::EXIT_CODE`] (2, as for a bad command line), so a
+//! container restarts loudly instead of serving 502s. `inspect` and `check` open their
+//! source through the same function, so they read exactly what `serve` would.
+
+use std::path::{Path, PathBuf};
+use std::sync::Arc;
+use std::time::Duration;
+
+use crate::config::{ConfigError, Settings};
+use crate::source::{LocalMediaSource, MediaSource, ObjectStoreSource, StoreError};
+
+/// Why the server (or a command reading its source) cannot start.
+#[derive(Debug, thiserror::Error)]
+pub enum StartupError {
+    /// A setting, the config file or an honoured variable is invalid.
+    #[error(transparent)]
+    Config(#[from] ConfigError),
+    /// The root folder cannot be served.
+    #[error(
+        "root {}: {problem}; give --root (or VODPACK_ROOT) a readable folder of media files, \
+         or --source a bucket URL",
+        path.display()
+    )]
+    Root { path: PathBuf, problem: String },
+    /// The object store cannot be set up from the source URL and its settings.
+    #[error("source {url}: {source}")]
+    Source {
+        url: String,
+        #[source]
+        source: StoreError,
+    },
+    /// The listen address cannot be bound.
+    #[error("listen {addr}: {source}; give --listen (or VODPACK_LISTEN) a free local address")]
+    Listen {
+        addr: std::net::SocketAddr,
+        #[source]
+        source: std::io::Error,
+    },
+}
+
+impl StartupError {
+    /// The process exit status for a startup error.
+    pub const EXIT_CODE: i32 = 2;
+
+    /// The error as the single line the binary prints (any line break in a wrapped
+    /// library message folded into a space).
+    pub fn one_line(&self) -> String {
+        let text = self.to_string();
+        text.split_whitespace().collect::<Vec<_>>().join(" ")
+    }
+}
+
+/// A source opened from the settings.
+pub struct OpenedSource {
+    /// The source every read goes through.
+    pub source: Arc<dyn MediaSource>,
+    /// The canonical root folder, for a local source; `None` for an object store.
+    pub root: Option<PathBuf>,
+    /// What is served, for log lines: the folder's path or the source URL.
+    pub description: String,
+}
+
+/// Open the source the settings name: the object store of `source`, or the `root` folder.
+///
+/// # Errors
+/// [`StartupError::Root`] for a root that is missing, not a folder or unreadable;
+/// [`StartupError::Source`] for a URL or store configuration that cannot work.
+pub fn open_source(settings: &Settings) -> Result<OpenedSource, StartupError> {
+    if let Some(url) = &settings.source {
+        let source = ObjectStoreSource::new(url, &settings.object_store).map_err(|source| {
+            StartupError::Source {
+                url: url.clone(),
+                source,
+            }
+        })?;
+        return Ok(OpenedSource {
+            source: Arc::new(source),
+            root: None,
+            description: url.clone(),
+        });
+    }
+    let root = &settings.root;
+    check_root(root)?;
+    let source = LocalMediaSource::new(root)
+        .map_err(|e| StartupError::Root {
+            path: root.clone(),
+            problem: e.to_string(),
+        })?
+        .with_identity_ttl(Duration::from_millis(settings.object_store.identity_ttl_ms));
+    let root = source.root().to_path_buf();
+    Ok(OpenedSource {
+        description: root.display().to_string(),
+        source: Arc::new(source),
+        root: Some(root),
+    })
+}
+
+/// A root must be a folder whose entries can be listed.
+fn check_root(root: &Path) -> Result<(), StartupError> {
+    let problem = match std::fs::metadata(root) {
+        Err(e) if e.kind() == std::io::ErrorKind::NotFound => Some("no such folder".to_owned()),
+        Err(e) => Some(format!("cannot read it ({e})")),
+        Ok(meta) if !meta.is_dir() => Some("not a folder".to_owned()),
+        Ok(_) => match std::fs::read_dir(root) {
+            Ok(_) => None,
+            Err(e) => Some(format!("cannot list it ({e})")),
+        },
+    };
+    match problem {
+        Some(problem) => Err(StartupError::Root {
+            path: root.to_path_buf(),
+            problem,
+        }),
+        None => Ok(()),
+    }
+}
+
+/// Versions of vodpack and of the crates that decide its output and its reads, for the
+/// startup line (checked against `Cargo.lock` by a test).
+pub const VERSIONS: &[(&str, &str)] = &[
+    ("vodpack", env!("CARGO_PKG_VERSION")),
+    ("mp4-atom", "0.17"),
+    ("object_store", "0.14"),
+    ("hyper", "1"),
+];
+
+/// Log the one startup line: the effective source, limits and versions.
+pub fn log_startup(settings: &Settings, opened: &OpenedSource) {
+    let versions = VERSIONS
+        .iter()
+        .map(|(name, version)| format!("{name} {version}"))
+        .collect::<Vec<_>>()
+        .join(", ");
+    let store = &settings.object_store;
+    let server = &settings.server;
+    tracing::info!(
+        source = %opened.description,
+        source_kind = opened.source.kind().as_str(),
+        s3_endpoint = store.s3_endpoint.as_deref().unwrap_or("-"),
+        allow_http = store.allow_http,
+        listen = %settings.listen,
+        segment_duration_ms = settings.segment_duration_ms,
+        metadata_cache_bytes = settings.metadata_cache_bytes,
+        max_moov_bytes = settings.limits.max_moov_bytes,
+        stream_chunk_bytes = settings.stream_chunk_bytes,
+        max_connections = server.max_connections,
+        max_segment_requests = server.max_segment_requests,
+        max_manifest_requests = server.max_manifest_requests,
+        request_timeout_ms = server.request_timeout_ms,
+        source_timeout_ms = store.timeout_ms,
+        preview = settings_preview(settings),
+        versions = %versions,
+        "starting"
+    );
+}
+
+/// Whether the preview page is on, for the startup line.
+fn settings_preview(settings: &Settings) -> bool {
+    crate::server::preview_enabled(settings)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn the_versions_on_the_startup_line_are_the_locked_ones() {
+        let lock = std::fs::read_to_string(concat!(env!("CARGO_MANIFEST_DIR"), "/Cargo.lock"))
+            .expect("Cargo.lock");
+        for (name, version) in VERSIONS.iter().skip(1) {
+            let needle = format!("name = \"{name}\"\nversion = \"{version}");
+            assert!(lock.contains(&needle), "{name} {version} not in Cargo.lock");
+        }
+    }
+
+    #[test]
+    fn a_missing_root_or_a_file_as_root_names_the_setting_and_the_fix() {
+        let missing = check_root(Path::new("/nonexistent/vodpack-root")).unwrap_err();
+        let line = missing.one_line();
+        assert!(
+            line.contains("no such folder") && line.contains("--root"),
+            "{line}"
+        );
+        let file = check_root(
+            Path::new(env!("CARGO_MANIFEST_DIR"))
+                .join("Cargo.toml")
+                .as_path(),
+        )
+        .unwrap_err();
+        assert!(file.one_line().contains("not a folder"));
+    }
+}
