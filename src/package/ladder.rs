@@ -171,7 +171,7 @@ pub fn build_ladder(
 /// Cut every video track other than the reference (the first) at its key frame presented
 /// at the reference's cut times, in place of the planner's decode-time cut (which is
 /// right for audio but lands after the key frame of a video with composition delay).
-fn align_videos(
+pub(super) fn align_videos(
     index: &MediaIndex,
     plan: &mut SegmentPlan,
     labels: &[String],

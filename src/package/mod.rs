@@ -18,6 +18,7 @@ mod ladder;
 mod names;
 mod plan;
 mod title;
+mod view;
 pub mod webvtt;
 
 pub use dash::render_mpd;
@@ -32,3 +33,4 @@ pub use names::{
 };
 pub use plan::{plan_segments, SegmentPlan, TrackPlan};
 pub use title::{Rendition, Title};
+pub use view::{apply_view, Clip, PickKind, TrackPick, TrackSelection, View, ViewError};

@@ -16,10 +16,11 @@ use super::range::{parse_range, RangeRequest};
 use super::route::{parse_route, Route};
 use super::subtitle::{subtitle_body, SubtitleRequest};
 use super::titles::document_title;
+use super::views::viewed_title;
 use super::App;
 use super::{Admitted, RequestClass};
 use crate::media::{is_title_document, TrackKind};
-use crate::package::{prepare_media_segment, PreparedSegment, Resource};
+use crate::package::{prepare_media_segment, PreparedSegment, Resource, View};
 use crate::source::{ByteRange, ObjectIdentity, ObjectKey};
 use crate::telemetry::{extract_parent, trace_id_of, HttpLabels, ShedLabels};
 use futures_util::StreamExt;
@@ -244,9 +245,10 @@ async fn answer<B>(app: &Arc<App>, req: &Request<B>, route: Route) -> Response<R
             key,
             version,
             resource,
+            view,
         } => {
             let deadline = Duration::from_millis(app.settings.server.request_timeout_ms);
-            tokio::time::timeout(deadline, vod_answer(app, key, version, resource))
+            tokio::time::timeout(deadline, vod_answer(app, key, version, resource, view))
                 .await
                 .unwrap_or_else(|_| {
                     Err(ErrorAnswer::new(
@@ -293,6 +295,7 @@ async fn vod_answer(
     key: ObjectKey,
     version: Option<String>,
     resource: Resource,
+    view: View,
 ) -> Result<Answer, ErrorAnswer> {
     let source = app.catalog.source().clone();
     let identity = source
@@ -309,6 +312,7 @@ async fn vod_answer(
             .await
             .map_err(|e| ErrorAnswer::from(e.as_ref()).with_detail(&e))?,
     };
+    let cached = viewed_title(&app.catalog, &key, &identity, cached, &view).await?;
     let not_found = |what: String| ErrorAnswer {
         status: StatusCode::NOT_FOUND,
         reason: what,
