@@ -67,6 +67,9 @@ pub struct SidecarSubtitle {
     pub forced: bool,
     /// Size of the file in bytes (its DASH bandwidth over the title's duration).
     pub size_bytes: u64,
+    /// Added to the file's cue times (ns) to put them on the title's presentation
+    /// timeline: minus the start of a clip (issue 16), else 0.
+    pub offset_ns: i128,
 }
 
 /// Cut the renditions of `entries` together into one title whose version is `identity`

@@ -18,7 +18,7 @@
 use std::fmt;
 
 use super::ladder::align_videos;
-use super::{plan_segments, present, PackageError, Title};
+use super::{plan_segments, present, PackageError, SidecarSubtitle, Title};
 use crate::media::{Edit, EditList, MediaIndex, TrackIndex, TrackKind};
 
 /// Longest clip bound accepted, in milliseconds (about 31 years: far past any media, and
@@ -59,8 +59,9 @@ pub enum PickKind {
     Subtitle,
 }
 
-/// Which tracks a view keeps: the picked ones (every track when nothing is picked), then
-/// of those, audio and text tracks only in the listed languages (when any is listed).
+/// Which tracks a view keeps: the picked ones and the audio and text tracks in the listed
+/// languages; with nothing picked, every video track too, and every track when no
+/// language is listed either.
 #[derive(Debug, Clone, Default, PartialEq, Eq, Hash)]
 pub struct TrackSelection {
     /// Picked tracks; empty keeps every track.
@@ -177,7 +178,8 @@ impl TrackSelection {
     /// Parse a selection: items joined by `-`, each `v`, `a`, `s` (every track of the
     /// kind), `vN`, `aN`, `sN` (the Nth of the kind, 1-based, nginx-vod-module's meaning),
     /// `tN` (track id N) or `lang=CODE` (audio and text tracks in that language, by its
-    /// primary subtag: `lang=pt` keeps `pt-BR`). `v1-a2`, `a1`, `v-lang=fr`.
+    /// primary subtag, with ISO 639-1 and -2 codes taken as the same: `lang=pt` keeps
+    /// `pt-BR`, `lang=fr` keeps `fra`). `v1-a2`, `a1`, `v1-lang=fr`.
     ///
     /// # Errors
     /// [`ViewError::Malformed`] for an empty or unknown item, a number 0 or too large,
@@ -233,21 +235,56 @@ impl TrackSelection {
         Ok(selection)
     }
 
-    /// Whether the `nth` (1-based) track of its kind, `track_id`, in `language`, is kept.
+    /// Whether the `nth` (1-based) track of its kind, `track_id`, in `language`, is kept:
+    /// when a pick names it, or (audio and text) when its language is listed, or, with
+    /// nothing picked, when it is a video or no language is listed.
     fn keeps(&self, kind: PickKind, nth: u32, track_id: u32, language: Option<&str>) -> bool {
-        let picked = self.picks.is_empty()
-            || self.picks.iter().any(|p| match p {
-                TrackPick::Kind { kind: k, nth: n } => *k == kind && n.is_none_or(|n| n == nth),
-                TrackPick::Id(id) => *id == track_id,
-            });
-        let language_ok = kind == PickKind::Video
-            || self.languages.is_empty()
-            || language.is_some_and(|l| {
+        let picked = self.picks.iter().any(|p| match p {
+            TrackPick::Kind { kind: k, nth: n } => *k == kind && n.is_none_or(|n| n == nth),
+            TrackPick::Id(id) => *id == track_id,
+        });
+        let in_language = kind != PickKind::Video
+            && language.is_some_and(|l| {
                 let primary = l.split(['-', '_']).next().unwrap_or(l).to_ascii_lowercase();
-                self.languages.contains(&primary)
+                (self.languages.iter()).any(|want| same_language(want, &primary))
             });
-        picked && language_ok
+        let unpicked =
+            self.picks.is_empty() && (kind == PickKind::Video || self.languages.is_empty());
+        picked || in_language || unpicked
     }
+}
+
+/// ISO 639-1 codes and their ISO 639-2 (T and B) forms, for the languages most catalogues
+/// carry: MP4 files say `fra` (`mdhd`), URLs and documents often `fr`.
+const LANGUAGE_CODES: &[&[&str]] = &[
+    &["en", "eng"],
+    &["fr", "fra", "fre"],
+    &["de", "deu", "ger"],
+    &["es", "spa"],
+    &["it", "ita"],
+    &["pt", "por"],
+    &["nl", "nld", "dut"],
+    &["ja", "jpn"],
+    &["zh", "zho", "chi"],
+    &["ru", "rus"],
+    &["ar", "ara"],
+    &["ko", "kor"],
+    &["hi", "hin"],
+    &["sv", "swe"],
+    &["pl", "pol"],
+    &["tr", "tur"],
+    &["he", "heb"],
+    &["da", "dan"],
+    &["fi", "fin"],
+    &["no", "nor"],
+];
+
+/// Whether two lowercase primary language subtags name the same language.
+fn same_language(a: &str, b: &str) -> bool {
+    a == b
+        || LANGUAGE_CODES
+            .iter()
+            .any(|codes| codes.contains(&a) && codes.contains(&b))
 }
 
 impl fmt::Display for TrackSelection {
@@ -395,7 +432,7 @@ pub fn apply_view(title: &Title, view: &View, target_ms: u32) -> Result<Title, V
     align_videos(&index, &mut plan, &labels)?;
     let mut viewed = Title::from_plan(index, plan)?;
     // Keep what the whole title's renditions say (document names) and their order (a
-    // ladder's videos by bandwidth), and its sidecar files (unclipped: see docs).
+    // ladder's videos by bandwidth), and its sidecar files, their cues moved by the clip.
     let order = |id: u32| title.renditions.iter().position(|r| r.track_id == id);
     viewed.renditions.sort_by_key(|r| order(r.track_id));
     for rendition in &mut viewed.renditions {
@@ -403,9 +440,26 @@ pub fn apply_view(title: &Title, view: &View, target_ms: u32) -> Result<Title, V
             .rendition(rendition.track_id)
             .and_then(|r| r.name.clone());
     }
-    if view.clip.is_none() {
-        viewed.sidecars = title.sidecars.clone();
-    }
+    let from_ns = view.clip.map_or(0, |c| i128::from(c.from_ms) * 1_000_000);
+    viewed.sidecars = (title.sidecars.iter())
+        .filter(|s| {
+            let kept = view.tracks.as_ref().is_none_or(|sel| {
+                // Sidecars count as subtitles after the embedded text tracks.
+                let nth = title.index.text_tracks.len()
+                    + 1
+                    + (title.sidecars.iter())
+                        .position(|o| o.track_id == s.track_id)
+                        .unwrap_or(0);
+                let nth = u32::try_from(nth).unwrap_or(u32::MAX);
+                sel.keeps(PickKind::Subtitle, nth, s.track_id, s.language.as_deref())
+            });
+            kept
+        })
+        .map(|s| SidecarSubtitle {
+            offset_ns: s.offset_ns - from_ns,
+            ..s.clone()
+        })
+        .collect();
     Ok(viewed)
 }
 
@@ -564,6 +618,9 @@ mod tests {
         assert!(s.keeps(PickKind::Audio, 1, 2, Some("pt-BR")));
         assert!(!s.keeps(PickKind::Audio, 2, 3, Some("en")));
         assert!(!s.keeps(PickKind::Audio, 3, 4, None));
+        let s = TrackSelection::parse("lang=fr").unwrap();
+        assert!(s.keeps(PickKind::Audio, 2, 3, Some("fra")));
+        assert!(!s.keeps(PickKind::Audio, 1, 2, Some("eng")));
         let s = TrackSelection::parse("t2").unwrap();
         assert!(s.keeps(PickKind::Audio, 1, 2, None));
         assert!(!s.keeps(PickKind::Video, 1, 1, None));
