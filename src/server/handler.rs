@@ -12,14 +12,14 @@ use http::{Method, Request, Response, StatusCode};
 
 use super::body::ResponseBody;
 use super::error::ErrorAnswer;
+use super::nginx_vod::{parse_nginx_route, resolve};
 use super::range::{parse_range, RangeRequest};
-use super::route::{parse_route, Route};
+use super::route::{parse_route, Route, RouteError};
 use super::subtitle::{subtitle_body, SubtitleRequest};
-use super::titles::document_title;
-use super::views::viewed_title;
+use super::views::load_view;
 use super::App;
 use super::{Admitted, RequestClass};
-use crate::media::{is_title_document, TrackKind};
+use crate::media::TrackKind;
 use crate::package::{prepare_media_segment, PreparedSegment, Resource, View};
 use crate::source::{ByteRange, ObjectIdentity, ObjectKey};
 use crate::telemetry::{extract_parent, trace_id_of, HttpLabels, ShedLabels};
@@ -75,6 +75,7 @@ fn route_label(route: Option<&Route>) -> &'static str {
             Resource::Segment { .. } => "segment",
             Resource::SubtitleSegment { .. } | Resource::SubtitleFile { .. } => "subtitle",
         },
+        Some(Route::NginxVod { name, .. }) => name.label(),
         Some(Route::Metrics) => "metrics",
         Some(Route::Healthz) | Some(Route::Readyz) => "health",
         None => "other",
@@ -84,7 +85,12 @@ fn route_label(route: Option<&Route>) -> &'static str {
 /// Answer one request, inside its `request` span (see docs/observability.md).
 pub async fn handle<B>(app: Arc<App>, req: Request<B>) -> Response<ResponseBody> {
     let started = Instant::now();
-    let route = parse_route(req.uri().path());
+    let route = parse_route(req.uri().path()).or_else(|e| match e {
+        RouteError::NotFound => {
+            parse_nginx_route(&app.settings.nginx_vod_locations, req.uri().path())
+        }
+        e => Err(e),
+    });
     let label = route_label(route.as_ref().ok());
     let span = request_span(&req, label, route.as_ref().ok());
     // Continue the caller's trace (a CDN or player sending `traceparent`).
@@ -257,6 +263,23 @@ async fn answer<B>(app: &Arc<App>, req: &Request<B>, route: Route) -> Response<R
                     ))
                 })
         }
+        Route::NginxVod { key, view, name } => {
+            // nginx-vod names pick tracks by their place in the title: resolved against
+            // it, then answered as the native resource (nginx_vod.rs).
+            let deadline = Duration::from_millis(app.settings.server.request_timeout_ms);
+            let answer = async {
+                let (resource, view) = resolve(app, &key, view, &name).await?;
+                vod_answer(app, key, None, resource, view).await
+            };
+            tokio::time::timeout(deadline, answer)
+                .await
+                .unwrap_or_else(|_| {
+                    Err(ErrorAnswer::new(
+                        StatusCode::GATEWAY_TIMEOUT,
+                        "request deadline exceeded",
+                    ))
+                })
+        }
     };
     match result {
         Ok(answer) => respond(app, req, answer, admitted).await,
@@ -276,6 +299,8 @@ fn request_class(route: &Route) -> RequestClass {
             ..
         } => RequestClass::Segment,
         Route::Vod { .. } => RequestClass::Manifest,
+        Route::NginxVod { name, .. } if name.is_media() => RequestClass::Segment,
+        Route::NginxVod { .. } => RequestClass::Manifest,
         Route::Metrics | Route::Healthz | Route::Readyz => RequestClass::Control,
     }
 }
@@ -297,22 +322,8 @@ async fn vod_answer(
     resource: Resource,
     view: View,
 ) -> Result<Answer, ErrorAnswer> {
-    let source = app.catalog.source().clone();
-    let identity = source
-        .identify(&key)
-        .await
-        .map_err(|e| ErrorAnswer::from(&e).with_detail(&e))?;
-    let cached = match is_title_document(&key) {
-        true => document_title(&app.catalog, &key, &identity)
-            .await
-            .map_err(|e| ErrorAnswer::from(e.as_ref()).with_detail(&e))?,
-        false => app
-            .catalog
-            .title(&key, &identity)
-            .await
-            .map_err(|e| ErrorAnswer::from(e.as_ref()).with_detail(&e))?,
-    };
-    let cached = viewed_title(&app.catalog, &key, &identity, cached, &view).await?;
+    // The object's identity and title: a file, a title document or a urlset, as viewed.
+    let (identity, cached) = load_view(app, &key, &view).await?;
     let not_found = |what: String| ErrorAnswer {
         status: StatusCode::NOT_FOUND,
         reason: what,

@@ -29,6 +29,14 @@ pub enum Route {
         /// The clip and track selection the path asks for; the whole title by default.
         view: View,
     },
+    /// A resource named in nginx-vod-module's grammar whose tracks are resolved against
+    /// the title (`nginx_vod.rs`); only under `--nginx-vod-locations`.
+    NginxVod {
+        key: ObjectKey,
+        /// The clip and track selection of the path parameters.
+        view: View,
+        name: super::nginx_vod::NginxName,
+    },
     /// Prometheus metrics.
     Metrics,
     /// Liveness.

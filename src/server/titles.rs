@@ -74,6 +74,20 @@ pub(super) async fn document_title(
             read_document(catalog, key, identity),
         )
         .await?;
+    title_of_document(catalog, key, identity, document).await
+}
+
+/// The title of `document` (stored under `key` at `identity`, or made from an nginx-vod
+/// urlset: `nginx_vod.rs`), loading what is not cached.
+///
+/// # Errors
+/// A [`DocumentTitleError`] naming the entry at fault, shared with concurrent loads.
+pub(super) async fn title_of_document(
+    catalog: &Catalog,
+    key: &ObjectKey,
+    identity: &ObjectIdentity,
+    document: Arc<TitleDocument>,
+) -> Result<Arc<CachedTitle>, Arc<DocumentTitleError>> {
     let files = distinct_files(&document);
     if files.len() > MAX_DOCUMENT_FILES as usize {
         return Err(Arc::new(

@@ -13,8 +13,50 @@ use http::StatusCode;
 
 use super::catalog::{CachedTitle, Catalog};
 use super::error::ErrorAnswer;
+use super::nginx_vod::{urlset_document, URLSET_SUFFIX};
+use super::titles::{document_title, title_of_document};
+use super::App;
+use crate::media::is_title_document;
 use crate::package::{apply_view, View, ViewError};
 use crate::source::{ObjectIdentity, ObjectKey};
+
+/// The title of `key` as `view` shows it, with the identity of the object it was read
+/// from: a plain MP4, a title document, or an nginx-vod urlset (a document made from the
+/// key, whose identity covers only its files).
+///
+/// # Errors
+/// The source's answer for the object, the title's load errors, the view's.
+pub(super) async fn load_view(
+    app: &App,
+    key: &ObjectKey,
+    view: &View,
+) -> Result<(ObjectIdentity, Arc<CachedTitle>), ErrorAnswer> {
+    let urlset = key.as_str().to_ascii_lowercase().ends_with(URLSET_SUFFIX);
+    let identity = match urlset {
+        true => ObjectIdentity {
+            size: 0,
+            version: "urlset".into(),
+        },
+        false => (app.catalog.source().identify(key).await)
+            .map_err(|e| ErrorAnswer::from(&e).with_detail(&e))?,
+    };
+    let whole = if urlset {
+        let document = urlset_document(key)
+            .map_err(|reason| ErrorAnswer::new(StatusCode::BAD_REQUEST, reason))?;
+        title_of_document(&app.catalog, key, &identity, Arc::new(document))
+            .await
+            .map_err(|e| ErrorAnswer::from(e.as_ref()).with_detail(&e))?
+    } else if is_title_document(key) {
+        document_title(&app.catalog, key, &identity)
+            .await
+            .map_err(|e| ErrorAnswer::from(e.as_ref()).with_detail(&e))?
+    } else {
+        (app.catalog.title(key, &identity).await)
+            .map_err(|e| ErrorAnswer::from(e.as_ref()).with_detail(&e))?
+    };
+    let cached = viewed_title(&app.catalog, key, &identity, whole, view).await?;
+    Ok((identity, cached))
+}
 
 impl From<&ViewError> for ErrorAnswer {
     fn from(e: &ViewError) -> Self {
