@@ -12,7 +12,7 @@ use http::{Method, Request, Response, StatusCode};
 
 use super::body::ResponseBody;
 use super::error::ErrorAnswer;
-use super::nginx_vod::{parse_nginx_route, resolve};
+use super::nginx_vod::{parse_nginx_route, resolve, Resolved};
 use super::range::{parse_range, RangeRequest};
 use super::route::{parse_route, Route, RouteError};
 use super::subtitle::{subtitle_body, SubtitleRequest};
@@ -265,20 +265,26 @@ async fn answer<B>(app: &Arc<App>, req: &Request<B>, route: Route) -> Response<R
         }
         Route::NginxVod { key, view, name } => {
             // nginx-vod names pick tracks by their place in the title: resolved against
-            // it, then answered as the native resource (nginx_vod.rs).
+            // it, then answered as the native resource, or redirected to a view of the
+            // title (nginx_vod.rs).
             let deadline = Duration::from_millis(app.settings.server.request_timeout_ms);
             let answer = async {
-                let (resource, view) = resolve(app, &key, view, &name).await?;
-                vod_answer(app, key, None, resource, view).await
+                match resolve(app, &key, view, &name).await? {
+                    Resolved::Native(resource, view) => {
+                        vod_answer(app, key, None, resource, view).await.map(Ok)
+                    }
+                    Resolved::Redirect(location) => Ok(Err(location)),
+                }
             };
-            tokio::time::timeout(deadline, answer)
-                .await
-                .unwrap_or_else(|_| {
-                    Err(ErrorAnswer::new(
-                        StatusCode::GATEWAY_TIMEOUT,
-                        "request deadline exceeded",
-                    ))
-                })
+            match tokio::time::timeout(deadline, answer).await {
+                Ok(Ok(Err(location))) => return redirect(&location),
+                Ok(Ok(Ok(answer))) => Ok(answer),
+                Ok(Err(e)) => Err(e),
+                Err(_) => Err(ErrorAnswer::new(
+                    StatusCode::GATEWAY_TIMEOUT,
+                    "request deadline exceeded",
+                )),
+            }
         }
     };
     match result {
@@ -735,6 +741,17 @@ pub fn error_response(e: &ErrorAnswer) -> Response<ResponseBody> {
     }
     let line = format!("{}\n", e.reason.replace(['\r', '\n'], " "));
     finish(builder, ResponseBody::full(line))
+}
+
+/// A 302 to `location` (an nginx-vod name answered by a view of the title: nginx_vod.rs),
+/// cacheable like a manifest.
+fn redirect(location: &str) -> Response<ResponseBody> {
+    let builder = Response::builder()
+        .status(StatusCode::FOUND)
+        .header(header::LOCATION, location)
+        .header(header::CACHE_CONTROL, MANIFEST)
+        .header(header::CONTENT_LENGTH, 0);
+    finish(builder, ResponseBody::Empty)
 }
 
 fn preflight() -> Response<ResponseBody> {

@@ -88,6 +88,20 @@ pub struct NginxName {
     pub audio: Option<Picks>,
     /// ISO 639-2 languages (`leng`) the audio must be in; empty for any.
     pub languages: Vec<String>,
+    /// The request path up to the file name (slash included), without vodpack's view
+    /// folders: where a redirect to a view of the title points (see [`Resolved`]).
+    pub base: String,
+}
+
+/// What an nginx-vod name stands for in a title.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum Resolved {
+    /// A native resource of the title as viewed.
+    Native(Resource, View),
+    /// A multivariant playlist of some of the title's tracks, which lives at this path (the
+    /// request's, with the view's folders), where its relative URLs resolve into that
+    /// view's version folder: a redirect (302).
+    Redirect(String),
 }
 
 /// The tracks of one kind a name picks.
@@ -150,7 +164,18 @@ pub fn parse_nginx_route(locations: &NginxVodLocations, path: &str) -> Result<Ro
         })
         .ok_or(RouteError::NotFound)?;
     let bad = |reason: String| RouteError::BadPath { reason };
-    let (dir, name) = rest.rsplit_once('/').ok_or(RouteError::NotFound)?;
+    let (mut dir, name) = rest.rsplit_once('/').ok_or(RouteError::NotFound)?;
+    let mut version = None;
+    if let Some((before, folder)) = dir.rsplit_once('/') {
+        if let Some(token) = parse_version_folder(folder) {
+            version = Some(token.to_owned());
+            dir = before;
+        }
+    }
+    // vodpack's own view folders (`clip/FROM-TO/`, `tracks/SPEC/`) at the end, where our
+    // redirects put them (see `resolve`): they win over nginx-vod's parameters.
+    let (dir, native_view) = split_native_view(dir);
+    let base = format!("{}{dir}/", &path[..path.len() - rest.len()]);
     // Path parameters, anywhere in the file path, the first of each winning.
     let mut segments: Vec<&str> = Vec::new();
     let (mut clip_from, mut clip_to, mut tracks) = (None, None, None);
@@ -177,11 +202,6 @@ pub fn parse_nginx_route(locations: &NginxVodLocations, path: &str) -> Result<Ro
             _ => {}
         }
     }
-    let mut version = None;
-    if let Some(token) = segments.last().and_then(|s| parse_version_folder(s)) {
-        version = Some(token.to_owned());
-        segments.pop();
-    }
     let key = percent_decode_str(&segments.join("/"))
         .decode_utf8()
         .map_err(|_| bad("key is not valid percent-encoded UTF-8".into()))?
@@ -200,7 +220,10 @@ pub fn parse_nginx_route(locations: &NginxVodLocations, path: &str) -> Result<Ro
         (None, None) => None,
         (from, to) => Some(Clip::new(from.unwrap_or(0), to).map_err(|e| bad(e.to_string()))?),
     };
-    let view = View { clip, tracks };
+    let view = View {
+        clip: native_view.clip.or(clip),
+        tracks: native_view.tracks.or(tracks),
+    };
     // vodpack's own names: what its manifests refer to.
     if let Some(resource) = Resource::parse(name) {
         let resource = match (output, resource) {
@@ -214,8 +237,34 @@ pub fn parse_nginx_route(locations: &NginxVodLocations, path: &str) -> Result<Ro
             view,
         });
     }
-    let name = parse_name(output, name)?;
+    let mut name = parse_name(output, name)?;
+    name.base = base;
     Ok(Route::NginxVod { key, view, name })
+}
+
+/// Split vodpack's view folders (`clip/FROM-TO/`, `tracks/SPEC/` in vodpack's grammar,
+/// each at most once) off the end of `dir`. Unlike `/vod/` paths, what does not parse
+/// stays in place, to be read as nginx-vod parameters (`tracks/v0/`, a second `tracks/`).
+fn split_native_view(mut dir: &str) -> (&str, View) {
+    let mut view = View::default();
+    while let Some((rest, value)) = dir.rsplit_once('/') {
+        let Some((before, name)) = rest.rsplit_once('/') else {
+            break;
+        };
+        match name {
+            "clip" if view.clip.is_none() => match Clip::parse(value) {
+                Ok(clip) => view.clip = Some(clip),
+                Err(_) => break,
+            },
+            "tracks" if view.tracks.is_none() => match TrackSelection::parse(value) {
+                Ok(tracks) => view.tracks = Some(tracks),
+                Err(_) => break,
+            },
+            _ => break,
+        }
+        dir = before;
+    }
+    (dir, view)
 }
 
 /// nginx-vod's `tracks` path parameter (`v1-a1`, `a2`, `v`, `v0-a0`): `v`/`a` tokens
@@ -289,6 +338,7 @@ fn parse_name(output: NginxOutput, name: &str) -> Result<NginxName, RouteError> 
         video: None,
         audio: None,
         languages: Vec::new(),
+        base: String::new(),
     };
     let mut rest = rest;
     if let NginxKind::Segment { ts, .. } = kind {
@@ -403,7 +453,7 @@ pub(super) async fn resolve(
     key: &ObjectKey,
     view: View,
     name: &NginxName,
-) -> Result<(Resource, View), ErrorAnswer> {
+) -> Result<Resolved, ErrorAnswer> {
     let not_found = |reason: String| ErrorAnswer::new(StatusCode::NOT_FOUND, reason);
     if matches!(name.kind, NginxKind::Segment { ts: true, .. })
         || (name.output == NginxOutput::HlsTs && name.kind != NginxKind::Index)
@@ -463,8 +513,12 @@ pub(super) async fn resolve(
     };
     let resource = match (name.kind, one) {
         (NginxKind::Index, Some(track_id)) => Resource::MediaPlaylist { track_id },
+        (NginxKind::Index, None) if selected.len() == title.renditions.len() => {
+            // Every track of the title as viewed: its multivariant playlist, here.
+            Resource::Multivariant
+        }
         (NginxKind::Index, None) => {
-            // Several tracks: the multivariant playlist of just those.
+            // Some tracks: the multivariant playlist of a view of just those.
             let picks = selected.iter().map(|id| TrackPick::Id(*id)).collect();
             let view = View {
                 tracks: Some(TrackSelection {
@@ -473,7 +527,11 @@ pub(super) async fn resolve(
                 }),
                 ..view
             };
-            return Ok((Resource::Multivariant, view));
+            return Ok(Resolved::Redirect(format!(
+                "{}{}master.m3u8",
+                name.base,
+                view.path()
+            )));
         }
         (NginxKind::Init, Some(track_id)) => Resource::Init { track_id },
         (NginxKind::Segment { number, .. }, Some(track_id)) => {
@@ -482,7 +540,7 @@ pub(super) async fn resolve(
         (NginxKind::Init | NginxKind::Segment { .. }, None) => return Err(muxed()),
         (NginxKind::IFrames, _) => return Err(not_found("I-frame playlists not available".into())),
     };
-    Ok((resource, view))
+    Ok(Resolved::Native(resource, view))
 }
 
 #[cfg(test)]
@@ -550,7 +608,7 @@ mod tests {
         for path in [
             "/hls/a.mp4/clipFrom/5000/clipTo/1000/master.m3u8",
             "/hls/a.mp4/clipFrom/x/master.m3u8",
-            "/hls/a.mp4/tracks/s1/master.m3u8",
+            "/hls/a.mp4/tracks/s1/clipFrom/0/master.m3u8",
             "/hls/a.mp4/clipTo/master.m3u8",
         ] {
             assert!(
@@ -559,6 +617,18 @@ mod tests {
                 route(path)
             );
         }
+    }
+
+    /// vodpack's own view folders, where its redirects put them, win over the parameters.
+    #[test]
+    fn our_view_folders_win_over_the_parameters() {
+        let Ok(Route::NginxVod { view, name, .. }) =
+            route("/hls/a.mp4/clipFrom/1000/tracks/v1/tracks/t1-t2/index.m3u8")
+        else {
+            panic!("view folders");
+        };
+        assert_eq!(view.path(), "clip/1000-/tracks/t1-t2/");
+        assert_eq!(name.base, "/hls/a.mp4/clipFrom/1000/tracks/v1/");
     }
 
     #[test]

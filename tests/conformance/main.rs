@@ -17,6 +17,7 @@ mod clips;
 #[path = "../common/mod.rs"]
 mod common;
 mod http;
+mod nginx_vod;
 mod subtitles;
 mod titles;
 mod tools;
