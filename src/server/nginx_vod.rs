@@ -61,6 +61,9 @@ pub enum NginxOutput {
 /// What an nginx-vod name asks for.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum NginxKind {
+    /// `master-tracks.m3u8`, `manifest-tracks.mpd`: the multivariant playlist or MPD of
+    /// those tracks (the plain names are vodpack's own).
+    Manifest,
     /// `index[-tracks].m3u8`: a media playlist (one track) or, for several, the
     /// multivariant playlist of those tracks.
     Index,
@@ -139,6 +142,10 @@ impl NginxName {
     /// The metrics label.
     pub fn label(&self) -> &'static str {
         match self.kind {
+            NginxKind::Manifest => match self.output {
+                NginxOutput::Dash => "mpd",
+                NginxOutput::Hls | NginxOutput::HlsTs => "master",
+            },
             NginxKind::Index | NginxKind::IFrames => "media_playlist",
             NginxKind::Init => "init",
             NginxKind::Segment { .. } => "segment",
@@ -182,6 +189,11 @@ pub fn parse_nginx_route(locations: &NginxVodLocations, path: &str) -> Result<Ro
     let mut parts = dir.split('/');
     while let Some(segment) = parts.next() {
         let param = segment.to_ascii_lowercase();
+        if matches!(param.as_str(), "shift" | "speed") {
+            return Err(bad(format!(
+                "the {segment} parameter is not supported (see docs/migrating-from-nginx-vod.md)"
+            )));
+        }
         if !matches!(param.as_str(), "clipfrom" | "clipto" | "tracks") {
             segments.push(segment);
             continue;
@@ -311,6 +323,8 @@ fn parse_name(output: NginxOutput, name: &str) -> Result<NginxName, RouteError> 
     let (stem, extension) = name.rsplit_once('.').ok_or(RouteError::NotFound)?;
     let (kind_word, rest) = stem.split_once('-').unwrap_or((stem, ""));
     let kind = match (kind_word, extension, output) {
+        ("master", "m3u8", NginxOutput::Hls | NginxOutput::HlsTs) => NginxKind::Manifest,
+        ("manifest", "mpd", NginxOutput::Dash) => NginxKind::Manifest,
         ("index", "m3u8", NginxOutput::Hls | NginxOutput::HlsTs) => NginxKind::Index,
         ("iframes", "m3u8", NginxOutput::Hls | NginxOutput::HlsTs) => NginxKind::IFrames,
         ("init", "mp4", _) => NginxKind::Init,
@@ -456,7 +470,8 @@ pub(super) async fn resolve(
 ) -> Result<Resolved, ErrorAnswer> {
     let not_found = |reason: String| ErrorAnswer::new(StatusCode::NOT_FOUND, reason);
     if matches!(name.kind, NginxKind::Segment { ts: true, .. })
-        || (name.output == NginxOutput::HlsTs && name.kind != NginxKind::Index)
+        || (name.output == NginxOutput::HlsTs
+            && !matches!(name.kind, NginxKind::Index | NginxKind::Manifest))
     {
         return Err(not_found("MPEG-TS not available".into()));
     }
@@ -511,14 +526,21 @@ pub(super) async fn resolve(
             names.join(", ")
         ))
     };
+    let manifest = match name.output {
+        NginxOutput::Hls => ("master.m3u8", Resource::Multivariant),
+        NginxOutput::HlsTs => ("master.m3u8", Resource::MultivariantTs),
+        NginxOutput::Dash => ("manifest.mpd", Resource::Mpd),
+    };
+    let all = selected.len() == title.renditions.len();
     let resource = match (name.kind, one) {
+        (NginxKind::Manifest, _) if all => manifest.1,
         (NginxKind::Index, Some(track_id)) => Resource::MediaPlaylist { track_id },
-        (NginxKind::Index, None) if selected.len() == title.renditions.len() => {
+        (NginxKind::Index, None) if all => {
             // Every track of the title as viewed: its multivariant playlist, here.
             Resource::Multivariant
         }
-        (NginxKind::Index, None) => {
-            // Some tracks: the multivariant playlist of a view of just those.
+        (NginxKind::Index, None) | (NginxKind::Manifest, _) => {
+            // Some tracks: the multivariant playlist (or MPD) of a view of just those.
             let picks = selected.iter().map(|id| TrackPick::Id(*id)).collect();
             let view = View {
                 tracks: Some(TrackSelection {
@@ -527,8 +549,12 @@ pub(super) async fn resolve(
                 }),
                 ..view
             };
+            let file = match name.kind {
+                NginxKind::Manifest => manifest.0,
+                _ => "master.m3u8",
+            };
             return Ok(Resolved::Redirect(format!(
-                "{}{}master.m3u8",
+                "{}{}{file}",
                 name.base,
                 view.path()
             )));
