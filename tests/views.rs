@@ -168,3 +168,31 @@ async fn a_title_document_clip_cuts_the_whole_ladder() {
     }
     server.shutdown().await;
 }
+
+/// Given `max-title-renditions` 2, then an nginx-vod urlset of three files is refused with
+/// 400 and the limit, before any of them is read; two files are served.
+#[tokio::test]
+async fn a_urlset_over_the_rendition_limit_is_refused() {
+    let mut settings = settings();
+    settings.limits.max_title_renditions = 2;
+    settings.nginx_vod_locations = "hls=/hls/".parse().unwrap();
+    let server = start_server_with(&common::fixtures(), settings).await;
+    let reply = get(
+        server.addr,
+        "/hls/ladder/,ladder-180p,ladder-360p,ladder-270p,.mp4.urlset/master.m3u8",
+    )
+    .await;
+    assert_eq!(reply.status, 400, "{}", reply.text());
+    assert!(
+        reply.text().contains("over the limit of 2"),
+        "{}",
+        reply.text()
+    );
+    let reply = get(
+        server.addr,
+        "/hls/ladder/,ladder-180p,ladder-360p,.mp4.urlset/master.m3u8",
+    )
+    .await;
+    assert_eq!(reply.status, 200, "{}", reply.text());
+    server.shutdown().await;
+}

@@ -43,6 +43,14 @@ pub(super) async fn load_view(
     let whole = if urlset {
         let document = urlset_document(key)
             .map_err(|reason| ErrorAnswer::new(StatusCode::BAD_REQUEST, reason))?;
+        let max = app.settings.limits.max_title_renditions;
+        if document.video.len() > max {
+            let reason = format!(
+                "the urlset names {} files, over the limit of {max}",
+                document.video.len()
+            );
+            return Err(ErrorAnswer::new(StatusCode::BAD_REQUEST, reason));
+        }
         title_of_document(&app.catalog, key, &identity, Arc::new(document))
             .await
             .map_err(|e| ErrorAnswer::from(e.as_ref()).with_detail(&e))?
