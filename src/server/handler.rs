@@ -180,6 +180,9 @@ fn request_span<B>(req: &Request<B>, label: &'static str, route: Option<&Route>)
             Resource::Multivariant | Resource::MultivariantTs | Resource::Mpd => {}
         }
     }
+    if let Some(Route::NginxVod { key, .. }) = route {
+        span.record("vod.key", key.as_str());
+    }
     span
 }
 
