@@ -46,6 +46,9 @@ pub struct Settings {
     pub server: ServerOptions,
     /// Log line format.
     pub log_format: LogFormat,
+    /// Location prefixes answered with nginx-vod-module's URL grammar (issue 16); empty
+    /// by default.
+    pub nginx_vod_locations: NginxVodLocations,
     /// The preview page at `/` (server/preview.rs).
     pub preview: PreviewOptions,
 }
@@ -125,6 +128,7 @@ impl Default for Settings {
             server: ServerOptions::default(),
             log_format: LogFormat::Text,
             preview: PreviewOptions::default(),
+            nginx_vod_locations: NginxVodLocations::default(),
         }
     }
 }
@@ -160,6 +164,7 @@ pub const SETTINGS: &[(&str, &str, &str, &str)] = &[
     ("preview", "VODPACK_PREVIEW", "(on for a folder, off for a bucket)", "Serve the preview page at / (titles under a prefix, played with hls.js and dash.js, with the inspect data)"),
     ("preview-hls-js-url", "VODPACK_PREVIEW_HLS_JS_URL", DEFAULT_HLS_JS_URL, "Where the preview page loads hls.js from"),
     ("preview-dash-js-url", "VODPACK_PREVIEW_DASH_JS_URL", DEFAULT_DASH_JS_URL, "Where the preview page loads dash.js from"),
+    ("nginx-vod-locations", "VODPACK_NGINX_VOD_LOCATIONS", "(none)", "Answer nginx-vod-module URLs under these location prefixes, for example hls=/hls/,hlsts=/hlsts/,dash=/dash/ (see docs/migrating-from-nginx-vod.md)"),
 ];
 
 /// The subset of settings given on the command line or in the environment.
@@ -261,6 +266,9 @@ pub struct SettingsArgs {
     /// Where the preview page loads dash.js from [default: a pinned jsDelivr URL]
     #[arg(long, env = "VODPACK_PREVIEW_DASH_JS_URL")]
     pub preview_dash_js_url: Option<String>,
+    /// nginx-vod-module location prefixes, e.g. hls=/hls/,hlsts=/hlsts/,dash=/dash/ [default: none]
+    #[arg(long, env = "VODPACK_NGINX_VOD_LOCATIONS")]
+    pub nginx_vod_locations: Option<NginxVodLocations>,
     /// TOML file with any of the settings above (keys as the flag names)
     #[arg(long, env = "VODPACK_CONFIG")]
     pub config: Option<PathBuf>,
@@ -298,6 +306,7 @@ struct FileSettings {
     preview: Option<bool>,
     preview_hls_js_url: Option<String>,
     preview_dash_js_url: Option<String>,
+    nginx_vod_locations: Option<String>,
 }
 
 /// Why settings could not be resolved.
@@ -509,6 +518,14 @@ impl SettingsArgs {
                     .or(file.preview_dash_js_url)
                     .unwrap_or(d.preview.dash_js_url),
             },
+            nginx_vod_locations: match (&self.nginx_vod_locations, &file.nginx_vod_locations) {
+                (Some(locations), _) => locations.clone(),
+                (None, Some(text)) => text.parse().map_err(|reason| ConfigError::Invalid {
+                    name: "nginx-vod-locations",
+                    reason,
+                })?,
+                (None, None) => d.nginx_vod_locations,
+            },
         };
         let server = &settings.server;
         let positive: [(&'static str, u64); 6] = [
@@ -628,6 +645,77 @@ impl ObjectStoreOptions {
     }
 }
 
+/// The location prefixes (issue 16) under which nginx-vod-module's URLs are answered, one
+/// per output, as `hls=/hls/,hlsts=/hlsts/,dash=/dash/` (any subset, any order). Each
+/// prefix starts and ends with `/`, is not `/` or under `/vod/`, and none is a prefix of
+/// another.
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct NginxVodLocations {
+    /// HLS with fMP4 segments (`vod_hls_container_format fmp4`).
+    pub hls: Option<String>,
+    /// HLS with MPEG-TS segments.
+    pub hlsts: Option<String>,
+    /// DASH.
+    pub dash: Option<String>,
+}
+
+impl NginxVodLocations {
+    /// Every configured (output name, prefix).
+    pub fn prefixes(&self) -> impl Iterator<Item = (&'static str, &str)> + '_ {
+        [
+            ("hls", &self.hls),
+            ("hlsts", &self.hlsts),
+            ("dash", &self.dash),
+        ]
+        .into_iter()
+        .filter_map(|(name, prefix)| Some((name, prefix.as_deref()?)))
+    }
+}
+
+impl std::str::FromStr for NginxVodLocations {
+    type Err = String;
+
+    fn from_str(text: &str) -> Result<Self, String> {
+        let mut locations = Self::default();
+        for item in text.split(',').map(str::trim).filter(|i| !i.is_empty()) {
+            let (name, prefix) = item
+                .split_once('=')
+                .ok_or_else(|| format!("{item:?} is not OUTPUT=/prefix/"))?;
+            let slot = match name.trim() {
+                "hls" => &mut locations.hls,
+                "hlsts" => &mut locations.hlsts,
+                "dash" => &mut locations.dash,
+                other => return Err(format!("unknown output {other:?} (hls, hlsts or dash)")),
+            };
+            let prefix = prefix.trim();
+            let ok = prefix.len() > 1
+                && prefix.starts_with('/')
+                && prefix.ends_with('/')
+                && !prefix.starts_with("/vod/")
+                && !prefix.contains("//");
+            if !ok {
+                return Err(format!(
+                    "{prefix:?} must start and end with '/', not be '/' and not be under /vod/"
+                ));
+            }
+            if slot.replace(prefix.to_owned()).is_some() {
+                return Err(format!("{name} is given twice"));
+            }
+        }
+        let prefixes: Vec<&str> = locations.prefixes().map(|(_, p)| p).collect();
+        for (i, a) in prefixes.iter().enumerate() {
+            if let Some(b) = prefixes
+                .iter()
+                .skip(i + 1)
+                .find(|b| a.starts_with(**b) || b.starts_with(*a))
+            {
+                return Err(format!("{a:?} and {b:?} overlap"));
+            }
+        }
+        Ok(locations)
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -647,6 +735,43 @@ mod tests {
         assert_eq!(s.segment_duration_ms, 4000);
         assert_eq!(s.root, PathBuf::from("/override"));
         assert_eq!(s.stream_chunk_bytes, 512 * 1024);
+        let _ = std::fs::remove_dir_all(dir);
+    }
+
+    #[test]
+    fn nginx_vod_locations_come_from_flags_or_the_file_and_are_checked() {
+        let parsed: NginxVodLocations = "hls=/hls/, dash=/dash/".parse().unwrap();
+        assert_eq!(parsed.hls.as_deref(), Some("/hls/"));
+        assert_eq!(parsed.hlsts, None);
+        assert_eq!(parsed.dash.as_deref(), Some("/dash/"));
+        for bad in [
+            "hls=/hls",
+            "mss=/mss/",
+            "hls=/",
+            "hls=/vod/x/",
+            "hls=/a/,dash=/a/b/",
+            "hls=/a/,hls=/b/",
+        ] {
+            assert!(bad.parse::<NginxVodLocations>().is_err(), "{bad}");
+        }
+        let dir = std::env::temp_dir().join(format!("vodpack-config-nginx-{}", std::process::id()));
+        std::fs::create_dir_all(&dir).unwrap();
+        let path = dir.join("vodpack.toml");
+        std::fs::write(&path, "nginx-vod-locations = \"hlsts=/ts/\"\n").unwrap();
+        let args = SettingsArgs {
+            config: Some(path.clone()),
+            ..Default::default()
+        };
+        let s = args.resolve().unwrap();
+        assert_eq!(s.nginx_vod_locations.hlsts.as_deref(), Some("/ts/"));
+        std::fs::write(&path, "nginx-vod-locations = \"hls=hls\"\n").unwrap();
+        assert!(matches!(
+            args.resolve(),
+            Err(ConfigError::Invalid {
+                name: "nginx-vod-locations",
+                ..
+            })
+        ));
         let _ = std::fs::remove_dir_all(dir);
     }
 

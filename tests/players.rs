@@ -289,6 +289,29 @@ const TITLES: &[Title] = &[
             ],
         }),
     },
+    // A clip (issue 16) from inside a GOP (key frames every second) to inside another:
+    // playback starts at the clip's start, the pre-roll from the key frame hidden (HLS)
+    // or shown (DASH), as for a file cut by `ffmpeg -ss`.
+    Title {
+        key: "h264-aac-3s.mp4/clip/1200-2800",
+        browser: true,
+        seek_s: 1.4,
+        video_variants: 1,
+        audio_tracks: 1,
+        switch_audio_to: None,
+        cues: None,
+    },
+    // The ladder as an nginx-vod-module urlset (issue 16), under its /hls/ and /dash/
+    // locations: three variants, the first file's audio.
+    Title {
+        key: "nginx:ladder/,ladder-180p,ladder-360p,ladder-270p,.mp4.urlset",
+        browser: true,
+        seek_s: 3.2,
+        video_variants: 3,
+        audio_tracks: 1,
+        switch_audio_to: None,
+        cues: None,
+    },
     // The ladder title (issue 11): three variants, two audio languages, sidecar subtitles.
     Title {
         key: "ladder/ladder.json",
@@ -379,6 +402,8 @@ const KNOWN_FAILURES: &[KnownFailure] = &[KnownFailure {
         "h264-aac-empty-edit-mid.mp4",
         "h264-aac-two-clips-editlist.mp4",
         "ladder/ladder.json",
+        "h264-aac-3s.mp4/clip/1200-2800",
+        "nginx:ladder/,ladder-180p,ladder-360p,ladder-270p,.mp4.urlset",
     ],
     runs: &[Run::HlsJs],
     matches: "bufferSeekOverHole fragment loaded with buffer holes, seeking from 0 to",
@@ -561,7 +586,7 @@ async fn gstreamer_plays_hls_and_dash_of_every_fixture() {
     for title in TITLES {
         for manifest in ["master.m3u8", "manifest.mpd"] {
             let limit = GSTREAMER_LIMIT.min(deadline.saturating_duration_since(Instant::now()));
-            let url = server.url(&format!("/vod/{}/{manifest}", title.key));
+            let url = server.url(&title_path(title.key, manifest));
             let mut command = Command::new("gst-launch-1.0");
             command.args([
                 "-v",
@@ -667,7 +692,7 @@ fn jobs_json(server: &TestServer) -> String {
     let mut jobs = Vec::new();
     for title in TITLES.iter().filter(|t| t.browser) {
         for run in Run::ALL {
-            let url = server.url(&format!("/vod/{}/{}", title.key, run.manifest()));
+            let url = server.url(&title_path(title.key, run.manifest()));
             // The kinds that must reach the browser's decoders: a player that silently
             // drops a track it cannot play fails.
             let media: Vec<&str> = [
@@ -752,6 +777,17 @@ fn steps_json(title: &Title) -> Vec<String> {
     steps
 }
 
+/// The path of `manifest` of the title `key`: `/vod/KEY/...`, or for a key starting with
+/// `nginx:` (issue 16) the nginx-vod location of the manifest, `/hls/KEY/master.m3u8` or
+/// `/dash/KEY/manifest.mpd`.
+fn title_path(key: &str, manifest: &str) -> String {
+    match key.strip_prefix("nginx:") {
+        Some(key) if manifest.ends_with(".mpd") => format!("/dash/{key}/{manifest}"),
+        Some(key) => format!("/hls/{key}/{manifest}"),
+        None => format!("/vod/{key}/{manifest}"),
+    }
+}
+
 /// `text` as a JSON string literal.
 fn json_string(text: &str) -> String {
     let mut out = String::from("\"");
@@ -778,6 +814,7 @@ async fn start() -> TestServer {
         &common::fixtures(),
         Settings {
             segment_duration_ms: 1000,
+            nginx_vod_locations: "hls=/hls/,dash=/dash/".parse().expect("locations"),
             ..Default::default()
         },
     )

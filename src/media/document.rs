@@ -50,6 +50,22 @@ struct RawDocument {
     audio: Vec<RawEntry>,
     #[serde(default)]
     subtitles: Vec<RawEntry>,
+    /// Issue 16: play only this window of the title.
+    #[serde(default)]
+    clip: Option<DocumentClip>,
+}
+
+/// A document's `"clip": {"from": MS, "to": MS}` (issue 16): the window of the title's
+/// presentation that is served, in milliseconds; `to` may be left out (to the end). The
+/// package layer checks it against the title (`package::Clip`).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct DocumentClip {
+    /// Start, ms.
+    pub from: u64,
+    /// End (exclusive), ms; `None` to the end.
+    #[serde(default)]
+    pub to: Option<u64>,
 }
 
 /// One entry as written. Entries keep unknown fields to themselves (only the top level is
@@ -79,6 +95,8 @@ pub struct TitleDocument {
     pub audio: Vec<DocumentFile>,
     /// Sidecar subtitle files (WebVTT or SRT), in document order.
     pub subtitles: Vec<DocumentFile>,
+    /// The window of the title served (issue 16), if the document gives one.
+    pub clip: Option<DocumentClip>,
 }
 
 /// One entry of a title document.
@@ -165,6 +183,7 @@ pub fn parse_title_document(
         video: resolve("video", raw.video, &MEDIA_EXTENSIONS)?,
         audio: resolve("audio", raw.audio, &MEDIA_EXTENSIONS)?,
         subtitles: resolve("subtitles", raw.subtitles, &SUBTITLE_EXTENSIONS)?,
+        clip: raw.clip,
     })
 }
 

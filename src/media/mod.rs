@@ -34,7 +34,8 @@ use crate::source::ObjectIdentity;
 pub use codec::{describe_codec, describe_dolby_vision};
 pub use color::{ColorInfo, ColorSource, VideoRange, CICP_UNSPECIFIED};
 pub use document::{
-    is_title_document, parse_title_document, DocumentError, DocumentFile, TitleDocument,
+    is_title_document, parse_title_document, DocumentClip, DocumentError, DocumentFile,
+    TitleDocument,
 };
 pub use dolby::DolbyVision;
 pub use error::MediaError;

@@ -67,6 +67,9 @@ pub struct SidecarSubtitle {
     pub forced: bool,
     /// Size of the file in bytes (its DASH bandwidth over the title's duration).
     pub size_bytes: u64,
+    /// Added to the file's cue times (ns) to put them on the title's presentation
+    /// timeline: minus the start of a clip (issue 16), else 0.
+    pub offset_ns: i128,
 }
 
 /// Cut the renditions of `entries` together into one title whose version is `identity`
@@ -171,7 +174,7 @@ pub fn build_ladder(
 /// Cut every video track other than the reference (the first) at its key frame presented
 /// at the reference's cut times, in place of the planner's decode-time cut (which is
 /// right for audio but lands after the key frame of a video with composition delay).
-fn align_videos(
+pub(super) fn align_videos(
     index: &MediaIndex,
     plan: &mut SegmentPlan,
     labels: &[String],

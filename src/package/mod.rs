@@ -20,6 +20,7 @@ mod names;
 mod plan;
 mod title;
 pub mod trick;
+mod view;
 pub mod webvtt;
 
 pub use dash::render_mpd;
@@ -37,3 +38,4 @@ pub use names::{
 };
 pub use plan::{plan_segments, SegmentPlan, TrackPlan};
 pub use title::{Rendition, Title};
+pub use view::{apply_view, Clip, PickKind, TrackPick, TrackSelection, View, ViewError};

@@ -100,6 +100,14 @@ impl CachedTitle {
         }
     }
 
+    /// Another title made from this one (a view: `views.rs`), read from the same files.
+    pub(super) fn derived(&self, title: Title) -> Self {
+        Self {
+            files: self.files.clone(),
+            ..Self::new(title)
+        }
+    }
+
     /// The object (and its version) that track `track_id` is read from, when the title
     /// comes from a title document; `None` for a plain MP4 (read the request's key).
     pub fn object_of(&self, track_id: u32) -> Option<(&ObjectKey, &ObjectIdentity)> {
@@ -197,7 +205,8 @@ const FAILURE_MEMORY: std::time::Duration = std::time::Duration::from_secs(30);
 /// Loads and caches titles from one source.
 pub struct Catalog {
     source: Arc<dyn MediaSource>,
-    cache: Cache<(ObjectKey, ObjectIdentity), Arc<CachedTitle>>,
+    /// Titles by key and identity; views (`views.rs`) go by an identity carrying the view.
+    pub(super) cache: Cache<(ObjectKey, ObjectIdentity), Arc<CachedTitle>>,
     /// Object versions that failed to load because of what they contain (not because the
     /// source failed), remembered for [`FAILURE_MEMORY`].
     failures: Cache<(ObjectKey, ObjectIdentity), Arc<TitleError>>,

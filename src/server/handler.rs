@@ -12,15 +12,16 @@ use http::{Method, Request, Response, StatusCode};
 
 use super::body::ResponseBody;
 use super::error::ErrorAnswer;
+use super::nginx_vod::{parse_nginx_route, resolve, Resolved};
 use super::range::{parse_range, RangeRequest};
-use super::route::{parse_route, Route};
+use super::route::{parse_route, Route, RouteError};
 use super::subtitle::{subtitle_body, SubtitleRequest};
-use super::titles::document_title;
+use super::views::load_view;
 use super::App;
 use super::{Admitted, RequestClass};
-use crate::media::{is_title_document, TrackKind};
+use crate::media::TrackKind;
 use crate::package::trick::prepare_key_frame;
-use crate::package::{prepare_media_segment, PackageError, PreparedSegment, Resource};
+use crate::package::{prepare_media_segment, PackageError, PreparedSegment, Resource, View};
 use crate::source::{ByteRange, ObjectIdentity, ObjectKey};
 use crate::telemetry::{extract_parent, trace_id_of, HttpLabels, ShedLabels};
 use futures_util::StreamExt;
@@ -75,6 +76,7 @@ fn route_label(route: Option<&Route>) -> &'static str {
             Resource::Segment { .. } | Resource::KeyFrame { .. } => "segment",
             Resource::SubtitleSegment { .. } | Resource::SubtitleFile { .. } => "subtitle",
         },
+        Some(Route::NginxVod { name, .. }) => name.label(),
         Some(Route::Metrics) => "metrics",
         Some(Route::Healthz) | Some(Route::Readyz) => "health",
         None => "other",
@@ -93,7 +95,12 @@ pub async fn handle<B>(app: Arc<App>, req: Request<B>) -> Response<ResponseBody>
 /// [`handle`] without the preview page: what `probe` asks, as a player would.
 pub(super) async fn handle_routed<B>(app: Arc<App>, req: Request<B>) -> Response<ResponseBody> {
     let started = Instant::now();
-    let route = parse_route(req.uri().path());
+    let route = parse_route(req.uri().path()).or_else(|e| match e {
+        RouteError::NotFound => {
+            parse_nginx_route(&app.settings.nginx_vod_locations, req.uri().path())
+        }
+        e => Err(e),
+    });
     let label = route_label(route.as_ref().ok());
     let span = request_span(&req, label, route.as_ref().ok());
     // Continue the caller's trace (a CDN or player sending `traceparent`).
@@ -185,6 +192,9 @@ fn request_span<B>(req: &Request<B>, label: &'static str, route: Option<&Route>)
             Resource::Multivariant | Resource::MultivariantTs | Resource::Mpd => {}
         }
     }
+    if let Some(Route::NginxVod { key, .. }) = route {
+        span.record("vod.key", key.as_str());
+    }
     span
 }
 
@@ -256,9 +266,10 @@ async fn answer<B>(app: &Arc<App>, req: &Request<B>, route: Route) -> Response<R
             key,
             version,
             resource,
+            view,
         } => {
             let deadline = Duration::from_millis(app.settings.server.request_timeout_ms);
-            tokio::time::timeout(deadline, vod_answer(app, key, version, resource))
+            tokio::time::timeout(deadline, vod_answer(app, key, version, resource, view))
                 .await
                 .unwrap_or_else(|_| {
                     Err(ErrorAnswer::new(
@@ -266,6 +277,29 @@ async fn answer<B>(app: &Arc<App>, req: &Request<B>, route: Route) -> Response<R
                         "request deadline exceeded",
                     ))
                 })
+        }
+        Route::NginxVod { key, view, name } => {
+            // nginx-vod names pick tracks by their place in the title: resolved against
+            // it, then answered as the native resource, or redirected to a view of the
+            // title (nginx_vod.rs).
+            let deadline = Duration::from_millis(app.settings.server.request_timeout_ms);
+            let answer = async {
+                match resolve(app, &key, view, &name).await? {
+                    Resolved::Native(resource, view) => {
+                        vod_answer(app, key, None, resource, view).await.map(Ok)
+                    }
+                    Resolved::Redirect(location) => Ok(Err(location)),
+                }
+            };
+            match tokio::time::timeout(deadline, answer).await {
+                Ok(Ok(Err(location))) => return redirect(&location),
+                Ok(Ok(Ok(answer))) => Ok(answer),
+                Ok(Err(e)) => Err(e),
+                Err(_) => Err(ErrorAnswer::new(
+                    StatusCode::GATEWAY_TIMEOUT,
+                    "request deadline exceeded",
+                )),
+            }
         }
     };
     match result {
@@ -287,6 +321,8 @@ fn request_class(route: &Route) -> RequestClass {
             ..
         } => RequestClass::Segment,
         Route::Vod { .. } => RequestClass::Manifest,
+        Route::NginxVod { name, .. } if name.is_media() => RequestClass::Segment,
+        Route::NginxVod { .. } => RequestClass::Manifest,
         Route::Metrics | Route::Healthz | Route::Readyz => RequestClass::Control,
     }
 }
@@ -306,22 +342,10 @@ async fn vod_answer(
     key: ObjectKey,
     version: Option<String>,
     resource: Resource,
+    view: View,
 ) -> Result<Answer, ErrorAnswer> {
-    let source = app.catalog.source().clone();
-    let identity = source
-        .identify(&key)
-        .await
-        .map_err(|e| ErrorAnswer::from(&e).with_detail(&e))?;
-    let cached = match is_title_document(&key) {
-        true => document_title(&app.catalog, &key, &identity)
-            .await
-            .map_err(|e| ErrorAnswer::from(e.as_ref()).with_detail(&e))?,
-        false => app
-            .catalog
-            .title(&key, &identity)
-            .await
-            .map_err(|e| ErrorAnswer::from(e.as_ref()).with_detail(&e))?,
-    };
+    // The object's identity and title: a file, a title document or a urlset, as viewed.
+    let (identity, cached) = load_view(app, &key, &view).await?;
     let not_found = |what: String| ErrorAnswer {
         status: StatusCode::NOT_FOUND,
         reason: what,
@@ -757,6 +781,17 @@ pub fn error_response(e: &ErrorAnswer) -> Response<ResponseBody> {
     }
     let line = format!("{}\n", e.reason.replace(['\r', '\n'], " "));
     finish(builder, ResponseBody::full(line))
+}
+
+/// A 302 to `location` (an nginx-vod name answered by a view of the title: nginx_vod.rs),
+/// cacheable like a manifest.
+fn redirect(location: &str) -> Response<ResponseBody> {
+    let builder = Response::builder()
+        .status(StatusCode::FOUND)
+        .header(header::LOCATION, location)
+        .header(header::CACHE_CONTROL, MANIFEST)
+        .header(header::CONTENT_LENGTH, 0);
+    finish(builder, ResponseBody::Empty)
 }
 
 fn preflight() -> Response<ResponseBody> {

@@ -11,12 +11,14 @@ mod catalog;
 mod describe;
 mod error;
 mod handler;
+mod nginx_vod;
 mod preview;
 mod probe;
 mod range;
 mod route;
 mod subtitle;
 mod titles;
+mod views;
 
 use std::future::Future;
 use std::sync::atomic::{AtomicBool, Ordering};

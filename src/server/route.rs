@@ -5,10 +5,13 @@
 //! form one, a backslash or a NUL is refused whatever its spelling. NAME is the last path
 //! segment and must be a resource name (`package::Resource`); it may sit in a version
 //! folder (`/vod/KEY/v{token}/NAME`), which is how manifests refer to everything else.
+//! Between KEY and the rest may come a view (issue 16): `clip/FROM-TO/` and
+//! `tracks/SPEC/` (`package::View`), so `/vod/KEY/clip/0-5000/master.m3u8` and everything
+//! it refers to (`/vod/KEY/clip/0-5000/v{token}/...`) are a clipped title.
 
 use percent_encoding::percent_decode_str;
 
-use crate::package::{parse_version_folder, Resource};
+use crate::package::{parse_version_folder, Clip, Resource, TrackSelection, View};
 use crate::source::{KeyError, ObjectKey};
 
 /// Longest request path accepted, in bytes.
@@ -23,6 +26,16 @@ pub enum Route {
         /// The version token of the folder the name was in, if any.
         version: Option<String>,
         resource: Resource,
+        /// The clip and track selection the path asks for; the whole title by default.
+        view: View,
+    },
+    /// A resource named in nginx-vod-module's grammar whose tracks are resolved against
+    /// the title (`nginx_vod.rs`); only under `--nginx-vod-locations`.
+    NginxVod {
+        key: ObjectKey,
+        /// The clip and track selection of the path parameters.
+        view: View,
+        name: super::nginx_vod::NginxName,
     },
     /// Prometheus metrics.
     Metrics,
@@ -84,6 +97,7 @@ pub fn parse_route(path: &str) -> Result<Route, RouteError> {
             encoded_key = key_part;
         }
     }
+    let (encoded_key, view) = split_view(encoded_key)?;
     let key = percent_decode_str(encoded_key)
         .decode_utf8()
         .map_err(|_| RouteError::BadPath {
@@ -98,7 +112,37 @@ pub fn parse_route(path: &str) -> Result<Route, RouteError> {
         key,
         version,
         resource,
+        view,
     })
+}
+
+/// Split the view folders (`clip/FROM-TO/`, `tracks/SPEC/`, each at most once, in any
+/// order) off the end of the encoded key part of a path.
+///
+/// # Errors
+/// [`RouteError::BadPath`] with the reason for a malformed or repeated one.
+pub fn split_view(mut encoded_key: &str) -> Result<(&str, View), RouteError> {
+    let mut view = View::default();
+    let bad = |reason: String| RouteError::BadPath { reason };
+    while let Some((rest, value)) = encoded_key.rsplit_once('/') {
+        let Some((key_part, name)) = rest.rsplit_once('/') else {
+            break;
+        };
+        match name {
+            "clip" if view.clip.is_none() => {
+                view.clip = Some(Clip::parse(value).map_err(|e| bad(e.to_string()))?);
+            }
+            "tracks" if view.tracks.is_none() => {
+                let value = percent_decode_str(value).decode_utf8_lossy();
+                let tracks = TrackSelection::parse(&value).map_err(|e| bad(e.to_string()))?;
+                view.tracks = Some(tracks);
+            }
+            "clip" | "tracks" => return Err(bad(format!("{name} given twice"))),
+            _ => break,
+        }
+        encoded_key = key_part;
+    }
+    Ok((encoded_key, view))
 }
 
 #[cfg(test)]
@@ -115,7 +159,8 @@ mod tests {
                 resource: Resource::Segment {
                     track_id: 1,
                     number: 3
-                }
+                },
+                view: View::default(),
             })
         );
     }
@@ -127,7 +172,8 @@ mod tests {
             Ok(Route::Vod {
                 key: ObjectKey::parse("a/b.mp4").unwrap(),
                 version: Some("0123456789abcdef".into()),
-                resource: Resource::MediaPlaylist { track_id: 2 }
+                resource: Resource::MediaPlaylist { track_id: 2 },
+                view: View::default(),
             })
         );
         // Not a token: part of the key, which then lacks a media extension.
@@ -147,7 +193,48 @@ mod tests {
                     key: ObjectKey::parse("shows/ep 1.json").unwrap(),
                     version: None,
                     resource: Resource::parse(name).unwrap(),
+                    view: View::default(),
                 })
+            );
+        }
+    }
+
+    #[test]
+    fn a_clip_and_a_track_selection_are_a_view_of_the_key() {
+        let route = parse_route(
+            "/vod/dir/a.mp4/clip/1000-5000/tracks/v1-a2/v0123456789abcdef/seg-t1-2.m4s",
+        );
+        assert_eq!(
+            route,
+            Ok(Route::Vod {
+                key: ObjectKey::parse("dir/a.mp4").unwrap(),
+                version: Some("0123456789abcdef".into()),
+                resource: Resource::Segment {
+                    track_id: 1,
+                    number: 2
+                },
+                view: View {
+                    clip: Some(Clip::new(1000, Some(5000)).unwrap()),
+                    tracks: Some(TrackSelection::parse("v1-a2").unwrap()),
+                },
+            })
+        );
+        let Ok(Route::Vod { view, .. }) = parse_route("/vod/a.mp4/tracks/lang=fr/master.m3u8")
+        else {
+            panic!("a language selection is a route");
+        };
+        assert_eq!(view.path(), "tracks/lang=fr/");
+        for path in [
+            "/vod/a.mp4/clip/5000-1000/master.m3u8",
+            "/vod/a.mp4/clip/5000-5000/master.m3u8",
+            "/vod/a.mp4/clip/abc/master.m3u8",
+            "/vod/a.mp4/clip/1-2/clip/3-4/master.m3u8",
+            "/vod/a.mp4/tracks/x9/master.m3u8",
+        ] {
+            assert!(
+                matches!(parse_route(path), Err(RouteError::BadPath { .. })),
+                "{path}: {:?}",
+                parse_route(path)
             );
         }
     }

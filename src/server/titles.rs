@@ -19,13 +19,13 @@ use super::error::ErrorAnswer;
 use super::subtitle::{subtitle_window, SubtitleRequest};
 use super::App;
 use crate::media::{
-    parse_sidecar, parse_title_document, DocumentError, DocumentFile, MediaError, SidecarFormat,
-    TitleDocument,
+    parse_sidecar, parse_title_document, DocumentClip, DocumentError, DocumentFile, MediaError,
+    SidecarFormat, TitleDocument,
 };
 use crate::package::webvtt::{render_dash_file, render_hls_segment, Cue};
 use crate::package::{
-    build_ladder, document_track_id, LadderEntry, LadderRole, PackageError, SidecarSubtitle,
-    MAX_DOCUMENT_FILES,
+    apply_view, build_ladder, document_track_id, Clip, LadderEntry, LadderRole, PackageError,
+    SidecarSubtitle, Title, View, ViewError, MAX_DOCUMENT_FILES,
 };
 use crate::source::{ByteRange, ObjectIdentity, ObjectKey, SourceError};
 
@@ -74,6 +74,20 @@ pub(super) async fn document_title(
             read_document(catalog, key, identity),
         )
         .await?;
+    title_of_document(catalog, key, identity, document).await
+}
+
+/// The title of `document` (stored under `key` at `identity`, or made from an nginx-vod
+/// urlset: `nginx_vod.rs`), loading what is not cached.
+///
+/// # Errors
+/// A [`DocumentTitleError`] naming the entry at fault, shared with concurrent loads.
+pub(super) async fn title_of_document(
+    catalog: &Catalog,
+    key: &ObjectKey,
+    identity: &ObjectIdentity,
+    document: Arc<TitleDocument>,
+) -> Result<Arc<CachedTitle>, Arc<DocumentTitleError>> {
     let files = distinct_files(&document);
     if files.len() > MAX_DOCUMENT_FILES as usize {
         return Err(Arc::new(
@@ -216,6 +230,7 @@ async fn load_ladder(
             default: entry.default,
             forced: entry.forced,
             size_bytes: size,
+            offset_ns: 0,
         });
     }
     // Media files come before subtitle files in `files`, so titles[n] is file n + 1.
@@ -260,13 +275,38 @@ async fn load_ladder(
                 name: entry.name.clone(),
             });
         }
-        build_ladder(&entries, sidecars, version, target)
+        let title = build_ladder(&entries, sidecars, version, target)?;
+        match document.clip {
+            Some(clip) => clip_document_title(&title, clip, target),
+            None => Ok(title),
+        }
     })
     .await
     .map_err(|e| DocumentTitleError::Internal {
         reason: e.to_string(),
     })??;
     Ok(Arc::new(CachedTitle::with_files(title, objects)))
+}
+
+/// `title` cut to the document's `"clip"` (issue 16). A clip the title cannot have is the
+/// document's fault: 422 naming the field.
+fn clip_document_title(
+    title: &Title,
+    clip: DocumentClip,
+    target_ms: u32,
+) -> Result<Title, DocumentTitleError> {
+    let bad = |e: ViewError| DocumentError::BadEntry {
+        entry: "clip".into(),
+        reason: e.to_string(),
+    };
+    let view = View {
+        clip: Some(Clip::new(clip.from, clip.to).map_err(bad)?),
+        tracks: None,
+    };
+    apply_view(title, &view, target_ms).map_err(|e| match e {
+        ViewError::Package(p) => DocumentTitleError::Package(p),
+        other => bad(other).into(),
+    })
 }
 
 /// The WebVTT bytes of `request` for sidecar subtitle file `sidecar` (the object `key`,
@@ -316,8 +356,8 @@ pub(super) async fn sidecar_body(
     })?;
     let cues: Vec<Cue> = (cues.into_iter())
         .map(|c| Cue {
-            start_ns: c.start_ns + plan.shift_ns,
-            end_ns: c.end_ns + plan.shift_ns,
+            start_ns: c.start_ns + sidecar.offset_ns + plan.shift_ns,
+            end_ns: c.end_ns + sidecar.offset_ns + plan.shift_ns,
             payload: c.payload,
         })
         .filter(|c| window.is_none_or(|(from, to)| c.end_ns > from && c.start_ns < to))

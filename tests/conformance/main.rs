@@ -13,9 +13,11 @@
 //! the longest stream can go missing. The helpers below therefore always read one stream
 //! at a time (`-select_streams` / `-map`), which makes ffmpeg discard the others.
 
+mod clips;
 #[path = "../common/mod.rs"]
 mod common;
 mod http;
+mod nginx_vod;
 mod subtitles;
 mod titles;
 mod tools;

@@ -1,0 +1,297 @@
+//! nginx-vod-module URLs (issue 16): with `--nginx-vod-locations` set, every fixture's
+//! nginx-vod names serve the same bytes as vodpack's own names, and decode to the same
+//! frames; the ladder as an nginx-vod urlset decodes, rung by rung, to each file's frames.
+
+use super::common::{self, TestServer};
+use super::http::*;
+use super::tools::*;
+use super::FIXTURES;
+use vodpack::config::Settings;
+
+/// The rungs of the ladder fixture, in the urlset's order.
+const RUNGS: [&str; 3] = ["ladder-180p", "ladder-360p", "ladder-270p"];
+
+fn urlset() -> String {
+    format!("ladder/,{},.mp4.urlset", RUNGS.join(","))
+}
+
+/// A server over the fixtures with 1 s segments and the three nginx-vod locations.
+async fn start_nginx() -> TestServer {
+    common::start_server_with(
+        &common::fixtures(),
+        Settings {
+            segment_duration_ms: 1000,
+            nginx_vod_locations: "hls=/hls/,hlsts=/hlsts/,dash=/dash/".parse().unwrap(),
+            ..Default::default()
+        },
+    )
+    .await
+}
+
+/// Bytes of a 200 answer.
+async fn body(server: &TestServer, path: &str) -> Vec<u8> {
+    fetch_ok(server, path).await.body
+}
+
+/// The track id in a native name such as `index-t2.m3u8` or `vTOKEN/index-f1-t2.m3u8`.
+fn native_label(uri: &str) -> String {
+    let name = uri.rsplit('/').next().unwrap_or(uri);
+    name.trim_start_matches("index-")
+        .trim_end_matches(".m3u8")
+        .to_owned()
+}
+
+/// For every fixture: nginx-vod's `index-v1.m3u8` / `index-a1.m3u8` are the native media
+/// playlists of the first video and first audio rendition, and `init-v1.mp4`,
+/// `seg-N-v1.m4s`, DASH `init-v1-x3.mp4` and `fragment-N-v1-x3.m4s` (and the same for a1)
+/// are byte for byte the native init and media segments, for every N.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn nginx_vod_names_serve_the_bytes_of_the_native_names() {
+    let server = start_nginx().await;
+    for &fixture in FIXTURES {
+        let master = body(&server, &format!("/vod/{fixture}/master.m3u8")).await;
+        let master = String::from_utf8_lossy(&master).into_owned();
+        let folder = common::version_folder_in(&master);
+        let first_variant = (master.lines())
+            .skip_while(|l| !l.starts_with("#EXT-X-STREAM-INF"))
+            .nth(1)
+            .expect("a variant")
+            .to_owned();
+        let has_video = master.contains("RESOLUTION=");
+        let mut pairs = Vec::new();
+        if has_video {
+            pairs.push(("v1", native_label(&first_variant)));
+        }
+        let audio = match master
+            .lines()
+            .find(|l| l.starts_with("#EXT-X-MEDIA:TYPE=AUDIO"))
+        {
+            Some(line) => quoted_attribute(line, "URI"),
+            None if !has_video => Some(first_variant.clone()),
+            None => None,
+        };
+        if let Some(audio) = audio {
+            pairs.push(("a1", native_label(&audio)));
+        }
+        for (nginx, native) in pairs {
+            let what = format!("{fixture} {nginx} (native {native})");
+            let native_playlist = body(
+                &server,
+                &format!("/vod/{fixture}/{folder}index-{native}.m3u8"),
+            )
+            .await;
+            let nginx_playlist = body(&server, &format!("/hls/{fixture}/index-{nginx}.m3u8")).await;
+            assert_eq!(nginx_playlist, native_playlist, "{what}: media playlist");
+            let init = body(
+                &server,
+                &format!("/vod/{fixture}/{folder}init-{native}.mp4"),
+            )
+            .await;
+            assert_eq!(
+                body(&server, &format!("/hls/{fixture}/init-{nginx}.mp4")).await,
+                init,
+                "{what}: init"
+            );
+            assert_eq!(
+                body(&server, &format!("/dash/{fixture}/init-{nginx}-x3.mp4")).await,
+                init,
+                "{what}: DASH init"
+            );
+            let playlist = MediaPlaylist::parse(&String::from_utf8_lossy(&native_playlist));
+            assert!(!playlist.segments.is_empty(), "{what}: no segments");
+            for uri in &playlist.segments {
+                // seg-{native}-{N}.m4s
+                let number = uri.trim_end_matches(".m4s").rsplit('-').next().unwrap();
+                let segment = body(&server, &format!("/vod/{fixture}/{folder}{uri}")).await;
+                let hls = body(&server, &format!("/hls/{fixture}/seg-{number}-{nginx}.m4s")).await;
+                assert!(hls == segment, "{what}: seg-{number} differs from {uri}");
+                let dash = body(
+                    &server,
+                    &format!("/dash/{fixture}/fragment-{number}-{nginx}-x3.m4s"),
+                )
+                .await;
+                assert!(
+                    dash == segment,
+                    "{what}: fragment-{number} differs from {uri}"
+                );
+            }
+        }
+    }
+    server.shutdown().await;
+}
+
+/// For every fixture with video, the frames decoded through nginx-vod's HLS entry points
+/// (`master.m3u8`, `index.m3u8`, `index-v1.m3u8`) and its DASH `manifest.mpd` are the
+/// frames decoded through vodpack's own `master.m3u8`.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn nginx_vod_urls_decode_to_the_native_frames() {
+    if !tools_available().await {
+        return;
+    }
+    let server = start_nginx().await;
+    for &fixture in FIXTURES {
+        let native = server.url(&format!("/vod/{fixture}/master.m3u8"));
+        if probe_streams(&native).await.count("video") == 0 {
+            continue;
+        }
+        let want = frame_hashes(&native, "v:0").await;
+        assert!(want.len() >= 30, "{fixture}: vacuous");
+        for path in [
+            "hls/{}/master.m3u8",
+            "hls/{}/index.m3u8",
+            "hls/{}/index-v1.m3u8",
+            "dash/{}/manifest.mpd",
+        ] {
+            let url = server.url(&format!("/{}", path.replace("{}", fixture)));
+            let got = frame_hashes(&url, "v:0").await;
+            let hashes = |f: &[Frame]| f.iter().map(|f| f.hash.clone()).collect::<Vec<_>>();
+            assert!(
+                hashes(&got) == hashes(&want),
+                "{url}: {} frames, native {}",
+                got.len(),
+                want.len()
+            );
+        }
+    }
+    server.shutdown().await;
+}
+
+/// The ladder as an nginx-vod urlset: the multivariant playlist offers one variant per
+/// file, and each (through our names and through nginx-vod's `index-fN-v1.m3u8`) decodes
+/// to the frames of that file on its own.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_urlset_decodes_rung_by_rung_to_its_files() {
+    if !tools_available().await {
+        return;
+    }
+    let server = start_nginx().await;
+    let set = urlset();
+    let master = body(&server, &format!("/hls/{set}/master.m3u8")).await;
+    let master = String::from_utf8_lossy(&master).into_owned();
+    assert_eq!(master.matches("#EXT-X-STREAM-INF").count(), 3, "{master}");
+    for (n, rung) in RUNGS.iter().enumerate() {
+        let file = n + 1;
+        let want = frame_hashes(
+            &server.url(&format!("/vod/ladder/{rung}.mp4/master.m3u8")),
+            "v:0",
+        )
+        .await;
+        let uri = master_playlist_uris(&master)
+            .into_iter()
+            .find(|u| u.ends_with(&format!("index-f{file}-t1.m3u8")))
+            .unwrap_or_else(|| panic!("no variant of file {file}: {master}"));
+        for url in [
+            server.url(&format!("/hls/{set}/{uri}")),
+            server.url(&format!("/hls/{set}/index-f{file}-v1.m3u8")),
+        ] {
+            let got = frame_hashes(&url, "v:0").await;
+            assert_eq!(got.len(), want.len(), "{url}: number of frames");
+            assert!(
+                got.iter().zip(&want).all(|(a, b)| a.hash == b.hash),
+                "{url}: frames differ from {rung}.mp4"
+            );
+        }
+    }
+    server.shutdown().await;
+}
+
+/// What vodpack does not produce under nginx-vod's names is a 404 with the reason, and a
+/// malformed nginx-vod name or parameter a 400.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn nginx_vod_names_vodpack_does_not_produce_say_why() {
+    let server = start_nginx().await;
+    for (path, status, reason) in [
+        (
+            "/hls/h264-aac-3s.mp4/seg-1-v1-a1.m4s",
+            404,
+            "one track per rendition",
+        ),
+        (
+            "/hls/h264-aac-3s.mp4/init-v1-a1.mp4",
+            404,
+            "one track per rendition",
+        ),
+        (
+            "/hlsts/h264-aac-3s.mp4/seg-1-v1-a1.ts",
+            404,
+            "MPEG-TS not available",
+        ),
+        (
+            "/hls/h264-aac-3s.mp4/iframes-a1.m3u8",
+            404,
+            "one video track",
+        ),
+        ("/hls/h264-aac-3s.mp4/seg-1-v3.m4s", 404, "no such track"),
+        (
+            "/hls/h264-aac-3s.mp4/seg-0-v1.m4s",
+            400,
+            "not an nginx-vod file name",
+        ),
+        (
+            "/hls/h264-aac-3s.mp4/clipFrom/2000/clipTo/1000/master.m3u8",
+            400,
+            "not after its start",
+        ),
+        (
+            "/hls/h264-aac-3s.mp4/clipFrom/9000/master.m3u8",
+            400,
+            "after the end of the title",
+        ),
+    ] {
+        let reply = common::get(server.addr, path).await;
+        assert_eq!(reply.status, status, "{path}: {}", reply.text());
+        assert!(reply.text().contains(reason), "{path}: {}", reply.text());
+    }
+    // nginx-vod's I-frame playlist name is vodpack's I-frame playlist of that video, and
+    // the key frames it names are served beside it.
+    let iframes = common::get(server.addr, "/hls/h264-aac-3s.mp4/iframes-v1.m3u8").await;
+    assert_eq!(iframes.status, 200, "{}", iframes.text());
+    let native = common::get(server.addr, "/vod/h264-aac-3s.mp4/iframes-t1.m3u8").await;
+    assert_eq!(iframes.text(), native.text());
+    let first = (iframes.text().lines())
+        .find(|l| l.starts_with("ifr-"))
+        .map(str::to_owned)
+        .expect("a key frame");
+    let key_frame = common::get(server.addr, &format!("/hls/h264-aac-3s.mp4/{first}")).await;
+    assert_eq!(key_frame.status, 200);
+    assert_eq!(key_frame.body.get(4..8), Some(&b"moof"[..]));
+    server.shutdown().await;
+}
+
+/// A muxed nginx-vod playlist name (`index-v1-a2.m3u8`) of some of a title's tracks is a
+/// redirect to the multivariant playlist of a view of just those tracks (players accept a
+/// multivariant playlist where they asked for a media playlist), whose relative URLs then
+/// stay in that view; naming every track answers the multivariant playlist in place.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_muxed_playlist_name_is_the_multivariant_playlist_of_its_tracks() {
+    let server = start_nginx().await;
+    let reply = common::get(server.addr, "/hls/h264-aac-2lang-3s.mp4/index-v1-a2.m3u8").await;
+    assert_eq!(reply.status, 302, "{}", reply.text());
+    let location = reply.header("location").expect("a Location").to_owned();
+    assert_eq!(
+        location,
+        "/hls/h264-aac-2lang-3s.mp4/tracks/t1-t3/master.m3u8"
+    );
+    let master = fetch_ok(&server, &location).await.text();
+    let audio: Vec<&str> = (master.lines())
+        .filter(|l| l.starts_with("#EXT-X-MEDIA:TYPE=AUDIO"))
+        .collect();
+    assert_eq!(audio.len(), 1, "{master}");
+    assert!(audio[0].contains("LANGUAGE=\"fra\""), "{master}");
+    let base = location.trim_end_matches("master.m3u8");
+    for uri in master_playlist_uris(&master) {
+        let playlist = fetch_ok(&server, &format!("{base}{uri}")).await.text();
+        let folder = uri.rsplit_once('/').map_or("", |(f, _)| f);
+        for segment in MediaPlaylist::parse(&playlist).segments {
+            fetch_ok(&server, &format!("{base}{folder}/{segment}")).await;
+        }
+    }
+    let whole = fetch_ok(&server, "/hls/h264-aac-3s.mp4/index-v1-a1.m3u8")
+        .await
+        .text();
+    let native = fetch_ok(&server, "/vod/h264-aac-3s.mp4/master.m3u8")
+        .await
+        .text();
+    assert_eq!(whole, native);
+    server.shutdown().await;
+}
