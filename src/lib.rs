@@ -39,6 +39,7 @@
 #[doc(hidden)]
 pub mod bench;
 pub mod config;
+pub mod crypto;
 pub mod media;
 pub mod package;
 pub mod server;
