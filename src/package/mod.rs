@@ -17,6 +17,7 @@ mod hls;
 mod ladder;
 mod names;
 mod plan;
+pub mod protect;
 mod title;
 pub mod webvtt;
 
