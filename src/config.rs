@@ -46,6 +46,8 @@ pub struct Settings {
     pub server: ServerOptions,
     /// Log line format.
     pub log_format: LogFormat,
+    /// Encryption, keys, signed URLs and CORS (issue 14).
+    pub protect: crate::crypto::settings::ProtectSettings,
 }
 
 /// How the HTTP server admits, times and drains requests.
@@ -94,6 +96,7 @@ impl Default for Settings {
             object_store: ObjectStoreOptions::default(),
             server: ServerOptions::default(),
             log_format: LogFormat::Text,
+            protect: Default::default(),
         }
     }
 }
@@ -126,6 +129,15 @@ pub const SETTINGS: &[(&str, &str, &str, &str)] = &[
     ("drain-timeout-ms", "VODPACK_DRAIN_TIMEOUT_MS", "25000", "After SIGTERM or SIGINT, how long in-flight requests may finish before the process exits"),
     ("access-log", "VODPACK_ACCESS_LOG", "false", "Write one log line per request (method, path, status, bytes, duration)"),
     ("log-format", "VODPACK_LOG_FORMAT", "text", "Log format: text or json"),
+    ("encryption", "VODPACK_ENCRYPTION", "none", "Encryption per output, overridable per title document: hls=aes-128|sample-aes|none, dash=cenc|cbcs|none"),
+    ("key-secret-file", "VODPACK_KEY_SECRET_FILE", "(none)", "File holding the secret every title's content key and KID are derived from (HMAC-SHA256); needed when anything is encrypted"),
+    ("key-secret", "VODPACK_KEY_SECRET", "(none)", "The key secret itself, at least 16 bytes; prefer the variable or the file to the flag"),
+    ("signed-urls", "VODPACK_SIGNED_URLS", "off", "Which requests need a signed token: off, entry (entry manifests, keys, licences) or all (every /vod/ path; manifests carry the token on)"),
+    ("url-secret-file", "VODPACK_URL_SECRET_FILE", "(none)", "File holding the secret URL tokens are signed with"),
+    ("url-secret", "VODPACK_URL_SECRET", "(none)", "The URL secret itself, at least 16 bytes; prefer the variable or the file"),
+    ("token-skew-secs", "VODPACK_TOKEN_SKEW_SECS", "30", "Seconds a token is still accepted after its expiry, for clocks that disagree"),
+    ("cors-origins", "VODPACK_CORS_ORIGINS", "*", "Comma-separated origins allowed by CORS; any other origin gets no Access-Control-Allow-Origin"),
+    ("public-url", "VODPACK_PUBLIC_URL", "(none)", "Public base URL of the server, used for the absolute licence URL in MPDs (default: http:// and the request's Host)"),
 ];
 
 /// The subset of settings given on the command line or in the environment.
@@ -215,6 +227,9 @@ pub struct SettingsArgs {
     /// TOML file with any of the settings above (keys as the flag names)
     #[arg(long, env = "VODPACK_CONFIG")]
     pub config: Option<PathBuf>,
+    /// Encryption, key, signed-URL and CORS settings (flags and variables only).
+    #[command(flatten)]
+    pub protect: crate::crypto::settings::ProtectArgs,
 }
 
 /// The same settings as read from a TOML file.
@@ -383,6 +398,10 @@ impl SettingsArgs {
                     .unwrap_or(d.server.access_log),
             },
             log_format: self.log_format.or(file.log_format).unwrap_or(d.log_format),
+            protect: self.protect.resolve().map_err(|e| ConfigError::Invalid {
+                name: e.name,
+                reason: e.reason,
+            })?,
         };
         let server = &settings.server;
         let positive: [(&'static str, u64); 6] = [

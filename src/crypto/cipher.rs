@@ -243,10 +243,7 @@ impl SampleEncryptor {
     /// [`CipherError::Short`] when it was not.
     pub fn finish(mut self) -> Result<(), CipherError> {
         // Skip over zero-length tails (empty subsamples, empty samples).
-        loop {
-            let Some(sample) = self.current.as_ref() else {
-                break;
-            };
+        while let Some(sample) = self.current.as_ref() {
             let rest: u64 = match self.phase {
                 Phase::Clear { index, done } => {
                     let tail: u64 = sample

@@ -15,6 +15,7 @@
 pub mod cipher;
 pub mod keys;
 pub mod policy;
+pub mod settings;
 pub mod token;
 
 pub use cipher::{CipherError, SampleEncryptor, SampleLayout, Subsample, WholeSegmentEncryptor};

@@ -10,6 +10,7 @@ mod body;
 mod catalog;
 mod error;
 mod handler;
+pub mod protect;
 mod range;
 mod route;
 mod subtitle;
@@ -49,6 +50,8 @@ pub struct App {
     pub metrics: Arc<Metrics>,
     /// Connection and request limits.
     pub admission: Admission,
+    /// Encryption policy, keys and token checks.
+    pub protect: protect::Protector,
     draining: AtomicBool,
 }
 
@@ -68,7 +71,9 @@ impl App {
             max_segment_requests: settings.server.max_segment_requests,
             max_manifest_requests: settings.server.max_manifest_requests,
         });
+        let protect = protect::Protector::new(&settings.protect);
         Arc::new(Self {
+            protect,
             settings,
             catalog,
             metrics,
@@ -108,7 +113,7 @@ pub async fn run(
     let graceful = hyper_util::server::graceful::GracefulShutdown::new();
     tokio::pin!(shutdown);
     loop {
-        let (stream, _peer) = tokio::select! {
+        let (stream, peer) = tokio::select! {
             accepted = listener.accept() => match accepted {
                 Ok(pair) => pair,
                 Err(e) => {
@@ -127,7 +132,8 @@ pub async fn run(
             continue;
         };
         let app_for_conn = app.clone();
-        let service = service_fn(move |req| {
+        let service = service_fn(move |mut req: hyper::Request<hyper::body::Incoming>| {
+            req.extensions_mut().insert(protect::ClientAddr(peer.ip()));
             let app = app_for_conn.clone();
             async move { Ok::<_, std::convert::Infallible>(handler::handle(app, req).await) }
         });

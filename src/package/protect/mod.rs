@@ -17,7 +17,7 @@ pub mod manifest;
 mod nal;
 
 pub use boxes::{protect_init_segment, protect_segment_header, SampleEntryFormat, TrackProtection};
-pub use nal::{video_subsamples, Nal, NalFormat, NalScanner};
+pub use nal::{max_subsamples, video_subsamples, Nal, NalFormat, NalScanner};
 
 use sha2::{Digest, Sha256};
 
