@@ -15,6 +15,7 @@
 
 #[path = "../common/mod.rs"]
 mod common;
+mod encryption;
 mod http;
 mod subtitles;
 mod titles;

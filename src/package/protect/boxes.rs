@@ -317,7 +317,9 @@ pub fn protect_segment_header(
         sizes.push(u8::try_from(size).map_err(|_| layout("aux info over 255 bytes"))?);
     }
     let senc = full(b"senc", 0, if with_subsamples { 2 } else { 0 }, &senc_body);
-    let uniform = sizes.iter().all(|s| Some(s) == sizes.first());
+    // A default of 0 means "listed per sample" (14496-12 8.7.8.2), so all-zero sizes
+    // (cbcs audio: constant IV, no subsamples) are listed too.
+    let uniform = sizes.iter().all(|s| Some(s) == sizes.first()) && sizes.first() != Some(&0);
     let mut saiz_body = vec![if uniform {
         sizes.first().copied().unwrap_or(0)
     } else {
