@@ -214,15 +214,6 @@ fn pssh_boxes(key: &ContentKey) -> Vec<u8> {
     out
 }
 
-/// The common `pssh` box of a key, alone (for the MPD's `cenc:pssh`).
-pub fn common_pssh(key: &ContentKey) -> Vec<u8> {
-    let no_systems = ContentKey {
-        systems: Vec::new(),
-        ..key.clone()
-    };
-    pssh_boxes(&no_systems)
-}
-
 /// The protected form of a clear init segment made by `fmp4::init_segment`: every sample
 /// entry renamed `encv`/`enca` with a `sinf` naming its original format, and the key's
 /// `pssh` boxes at the end of `moov`.

@@ -10,15 +10,12 @@ use std::fmt::Write as _;
 use base64::engine::general_purpose::STANDARD;
 use base64::Engine as _;
 
-use super::boxes::common_pssh;
 use crate::crypto::keys::{hex, uuid_string, ContentKey};
 use crate::crypto::Scheme;
 use crate::package::{version_folder, Resource};
 
 /// W3C ClearKey's DASH system id (DASH-IF IOP 7.6.2.4).
 pub const CLEARKEY_SYSTEM_ID: &str = "e2719d58-a985-b3c9-781a-b030af78d30e";
-/// The common `pssh` system id as a URN.
-pub const COMMON_SYSTEM_URN: &str = "urn:uuid:1077efec-c0b2-4d02-ace3-3c1e52e2fb4b";
 
 /// Point every versioned URI at `to`'s folder instead of `from`'s.
 pub fn swap_version_folder(text: &str, from: &str, to: &str) -> String {
@@ -168,22 +165,22 @@ pub fn hls_media_playlist(
 }
 
 /// Add `ContentProtection` to every audio and video AdaptationSet of an MPD (ISO/IEC
-/// 23009-1 5.8.4.1, DASH-IF IOP 7): `mp4protection` with `cenc:default_KID`, the common
-/// system with its `cenc:pssh`, W3C ClearKey with the licence URL (`dashif:Laurl` and
-/// `clearkey:Laurl`), and each DRM system the key provider supplies with its `cenc:pssh`.
+/// 23009-1 5.8.4.1, DASH-IF IOP 7): `mp4protection` with `cenc:default_KID`, W3C ClearKey
+/// with the licence URL (`dashif:Laurl` and `clearkey:Laurl`), and each DRM system the key
+/// provider supplies with its `cenc:pssh`. The common system's `pssh` is in the init
+/// segment only: as an element of its own Shaka Player maps it to ClearKey and picks it,
+/// without a licence URL; as `cenc:pssh` of the ClearKey element dash.js (5.2) fails to
+/// build its key request from it.
 pub fn dash_mpd(text: &str, scheme: Scheme, key: &ContentKey, licence_url: &str) -> String {
     let kid = uuid_string(&key.kid);
     let licence = xml_escape(licence_url);
     let mut elements = format!(
         "      <ContentProtection schemeIdUri=\"urn:mpeg:dash:mp4protection:2011\" value=\"{}\" cenc:default_KID=\"{kid}\"/>\n\
-         \x20     <ContentProtection schemeIdUri=\"{COMMON_SYSTEM_URN}\" value=\"cenc\">\n\
-         \x20       <cenc:pssh>{}</cenc:pssh>\n      </ContentProtection>\n\
          \x20     <ContentProtection schemeIdUri=\"urn:uuid:{CLEARKEY_SYSTEM_ID}\" value=\"ClearKey1.0\">\n\
          \x20       <dashif:Laurl>{licence}</dashif:Laurl>\n\
          \x20       <clearkey:Laurl Lic_type=\"EME-1.0\">{licence}</clearkey:Laurl>\n\
          \x20     </ContentProtection>\n",
         scheme.name(),
-        STANDARD.encode(common_pssh(key)),
     );
     for system in &key.systems {
         let _ = write!(
