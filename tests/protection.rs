@@ -455,3 +455,49 @@ async fn no_secret_token_or_key_reaches_the_logs() {
         assert!(!logs.contains(&secret), "a secret reached the logs");
     }
 }
+
+/// Given a server that encrypts nothing by default, when a title document says
+/// `"encryption": "dash=cenc"`, then its MPD is protected and its HLS is not; a document
+/// with a policy that does not parse is refused with 422.
+#[tokio::test]
+async fn a_title_document_sets_its_own_encryption() {
+    let dir = common::TempDir::new("protection-doc");
+    std::fs::copy(fixtures().join(FIXTURE), dir.path().join(FIXTURE)).unwrap();
+    std::fs::write(
+        dir.path().join("title.json"),
+        format!("{{\"video\":[{{\"file\":\"{FIXTURE}\"}}],\"encryption\":\"dash=cenc\"}}"),
+    )
+    .unwrap();
+    std::fs::write(
+        dir.path().join("bad.json"),
+        format!("{{\"video\":[{{\"file\":\"{FIXTURE}\"}}],\"encryption\":\"dash=rot13\"}}"),
+    )
+    .unwrap();
+    let mut settings = Settings::default();
+    settings.protect.key_secret = Some(Secret::from_text(KEY_SECRET, "k").unwrap());
+    let server = start_server_with(dir.path(), settings).await;
+    let mpd = request(server.addr, "GET", "/vod/title.json/manifest.mpd", &[]).await;
+    assert_eq!(mpd.status, 200, "{}", mpd.text());
+    assert!(mpd.text().contains("value=\"cenc\" cenc:default_KID="));
+    let master = request(server.addr, "GET", "/vod/title.json/master.m3u8", &[]).await;
+    assert_eq!(master.status, 200);
+    assert!(!master.text().contains("EXT-X-SESSION-KEY"));
+    let plain = request(
+        server.addr,
+        "GET",
+        &format!("/vod/{FIXTURE}/manifest.mpd"),
+        &[],
+    )
+    .await;
+    assert!(!plain.text().contains("ContentProtection"));
+    let licence = post(
+        &server,
+        "/vod/title.json/clearkey.json",
+        &licence_body(&[1; 16]),
+    )
+    .await;
+    assert_eq!(licence.status, 200);
+    let bad = request(server.addr, "GET", "/vod/bad.json/manifest.mpd", &[]).await;
+    assert_eq!(bad.status, 422, "{}", bad.text());
+    server.shutdown().await;
+}

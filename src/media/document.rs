@@ -50,6 +50,9 @@ struct RawDocument {
     audio: Vec<RawEntry>,
     #[serde(default)]
     subtitles: Vec<RawEntry>,
+    /// The title's encryption, overriding the server's (issue 14): `hls=aes-128,dash=cenc`.
+    #[serde(default)]
+    encryption: Option<String>,
 }
 
 /// One entry as written. Entries keep unknown fields to themselves (only the top level is
@@ -79,6 +82,9 @@ pub struct TitleDocument {
     pub audio: Vec<DocumentFile>,
     /// Sidecar subtitle files (WebVTT or SRT), in document order.
     pub subtitles: Vec<DocumentFile>,
+    /// The title's own encryption policy (`"encryption"`), overriding the server's
+    /// `--encryption`; `None` when the document does not say.
+    pub encryption: Option<crate::crypto::EncryptionPolicy>,
 }
 
 /// One entry of a title document.
@@ -161,7 +167,14 @@ pub fn parse_title_document(
             .map(|(n, raw)| resolve_entry(folder, format!("{kind}[{n}]"), raw, extensions))
             .collect::<Result<Vec<_>, _>>()
     };
+    let encryption = (raw.encryption.as_deref())
+        .map(crate::crypto::EncryptionPolicy::parse)
+        .transpose()
+        .map_err(|e| DocumentError::Malformed {
+            reason: e.to_string(),
+        })?;
     Ok(TitleDocument {
+        encryption,
         video: resolve("video", raw.video, &MEDIA_EXTENSIONS)?,
         audio: resolve("audio", raw.audio, &MEDIA_EXTENSIONS)?,
         subtitles: resolve("subtitles", raw.subtitles, &SUBTITLE_EXTENSIONS)?,

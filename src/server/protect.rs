@@ -213,7 +213,7 @@ pub async fn select(
             "this version of the title is gone; reload the playlist",
         )
     };
-    let policy = app.protect.policy();
+    let policy = cached.encryption.unwrap_or(app.protect.policy());
     if !policy.any() {
         return match version {
             Some(v) if v != cached.token => Err(gone()),
@@ -621,19 +621,31 @@ pub fn encrypted_stream(
     .boxed()
 }
 
+/// The encryption policy of the title at `key` (which must exist): a title document's own,
+/// else the server's.
+///
+/// # Errors
+/// 404 for no such object, 422 for a broken title document, source errors as usual.
+async fn title_policy(app: &App, key: &ObjectKey) -> Result<EncryptionPolicy, ErrorAnswer> {
+    let identity = (app.catalog.source().identify(key).await)
+        .map_err(|e| ErrorAnswer::from(&e).with_detail(&e))?;
+    if !crate::media::is_title_document(key) {
+        return Ok(app.protect.policy());
+    }
+    let cached = super::titles::document_title(&app.catalog, key, &identity)
+        .await
+        .map_err(|e| ErrorAnswer::from(e.as_ref()).with_detail(&e))?;
+    Ok(cached.encryption.unwrap_or(app.protect.policy()))
+}
+
 /// The HLS AES-128 key of the title at `key`: 16 raw bytes.
 ///
 /// # Errors
 /// 404 when the title's HLS output is not AES-128, 503 when the key is unavailable.
 pub async fn key_answer(app: &App, key: &ObjectKey) -> Result<Bytes, ErrorAnswer> {
-    if app.protect.policy().hls != Some(Scheme::Aes128) {
+    if title_policy(app, key).await?.hls != Some(Scheme::Aes128) {
         return Err(ErrorAnswer::new(StatusCode::NOT_FOUND, "not found"));
     }
-    app.catalog
-        .source()
-        .identify(key)
-        .await
-        .map_err(|e| ErrorAnswer::from(&e).with_detail(&e))?;
     let content_key = app.protect.content_key(key).await?;
     Ok(Bytes::copy_from_slice(&content_key.key))
 }
@@ -645,7 +657,7 @@ pub async fn key_answer(app: &App, key: &ObjectKey) -> Result<Bytes, ErrorAnswer
 /// 400 for a request that is not ClearKey JSON, 404 when the title uses no CENC scheme,
 /// 503 when the key is unavailable.
 pub async fn licence_answer(app: &App, key: &ObjectKey, body: &[u8]) -> Result<Bytes, ErrorAnswer> {
-    let policy = app.protect.policy();
+    let policy = title_policy(app, key).await?;
     let cenc = |s: Option<Scheme>| matches!(s, Some(Scheme::Cenc | Scheme::Cbcs));
     if !cenc(policy.hls) && !cenc(policy.dash) {
         return Err(ErrorAnswer::new(StatusCode::NOT_FOUND, "not found"));
@@ -661,11 +673,6 @@ pub async fn licence_answer(app: &App, key: &ObjectKey, body: &[u8]) -> Result<B
         return Err(bad());
     }
     let request: LicenceRequest = serde_json::from_slice(body).map_err(|_| bad())?;
-    app.catalog
-        .source()
-        .identify(key)
-        .await
-        .map_err(|e| ErrorAnswer::from(&e).with_detail(&e))?;
     let content_key = app.protect.content_key(key).await?;
     let kid = URL_SAFE_NO_PAD.encode(content_key.kid);
     let keys: Vec<serde_json::Value> = (request.kids.iter())
