@@ -137,6 +137,11 @@ pub const SETTINGS: &[(&str, &str, &str, &str)] = &[
     ("url-secret", "VODPACK_URL_SECRET", "(none)", "The URL secret itself, at least 16 bytes; prefer the variable or the file"),
     ("token-skew-secs", "VODPACK_TOKEN_SKEW_SECS", "30", "Seconds a token is still accepted after its expiry, for clocks that disagree"),
     ("cors-origins", "VODPACK_CORS_ORIGINS", "*", "Comma-separated origins allowed by CORS; any other origin gets no Access-Control-Allow-Origin"),
+    ("cpix-url", "VODPACK_CPIX_URL", "(none)", "CPIX 2.3 key server URL; when set, content keys are fetched from it (POST of a CPIX request per title) instead of derived from the key secret"),
+    ("cpix-systems", "VODPACK_CPIX_SYSTEMS", "(none)", "DRM systems whose pssh data is asked of the key server: widevine, playready (comma-separated)"),
+    ("cpix-timeout-ms", "VODPACK_CPIX_TIMEOUT_MS", "2000", "Deadline of one key server request; a request past it is retried, and when every try fails the answer is 503, never clear content"),
+    ("cpix-retries", "VODPACK_CPIX_RETRIES", "2", "Retries of a key server request that failed with a transport error, a timeout or a 5xx, with backoff from 100 ms"),
+    ("key-cache-ttl-secs", "VODPACK_KEY_CACHE_TTL_SECS", "300", "How long a key fetched from the key server is reused for its title"),
     ("public-url", "VODPACK_PUBLIC_URL", "(none)", "Public base URL of the server, used for the absolute licence URL in MPDs (default: http:// and the request's Host)"),
 ];
 

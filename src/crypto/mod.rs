@@ -13,6 +13,7 @@
 //! per-subsample IV reset) are ours, because no maintained crate implements them.
 
 pub mod cipher;
+pub mod cpix;
 pub mod keys;
 pub mod policy;
 pub mod settings;

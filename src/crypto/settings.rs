@@ -4,6 +4,9 @@
 
 use std::path::PathBuf;
 
+use std::time::Duration;
+
+use super::cpix::{CpixOptions, PLAYREADY, WIDEVINE};
 use super::keys::{KeyError, Secret};
 use super::policy::EncryptionPolicy;
 
@@ -50,6 +53,21 @@ pub struct ProtectArgs {
     /// Public base URL of this server (for licence URLs in MPDs) [default: http://HOST]
     #[arg(long, env = "VODPACK_PUBLIC_URL")]
     pub public_url: Option<String>,
+    /// CPIX key server URL; keys come from it instead of the key secret
+    #[arg(long, env = "VODPACK_CPIX_URL")]
+    pub cpix_url: Option<String>,
+    /// DRM systems to ask the key server for: widevine, playready (comma-separated)
+    #[arg(long, env = "VODPACK_CPIX_SYSTEMS")]
+    pub cpix_systems: Option<String>,
+    /// Deadline of one key server request, in ms [default: 2000]
+    #[arg(long, env = "VODPACK_CPIX_TIMEOUT_MS")]
+    pub cpix_timeout_ms: Option<u64>,
+    /// Retries of a failed key server request [default: 2]
+    #[arg(long, env = "VODPACK_CPIX_RETRIES")]
+    pub cpix_retries: Option<u32>,
+    /// How long a key from the key server is reused, in seconds [default: 300]
+    #[arg(long, env = "VODPACK_KEY_CACHE_TTL_SECS")]
+    pub key_cache_ttl_secs: Option<u64>,
 }
 
 /// Resolved protection settings.
@@ -69,6 +87,8 @@ pub struct ProtectSettings {
     pub cors_origins: Vec<String>,
     /// Public base URL (scheme and authority, no trailing slash), if set.
     pub public_url: Option<String>,
+    /// The CPIX key server, when keys come from one (else from `key_secret`).
+    pub cpix: Option<CpixOptions>,
 }
 
 /// A protection setting that is wrong: its flag name and why.
@@ -120,10 +140,12 @@ impl ProtectArgs {
             self.key_secret_file.as_ref(),
             "key-secret",
         )?;
-        if encryption.any() && key_secret.is_none() {
+        let cpix = self.cpix_options()?;
+        if encryption.any() && key_secret.is_none() && cpix.is_none() {
             return Err(ProtectSettingsError {
                 name: "encryption",
-                reason: "encryption needs --key-secret-file or VODPACK_KEY_SECRET".into(),
+                reason: "encryption needs --key-secret-file, VODPACK_KEY_SECRET or --cpix-url"
+                    .into(),
             });
         }
         let signed_urls = self.signed_urls.unwrap_or_default();
@@ -166,7 +188,41 @@ impl ProtectArgs {
             token_skew_secs: self.token_skew_secs.unwrap_or(30),
             cors_origins,
             public_url,
+            cpix,
         })
+    }
+
+    fn cpix_options(&self) -> Result<Option<CpixOptions>, ProtectSettingsError> {
+        let Some(url) = &self.cpix_url else {
+            return Ok(None);
+        };
+        let bad = |name: &'static str, reason: String| ProtectSettingsError { name, reason };
+        let parsed = url::Url::parse(url).map_err(|e| bad("cpix-url", e.to_string()))?;
+        if !matches!(parsed.scheme(), "http" | "https") {
+            return Err(bad("cpix-url", "must be an http or https URL".into()));
+        }
+        let mut systems = Vec::new();
+        for name in (self.cpix_systems.as_deref().unwrap_or("").split(','))
+            .map(str::trim)
+            .filter(|n| !n.is_empty())
+        {
+            systems.push(match name.to_ascii_lowercase().as_str() {
+                "widevine" => WIDEVINE,
+                "playready" => PLAYREADY,
+                _ => return Err(bad("cpix-systems", format!("unknown DRM system {name:?}"))),
+            });
+        }
+        let timeout_ms = self.cpix_timeout_ms.unwrap_or(2000);
+        if timeout_ms == 0 {
+            return Err(bad("cpix-timeout-ms", "must be positive".into()));
+        }
+        Ok(Some(CpixOptions {
+            url: url.clone(),
+            systems,
+            timeout: Duration::from_millis(timeout_ms),
+            retries: self.cpix_retries.unwrap_or(2),
+            ttl: Duration::from_secs(self.key_cache_ttl_secs.unwrap_or(300).max(1)),
+        }))
     }
 }
 

@@ -28,6 +28,7 @@ use super::error::ErrorAnswer;
 use super::route::Route;
 use super::App;
 use crate::crypto::cipher::SampleMode;
+use crate::crypto::cpix::CpixKeyProvider;
 use crate::crypto::settings::{ProtectSettings, SignedUrls};
 use crate::crypto::token::token_in_query;
 use crate::crypto::{
@@ -66,8 +67,18 @@ pub struct Protector {
 impl Protector {
     /// The protection of `settings` (already checked by `config`).
     pub fn new(settings: &ProtectSettings) -> Self {
-        let provider = (settings.key_secret.clone())
-            .map(|s| Arc::new(SecretKeyProvider::new(s)) as Arc<dyn KeyProvider>);
+        let provider = match (&settings.cpix, settings.key_secret.clone()) {
+            (Some(options), _) => match CpixKeyProvider::new(options.clone()) {
+                Ok(p) => Some(Arc::new(p) as Arc<dyn KeyProvider>),
+                Err(e) => {
+                    // Fail closed: every encrypted request is then an error answer.
+                    tracing::error!(error = %e, "cpix key provider unavailable");
+                    None
+                }
+            },
+            (None, Some(secret)) => Some(Arc::new(SecretKeyProvider::new(secret)) as _),
+            (None, None) => None,
+        };
         let signer =
             (settings.url_secret.clone()).map(|s| TokenSigner::new(s, settings.token_skew_secs));
         Self {
