@@ -501,3 +501,56 @@ async fn a_title_document_sets_its_own_encryption() {
     assert_eq!(bad.status, 422, "{}", bad.text());
     server.shutdown().await;
 }
+
+/// Given encrypted segments (AES-128 whole-segment and `cenc`), when a byte range is asked
+/// for, then the answer is exactly that range of the whole encrypted segment, and HEAD
+/// states the whole length.
+#[tokio::test]
+async fn ranges_of_encrypted_segments_are_slices_of_the_whole() {
+    let server = start("hls=aes-128,dash=cenc", SignedUrls::Off, &[]).await;
+    let master = request(
+        server.addr,
+        "GET",
+        &format!("/vod/{FIXTURE}/master.m3u8"),
+        &[],
+    )
+    .await;
+    let hls = version_folder_in(&master.text());
+    let mpd = request(
+        server.addr,
+        "GET",
+        &format!("/vod/{FIXTURE}/manifest.mpd"),
+        &[],
+    )
+    .await;
+    let dash = mpd
+        .text()
+        .split("initialization=\"")
+        .nth(1)
+        .unwrap()
+        .split('/')
+        .next()
+        .unwrap()
+        .to_owned()
+        + "/";
+    for folder in [hls, dash] {
+        for name in ["seg-t1-2.m4s", "seg-t2-1.m4s"] {
+            let path = format!("/vod/{FIXTURE}/{folder}{name}");
+            let whole = request(server.addr, "GET", &path, &[]).await;
+            assert_eq!(whole.status, 200);
+            let head = request(server.addr, "HEAD", &path, &[]).await;
+            assert_eq!(
+                head.header("content-length"),
+                Some(whole.body.len().to_string().as_str())
+            );
+            let len = whole.body.len();
+            for (from, to) in [(0, 9), (100, 1099), (len - 17, len - 1)] {
+                let range = format!("bytes={from}-{to}");
+                let part = request(server.addr, "GET", &path, &[("Range", &range)]).await;
+                assert_eq!(part.status, 206, "{path} {range}");
+                assert_eq!(part.body, whole.body[from..=to], "{path} {range}");
+            }
+        }
+    }
+    server.shutdown().await;
+}

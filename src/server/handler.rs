@@ -228,7 +228,11 @@ where
         return error_response(&ErrorAnswer::new(StatusCode::FORBIDDEN, "forbidden"));
     }
     let is_licence = matches!(route, Route::Licence { .. });
-    if is_licence != (method == Method::POST) && !(is_licence && method == Method::HEAD) {
+    let allowed = match is_licence {
+        true => method == Method::POST,
+        false => method == Method::GET || method == Method::HEAD,
+    };
+    if !allowed {
         let mut response = error_response(&ErrorAnswer {
             status: StatusCode::METHOD_NOT_ALLOWED,
             reason: "method not allowed".into(),
