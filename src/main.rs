@@ -259,6 +259,7 @@ async fn inspect(file: &Path, segment_duration_ms: u32) -> anyhow::Result<()> {
     let mut out = String::new();
     out.push_str(&format!("{}: {} bytes\n", file.display(), identity.size));
     out.push_str(&format!("moov: {} reads\n", report.moov_reads));
+    out.push_str(&encryption_lines(&title));
     if let Some(f) = report.fragments {
         // With no read past the probe, the walk found them in bytes already read.
         let how = match (f.discovery, f.reads) {
@@ -367,6 +368,27 @@ fn edit_lines(edits: &vodpack::media::EditList, timescale: u32) -> String {
             edit.start_ticks,
             edit.duration_ticks,
         ));
+    }
+    out
+}
+
+/// What `inspect` says of encryption: the policy `VODPACK_ENCRYPTION` sets (a title
+/// document's `"encryption"` overrides it per title), and whether each track can be
+/// encrypted (AV1 and VP9 video cannot, and are refused with 422 when it applies).
+fn encryption_lines(title: &Title) -> String {
+    use vodpack::crypto::EncryptionPolicy;
+    use vodpack::package::protect::TrackProtection;
+    let policy = std::env::var("VODPACK_ENCRYPTION")
+        .ok()
+        .and_then(|p| EncryptionPolicy::parse(&p).ok())
+        .unwrap_or_default();
+    let mut out = format!("encryption: {policy} (VODPACK_ENCRYPTION)\n");
+    if policy.any() {
+        for track in &title.index.tracks {
+            let verdict = TrackProtection::sample_format(&track.sample_description, track.kind)
+                .map_or_else(|e| e.to_string(), |_| "can be encrypted".to_owned());
+            out.push_str(&format!("  track {}: {verdict}\n", track.track_id));
+        }
     }
     out
 }
