@@ -39,16 +39,18 @@ measure() { # label policy manifest
     playlist=$(curl -sf "$base/$folder/index-t1.m3u8")
     while read -r name; do urls+=("$base/$folder/$name"); done < <(grep '^seg-' <<<"$playlist")
   fi
+  # Every URL with its own `-o /dev/null` (curl applies one -o to one URL).
+  local args=() list=() bytes
+  for u in "${urls[@]}"; do args+=(-o /dev/null "$u"); done
   # Warm: metadata loaded, page cache hot.
-  curl -s -o /dev/null "${urls[@]}"
-  local list=() bytes
-  for _ in $(seq "$ROUNDS"); do list+=("${urls[@]}"); done
+  curl -s "${args[@]}"
+  for _ in $(seq "$ROUNDS"); do list+=("${args[@]}"); done
   local before after
   before=$(cpu_ticks $pid)
-  bytes=$(curl -s -o /dev/null -w '%{size_download}\n' "${list[@]}" | awk '{s += $1} END {print s}')
+  bytes=$(curl -s -w '%{size_download}\n' "${list[@]}" | awk '{s += $1} END {print s}')
   after=$(cpu_ticks $pid)
   kill $pid; wait $pid 2>/dev/null || true
-  local n=${#list[@]}
+  local n=$(( ${#list[@]} / 3 ))
   awk -v l="$label" -v t=$((after - before)) -v hz="$TICK" -v n="$n" -v b="$bytes" 'BEGIN {
     cpu = t / hz; printf "%-16s %5d segments %8.1f MB  cpu %6.2f s  %6.2f ms/segment  %7.0f MB/cpu-s\n",
       l, n, b / 1e6, cpu, cpu * 1000 / n, (cpu > 0 ? b / 1e6 / cpu : 0) }'

@@ -14,11 +14,12 @@
 //! Feeding more bytes than the layout describes, or fewer before `finish`, is an error:
 //! a body cut short or overlong must never pass for an encrypted one.
 
-use aes::cipher::{BlockCipherEncrypt, KeyInit, KeyIvInit, StreamCipher};
+use aes::cipher::{BlockModeEncrypt, InnerIvInit, KeyInit, KeyIvInit, StreamCipher};
 use aes::Aes128;
 use bytes::{Bytes, BytesMut};
 
 type Aes128Ctr = ctr::Ctr64BE<Aes128>;
+type Aes128Cbc = cbc::Encryptor<Aes128>;
 
 /// AES block size in bytes.
 pub const BLOCK: usize = 16;
@@ -96,8 +97,8 @@ pub struct SampleEncryptor {
     current: Option<SampleLayout>,
     phase: Phase,
     ctr: Option<Aes128Ctr>,
-    /// Last ciphertext block of the current CBC chain.
-    chain: [u8; 16],
+    /// The CBC chain of the current protected span (`cbcs`).
+    cbc: Option<Aes128Cbc>,
     /// Input bytes held back (an incomplete CBC block).
     pending: Vec<u8>,
     /// Input bytes consumed so far.
@@ -129,7 +130,7 @@ impl SampleEncryptor {
             mode,
             lead_clear,
             samples,
-            chain: current.as_ref().map_or([0; 16], |s| s.iv),
+            cbc: None,
             current,
             phase: Phase::Clear { index: 0, done: 0 },
             ctr: None,
@@ -206,22 +207,32 @@ impl SampleEncryptor {
                     n
                 }
                 SampleMode::CbcPattern { crypt, skip } => {
-                    let block_no = done as usize / BLOCK;
-                    let period = usize::from(crypt) + usize::from(skip);
-                    let encrypt = period == 0 || block_no % period < usize::from(crypt);
-                    if left < BLOCK {
+                    let (crypt, period) =
+                        (usize::from(crypt), usize::from(crypt) + usize::from(skip));
+                    let whole = left - left % BLOCK;
+                    let done = done as usize;
+                    let block_no = done / BLOCK;
+                    // Blocks to the end of this run of encrypted (or skipped) blocks.
+                    let (encrypt, run_blocks) = match period {
+                        0 => (true, usize::MAX / BLOCK),
+                        _ if block_no % period < crypt => (true, crypt - block_no % period),
+                        _ => (false, period - block_no % period),
+                    };
+                    let run = (run_blocks * BLOCK - done % BLOCK).min(whole);
+                    if whole == 0 {
                         // A trailing partial block stays clear.
                         left.min(avail)
+                    } else if !encrypt {
+                        run.min(avail)
                     } else if avail < BLOCK {
                         break;
                     } else {
-                        if encrypt {
-                            let mut block = [0u8; BLOCK];
-                            block.copy_from_slice(&slice[..BLOCK]);
-                            cbc_step(&self.aes, &mut self.chain, &mut block);
-                            slice[..BLOCK].copy_from_slice(&block);
+                        let n = run.min(avail - avail % BLOCK);
+                        let (blocks, _) = aes::Block::slice_as_chunks_mut(&mut slice[..n]);
+                        if let Some(cbc) = self.cbc.as_mut() {
+                            cbc.encrypt_blocks(blocks);
                         }
-                        BLOCK
+                        n
                     }
                 }
             };
@@ -288,7 +299,9 @@ impl SampleEncryptor {
                 }
             }
             // cbcs restarts the chain from the constant IV in every protected span.
-            SampleMode::CbcPattern { .. } => self.chain = iv,
+            SampleMode::CbcPattern { .. } => {
+                self.cbc = Some(Aes128Cbc::inner_iv_init(self.aes.clone(), &iv.into()));
+            }
         }
     }
 
@@ -301,8 +314,7 @@ impl SampleEncryptor {
 
 /// HLS AES-128: a whole resource in AES-128-CBC with PKCS#7 padding, fed in chunks.
 pub struct WholeSegmentEncryptor {
-    aes: Aes128,
-    chain: [u8; 16],
+    cbc: Aes128Cbc,
     pending: Vec<u8>,
 }
 
@@ -316,8 +328,7 @@ impl WholeSegmentEncryptor {
     /// An encryptor with `key` and `iv`.
     pub fn new(key: &[u8; 16], iv: &[u8; 16]) -> Self {
         Self {
-            aes: aes_with(key),
-            chain: *iv,
+            cbc: Aes128Cbc::new(&(*key).into(), &(*iv).into()),
             pending: Vec::with_capacity(BLOCK),
         }
     }
@@ -334,12 +345,8 @@ impl WholeSegmentEncryptor {
         let whole = self.pending.len() - self.pending.len() % BLOCK;
         let mut out = BytesMut::from(&self.pending[..whole]);
         self.pending.drain(..whole);
-        for block in out.chunks_exact_mut(BLOCK) {
-            let mut b = [0u8; BLOCK];
-            b.copy_from_slice(block);
-            cbc_step(&self.aes, &mut self.chain, &mut b);
-            block.copy_from_slice(&b);
-        }
+        let (blocks, _) = aes::Block::slice_as_chunks_mut(&mut out);
+        self.cbc.encrypt_blocks(blocks);
         out.freeze()
     }
 
@@ -348,8 +355,9 @@ impl WholeSegmentEncryptor {
         let pad = (BLOCK - self.pending.len()) as u8;
         let mut b = [pad; BLOCK];
         b[..self.pending.len()].copy_from_slice(&self.pending);
-        cbc_step(&self.aes, &mut self.chain, &mut b);
-        Bytes::copy_from_slice(&b)
+        let mut block = aes::Block::from(b);
+        self.cbc.encrypt_block(&mut block);
+        Bytes::copy_from_slice(&block)
     }
 }
 
@@ -357,21 +365,10 @@ fn aes_with(key: &[u8; 16]) -> Aes128 {
     Aes128::new(&(*key).into())
 }
 
-/// One CBC encryption step: `block ^= chain`, encrypt, and the result is the new chain.
-fn cbc_step(aes: &Aes128, chain: &mut [u8; 16], block: &mut [u8; 16]) {
-    for (b, c) in block.iter_mut().zip(chain.iter()) {
-        *b ^= c;
-    }
-    let mut array = aes::Block::from(*block);
-    aes.encrypt_block(&mut array);
-    *block = array.into();
-    *chain = *block;
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;
-    use aes::cipher::{BlockCipherDecrypt, BlockModeDecrypt};
+    use aes::cipher::{block_padding::Pkcs7, BlockCipherDecrypt, BlockModeDecrypt};
 
     const KEY: [u8; 16] = *b"0123456789abcdef";
 
@@ -512,9 +509,7 @@ mod tests {
                     WholeSegmentEncryptor::encrypted_len(len as u64)
                 );
                 let dec = cbc::Decryptor::<Aes128>::new(&KEY.into(), &iv.into());
-                let plain = dec
-                    .decrypt_padded::<aes::cipher::block_padding::Pkcs7>(&mut out)
-                    .unwrap();
+                let plain = dec.decrypt_padded::<Pkcs7>(&mut out).unwrap();
                 assert_eq!(plain, &clear[..]);
             }
         }
