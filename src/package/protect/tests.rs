@@ -281,3 +281,43 @@ fn ivs_differ_per_track_sample_and_version() {
         hls_segment_iv("t", &kid, 1, 2)
     );
 }
+
+#[test]
+fn aes_128_playlists_key_every_segment_after_the_map_and_carry_tokens() {
+    let clear = "#EXTM3U\n#EXT-X-VERSION:7\n#EXT-X-MAP:URI=\"init-t1.mp4\"\n\
+                 #EXTINF:1.000000,\nseg-t1-1.m4s\n#EXTINF:1.000000,\nseg-t1-2.m4s\n#EXT-X-ENDLIST\n";
+    let out =
+        manifest::hls_media_playlist(clear, Scheme::Aes128, "hls.key", &key(), |n| [n as u8; 16]);
+    let lines: Vec<&str> = out.lines().collect();
+    let map = lines
+        .iter()
+        .position(|l| l.starts_with("#EXT-X-MAP"))
+        .unwrap();
+    let keys: Vec<usize> = (lines.iter().enumerate())
+        .filter(|(_, l)| l.starts_with("#EXT-X-KEY:METHOD=AES-128,URI=\"hls.key\",IV=0x"))
+        .map(|(i, _)| i)
+        .collect();
+    assert_eq!(keys.len(), 2);
+    assert!(
+        keys.iter().all(|k| *k > map),
+        "the init segment stays clear"
+    );
+    assert!(
+        lines[keys[1]].ends_with(&"02".repeat(16)),
+        "segment 2's own IV"
+    );
+    let signed = manifest::hls_with_query(&out, "token=abc");
+    assert!(signed.contains("seg-t1-2.m4s?token=abc\n"));
+    assert!(signed.contains("URI=\"hls.key?token=abc\""));
+    assert!(signed.contains("URI=\"init-t1.mp4?token=abc\""));
+}
+
+#[test]
+fn mpd_references_carry_the_token_escaped() {
+    let mpd = "<SegmentTemplate initialization=\"v1/init-$RepresentationID$.mp4\" \
+               media=\"v1/seg-$RepresentationID$-$Number$.m4s\"/><BaseURL>v1/sub-t3.vtt</BaseURL>";
+    let out = manifest::dash_with_query(mpd, "token=a&b");
+    assert!(out.contains("initialization=\"v1/init-$RepresentationID$.mp4?token=a&amp;b\""));
+    assert!(out.contains("media=\"v1/seg-$RepresentationID$-$Number$.m4s?token=a&amp;b\""));
+    assert!(out.contains("<BaseURL>v1/sub-t3.vtt?token=a&amp;b</BaseURL>"));
+}
