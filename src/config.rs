@@ -46,6 +46,8 @@ pub struct Settings {
     pub server: ServerOptions,
     /// Log line format.
     pub log_format: LogFormat,
+    /// Encryption, keys, signed URLs and CORS (issue 14).
+    pub protect: crate::crypto::settings::ProtectSettings,
     /// Location prefixes answered with nginx-vod-module's URL grammar (issue 16); empty
     /// by default.
     pub nginx_vod_locations: NginxVodLocations,
@@ -129,6 +131,7 @@ impl Default for Settings {
             log_format: LogFormat::Text,
             preview: PreviewOptions::default(),
             nginx_vod_locations: NginxVodLocations::default(),
+            protect: Default::default(),
         }
     }
 }
@@ -165,6 +168,20 @@ pub const SETTINGS: &[(&str, &str, &str, &str)] = &[
     ("preview-hls-js-url", "VODPACK_PREVIEW_HLS_JS_URL", DEFAULT_HLS_JS_URL, "Where the preview page loads hls.js from"),
     ("preview-dash-js-url", "VODPACK_PREVIEW_DASH_JS_URL", DEFAULT_DASH_JS_URL, "Where the preview page loads dash.js from"),
     ("nginx-vod-locations", "VODPACK_NGINX_VOD_LOCATIONS", "(none)", "Answer nginx-vod-module URLs under these location prefixes, for example hls=/hls/,hlsts=/hlsts/,dash=/dash/ (see docs/migrating-from-nginx-vod.md)"),
+    ("encryption", "VODPACK_ENCRYPTION", "none", "Encryption per output, overridable per title document: hls=aes-128|sample-aes|none, dash=cenc|cbcs|none"),
+    ("key-secret-file", "VODPACK_KEY_SECRET_FILE", "(none)", "File holding the secret every title's content key and KID are derived from (HMAC-SHA256); needed when anything is encrypted"),
+    ("key-secret", "VODPACK_KEY_SECRET", "(none)", "The key secret itself, at least 16 bytes; prefer the variable or the file to the flag"),
+    ("signed-urls", "VODPACK_SIGNED_URLS", "off", "Which requests need a signed token: off, entry (entry manifests, keys, licences) or all (every /vod/ path; manifests carry the token on)"),
+    ("url-secret-file", "VODPACK_URL_SECRET_FILE", "(none)", "File holding the secret URL tokens are signed with"),
+    ("url-secret", "VODPACK_URL_SECRET", "(none)", "The URL secret itself, at least 16 bytes; prefer the variable or the file"),
+    ("token-skew-secs", "VODPACK_TOKEN_SKEW_SECS", "30", "Seconds a token is still accepted after its expiry, for clocks that disagree"),
+    ("cors-origins", "VODPACK_CORS_ORIGINS", "*", "Comma-separated origins allowed by CORS; any other origin gets no Access-Control-Allow-Origin"),
+    ("cpix-url", "VODPACK_CPIX_URL", "(none)", "CPIX 2.3 key server URL; when set, content keys are fetched from it (POST of a CPIX request per title) instead of derived from the key secret"),
+    ("cpix-systems", "VODPACK_CPIX_SYSTEMS", "(none)", "DRM systems whose pssh data is asked of the key server: widevine, playready (comma-separated)"),
+    ("cpix-timeout-ms", "VODPACK_CPIX_TIMEOUT_MS", "2000", "Deadline of one key server request; a request past it is retried, and when every try fails the answer is 503, never clear content"),
+    ("cpix-retries", "VODPACK_CPIX_RETRIES", "2", "Retries of a key server request that failed with a transport error, a timeout or a 5xx, with backoff from 100 ms"),
+    ("key-cache-ttl-secs", "VODPACK_KEY_CACHE_TTL_SECS", "300", "How long a key fetched from the key server is reused for its title"),
+    ("public-url", "VODPACK_PUBLIC_URL", "(none)", "Public base URL of the server, used for the absolute licence URL in MPDs (default: http:// and the request's Host)"),
 ];
 
 /// The subset of settings given on the command line or in the environment.
@@ -272,6 +289,9 @@ pub struct SettingsArgs {
     /// TOML file with any of the settings above (keys as the flag names)
     #[arg(long, env = "VODPACK_CONFIG")]
     pub config: Option<PathBuf>,
+    /// Encryption, key, signed-URL and CORS settings (flags and variables only).
+    #[command(flatten)]
+    pub protect: crate::crypto::settings::ProtectArgs,
 }
 
 /// The same settings as read from a TOML file.
@@ -526,7 +546,23 @@ impl SettingsArgs {
                 })?,
                 (None, None) => d.nginx_vod_locations,
             },
+            protect: self.protect.resolve().map_err(|e| ConfigError::Invalid {
+                name: e.name,
+                reason: e.reason,
+            })?,
         };
+        // nginx-vod's names are answered from the clear output: with encryption on they
+        // would serve clear what the native URLs encrypt. Refused until they are wired to
+        // the protected outputs (fail closed).
+        if settings.protect.encryption.any()
+            && settings.nginx_vod_locations.prefixes().next().is_some()
+        {
+            return Err(ConfigError::Invalid {
+                name: "nginx-vod-locations",
+                reason: "cannot be used with --encryption yet (nginx-vod URLs would bypass it);                          drop one of the two"
+                    .into(),
+            });
+        }
         let server = &settings.server;
         let positive: [(&'static str, u64); 6] = [
             ("max-connections", server.max_connections as u64),
@@ -773,6 +809,28 @@ mod tests {
             })
         ));
         let _ = std::fs::remove_dir_all(dir);
+    }
+
+    /// Given nginx-vod locations and an encrypted output, then the settings are refused:
+    /// nginx-vod's names would otherwise serve clear what the native URLs encrypt.
+    #[test]
+    fn nginx_vod_locations_are_refused_with_encryption() {
+        let args = SettingsArgs {
+            nginx_vod_locations: Some("hls=/hls/".parse().unwrap()),
+            protect: crate::crypto::settings::ProtectArgs {
+                encryption: Some("dash=cenc".into()),
+                key_secret: Some("0123456789abcdef0123456789".into()),
+                ..Default::default()
+            },
+            ..Default::default()
+        };
+        assert!(matches!(
+            args.resolve(),
+            Err(ConfigError::Invalid {
+                name: "nginx-vod-locations",
+                ..
+            })
+        ));
     }
 
     #[test]

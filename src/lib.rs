@@ -40,6 +40,7 @@
 #[doc(hidden)]
 pub mod bench;
 pub mod config;
+pub mod crypto;
 pub mod media;
 pub mod ops;
 pub mod package;

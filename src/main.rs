@@ -57,6 +57,18 @@ enum Command {
         #[command(flatten)]
         settings: Box<SettingsArgs>,
     },
+    /// Print a signed-URL token granting a path prefix (issue 14); the secret comes from
+    /// VODPACK_URL_SECRET or the file named by VODPACK_URL_SECRET_FILE.
+    SignUrl {
+        /// Path prefix the token grants, as requested (percent-encoded), e.g. /vod/films/a.mp4/
+        prefix: String,
+        /// Seconds from now until the token expires.
+        #[arg(long, default_value_t = 3600)]
+        expires_in_secs: u64,
+        /// Bind the token to this client IP.
+        #[arg(long)]
+        client_ip: Option<String>,
+    },
 }
 
 fn main() -> ExitCode {
@@ -84,6 +96,13 @@ fn main() -> ExitCode {
             json,
             settings,
         } => runtime.block_on(check_command(&prefix, concurrency.into(), json, &settings)),
+        Command::SignUrl {
+            prefix,
+            expires_in_secs,
+            client_ip,
+        } => sign_url(&prefix, expires_in_secs, client_ip.as_deref())
+            .map(|()| ExitCode::SUCCESS)
+            .map_err(Failure::from),
     };
     match result {
         Ok(code) => code,
@@ -315,4 +334,23 @@ async fn shutdown_signal() {
         () = term => {},
     }
     tracing::info!("shutdown signal received");
+}
+
+/// `vodpack sign-url`: the token for `prefix`, printed alone on stdout.
+fn sign_url(prefix: &str, expires_in_secs: u64, client_ip: Option<&str>) -> anyhow::Result<()> {
+    use vodpack::crypto::{Secret, TokenSigner};
+    let secret = match (
+        std::env::var("VODPACK_URL_SECRET").ok(),
+        std::env::var_os("VODPACK_URL_SECRET_FILE"),
+    ) {
+        (Some(text), None) => Secret::from_text(&text, "url-secret")?,
+        (None, Some(file)) => Secret::from_file(Path::new(&file), "url-secret")?,
+        _ => anyhow::bail!("set one of VODPACK_URL_SECRET or VODPACK_URL_SECRET_FILE"),
+    };
+    let now = std::time::SystemTime::now()
+        .duration_since(std::time::UNIX_EPOCH)?
+        .as_secs();
+    let token = TokenSigner::new(secret, 0).sign(prefix, now + expires_in_secs, client_ip);
+    println!("{token}");
+    Ok(())
 }

@@ -572,6 +572,79 @@ async fn run_web_jobs(runner: &Path, jobs: &str, file_name: &str) {
     );
 }
 
+/// Encrypted output (issue 14) in the browser, strictly and with a seek: dash.js and Shaka
+/// Player play `cenc` and `cbcs` DASH through W3C ClearKey EME (the licence URL from the
+/// MPD's `dashif:Laurl`, answered by vodpack's ClearKey licence route), and hls.js plays
+/// AES-128 HLS (the key from the `EXT-X-KEY` URI).
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn web_players_play_encrypted_output_strictly() {
+    let Some(runner) = web_player_runner() else {
+        return;
+    };
+    let _turn = PLAYER_TURN.lock().await;
+    let fixtures = common::fixtures();
+    let encrypted = |policy: &str| {
+        let mut settings = Settings {
+            segment_duration_ms: 1000,
+            ..Default::default()
+        };
+        settings.protect.encryption = vodpack::crypto::EncryptionPolicy::parse(policy).unwrap();
+        settings.protect.key_secret =
+            Some(vodpack::crypto::Secret::from_text("players test key secret!", "k").unwrap());
+        common::start_server_with(&fixtures, settings)
+    };
+    let cenc = encrypted("hls=aes-128,dash=cenc").await;
+    let cbcs = encrypted("dash=cbcs").await;
+    let key = "h264-aac-3s.mp4";
+    let steps = "{\"play\":0.5},{\"seek\":2.0},{\"play_to_end\":true}";
+    let runs = [
+        ("dashjs", cenc.url(""), "manifest.mpd", "cenc"),
+        ("shaka", cenc.url(""), "manifest.mpd", "cenc"),
+        ("dashjs", cbcs.url(""), "manifest.mpd", "cbcs"),
+        ("shaka", cbcs.url(""), "manifest.mpd", "cbcs"),
+        ("hlsjs", cenc.url(""), "master.m3u8", "aes-128"),
+    ];
+    let jobs: Vec<String> = runs
+        .iter()
+        .map(|(player, base, manifest, scheme)| {
+            let url = format!("{base}/vod/{key}/{manifest}");
+            format!(
+                "{{\"name\":{},\"player\":\"{player}\",\"url\":{},\"media\":[\"video\",\"audio\"],\"steps\":[{steps}]}}",
+                json_string(&format!("{player} {scheme} {key}")),
+                json_string(&url)
+            )
+        })
+        .collect();
+    let jobs = format!(
+        "{{\"deadline_s\":{},\"parallel\":{BROWSER_JOBS_AT_ONCE},\"jobs\":[\n{}\n]}}\n",
+        BROWSER_RUN_LIMIT.as_secs() - 60,
+        jobs.join(",\n")
+    );
+    let jobs_file = PathBuf::from(env!("CARGO_TARGET_TMPDIR")).join("players-encrypted-jobs.json");
+    std::fs::write(&jobs_file, &jobs).expect("write the job list");
+    let mut command = Command::new("node");
+    command.arg(runner).arg(&jobs_file);
+    let run = tokio::task::spawn_blocking(move || run_bounded(command, BROWSER_RUN_LIMIT))
+        .await
+        .expect("the runner's thread");
+    cenc.shutdown().await;
+    cbcs.shutdown().await;
+    let stdout = String::from_utf8_lossy(&run.stdout).into_owned();
+    let stderr = String::from_utf8_lossy(&run.stderr).into_owned();
+    let reports: Vec<&str> = stdout.lines().filter(|l| l.starts_with('{')).collect();
+    let passed = reports
+        .iter()
+        .filter(|l| l.starts_with("{\"verdict\":\"pass\""))
+        .count();
+    assert!(
+        !run.timed_out && run.status.is_some_and(|s| s.success()) && passed == runs.len(),
+        "encrypted playback: {passed} of {} jobs passed; exit {:?}\n{}\nrunner stderr:\n{stderr}",
+        runs.len(),
+        run.status,
+        reports.join("\n")
+    );
+}
+
 /// GStreamer's playbin3 (the adaptive demuxers of many TVs and set-top boxes) plays the HLS
 /// and the DASH of every fixture, HEVC included, to the end with no error, with decoded
 /// video and audio reaching their sinks where the title has them.

@@ -53,6 +53,9 @@ struct RawDocument {
     /// Issue 16: play only this window of the title.
     #[serde(default)]
     clip: Option<DocumentClip>,
+    /// The title's encryption, overriding the server's (issue 14): `hls=aes-128,dash=cenc`.
+    #[serde(default)]
+    encryption: Option<String>,
 }
 
 /// A document's `"clip": {"from": MS, "to": MS}` (issue 16): the window of the title's
@@ -97,6 +100,9 @@ pub struct TitleDocument {
     pub subtitles: Vec<DocumentFile>,
     /// The window of the title served (issue 16), if the document gives one.
     pub clip: Option<DocumentClip>,
+    /// The title's own encryption policy (`"encryption"`), overriding the server's
+    /// `--encryption`; `None` when the document does not say.
+    pub encryption: Option<crate::crypto::EncryptionPolicy>,
 }
 
 /// One entry of a title document.
@@ -179,7 +185,14 @@ pub fn parse_title_document(
             .map(|(n, raw)| resolve_entry(folder, format!("{kind}[{n}]"), raw, extensions))
             .collect::<Result<Vec<_>, _>>()
     };
+    let encryption = (raw.encryption.as_deref())
+        .map(crate::crypto::EncryptionPolicy::parse)
+        .transpose()
+        .map_err(|e| DocumentError::Malformed {
+            reason: e.to_string(),
+        })?;
     Ok(TitleDocument {
+        encryption,
         video: resolve("video", raw.video, &MEDIA_EXTENSIONS)?,
         audio: resolve("audio", raw.audio, &MEDIA_EXTENSIONS)?,
         subtitles: resolve("subtitles", raw.subtitles, &SUBTITLE_EXTENSIONS)?,

@@ -123,6 +123,7 @@ pub async fn inspect(target: Target) -> Result<InspectReport, StartupError> {
             &target.key,
             &target.settings.limits,
             target.settings.segment_duration_ms,
+            target.settings.protect.encryption,
         )
         .await
         {

@@ -18,6 +18,7 @@ mod hls;
 mod ladder;
 mod names;
 mod plan;
+pub mod protect;
 mod title;
 pub mod trick;
 mod view;

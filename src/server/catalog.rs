@@ -55,6 +55,9 @@ pub struct CachedTitle {
     pub title: Title,
     /// Its version token (`Title::version_token`), the folder its resources live in.
     pub token: String,
+    /// A title document's own encryption policy, overriding the server's; `None` for plain
+    /// MP4s and documents that do not say (see `server::protect`).
+    pub encryption: Option<crate::crypto::EncryptionPolicy>,
     multivariant: OnceLock<Bytes>,
     mpd: OnceLock<Bytes>,
     /// Media playlists, by rendition position.
@@ -79,6 +82,7 @@ impl CachedTitle {
         let texts = title.index.text_tracks.len() + title.sidecars.len();
         Self {
             token: title.version_token(),
+            encryption: None,
             title,
             multivariant: OnceLock::new(),
             mpd: OnceLock::new(),

@@ -58,6 +58,7 @@ pub async fn describe(
     key: &ObjectKey,
     limits: &MediaLimits,
     segment_duration_ms: u32,
+    encryption: crate::crypto::EncryptionPolicy,
 ) -> Result<String, DetailError> {
     let identity = source.identify(key).await?;
     let (index, report) = load_index_report(source, key, &identity, limits).await?;
@@ -81,6 +82,7 @@ pub async fn describe(
     let mut out = String::new();
     out.push_str(&format!("{key}: {} bytes\n", identity.size));
     out.push_str(&format!("moov: {} reads\n", report.moov_reads));
+    out.push_str(&encryption_lines(&title, encryption));
     if let Some(f) = report.fragments {
         // With no read past the probe, the walk found them in bytes already read.
         let how = match (f.discovery, f.reads) {
@@ -184,6 +186,22 @@ fn edit_lines(edits: &crate::media::EditList, timescale: u32) -> String {
             edit.start_ticks,
             edit.duration_ticks,
         ));
+    }
+    out
+}
+
+/// What `inspect` says of encryption: the server's policy (`--encryption`) (a title
+/// document's `"encryption"` overrides it per title), and whether each track can be
+/// encrypted (AV1 and VP9 video cannot, and are refused with 422 when it applies).
+fn encryption_lines(title: &Title, policy: crate::crypto::EncryptionPolicy) -> String {
+    use crate::package::protect::TrackProtection;
+    let mut out = format!("encryption: {policy} (--encryption)\n");
+    if policy.any() {
+        for track in &title.index.tracks {
+            let verdict = TrackProtection::sample_format(&track.sample_description, track.kind)
+                .map_or_else(|e| e.to_string(), |_| "can be encrypted".to_owned());
+            out.push_str(&format!("  track {}: {verdict}\n", track.track_id));
+        }
     }
     out
 }

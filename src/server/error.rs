@@ -102,6 +102,43 @@ impl From<&MediaError> for ErrorAnswer {
     }
 }
 
+impl From<&crate::package::protect::ProtectError> for ErrorAnswer {
+    fn from(e: &crate::package::protect::ProtectError) -> Self {
+        use crate::package::protect::ProtectError;
+        match e {
+            ProtectError::UnsupportedCodec { .. } | ProtectError::MalformedSample { .. } => {
+                ErrorAnswer::new(StatusCode::UNPROCESSABLE_ENTITY, e.to_string())
+            }
+            ProtectError::Layout { .. } => {
+                ErrorAnswer::new(StatusCode::INTERNAL_SERVER_ERROR, "encryption failed")
+                    .with_detail(e)
+            }
+        }
+    }
+}
+
+impl From<&crate::crypto::KeyError> for ErrorAnswer {
+    fn from(e: &crate::crypto::KeyError) -> Self {
+        use crate::crypto::KeyError;
+        match e {
+            // Never clear content instead: the client retries.
+            KeyError::Unavailable { .. } => ErrorAnswer {
+                retry_after: Some(5),
+                ..ErrorAnswer::new(
+                    StatusCode::SERVICE_UNAVAILABLE,
+                    "content key unavailable; retry",
+                )
+            }
+            .with_detail(e),
+            KeyError::Config { .. } => ErrorAnswer::new(
+                StatusCode::INTERNAL_SERVER_ERROR,
+                "key provider misconfigured",
+            )
+            .with_detail(e),
+        }
+    }
+}
+
 impl From<&PackageError> for ErrorAnswer {
     fn from(e: &PackageError) -> Self {
         match e {

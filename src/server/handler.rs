@@ -13,6 +13,7 @@ use http::{Method, Request, Response, StatusCode};
 use super::body::ResponseBody;
 use super::error::ErrorAnswer;
 use super::nginx_vod::{parse_nginx_route, resolve, Resolved};
+use super::protect::{self, ClientAddr, ProtectedSegment, RequestPlace, Selected};
 use super::range::{parse_range, RangeRequest};
 use super::route::{parse_route, Route, RouteError};
 use super::subtitle::{subtitle_body, SubtitleRequest};
@@ -35,6 +36,8 @@ const IMMUTABLE: &str = "public, max-age=31536000, immutable";
 /// Cache-Control for the entry manifests and unversioned names: short, so a replaced file
 /// shows within a minute.
 const MANIFEST: &str = "public, max-age=60";
+/// Cache-Control for keys and licences: never stored by a CDN or a shared cache.
+const KEYS: &str = "no-store, private";
 
 /// What a successful request answers with, before HEAD, conditionals and ranges.
 enum Content {
@@ -46,6 +49,12 @@ enum Content {
         identity: ObjectIdentity,
         prepared: PreparedSegment,
     },
+    /// An encrypted media segment, encrypted as it streams (`server::protect`).
+    Protected {
+        key: ObjectKey,
+        identity: ObjectIdentity,
+        segment: ProtectedSegment,
+    },
 }
 
 impl Content {
@@ -53,6 +62,7 @@ impl Content {
         match self {
             Content::Inline(b) => b.len() as u64,
             Content::Segment { prepared, .. } => prepared.content_length(),
+            Content::Protected { segment, .. } => segment.len,
         }
     }
 }
@@ -77,6 +87,8 @@ fn route_label(route: Option<&Route>) -> &'static str {
             Resource::SubtitleSegment { .. } | Resource::SubtitleFile { .. } => "subtitle",
         },
         Some(Route::NginxVod { name, .. }) => name.label(),
+        Some(Route::Key { .. }) => "key",
+        Some(Route::Licence { .. }) => "licence",
         Some(Route::Metrics) => "metrics",
         Some(Route::Healthz) | Some(Route::Readyz) => "health",
         None => "other",
@@ -84,7 +96,12 @@ fn route_label(route: Option<&Route>) -> &'static str {
 }
 
 /// Answer one request, inside its `request` span (see docs/observability.md).
-pub async fn handle<B>(app: Arc<App>, req: Request<B>) -> Response<ResponseBody> {
+pub async fn handle<B>(app: Arc<App>, req: Request<B>) -> Response<ResponseBody>
+where
+    B: http_body::Body + Send + 'static,
+    B::Data: Send,
+    B::Error: Into<Box<dyn std::error::Error + Send + Sync>>,
+{
     // The preview page at `/` (preview.rs), when it is on; otherwise routed as usual.
     if let Some(page) = super::preview::answer(&app, &req).await {
         return page;
@@ -93,8 +110,16 @@ pub async fn handle<B>(app: Arc<App>, req: Request<B>) -> Response<ResponseBody>
 }
 
 /// [`handle`] without the preview page: what `probe` asks, as a player would.
-pub(super) async fn handle_routed<B>(app: Arc<App>, req: Request<B>) -> Response<ResponseBody> {
+pub(super) async fn handle_routed<B>(app: Arc<App>, req: Request<B>) -> Response<ResponseBody>
+where
+    B: http_body::Body + Send + 'static,
+    B::Data: Send,
+    B::Error: Into<Box<dyn std::error::Error + Send + Sync>>,
+{
     let started = Instant::now();
+    // The body is read only by the licence route.
+    let (parts, body) = req.into_parts();
+    let req = Request::from_parts(parts, ());
     let route = parse_route(req.uri().path()).or_else(|e| match e {
         RouteError::NotFound => {
             parse_nginx_route(&app.settings.nginx_vod_locations, req.uri().path())
@@ -108,8 +133,14 @@ pub(super) async fn handle_routed<B>(app: Arc<App>, req: Request<B>) -> Response
     let _ = span.set_parent(parent.clone());
     let mut response = match route {
         Err(e) => span.in_scope(|| error_response(&(&e).into())),
-        Ok(route) => answer(&app, &req, route).instrument(span.clone()).await,
+        Ok(route) => {
+            answer(&app, &req, route, body)
+                .instrument(span.clone())
+                .await
+        }
     };
+    app.protect
+        .apply_cors(req.headers().get(header::ORIGIN), response.headers_mut());
     let status = response.status().as_u16();
     span.record("http.response.status_code", status);
     // Streamed bodies count their bytes as they go; whole media bodies are counted here.
@@ -192,18 +223,40 @@ fn request_span<B>(req: &Request<B>, label: &'static str, route: Option<&Route>)
             Resource::Multivariant | Resource::MultivariantTs | Resource::Mpd => {}
         }
     }
-    if let Some(Route::NginxVod { key, .. }) = route {
+    if let Some(Route::NginxVod { key, .. } | Route::Key { key } | Route::Licence { key }) = route {
         span.record("vod.key", key.as_str());
     }
     span
 }
 
-async fn answer<B>(app: &Arc<App>, req: &Request<B>, route: Route) -> Response<ResponseBody> {
+async fn answer<B>(
+    app: &Arc<App>,
+    req: &Request<()>,
+    route: Route,
+    body: B,
+) -> Response<ResponseBody>
+where
+    B: http_body::Body + Send + 'static,
+    B::Data: Send,
+    B::Error: Into<Box<dyn std::error::Error + Send + Sync>>,
+{
     let method = req.method();
     if method == Method::OPTIONS {
         return preflight();
     }
-    if method != Method::GET && method != Method::HEAD {
+    // Signed URLs: a bare 403, the reason only in the log (never the token).
+    let client = req.extensions().get::<ClientAddr>().map(|c| c.0);
+    let (path, query) = (req.uri().path(), req.uri().query());
+    if let Err(e) = app.protect.check(&route, path, query, client) {
+        tracing::info!(reason = %e, "token refused");
+        return error_response(&ErrorAnswer::new(StatusCode::FORBIDDEN, "forbidden"));
+    }
+    let is_licence = matches!(route, Route::Licence { .. });
+    let allowed = match is_licence {
+        true => method == Method::POST,
+        false => method == Method::GET || method == Method::HEAD,
+    };
+    if !allowed {
         let mut response = error_response(&ErrorAnswer {
             status: StatusCode::METHOD_NOT_ALLOWED,
             reason: "method not allowed".into(),
@@ -212,7 +265,11 @@ async fn answer<B>(app: &Arc<App>, req: &Request<B>, route: Route) -> Response<R
         });
         response.headers_mut().insert(
             header::ALLOW,
-            HeaderValue::from_static("GET, HEAD, OPTIONS"),
+            HeaderValue::from_static(if is_licence {
+                "POST, OPTIONS"
+            } else {
+                "GET, HEAD, OPTIONS"
+            }),
         );
         return response;
     }
@@ -262,6 +319,30 @@ async fn answer<B>(app: &Arc<App>, req: &Request<B>, route: Route) -> Response<R
             cache_control: "no-store",
             etag: None,
         }),
+        Route::Key { key } => protect::key_answer(app, &key).await.map(|bytes| Answer {
+            content: Content::Inline(bytes),
+            content_type: "application/octet-stream",
+            cache_control: KEYS,
+            etag: None,
+        }),
+        Route::Licence { key } => {
+            use http_body_util::BodyExt;
+            let limited = http_body_util::Limited::new(body, 16 * 1024);
+            match limited.collect().await {
+                Err(_) => Err(ErrorAnswer::new(
+                    StatusCode::BAD_REQUEST,
+                    "unreadable licence request",
+                )),
+                Ok(collected) => protect::licence_answer(app, &key, &collected.to_bytes())
+                    .await
+                    .map(|bytes| Answer {
+                        content: Content::Inline(bytes),
+                        content_type: "application/json",
+                        cache_control: KEYS,
+                        etag: None,
+                    }),
+            }
+        }
         Route::Vod {
             key,
             version,
@@ -269,14 +350,22 @@ async fn answer<B>(app: &Arc<App>, req: &Request<B>, route: Route) -> Response<R
             view,
         } => {
             let deadline = Duration::from_millis(app.settings.server.request_timeout_ms);
-            tokio::time::timeout(deadline, vod_answer(app, key, version, resource, view))
-                .await
-                .unwrap_or_else(|_| {
-                    Err(ErrorAnswer::new(
-                        StatusCode::GATEWAY_TIMEOUT,
-                        "request deadline exceeded",
-                    ))
-                })
+            let place = RequestPlace {
+                base_url: protect::base_url(app, req.headers()),
+                path: req.uri().path(),
+                query: req.uri().query(),
+            };
+            tokio::time::timeout(
+                deadline,
+                vod_answer(app, key, version, resource, view, &place),
+            )
+            .await
+            .unwrap_or_else(|_| {
+                Err(ErrorAnswer::new(
+                    StatusCode::GATEWAY_TIMEOUT,
+                    "request deadline exceeded",
+                ))
+            })
         }
         Route::NginxVod { key, view, name } => {
             // nginx-vod names pick tracks by their place in the title: resolved against
@@ -286,7 +375,14 @@ async fn answer<B>(app: &Arc<App>, req: &Request<B>, route: Route) -> Response<R
             let answer = async {
                 match resolve(app, &key, view, &name).await? {
                     Resolved::Native(resource, view) => {
-                        vod_answer(app, key, None, resource, view).await.map(Ok)
+                        let place = RequestPlace {
+                            base_url: protect::base_url(app, req.headers()),
+                            path: req.uri().path(),
+                            query: req.uri().query(),
+                        };
+                        vod_answer(app, key, None, resource, view, &place)
+                            .await
+                            .map(Ok)
                     }
                     Resolved::Redirect(location) => Ok(Err(location)),
                 }
@@ -320,7 +416,7 @@ fn request_class(route: &Route) -> RequestClass {
                 | Resource::SubtitleFile { .. },
             ..
         } => RequestClass::Segment,
-        Route::Vod { .. } => RequestClass::Manifest,
+        Route::Vod { .. } | Route::Key { .. } | Route::Licence { .. } => RequestClass::Manifest,
         Route::NginxVod { name, .. } if name.is_media() => RequestClass::Segment,
         Route::NginxVod { .. } => RequestClass::Manifest,
         Route::Metrics | Route::Healthz | Route::Readyz => RequestClass::Control,
@@ -343,6 +439,7 @@ async fn vod_answer(
     version: Option<String>,
     resource: Resource,
     view: View,
+    place: &RequestPlace<'_>,
 ) -> Result<Answer, ErrorAnswer> {
     // The object's identity and title: a file, a title document or a urlset, as viewed.
     let (identity, cached) = load_view(app, &key, &view).await?;
@@ -353,13 +450,23 @@ async fn vod_answer(
         detail: None,
     };
     // A request pinned to another version (a playlist cached before the file was replaced)
-    // must not get this version's bytes under that name.
-    if version.as_ref().is_some_and(|v| *v != cached.token) {
-        return Err(not_found(
-            "this version of the title is gone; reload the playlist".into(),
-        ));
-    }
-    let etag = Some(format!("\"{}-{resource}\"", cached.token));
+    // must not get this version's bytes under that name; an encrypted output's folder
+    // selects it (server::protect).
+    let selected = protect::select(app, &key, &cached, version.as_deref(), &resource).await?;
+    let (etag_token, protected) = match &selected {
+        Selected::Clear => (&cached.token, None),
+        Selected::Protected(p) => (&p.token, Some(p)),
+    };
+    let etag = Some(format!("\"{etag_token}-{resource}\""));
+    // Manifests carrying the request's token (signed URLs) differ per token.
+    let manifest_etag = match protect::RequestPlace::carries_token(app, place) {
+        true => None,
+        false => etag.clone(),
+    };
+    let decorate = |clear: Bytes| match protected {
+        None => protect::clear_manifest(app, &resource, clear, place.query),
+        Some(p) => protect::protected_manifest(app, &cached, &resource, &clear, p, place),
+    };
     let cache_control = if version.is_some() {
         IMMUTABLE
     } else {
@@ -367,46 +474,53 @@ async fn vod_answer(
     };
     let answer = match resource {
         Resource::Multivariant => Answer {
-            content: Content::Inline(cached.multivariant()),
+            content: Content::Inline(decorate(cached.multivariant())),
             content_type: "application/vnd.apple.mpegurl",
             cache_control,
-            etag,
+            etag: manifest_etag,
         },
         Resource::MultivariantTs => {
             return Err(not_found("MPEG-TS output is not available yet".into()))
         }
         Resource::Mpd => Answer {
-            content: Content::Inline(cached.mpd()),
+            content: Content::Inline(decorate(cached.mpd())),
             content_type: "application/dash+xml",
             cache_control,
-            etag,
+            etag: manifest_etag,
         },
         Resource::MediaPlaylist { track_id } => Answer {
-            content: Content::Inline(
+            content: Content::Inline(decorate(
                 cached
                     .media_playlist(track_id)
                     .or_else(|| cached.subtitle_playlist(track_id))
                     .ok_or_else(|| not_found(format!("no rendition {track_id}")))?,
-            ),
+            )),
             content_type: "application/vnd.apple.mpegurl",
             cache_control,
-            etag,
+            etag: manifest_etag,
         },
         Resource::Init { track_id } => {
             let rendition = cached
                 .title
                 .rendition(track_id)
                 .ok_or_else(|| not_found(format!("no rendition {track_id}")))?;
+            let init = match protected {
+                Some(p) => protect::protected_init(&cached, track_id, p)?,
+                None => cached
+                    .init_segment(track_id)
+                    .ok_or_else(|| not_found(format!("no rendition {track_id}")))?,
+            };
             Answer {
                 content_type: mp4_type(rendition.kind),
-                content: Content::Inline(
-                    cached
-                        .init_segment(track_id)
-                        .ok_or_else(|| not_found(format!("no rendition {track_id}")))?,
-                ),
+                content: Content::Inline(init),
                 cache_control,
                 etag,
             }
+        }
+        Resource::IframePlaylist { .. } | Resource::KeyFrame { .. } if protected.is_some() => {
+            return Err(not_found(
+                "trick play is not offered for encrypted outputs".into(),
+            ))
         }
         Resource::IframePlaylist { track_id } => Answer {
             content: Content::Inline(
@@ -462,6 +576,27 @@ async fn vod_answer(
                 detail: None,
             })?
             .map_err(|e| ErrorAnswer::from(&e))?;
+            if let Some(p) = protected {
+                let segment = protect::protect_segment(
+                    app,
+                    (&key, &identity),
+                    &cached,
+                    (track_id, number),
+                    prepared,
+                    p,
+                )
+                .await?;
+                return Ok(Answer {
+                    content: Content::Protected {
+                        key,
+                        identity,
+                        segment,
+                    },
+                    content_type: mp4_type(kind),
+                    cache_control,
+                    etag,
+                });
+            }
             Answer {
                 content: Content::Segment {
                     key,
@@ -579,6 +714,14 @@ async fn respond<B>(
         return finish(builder, ResponseBody::Empty);
     }
     let body = match answer.content {
+        Content::Protected {
+            key,
+            identity,
+            segment,
+        } => {
+            let parts = (key, identity, segment);
+            return respond_protected(app, builder, parts, (start, end), admitted).await;
+        }
         Content::Inline(bytes) => {
             // start <= end <= len == bytes.len(), so these casts and the slice are in bounds.
             ResponseBody::full(bytes.slice(start as usize..end as usize))
@@ -637,6 +780,56 @@ async fn respond<B>(
             body
         }
     };
+    finish(builder, body)
+}
+
+/// Stream an encrypted segment's bytes `start..end` (see `respond`): the same first-bytes
+/// wait and bounded channel as a clear segment, with the encryptor between source and
+/// channel.
+async fn respond_protected(
+    app: &Arc<App>,
+    builder: http::response::Builder,
+    (key, identity, segment): (ObjectKey, ObjectIdentity, ProtectedSegment),
+    (start, end): (u64, u64),
+    admitted: Admitted,
+) -> Response<ResponseBody> {
+    let source = app.catalog.source().clone();
+    let chunk = app.settings.stream_chunk_bytes;
+    let ranges = segment.ranges.clone();
+    let chunks = source.stream_ranges(key.clone(), identity, ranges, chunk);
+    let mut stream = protect::encrypted_stream(&key, segment, chunks, (start, end));
+    let deadline = Duration::from_millis(app.settings.server.request_timeout_ms);
+    let first = match tokio::time::timeout(deadline, stream.next()).await {
+        Ok(Some(Ok(bytes))) => Some(bytes),
+        Ok(Some(Err(e))) => return error_response(&ErrorAnswer::from(&e).with_detail(&e)),
+        Ok(None) => None,
+        Err(_) => {
+            return error_response(&ErrorAnswer::new(
+                StatusCode::GATEWAY_TIMEOUT,
+                "media source timed out",
+            ))
+        }
+    };
+    let (tx, body) = ResponseBody::channel(end - start);
+    let app = app.clone();
+    let span = Span::current();
+    tokio::spawn(
+        async move {
+            let _admitted = admitted;
+            app.metrics.streams_in_flight.inc();
+            match stream_segment(&app, first.into_iter(), stream, &tx).await {
+                Ok(sent) => {
+                    Span::current().record("vod.bytes_sent", sent);
+                }
+                Err(e) => {
+                    tracing::warn!(error = %e, "encrypted segment stream cut");
+                    let _ = tx.send(Err(std::io::Error::other(e.to_string()))).await;
+                }
+            }
+            app.metrics.streams_in_flight.dec();
+        }
+        .instrument(span),
+    );
     finish(builder, body)
 }
 
@@ -797,10 +990,13 @@ fn redirect(location: &str) -> Response<ResponseBody> {
 fn preflight() -> Response<ResponseBody> {
     let builder = Response::builder()
         .status(StatusCode::NO_CONTENT)
-        .header(header::ACCESS_CONTROL_ALLOW_METHODS, "GET, HEAD, OPTIONS")
+        .header(
+            header::ACCESS_CONTROL_ALLOW_METHODS,
+            "GET, HEAD, POST, OPTIONS",
+        )
         .header(
             header::ACCESS_CONTROL_ALLOW_HEADERS,
-            "Range, If-None-Match, If-Modified-Since, traceparent, tracestate",
+            "Range, If-None-Match, If-Modified-Since, traceparent, tracestate, Content-Type",
         )
         .header(header::ACCESS_CONTROL_MAX_AGE, "86400");
     finish(builder, ResponseBody::Empty)

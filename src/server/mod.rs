@@ -14,6 +14,7 @@ mod handler;
 mod nginx_vod;
 mod preview;
 mod probe;
+pub mod protect;
 mod range;
 mod route;
 mod subtitle;
@@ -57,6 +58,8 @@ pub struct App {
     pub metrics: Arc<Metrics>,
     /// Connection and request limits.
     pub admission: Admission,
+    /// Encryption policy, keys and token checks.
+    pub protect: protect::Protector,
     draining: AtomicBool,
 }
 
@@ -76,7 +79,9 @@ impl App {
             max_segment_requests: settings.server.max_segment_requests,
             max_manifest_requests: settings.server.max_manifest_requests,
         });
+        let protect = protect::Protector::new(&settings.protect);
         Arc::new(Self {
+            protect,
             settings,
             catalog,
             metrics,
@@ -116,7 +121,7 @@ pub async fn run(
     let graceful = hyper_util::server::graceful::GracefulShutdown::new();
     tokio::pin!(shutdown);
     loop {
-        let (stream, _peer) = tokio::select! {
+        let (stream, peer) = tokio::select! {
             accepted = listener.accept() => match accepted {
                 Ok(pair) => pair,
                 Err(e) => {
@@ -135,7 +140,8 @@ pub async fn run(
             continue;
         };
         let app_for_conn = app.clone();
-        let service = service_fn(move |req| {
+        let service = service_fn(move |mut req: hyper::Request<hyper::body::Incoming>| {
+            req.extensions_mut().insert(protect::ClientAddr(peer.ip()));
             let app = app_for_conn.clone();
             async move { Ok::<_, std::convert::Infallible>(handler::handle(app, req).await) }
         });

@@ -258,6 +258,7 @@ async fn title_page(app: &Arc<App>, query: &Query, key: &str) -> String {
             &parsed,
             &settings.limits,
             settings.segment_duration_ms,
+            settings.protect.encryption,
         )
         .await
         {

@@ -134,7 +134,7 @@ pub async fn probe(app: &Arc<App>, key: &ObjectKey) -> KeyReport {
 
 /// GET `path` through the server's handler: status and body text (bounded).
 async fn get(app: &Arc<App>, path: &str) -> (StatusCode, String) {
-    let Ok(request) = Request::get(path).body(()) else {
+    let Ok(request) = Request::get(path).body(http_body_util::Empty::<bytes::Bytes>::new()) else {
         return (StatusCode::BAD_REQUEST, "bad request path".into());
     };
     let response = handle_routed(app.clone(), request).await;

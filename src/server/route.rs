@@ -11,6 +11,7 @@
 
 use percent_encoding::percent_decode_str;
 
+use super::protect::{KEY_NAME, LICENCE_NAME};
 use crate::package::{parse_version_folder, Clip, Resource, TrackSelection, View};
 use crate::source::{KeyError, ObjectKey};
 
@@ -37,6 +38,10 @@ pub enum Route {
         view: View,
         name: super::nginx_vod::NginxName,
     },
+    /// The HLS AES-128 key of a title (`/vod/KEY/[vTOKEN/]hls.key`, GET).
+    Key { key: ObjectKey },
+    /// The W3C ClearKey licence of a title (`/vod/KEY/clearkey.json`, POST).
+    Licence { key: ObjectKey },
     /// Prometheus metrics.
     Metrics,
     /// Liveness.
@@ -87,7 +92,12 @@ pub fn parse_route(path: &str) -> Result<Route, RouteError> {
     }
     let rest = path.strip_prefix("/vod/").ok_or(RouteError::NotFound)?;
     let (mut encoded_key, name) = rest.rsplit_once('/').ok_or(RouteError::NotFound)?;
-    let resource = Resource::parse(name).ok_or(RouteError::NotFound)?;
+    // The key and licence names (server::protect) are not media resources.
+    let protection_name = matches!(name, KEY_NAME | LICENCE_NAME).then_some(name);
+    let resource = match protection_name {
+        Some(_) => None,
+        None => Some(Resource::parse(name).ok_or(RouteError::NotFound)?),
+    };
     // A key always ends in a media extension, so a last folder that is a version token is
     // never part of the key.
     let mut version = None;
@@ -108,6 +118,12 @@ pub fn parse_route(path: &str) -> Result<Route, RouteError> {
     if !MEDIA_EXTENSIONS.iter().any(|ext| lower.ends_with(ext)) {
         return Err(RouteError::NotFound);
     }
+    let Some(resource) = resource else {
+        return Ok(match protection_name {
+            Some(KEY_NAME) => Route::Key { key },
+            _ => Route::Licence { key },
+        });
+    };
     Ok(Route::Vod {
         key,
         version,

@@ -203,6 +203,7 @@ async fn load_ladder(
 ) -> Result<Arc<CachedTitle>, DocumentTitleError> {
     let is_media = |file: &DocumentFile| SidecarFormat::of(file.key.as_str()).is_none();
     let max_text = catalog.limits.max_text_read_bytes;
+    let encryption = document.encryption;
     let mut sidecars = Vec::new();
     for entry in &document.subtitles {
         let pos = files.iter().position(|f| f.key == entry.key).unwrap_or(0);
@@ -285,7 +286,12 @@ async fn load_ladder(
     .map_err(|e| DocumentTitleError::Internal {
         reason: e.to_string(),
     })??;
-    Ok(Arc::new(CachedTitle::with_files(title, objects)))
+    let mut cached = CachedTitle::with_files(title, objects);
+    if let Some(policy) = encryption {
+        tracing::info!(encryption = %policy, "title document sets its own encryption");
+        cached.encryption = Some(policy);
+    }
+    Ok(Arc::new(cached))
 }
 
 /// `title` cut to the document's `"clip"` (issue 16). A clip the title cannot have is the

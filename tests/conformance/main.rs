@@ -16,6 +16,7 @@
 mod clips;
 #[path = "../common/mod.rs"]
 mod common;
+mod encryption;
 mod http;
 mod nginx_vod;
 mod subtitles;

@@ -452,6 +452,7 @@ pub fn urlset_document(key: &ObjectKey) -> Result<TitleDocument, String> {
         audio: Vec::new(),
         subtitles: Vec::new(),
         clip: None,
+        encryption: None,
     })
 }
 

@@ -1,0 +1,25 @@
+//! Keys, ciphers and signed URLs: everything vodpack needs to protect what it serves.
+//!
+//! Owns the content-key providers ([`KeyProvider`]: derived from a secret, nothing stored),
+//! the encryption policy (which scheme each output uses, [`EncryptionPolicy`]), the
+//! streaming sample encryptors for Common Encryption (`cenc` AES-CTR, `cbcs` AES-CBC with
+//! the 1:9 pattern, ISO/IEC 23001-7) and HLS AES-128 whole-segment encryption
+//! ([`cipher`]), and the HMAC-SHA256 URL tokens ([`token`]). It knows nothing of boxes or
+//! manifests: `package::protect` writes those, `server` asks this module for keys and for
+//! a yes or no on a token.
+//!
+//! AES, CTR, CBC, HMAC and SHA-256 come from the RustCrypto crates (`aes` picks AES-NI or
+//! ARMv8 AES at run time); only the block walks that CENC defines (subsamples, patterns,
+//! per-subsample IV reset) are ours, because no maintained crate implements them.
+
+pub mod cipher;
+pub mod cpix;
+pub mod keys;
+pub mod policy;
+pub mod settings;
+pub mod token;
+
+pub use cipher::{CipherError, SampleEncryptor, SampleLayout, Subsample, WholeSegmentEncryptor};
+pub use keys::{ContentKey, KeyError, KeyProvider, Secret, SecretKeyProvider};
+pub use policy::{EncryptionPolicy, PolicyError, Scheme};
+pub use token::{TokenError, TokenSigner};

@@ -1,0 +1,266 @@
+//! The protection settings of `vodpack serve`: encryption policy, key and URL secrets,
+//! signed-URL mode, CORS origins. Flags and `VODPACK_*` variables only, so secrets never
+//! sit in a config file next to the rest; the variables' values are hidden from `--help`.
+
+use std::path::PathBuf;
+
+use std::time::Duration;
+
+use super::cpix::{CpixOptions, PLAYREADY, WIDEVINE};
+use super::keys::{KeyError, Secret};
+use super::policy::EncryptionPolicy;
+
+/// Which requests must carry a valid token.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default, clap::ValueEnum)]
+pub enum SignedUrls {
+    /// None.
+    #[default]
+    Off,
+    /// Entry manifests (`master.m3u8`, `master-ts.m3u8`, `manifest.mpd`), keys and
+    /// licences.
+    Entry,
+    /// Every `/vod/` path, keys and licences; manifests carry the token into their URLs.
+    All,
+}
+
+/// Protection flags and variables.
+#[derive(Debug, Clone, Default, clap::Args)]
+pub struct ProtectArgs {
+    /// Encryption per output: hls=aes-128|sample-aes|none, dash=cenc|cbcs|none [default: none]
+    #[arg(long, env = "VODPACK_ENCRYPTION")]
+    pub encryption: Option<String>,
+    /// File holding the secret content keys are derived from
+    #[arg(long, env = "VODPACK_KEY_SECRET_FILE")]
+    pub key_secret_file: Option<PathBuf>,
+    /// The secret content keys are derived from (prefer the variable or the file)
+    #[arg(long, env = "VODPACK_KEY_SECRET", hide_env_values = true)]
+    pub key_secret: Option<String>,
+    /// Requests that need a signed token: off, entry or all [default: off]
+    #[arg(long, env = "VODPACK_SIGNED_URLS", value_enum)]
+    pub signed_urls: Option<SignedUrls>,
+    /// File holding the secret URL tokens are signed with
+    #[arg(long, env = "VODPACK_URL_SECRET_FILE")]
+    pub url_secret_file: Option<PathBuf>,
+    /// The secret URL tokens are signed with (prefer the variable or the file)
+    #[arg(long, env = "VODPACK_URL_SECRET", hide_env_values = true)]
+    pub url_secret: Option<String>,
+    /// Seconds a token is still accepted after its expiry [default: 30]
+    #[arg(long, env = "VODPACK_TOKEN_SKEW_SECS")]
+    pub token_skew_secs: Option<u64>,
+    /// Comma-separated origins allowed by CORS instead of `*` [default: *]
+    #[arg(long, env = "VODPACK_CORS_ORIGINS")]
+    pub cors_origins: Option<String>,
+    /// Public base URL of this server (for licence URLs in MPDs) [default: http://HOST]
+    #[arg(long, env = "VODPACK_PUBLIC_URL")]
+    pub public_url: Option<String>,
+    /// CPIX key server URL; keys come from it instead of the key secret
+    #[arg(long, env = "VODPACK_CPIX_URL")]
+    pub cpix_url: Option<String>,
+    /// DRM systems to ask the key server for: widevine, playready (comma-separated)
+    #[arg(long, env = "VODPACK_CPIX_SYSTEMS")]
+    pub cpix_systems: Option<String>,
+    /// Deadline of one key server request, in ms [default: 2000]
+    #[arg(long, env = "VODPACK_CPIX_TIMEOUT_MS")]
+    pub cpix_timeout_ms: Option<u64>,
+    /// Retries of a failed key server request [default: 2]
+    #[arg(long, env = "VODPACK_CPIX_RETRIES")]
+    pub cpix_retries: Option<u32>,
+    /// How long a key from the key server is reused, in seconds [default: 300]
+    #[arg(long, env = "VODPACK_KEY_CACHE_TTL_SECS")]
+    pub key_cache_ttl_secs: Option<u64>,
+}
+
+/// Resolved protection settings.
+#[derive(Debug, Clone, Default)]
+pub struct ProtectSettings {
+    /// The server's default encryption per output.
+    pub encryption: EncryptionPolicy,
+    /// Secret content keys are derived from; required when anything is encrypted.
+    pub key_secret: Option<Secret>,
+    /// Which requests need a token.
+    pub signed_urls: SignedUrls,
+    /// Secret tokens are signed with; required unless `signed_urls` is off.
+    pub url_secret: Option<Secret>,
+    /// Seconds past expiry a token is still accepted.
+    pub token_skew_secs: u64,
+    /// Origins allowed by CORS; empty: any (`*`).
+    pub cors_origins: Vec<String>,
+    /// Public base URL (scheme and authority, no trailing slash), if set.
+    pub public_url: Option<String>,
+    /// The CPIX key server, when keys come from one (else from `key_secret`).
+    pub cpix: Option<CpixOptions>,
+}
+
+/// A protection setting that is wrong: its flag name and why.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+#[error("invalid setting {name}: {reason}")]
+pub struct ProtectSettingsError {
+    /// The flag name.
+    pub name: &'static str,
+    /// Why.
+    pub reason: String,
+}
+
+fn secret(
+    value: Option<&str>,
+    file: Option<&PathBuf>,
+    name: &'static str,
+) -> Result<Option<Secret>, ProtectSettingsError> {
+    let wrap = |e: KeyError| ProtectSettingsError {
+        name,
+        reason: e.to_string(),
+    };
+    match (value, file) {
+        (Some(_), Some(_)) => Err(ProtectSettingsError {
+            name,
+            reason: "give the secret or its file, not both".into(),
+        }),
+        (Some(v), None) => Secret::from_text(v, name).map(Some).map_err(wrap),
+        (None, Some(f)) => Secret::from_file(f, name).map(Some).map_err(wrap),
+        (None, None) => Ok(None),
+    }
+}
+
+impl ProtectArgs {
+    /// Resolve and check: an encryption policy needs a key secret, signed URLs a URL
+    /// secret.
+    ///
+    /// # Errors
+    /// The setting at fault and why (never the secret itself).
+    pub fn resolve(&self) -> Result<ProtectSettings, ProtectSettingsError> {
+        let encryption = match &self.encryption {
+            None => EncryptionPolicy::default(),
+            Some(text) => EncryptionPolicy::parse(text).map_err(|e| ProtectSettingsError {
+                name: "encryption",
+                reason: e.to_string(),
+            })?,
+        };
+        let key_secret = secret(
+            self.key_secret.as_deref(),
+            self.key_secret_file.as_ref(),
+            "key-secret",
+        )?;
+        let cpix = self.cpix_options()?;
+        if encryption.any() && key_secret.is_none() && cpix.is_none() {
+            return Err(ProtectSettingsError {
+                name: "encryption",
+                reason: "encryption needs --key-secret-file, VODPACK_KEY_SECRET or --cpix-url"
+                    .into(),
+            });
+        }
+        let signed_urls = self.signed_urls.unwrap_or_default();
+        let url_secret = secret(
+            self.url_secret.as_deref(),
+            self.url_secret_file.as_ref(),
+            "url-secret",
+        )?;
+        if signed_urls != SignedUrls::Off && url_secret.is_none() {
+            return Err(ProtectSettingsError {
+                name: "signed-urls",
+                reason: "signed URLs need --url-secret-file or VODPACK_URL_SECRET".into(),
+            });
+        }
+        let cors_origins = (self.cors_origins.as_deref().unwrap_or("*").split(','))
+            .map(|o| o.trim().trim_end_matches('/').to_owned())
+            .filter(|o| !o.is_empty() && o != "*")
+            .collect();
+        let public_url = match &self.public_url {
+            None => None,
+            Some(u) => {
+                let parsed = url::Url::parse(u).map_err(|e| ProtectSettingsError {
+                    name: "public-url",
+                    reason: e.to_string(),
+                })?;
+                if !matches!(parsed.scheme(), "http" | "https") {
+                    return Err(ProtectSettingsError {
+                        name: "public-url",
+                        reason: "must be an http or https URL".into(),
+                    });
+                }
+                Some(u.trim_end_matches('/').to_owned())
+            }
+        };
+        Ok(ProtectSettings {
+            encryption,
+            key_secret,
+            signed_urls,
+            url_secret,
+            token_skew_secs: self.token_skew_secs.unwrap_or(30),
+            cors_origins,
+            public_url,
+            cpix,
+        })
+    }
+
+    fn cpix_options(&self) -> Result<Option<CpixOptions>, ProtectSettingsError> {
+        let Some(url) = &self.cpix_url else {
+            return Ok(None);
+        };
+        let bad = |name: &'static str, reason: String| ProtectSettingsError { name, reason };
+        let parsed = url::Url::parse(url).map_err(|e| bad("cpix-url", e.to_string()))?;
+        if !matches!(parsed.scheme(), "http" | "https") {
+            return Err(bad("cpix-url", "must be an http or https URL".into()));
+        }
+        let mut systems = Vec::new();
+        for name in (self.cpix_systems.as_deref().unwrap_or("").split(','))
+            .map(str::trim)
+            .filter(|n| !n.is_empty())
+        {
+            systems.push(match name.to_ascii_lowercase().as_str() {
+                "widevine" => WIDEVINE,
+                "playready" => PLAYREADY,
+                _ => return Err(bad("cpix-systems", format!("unknown DRM system {name:?}"))),
+            });
+        }
+        let timeout_ms = self.cpix_timeout_ms.unwrap_or(2000);
+        if timeout_ms == 0 {
+            return Err(bad("cpix-timeout-ms", "must be positive".into()));
+        }
+        Ok(Some(CpixOptions {
+            url: url.clone(),
+            systems,
+            timeout: Duration::from_millis(timeout_ms),
+            retries: self.cpix_retries.unwrap_or(2),
+            ttl: Duration::from_secs(self.key_cache_ttl_secs.unwrap_or(300).max(1)),
+        }))
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn encryption_without_a_key_secret_is_a_startup_error() {
+        let args = ProtectArgs {
+            encryption: Some("dash=cenc".into()),
+            ..Default::default()
+        };
+        let e = args.resolve().unwrap_err();
+        assert_eq!(e.name, "encryption");
+        let args = ProtectArgs {
+            encryption: Some("dash=cenc".into()),
+            key_secret: Some("0123456789abcdef0123".into()),
+            ..Default::default()
+        };
+        let s = args.resolve().unwrap();
+        assert!(!format!("{s:?}").contains("0123456789abcdef"));
+    }
+
+    #[test]
+    fn signed_urls_need_a_secret_and_cors_lists_parse() {
+        let args = ProtectArgs {
+            signed_urls: Some(SignedUrls::All),
+            ..Default::default()
+        };
+        assert_eq!(args.resolve().unwrap_err().name, "signed-urls");
+        let args = ProtectArgs {
+            cors_origins: Some("https://a.example/, https://b.example".into()),
+            ..Default::default()
+        };
+        assert_eq!(
+            args.resolve().unwrap().cors_origins,
+            vec!["https://a.example", "https://b.example"]
+        );
+    }
+}

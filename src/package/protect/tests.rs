@@ -1,0 +1,340 @@
+//! Protected boxes and layouts, as small stories.
+
+use super::boxes::COMMON_SYSTEM_ID;
+use super::*;
+use crate::crypto::keys::ContentKey;
+use crate::crypto::{Scheme, Subsample};
+use crate::media::{parse_index, MediaIndex, MediaLimits, TrackKind};
+use crate::package::{init_segment, prepare_media_segment, Title};
+use crate::source::ObjectIdentity;
+
+fn fixture_title(name: &str) -> (Title, Vec<u8>) {
+    let path = std::path::Path::new(env!("CARGO_MANIFEST_DIR"))
+        .join("fixtures")
+        .join(name);
+    let file = std::fs::read(path).unwrap();
+    let mut pos = 0usize;
+    let moov = loop {
+        let size = u32::from_be_bytes(file[pos..pos + 4].try_into().unwrap()) as usize;
+        if &file[pos + 4..pos + 8] == b"moov" {
+            break bytes::Bytes::copy_from_slice(&file[pos..pos + size]);
+        }
+        pos += size;
+    };
+    let identity = ObjectIdentity {
+        size: file.len() as u64,
+        version: "test".into(),
+    };
+    let index: MediaIndex = parse_index(identity, &moov, &MediaLimits::default()).unwrap();
+    (Title::new(index, 1000).unwrap(), file)
+}
+
+fn key() -> ContentKey {
+    ContentKey {
+        kid: [0x11; 16],
+        key: [0x22; 16],
+        systems: Vec::new(),
+    }
+}
+
+/// Every box in `buf[start..end]` and, inside containers we know, its children, as
+/// (depth, fourcc, start, size); panics when sizes do not tile their parent exactly.
+fn walk(
+    buf: &[u8],
+    start: usize,
+    end: usize,
+    depth: usize,
+    out: &mut Vec<(usize, String, usize, usize)>,
+) {
+    let mut at = start;
+    while at < end {
+        let size = u32::from_be_bytes(buf[at..at + 4].try_into().unwrap()) as usize;
+        let kind = String::from_utf8_lossy(&buf[at + 4..at + 8]).into_owned();
+        assert!(
+            size >= 8 && at + size <= end,
+            "{kind} at {at} overruns its parent"
+        );
+        out.push((depth, kind.clone(), at, size));
+        let children = match kind.as_str() {
+            "moov" | "trak" | "mdia" | "minf" | "stbl" | "moof" | "traf" | "sinf" | "schi"
+            | "mvex" | "dinf" => Some(8),
+            "stsd" => Some(16),
+            "encv" => Some(86),
+            "enca" => Some(36),
+            _ => None,
+        };
+        if let Some(skip) = children {
+            walk(buf, at + skip, at + size, depth + 1, out);
+        }
+        at += size;
+    }
+    assert_eq!(at, end);
+}
+
+fn protection(scheme: Scheme, stsd: &[u8], kind: TrackKind) -> TrackProtection {
+    TrackProtection {
+        scheme,
+        key: key(),
+        constant_iv: [0x33; 16],
+        format: TrackProtection::sample_format(stsd, kind).unwrap(),
+    }
+}
+
+#[test]
+fn protected_init_segments_name_the_original_format_and_the_key() {
+    let (title, _) = fixture_title("h264-aac-3s.mp4");
+    for track in &title.index.tracks {
+        for scheme in [Scheme::Cenc, Scheme::Cbcs] {
+            let clear = init_segment(track);
+            let p = protection(scheme, &track.sample_description, track.kind);
+            let init = protect_init_segment(&clear, track.kind, &p).unwrap();
+            let mut boxes = Vec::new();
+            walk(&init, 0, init.len(), 0, &mut boxes);
+            let names: Vec<&str> = boxes.iter().map(|b| b.1.as_str()).collect();
+            let entry = if track.kind == TrackKind::Video {
+                "encv"
+            } else {
+                "enca"
+            };
+            for needed in [entry, "sinf", "frma", "schm", "schi", "tenc", "pssh"] {
+                assert!(names.contains(&needed), "{needed} missing in {names:?}");
+            }
+            let frma = boxes.iter().find(|b| b.1 == "frma").unwrap();
+            let original = &init[frma.2 + 8..frma.2 + 12];
+            assert_eq!(original, &track.sample_description[20..24]);
+            let tenc = boxes.iter().find(|b| b.1 == "tenc").unwrap();
+            let kid_at = tenc.2 + 12 + 4;
+            assert_eq!(&init[kid_at..kid_at + 16], &[0x11; 16]);
+            let pssh = boxes.iter().find(|b| b.1 == "pssh").unwrap();
+            assert_eq!(&init[pssh.2 + 12..pssh.2 + 28], &COMMON_SYSTEM_ID);
+            if scheme == Scheme::Cbcs {
+                assert_eq!(init[tenc.2 + 8], 1, "tenc version 1 for cbcs");
+                let pattern = if track.kind == TrackKind::Video {
+                    0x19
+                } else {
+                    0
+                };
+                assert_eq!(init[tenc.2 + 13], pattern);
+                assert_eq!(&init[kid_at + 17..kid_at + 33], &[0x33; 16], "constant IV");
+            }
+        }
+    }
+}
+
+#[test]
+fn protected_segment_headers_point_saio_into_senc_and_move_the_data_offset() {
+    let (title, _) = fixture_title("h264-aac-3s.mp4");
+    let track = &title.index.tracks[0];
+    let clear = prepare_media_segment(&title.index, &title.plan, 0, 0).unwrap();
+    let n = clear_sample_count(&clear.header);
+    let p = protection(Scheme::Cenc, &track.sample_description, track.kind);
+    let ivs: Vec<[u8; 16]> = (0..n as u64)
+        .map(|i| cenc_sample_iv(7, track.track_id, i))
+        .collect();
+    let subs: Vec<Vec<Subsample>> = (0..n)
+        .map(|i| {
+            vec![
+                Subsample {
+                    clear: 5,
+                    protected: 32
+                };
+                1 + i % 2
+            ]
+        })
+        .collect();
+    let header = protect_segment_header(&clear.header, &p, &ivs, &subs).unwrap();
+    let mut boxes = Vec::new();
+    walk(&header, 0, header.len() - 8, 0, &mut boxes);
+    let get = |k: &str| boxes.iter().find(|b| b.1 == k).unwrap().clone();
+    let (senc, saio, trun) = (get("senc"), get("saio"), get("trun"));
+    let offset = u32::from_be_bytes(header[saio.2 + 16..saio.2 + 20].try_into().unwrap()) as usize;
+    assert_eq!(offset, senc.2 + 16, "saio points at senc's first sample");
+    assert_eq!(&header[offset..offset + 8], &ivs[0][..8]);
+    let data_offset =
+        u32::from_be_bytes(header[trun.2 + 16..trun.2 + 20].try_into().unwrap()) as usize;
+    assert_eq!(
+        data_offset,
+        header.len(),
+        "mdat payload right after the header"
+    );
+    assert_eq!(&header[header.len() - 4..], b"mdat");
+    let saiz = get("saiz");
+    assert_eq!(header[saiz.2 + 12], 0, "sizes vary, so listed per sample");
+    assert_eq!(header[saiz.2 + 17], 8 + 2 + 6);
+    assert_eq!(header[saiz.2 + 18], 8 + 2 + 12);
+}
+
+fn clear_sample_count(header: &[u8]) -> usize {
+    let mut boxes = Vec::new();
+    walk(header, 0, header.len() - 8, 0, &mut boxes);
+    let trun = boxes.iter().find(|b| b.1 == "trun").unwrap();
+    u32::from_be_bytes(header[trun.2 + 12..trun.2 + 16].try_into().unwrap()) as usize
+}
+
+#[test]
+fn the_scanner_finds_nal_units_however_the_bytes_are_cut() {
+    let format = NalFormat {
+        length_size: 4,
+        hevc: false,
+    };
+    // Sample 1: SEI (6, 3 bytes) + IDR slice (5, 40 bytes); sample 2: one slice (1, 20).
+    let mut bytes = Vec::new();
+    let mut nal = |t: u8, len: usize| {
+        bytes.extend_from_slice(&(len as u32).to_be_bytes());
+        bytes.push(t);
+        bytes.extend(std::iter::repeat_n(0xab, len - 1));
+    };
+    nal(6, 3);
+    nal(0x65, 40);
+    nal(0x41, 20);
+    let sizes = vec![7 + 44, 24];
+    for piece in [1, 2, 5, 1000] {
+        let mut scanner = NalScanner::new(format, 1, sizes.clone());
+        for chunk in bytes.chunks(piece) {
+            scanner.feed(chunk).unwrap();
+        }
+        let found = scanner.finish().unwrap();
+        assert_eq!(
+            found,
+            vec![
+                vec![Nal { len: 7, vcl: false }, Nal { len: 44, vcl: true }],
+                vec![Nal { len: 24, vcl: true }],
+            ]
+        );
+    }
+    let mut short = NalScanner::new(format, 1, vec![10]);
+    assert!(
+        short.feed(&[0, 0, 0, 20, 0x65, 1, 2, 3, 4, 5]).is_err(),
+        "length past the sample"
+    );
+}
+
+#[test]
+fn subsamples_keep_headers_and_non_vcl_units_clear_and_protect_whole_blocks() {
+    let format = NalFormat {
+        length_size: 4,
+        hevc: false,
+    };
+    let nals = [
+        Nal { len: 7, vcl: false },
+        Nal { len: 44, vcl: true },
+        Nal { len: 10, vcl: true },
+    ];
+    let subs = video_subsamples(&nals, format, 40, 1).unwrap();
+    // SEI (7) + prefix and header (5) + 7 leftover bytes clear, 32 protected; the short
+    // slice wholly clear.
+    assert_eq!(
+        subs,
+        vec![
+            Subsample {
+                clear: 19,
+                protected: 32
+            },
+            Subsample {
+                clear: 10,
+                protected: 0
+            }
+        ]
+    );
+    let many: Vec<Nal> = (0..50).map(|_| Nal { len: 37, vcl: true }).collect();
+    let subs = video_subsamples(&many, format, 40, 1).unwrap();
+    assert!(subs.len() <= 40);
+    let total: u64 = subs
+        .iter()
+        .map(|s| u64::from(s.clear) + u64::from(s.protected))
+        .sum();
+    assert_eq!(total, 50 * 37);
+    let big = [Nal {
+        len: 200_000,
+        vcl: false,
+    }];
+    let subs = video_subsamples(&big, format, 40, 1).unwrap();
+    assert!(subs.iter().all(|s| s.clear <= 65535));
+    assert_eq!(subs.iter().map(|s| s.clear).sum::<u32>(), 200_000);
+}
+
+#[test]
+fn codecs_without_a_cenc_mapping_here_are_refused() {
+    let (title, _) = fixture_title("av1-10bit-pq-aac-3s.mp4");
+    let video = title
+        .index
+        .tracks
+        .iter()
+        .find(|t| t.kind == TrackKind::Video)
+        .unwrap();
+    assert!(matches!(
+        TrackProtection::sample_format(&video.sample_description, TrackKind::Video),
+        Err(ProtectError::UnsupportedCodec { .. })
+    ));
+}
+
+#[test]
+fn ivs_differ_per_track_sample_and_version() {
+    let kid = [1u8; 16];
+    let a = iv_base("aaaa", &kid);
+    assert_ne!(a, iv_base("bbbb", &kid));
+    assert_ne!(cenc_sample_iv(a, 1, 0), cenc_sample_iv(a, 2, 0));
+    assert_ne!(cenc_sample_iv(a, 1, 0), cenc_sample_iv(a, 1, 1));
+    assert_eq!(&cenc_sample_iv(a, 1, 0)[8..], &[0; 8]);
+    assert_ne!(
+        hls_segment_iv("t", &kid, 1, 1),
+        hls_segment_iv("t", &kid, 1, 2)
+    );
+}
+
+#[test]
+fn aes_128_playlists_key_every_segment_after_the_map_and_carry_tokens() {
+    let clear = "#EXTM3U\n#EXT-X-VERSION:7\n#EXT-X-MAP:URI=\"init-t1.mp4\"\n\
+                 #EXTINF:1.000000,\nseg-t1-1.m4s\n#EXTINF:1.000000,\nseg-t1-2.m4s\n#EXT-X-ENDLIST\n";
+    let out =
+        manifest::hls_media_playlist(clear, Scheme::Aes128, "hls.key", &key(), |n| [n as u8; 16]);
+    let lines: Vec<&str> = out.lines().collect();
+    let map = lines
+        .iter()
+        .position(|l| l.starts_with("#EXT-X-MAP"))
+        .unwrap();
+    let keys: Vec<usize> = (lines.iter().enumerate())
+        .filter(|(_, l)| l.starts_with("#EXT-X-KEY:METHOD=AES-128,URI=\"hls.key\",IV=0x"))
+        .map(|(i, _)| i)
+        .collect();
+    assert_eq!(keys.len(), 2);
+    assert!(
+        keys.iter().all(|k| *k > map),
+        "the init segment stays clear"
+    );
+    assert!(
+        lines[keys[1]].ends_with(&"02".repeat(16)),
+        "segment 2's own IV"
+    );
+    let signed = manifest::hls_with_query(&out, "token=abc");
+    assert!(signed.contains("seg-t1-2.m4s?token=abc\n"));
+    assert!(signed.contains("URI=\"hls.key?token=abc\""));
+    assert!(signed.contains("URI=\"init-t1.mp4?token=abc\""));
+}
+
+#[test]
+fn mpd_references_carry_the_token_escaped() {
+    let mpd = "<SegmentTemplate initialization=\"v1/init-$RepresentationID$.mp4\" \
+               media=\"v1/seg-$RepresentationID$-$Number$.m4s\"/><BaseURL>v1/sub-t3.vtt</BaseURL>";
+    let out = manifest::dash_with_query(mpd, "token=a&b");
+    assert!(out.contains("initialization=\"v1/init-$RepresentationID$.mp4?token=a&amp;b\""));
+    assert!(out.contains("media=\"v1/seg-$RepresentationID$-$Number$.m4s?token=a&amp;b\""));
+    assert!(out.contains("<BaseURL>v1/sub-t3.vtt?token=a&amp;b</BaseURL>"));
+}
+
+/// Given a title's manifests, when an encrypted output is offered, then its trick play
+/// (served clear only) is left out: no I-frame playlist, no trick-play set, and nothing else
+/// lost.
+#[test]
+fn encrypted_manifests_leave_out_trick_play() {
+    let master = "#EXTM3U\n#EXT-X-STREAM-INF:BANDWIDTH=1\nv/index-t1.m3u8\n#EXT-X-I-FRAME-STREAM-INF:BANDWIDTH=1,URI=\"v/iframes-t1.m3u8\"\n";
+    assert_eq!(
+        super::manifest::hls_without_iframes(master),
+        "#EXTM3U\n#EXT-X-STREAM-INF:BANDWIDTH=1\nv/index-t1.m3u8\n"
+    );
+    let mpd = "<MPD>\n  <Period>\n    <AdaptationSet id=\"0\">\n    </AdaptationSet>\n    <AdaptationSet id=\"1\">\n      <EssentialProperty schemeIdUri=\"http://dashif.org/guidelines/trickmode\" value=\"0\"/>\n    </AdaptationSet>\n  </Period>\n</MPD>\n";
+    assert_eq!(
+        super::manifest::dash_without_trick_play(mpd),
+        "<MPD>\n  <Period>\n    <AdaptationSet id=\"0\">\n    </AdaptationSet>\n  </Period>\n</MPD>\n"
+    );
+}

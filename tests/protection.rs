@@ -1,0 +1,588 @@
+//! Access control and fail-closed encryption over HTTP (issue 14): signed URLs on every
+//! protected route, the token carried into manifests, keys and licences, the clear version
+//! folder closed when every output is encrypted, CORS origins, and no secret, token or key
+//! in any log line.
+
+mod common;
+
+use std::io::Write;
+use std::sync::{Arc, Mutex, OnceLock};
+use std::time::{SystemTime, UNIX_EPOCH};
+
+use base64::engine::general_purpose::URL_SAFE_NO_PAD;
+use base64::Engine as _;
+use common::{fixtures, request, start_server_with, version_folder_in, TestServer};
+use vodpack::config::Settings;
+use vodpack::crypto::keys::hex;
+use vodpack::crypto::settings::SignedUrls;
+use vodpack::crypto::{EncryptionPolicy, Secret, SecretKeyProvider, TokenSigner};
+
+const KEY_SECRET: &str = "protection test key secret 0123";
+const URL_SECRET: &str = "protection test url secret 4567";
+const FIXTURE: &str = "h264-aac-3s.mp4";
+
+/// Every log line of this test binary.
+fn captured_logs() -> &'static Arc<Mutex<Vec<u8>>> {
+    static LOGS: OnceLock<Arc<Mutex<Vec<u8>>>> = OnceLock::new();
+    LOGS.get_or_init(|| {
+        let logs = Arc::new(Mutex::new(Vec::new()));
+        let sink = logs.clone();
+        let make = move || LogSink(sink.clone());
+        let _ = tracing_subscriber::fmt()
+            .with_writer(make)
+            .with_max_level(tracing::Level::DEBUG)
+            .with_ansi(false)
+            .try_init();
+        logs
+    })
+}
+
+struct LogSink(Arc<Mutex<Vec<u8>>>);
+
+impl Write for LogSink {
+    fn write(&mut self, buf: &[u8]) -> std::io::Result<usize> {
+        self.0.lock().unwrap().extend_from_slice(buf);
+        Ok(buf.len())
+    }
+    fn flush(&mut self) -> std::io::Result<()> {
+        Ok(())
+    }
+}
+
+fn now() -> u64 {
+    SystemTime::now()
+        .duration_since(UNIX_EPOCH)
+        .unwrap()
+        .as_secs()
+}
+
+async fn start(policy: &str, signed: SignedUrls, cors: &[&str]) -> TestServer {
+    captured_logs();
+    let mut settings = Settings {
+        segment_duration_ms: 1000,
+        ..Default::default()
+    };
+    settings.server.access_log = true;
+    settings.protect.encryption = EncryptionPolicy::parse(policy).unwrap();
+    settings.protect.key_secret = Some(Secret::from_text(KEY_SECRET, "k").unwrap());
+    settings.protect.signed_urls = signed;
+    settings.protect.url_secret = Some(Secret::from_text(URL_SECRET, "u").unwrap());
+    settings.protect.token_skew_secs = 30;
+    settings.protect.cors_origins = cors.iter().map(|o| o.to_string()).collect();
+    start_server_with(&fixtures(), settings).await
+}
+
+fn signer() -> TokenSigner {
+    TokenSigner::new(Secret::from_text(URL_SECRET, "u").unwrap(), 30)
+}
+
+fn title_prefix() -> String {
+    format!("/vod/{FIXTURE}/")
+}
+
+fn with_token(path: &str, token: &str) -> String {
+    format!("{path}?token={token}")
+}
+
+const LICENCE_TYPE: (&str, &str) = ("Content-Type", "application/json");
+
+fn licence_body(kid: &[u8; 16]) -> String {
+    format!(
+        "{{\"kids\":[\"{}\"],\"type\":\"temporary\"}}",
+        URL_SAFE_NO_PAD.encode(kid)
+    )
+}
+
+/// POST `body` to `path`.
+async fn post(server: &TestServer, path: &str, body: &str) -> common::Reply {
+    use tokio::io::{AsyncReadExt, AsyncWriteExt};
+    let mut stream = tokio::net::TcpStream::connect(server.addr).await.unwrap();
+    let head = format!(
+        "POST {path} HTTP/1.1\r\nHost: {}\r\nConnection: close\r\n{}: {}\r\nContent-Length: {}\r\n\r\n{body}",
+        server.addr,
+        LICENCE_TYPE.0,
+        LICENCE_TYPE.1,
+        body.len()
+    );
+    stream.write_all(head.as_bytes()).await.unwrap();
+    let mut raw = Vec::new();
+    stream.read_to_end(&mut raw).await.unwrap();
+    let text = String::from_utf8_lossy(&raw).into_owned();
+    let (head, body) = text.split_once("\r\n\r\n").unwrap_or((&text, ""));
+    let status = head.split(' ').nth(1).unwrap().parse().unwrap();
+    let headers = head
+        .lines()
+        .skip(1)
+        .filter_map(|l| l.split_once(": "))
+        .map(|(k, v)| (k.to_owned(), v.to_owned()))
+        .collect();
+    common::Reply {
+        status,
+        headers,
+        body: body.as_bytes().to_vec(),
+    }
+}
+
+/// Given signed URLs on every path, when a protected route is asked for without a token,
+/// with a tampered one, an expired one or one for another title, then it is a bare 403;
+/// with a valid token every route answers, and the manifests carry the token on.
+#[tokio::test]
+async fn every_protected_route_needs_a_valid_token() {
+    let server = start("hls=aes-128,dash=cenc", SignedUrls::All, &[]).await;
+    let good = signer().sign(&title_prefix(), now() + 600, None);
+    let master = request(
+        server.addr,
+        "GET",
+        &with_token(&format!("/vod/{FIXTURE}/master.m3u8"), &good),
+        &[],
+    )
+    .await;
+    assert_eq!(master.status, 200, "{}", master.text());
+    let master = master.text();
+    assert!(master.contains(&format!("?token={good}")), "{master}");
+    let folder = version_folder_in(&master).trim_end_matches('/').to_owned();
+    let mpd = request(
+        server.addr,
+        "GET",
+        &with_token(&format!("/vod/{FIXTURE}/manifest.mpd"), &good),
+        &[],
+    )
+    .await;
+    assert_eq!(mpd.status, 200);
+    let mpd = mpd.text();
+    assert!(mpd.contains(&format!("$Number$.m4s?token={good}")), "{mpd}");
+    assert!(
+        mpd.contains(&format!("clearkey.json?token={good}</dashif:Laurl>")),
+        "{mpd}"
+    );
+    let dash_folder = mpd
+        .split("initialization=\"")
+        .nth(1)
+        .unwrap()
+        .split('/')
+        .next()
+        .unwrap()
+        .to_owned();
+    let media = request(
+        server.addr,
+        "GET",
+        &with_token(&format!("/vod/{FIXTURE}/{folder}/index-t1.m3u8"), &good),
+        &[],
+    )
+    .await;
+    assert_eq!(media.status, 200);
+    assert!(
+        media
+            .text()
+            .contains(&format!("URI=\"hls.key?token={good}\"")),
+        "{}",
+        media.text()
+    );
+    let kid = SecretKeyProvider::new(Secret::from_text(KEY_SECRET, "k").unwrap())
+        .derive(FIXTURE)
+        .kid;
+
+    let gets = [
+        format!("/vod/{FIXTURE}/master.m3u8"),
+        format!("/vod/{FIXTURE}/manifest.mpd"),
+        format!("/vod/{FIXTURE}/{folder}/index-t1.m3u8"),
+        format!("/vod/{FIXTURE}/{folder}/init-t1.mp4"),
+        format!("/vod/{FIXTURE}/{folder}/seg-t1-1.m4s"),
+        format!("/vod/{FIXTURE}/{dash_folder}/seg-t2-2.m4s"),
+        format!("/vod/{FIXTURE}/{folder}/hls.key"),
+    ];
+    let licence = format!("/vod/{FIXTURE}/clearkey.json");
+    let tampered = good.replacen('.', "0.", 1);
+    let expired = signer().sign(&title_prefix(), now() - 120, None);
+    let other_title = signer().sign("/vod/hevc-aac-3s.mp4/", now() + 600, None);
+    let foreign = TokenSigner::new(
+        Secret::from_text("some other url secret!", "x").unwrap(),
+        30,
+    )
+    .sign(&title_prefix(), now() + 600, None);
+    for path in gets.iter().chain([&licence]) {
+        for bad in [
+            None,
+            Some(&tampered),
+            Some(&expired),
+            Some(&other_title),
+            Some(&foreign),
+        ] {
+            let target = match bad {
+                None => path.clone(),
+                Some(t) => with_token(path, t),
+            };
+            let reply = match path == &licence {
+                true => post(&server, &target, &licence_body(&kid)).await,
+                false => request(server.addr, "GET", &target, &[]).await,
+            };
+            assert_eq!(reply.status, 403, "{target}");
+            assert_eq!(reply.text(), "forbidden\n", "no detail for {target}");
+        }
+    }
+    for path in &gets {
+        let reply = request(server.addr, "GET", &with_token(path, &good), &[]).await;
+        assert_eq!(reply.status, 200, "{path}: {}", reply.text());
+    }
+    let reply = post(&server, &with_token(&licence, &good), &licence_body(&kid)).await;
+    assert_eq!(reply.status, 200, "{}", reply.text());
+    server.shutdown().await;
+}
+
+/// Given signed URLs on entry points only, then segments need no token but entry
+/// manifests, keys and licences do.
+#[tokio::test]
+async fn entry_mode_guards_manifests_keys_and_licences_only() {
+    let server = start("hls=aes-128", SignedUrls::Entry, &[]).await;
+    let good = signer().sign(&title_prefix(), now() + 600, None);
+    assert_eq!(
+        request(
+            server.addr,
+            "GET",
+            &format!("/vod/{FIXTURE}/master.m3u8"),
+            &[]
+        )
+        .await
+        .status,
+        403
+    );
+    let master = request(
+        server.addr,
+        "GET",
+        &with_token(&format!("/vod/{FIXTURE}/master.m3u8"), &good),
+        &[],
+    )
+    .await;
+    assert_eq!(master.status, 200);
+    let folder = version_folder_in(&master.text())
+        .trim_end_matches('/')
+        .to_owned();
+    let segment = request(
+        server.addr,
+        "GET",
+        &format!("/vod/{FIXTURE}/{folder}/seg-t1-1.m4s"),
+        &[],
+    )
+    .await;
+    assert_eq!(segment.status, 200);
+    let key = request(
+        server.addr,
+        "GET",
+        &format!("/vod/{FIXTURE}/{folder}/hls.key"),
+        &[],
+    )
+    .await;
+    assert_eq!(key.status, 403);
+    let key = request(
+        server.addr,
+        "GET",
+        &with_token(&format!("/vod/{FIXTURE}/{folder}/hls.key"), &good),
+        &[],
+    )
+    .await;
+    assert_eq!(key.status, 200);
+    assert_eq!(key.body.len(), 16);
+    assert_eq!(key.header("cache-control"), Some("no-store, private"));
+    server.shutdown().await;
+}
+
+/// Given every output encrypted, when the clear version folder or an unversioned name is
+/// asked for a segment or init segment, then it is 404: encrypted content is never served
+/// in the clear. With one output clear, the clear folder serves it.
+#[tokio::test]
+async fn the_clear_folder_is_closed_when_every_output_is_encrypted() {
+    let clear = start("none", SignedUrls::Off, &[]).await;
+    let clear_master = request(
+        clear.addr,
+        "GET",
+        &format!("/vod/{FIXTURE}/master.m3u8"),
+        &[],
+    )
+    .await
+    .text();
+    let clear_folder = version_folder_in(&clear_master)
+        .trim_end_matches('/')
+        .to_owned();
+    clear.shutdown().await;
+    let server = start("hls=aes-128,dash=cbcs", SignedUrls::Off, &[]).await;
+    for name in [
+        "init-t1.mp4",
+        "seg-t1-1.m4s",
+        "seg-t2-1.m4s",
+        "index-t1.m3u8",
+    ] {
+        for path in [
+            format!("/vod/{FIXTURE}/{clear_folder}/{name}"),
+            format!("/vod/{FIXTURE}/{name}"),
+        ] {
+            assert_eq!(
+                request(server.addr, "GET", &path, &[]).await.status,
+                404,
+                "{path}"
+            );
+        }
+    }
+    assert_eq!(
+        request(
+            server.addr,
+            "GET",
+            &format!("/vod/{FIXTURE}/master-ts.m3u8"),
+            &[]
+        )
+        .await
+        .status,
+        404
+    );
+    // Trick play is clear only: an encrypted output offers no I-frame playlist and no
+    // trick-play set, and its folder serves no key frame.
+    let master = request(
+        server.addr,
+        "GET",
+        &format!("/vod/{FIXTURE}/master.m3u8"),
+        &[],
+    )
+    .await
+    .text();
+    assert!(!master.contains("#EXT-X-I-FRAME-STREAM-INF"), "{master}");
+    let mpd = request(
+        server.addr,
+        "GET",
+        &format!("/vod/{FIXTURE}/manifest.mpd"),
+        &[],
+    )
+    .await
+    .text();
+    assert!(
+        !mpd.contains("trickmode") && mpd.contains("<AdaptationSet"),
+        "{mpd}"
+    );
+    let folder = version_folder_in(&master).trim_end_matches('/').to_owned();
+    for name in ["iframes-t1.m3u8", "ifr-t1-1.m4s"] {
+        let path = format!("/vod/{FIXTURE}/{folder}/{name}");
+        assert_eq!(
+            request(server.addr, "GET", &path, &[]).await.status,
+            404,
+            "{path}"
+        );
+    }
+    server.shutdown().await;
+    let half = start("dash=cenc", SignedUrls::Off, &[]).await;
+    let path = format!("/vod/{FIXTURE}/{clear_folder}/seg-t1-1.m4s");
+    assert_eq!(request(half.addr, "GET", &path, &[]).await.status, 200);
+    half.shutdown().await;
+}
+
+/// Given a title encrypted with ClearKey, when the licence is asked for with the title's
+/// KID, then the answer holds its key (base64url, EME ClearKey JSON) and is never cached;
+/// another KID gets no key, GET is 405, a body that is not JSON 400.
+#[tokio::test]
+async fn the_clearkey_licence_answers_only_the_titles_kid() {
+    let server = start("dash=cenc", SignedUrls::Off, &[]).await;
+    let content =
+        SecretKeyProvider::new(Secret::from_text(KEY_SECRET, "k").unwrap()).derive(FIXTURE);
+    let path = format!("/vod/{FIXTURE}/clearkey.json");
+    let reply = post(&server, &path, &licence_body(&content.kid)).await;
+    assert_eq!(reply.status, 200, "{}", reply.text());
+    assert_eq!(reply.header("cache-control"), Some("no-store, private"));
+    let json: serde_json::Value = serde_json::from_slice(&reply.body).unwrap();
+    assert_eq!(json["keys"][0]["kty"], "oct");
+    assert_eq!(json["keys"][0]["k"], URL_SAFE_NO_PAD.encode(content.key));
+    assert_eq!(json["keys"][0]["kid"], URL_SAFE_NO_PAD.encode(content.kid));
+    let other = post(&server, &path, &licence_body(&[9; 16])).await;
+    let json: serde_json::Value = serde_json::from_slice(&other.body).unwrap();
+    assert_eq!(json["keys"].as_array().unwrap().len(), 0);
+    assert_eq!(request(server.addr, "GET", &path, &[]).await.status, 405);
+    assert_eq!(post(&server, &path, "{not json").await.status, 400);
+    let missing = post(
+        &server,
+        "/vod/no-such-title.mp4/clearkey.json",
+        &licence_body(&content.kid),
+    )
+    .await;
+    assert_eq!(missing.status, 404);
+    server.shutdown().await;
+}
+
+/// Given a CORS origin list, then a listed origin is echoed (with `Vary: Origin`) and an
+/// unlisted one gets no `Access-Control-Allow-Origin`.
+#[tokio::test]
+async fn a_cors_origin_list_replaces_the_wildcard() {
+    let server = start("none", SignedUrls::Off, &["https://player.example"]).await;
+    let path = format!("/vod/{FIXTURE}/master.m3u8");
+    let ok = request(
+        server.addr,
+        "GET",
+        &path,
+        &[("Origin", "https://player.example")],
+    )
+    .await;
+    assert_eq!(
+        ok.header("access-control-allow-origin"),
+        Some("https://player.example")
+    );
+    assert_eq!(ok.header("vary"), Some("Origin"));
+    let other = request(
+        server.addr,
+        "GET",
+        &path,
+        &[("Origin", "https://evil.example")],
+    )
+    .await;
+    assert_eq!(other.header("access-control-allow-origin"), None);
+    server.shutdown().await;
+}
+
+/// Given requests with tokens, keys and licences (this binary's other tests run too),
+/// then no captured log line holds a secret, a token's signature or a content key.
+#[tokio::test]
+async fn no_secret_token_or_key_reaches_the_logs() {
+    let server = start("hls=aes-128,dash=cenc", SignedUrls::All, &[]).await;
+    let good = signer().sign(&title_prefix(), now() + 600, None);
+    let content =
+        SecretKeyProvider::new(Secret::from_text(KEY_SECRET, "k").unwrap()).derive(FIXTURE);
+    let master = request(
+        server.addr,
+        "GET",
+        &with_token(&format!("/vod/{FIXTURE}/master.m3u8"), &good),
+        &[],
+    )
+    .await;
+    let folder = version_folder_in(&master.text())
+        .trim_end_matches('/')
+        .to_owned();
+    request(
+        server.addr,
+        "GET",
+        &with_token(&format!("/vod/{FIXTURE}/{folder}/hls.key"), &good),
+        &[],
+    )
+    .await;
+    request(
+        server.addr,
+        "GET",
+        &format!("/vod/{FIXTURE}/{folder}/hls.key?token=bad.{good}"),
+        &[],
+    )
+    .await;
+    post(
+        &server,
+        &with_token(&format!("/vod/{FIXTURE}/clearkey.json"), &good),
+        &licence_body(&content.kid),
+    )
+    .await;
+    server.shutdown().await;
+    let logs = String::from_utf8_lossy(&captured_logs().lock().unwrap()).into_owned();
+    assert!(
+        logs.contains("access"),
+        "the access log was captured: {logs}"
+    );
+    let signature = good.rsplit('.').next().unwrap();
+    for secret in [
+        KEY_SECRET.to_owned(),
+        URL_SECRET.to_owned(),
+        signature.to_owned(),
+        hex(&content.key),
+        URL_SAFE_NO_PAD.encode(content.key),
+    ] {
+        assert!(!logs.contains(&secret), "a secret reached the logs");
+    }
+}
+
+/// Given a server that encrypts nothing by default, when a title document says
+/// `"encryption": "dash=cenc"`, then its MPD is protected and its HLS is not; a document
+/// with a policy that does not parse is refused with 422.
+#[tokio::test]
+async fn a_title_document_sets_its_own_encryption() {
+    let dir = common::TempDir::new("protection-doc");
+    std::fs::copy(fixtures().join(FIXTURE), dir.path().join(FIXTURE)).unwrap();
+    std::fs::write(
+        dir.path().join("title.json"),
+        format!("{{\"video\":[{{\"file\":\"{FIXTURE}\"}}],\"encryption\":\"dash=cenc\"}}"),
+    )
+    .unwrap();
+    std::fs::write(
+        dir.path().join("bad.json"),
+        format!("{{\"video\":[{{\"file\":\"{FIXTURE}\"}}],\"encryption\":\"dash=rot13\"}}"),
+    )
+    .unwrap();
+    let mut settings = Settings::default();
+    settings.protect.key_secret = Some(Secret::from_text(KEY_SECRET, "k").unwrap());
+    let server = start_server_with(dir.path(), settings).await;
+    let mpd = request(server.addr, "GET", "/vod/title.json/manifest.mpd", &[]).await;
+    assert_eq!(mpd.status, 200, "{}", mpd.text());
+    assert!(mpd.text().contains("value=\"cenc\" cenc:default_KID="));
+    let master = request(server.addr, "GET", "/vod/title.json/master.m3u8", &[]).await;
+    assert_eq!(master.status, 200);
+    assert!(!master.text().contains("EXT-X-SESSION-KEY"));
+    let plain = request(
+        server.addr,
+        "GET",
+        &format!("/vod/{FIXTURE}/manifest.mpd"),
+        &[],
+    )
+    .await;
+    assert!(!plain.text().contains("ContentProtection"));
+    let licence = post(
+        &server,
+        "/vod/title.json/clearkey.json",
+        &licence_body(&[1; 16]),
+    )
+    .await;
+    assert_eq!(licence.status, 200);
+    let bad = request(server.addr, "GET", "/vod/bad.json/manifest.mpd", &[]).await;
+    assert_eq!(bad.status, 422, "{}", bad.text());
+    server.shutdown().await;
+}
+
+/// Given encrypted segments (AES-128 whole-segment and `cenc`), when a byte range is asked
+/// for, then the answer is exactly that range of the whole encrypted segment, and HEAD
+/// states the whole length.
+#[tokio::test]
+async fn ranges_of_encrypted_segments_are_slices_of_the_whole() {
+    let server = start("hls=aes-128,dash=cenc", SignedUrls::Off, &[]).await;
+    let master = request(
+        server.addr,
+        "GET",
+        &format!("/vod/{FIXTURE}/master.m3u8"),
+        &[],
+    )
+    .await;
+    let hls = version_folder_in(&master.text());
+    let mpd = request(
+        server.addr,
+        "GET",
+        &format!("/vod/{FIXTURE}/manifest.mpd"),
+        &[],
+    )
+    .await;
+    let dash = mpd
+        .text()
+        .split("initialization=\"")
+        .nth(1)
+        .unwrap()
+        .split('/')
+        .next()
+        .unwrap()
+        .to_owned()
+        + "/";
+    for folder in [hls, dash] {
+        for name in ["seg-t1-2.m4s", "seg-t2-1.m4s"] {
+            let path = format!("/vod/{FIXTURE}/{folder}{name}");
+            let whole = request(server.addr, "GET", &path, &[]).await;
+            assert_eq!(whole.status, 200);
+            let head = request(server.addr, "HEAD", &path, &[]).await;
+            assert_eq!(
+                head.header("content-length"),
+                Some(whole.body.len().to_string().as_str())
+            );
+            let len = whole.body.len();
+            for (from, to) in [(0, 9), (100, 1099), (len - 17, len - 1)] {
+                let range = format!("bytes={from}-{to}");
+                let part = request(server.addr, "GET", &path, &[("Range", &range)]).await;
+                assert_eq!(part.status, 206, "{path} {range}");
+                assert_eq!(part.body, whole.body[from..=to], "{path} {range}");
+            }
+        }
+    }
+    server.shutdown().await;
+}
