@@ -18,6 +18,7 @@ mod ladder;
 mod names;
 mod plan;
 mod title;
+pub mod ts;
 pub mod webvtt;
 
 pub use dash::render_mpd;

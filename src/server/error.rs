@@ -116,7 +116,9 @@ impl From<&PackageError> for ErrorAnswer {
             | PackageError::UnsupportedEdit { .. }
             | PackageError::LadderMisaligned { .. }
             | PackageError::LadderDuration { .. }
-            | PackageError::LadderTrack { .. } => {
+            | PackageError::LadderTrack { .. }
+            | PackageError::NotInTs { .. }
+            | PackageError::NoTsRenditions => {
                 ErrorAnswer::new(StatusCode::UNPROCESSABLE_ENTITY, e.to_string())
             }
         }
