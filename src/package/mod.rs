@@ -26,6 +26,10 @@ pub use edit::present;
 pub use error::PackageError;
 pub use fmp4::{init_segment, prepare_media_segment, PreparedSegment};
 pub use hls::{render_media_playlist, render_multivariant_playlist, render_subtitle_playlist};
+pub use hls::{
+    render_ts_iframe_playlist, render_ts_media_playlist, render_ts_multivariant_playlist,
+    render_ts_subtitle_playlist, ts_subtitle_segment,
+};
 pub use ladder::{build_ladder, LadderEntry, LadderRole, SidecarSubtitle, CUT_TOLERANCE_MS};
 pub use names::{
     document_track_id, parse_version_folder, split_document_track_id, version_folder, Resource,

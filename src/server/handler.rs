@@ -16,6 +16,7 @@ use super::range::{parse_range, RangeRequest};
 use super::route::{parse_route, Route};
 use super::subtitle::{subtitle_body, SubtitleRequest};
 use super::titles::document_title;
+use super::ts::{ts_content, ts_segment_body, TsContent, TsSegmentJob, MP2T};
 use super::App;
 use super::{Admitted, RequestClass};
 use crate::media::{is_title_document, TrackKind};
@@ -44,6 +45,8 @@ enum Content {
         identity: ObjectIdentity,
         prepared: PreparedSegment,
     },
+    /// An MPEG-TS segment, written from the source as it streams (see `ts.rs`).
+    TsSegment(TsSegmentJob),
 }
 
 impl Content {
@@ -51,6 +54,7 @@ impl Content {
         match self {
             Content::Inline(b) => b.len() as u64,
             Content::Segment { prepared, .. } => prepared.content_length(),
+            Content::TsSegment(job) => job.len,
         }
     }
 }
@@ -73,6 +77,11 @@ fn route_label(route: Option<&Route>) -> &'static str {
             Resource::Init { .. } => "init",
             Resource::Segment { .. } => "segment",
             Resource::SubtitleSegment { .. } | Resource::SubtitleFile { .. } => "subtitle",
+            Resource::TsMediaPlaylist { .. } | Resource::TsIframePlaylist { .. } => {
+                "media_playlist"
+            }
+            Resource::TsSegment { .. } => "segment",
+            Resource::TsSubtitleSegment { .. } => "subtitle",
         },
         Some(Route::Metrics) => "metrics",
         Some(Route::Healthz) | Some(Route::Readyz) => "health",
@@ -162,11 +171,15 @@ fn request_span<B>(req: &Request<B>, label: &'static str, route: Option<&Route>)
         match resource {
             Resource::MediaPlaylist { track_id }
             | Resource::Init { track_id }
-            | Resource::SubtitleFile { track_id } => {
+            | Resource::SubtitleFile { track_id }
+            | Resource::TsMediaPlaylist { track_id }
+            | Resource::TsIframePlaylist { track_id } => {
                 span.record("vod.track_id", track_id);
             }
             Resource::Segment { track_id, number }
-            | Resource::SubtitleSegment { track_id, number } => {
+            | Resource::SubtitleSegment { track_id, number }
+            | Resource::TsSegment { track_id, number }
+            | Resource::TsSubtitleSegment { track_id, number } => {
                 span.record("vod.track_id", track_id);
                 span.record("vod.segment", number);
             }
@@ -270,7 +283,9 @@ fn request_class(route: &Route) -> RequestClass {
                 Resource::Segment { .. }
                 | Resource::Init { .. }
                 | Resource::SubtitleSegment { .. }
-                | Resource::SubtitleFile { .. },
+                | Resource::SubtitleFile { .. }
+                | Resource::TsSegment { .. }
+                | Resource::TsSubtitleSegment { .. },
             ..
         } => RequestClass::Segment,
         Route::Vod { .. } => RequestClass::Manifest,
@@ -335,8 +350,25 @@ async fn vod_answer(
             cache_control,
             etag,
         },
-        Resource::MultivariantTs => {
-            return Err(not_found("MPEG-TS output is not available yet".into()))
+        Resource::MultivariantTs
+        | Resource::TsMediaPlaylist { .. }
+        | Resource::TsIframePlaylist { .. }
+        | Resource::TsSegment { .. }
+        | Resource::TsSubtitleSegment { .. } => {
+            let (content, content_type) =
+                match ts_content(app, &cached, &key, &identity, resource).await? {
+                    TsContent::Playlist(bytes) => {
+                        (Content::Inline(bytes), "application/vnd.apple.mpegurl")
+                    }
+                    TsContent::Subtitle(bytes) => (Content::Inline(bytes), WEBVTT),
+                    TsContent::Segment(job) => (Content::TsSegment(job), MP2T),
+                };
+            Answer {
+                content,
+                content_type,
+                cache_control,
+                etag,
+            }
         }
         Resource::Mpd => Answer {
             content: Content::Inline(cached.mpd()),
@@ -575,6 +607,10 @@ async fn respond<B>(
             );
             body
         }
+        Content::TsSegment(job) => match ts_segment_body(app, job, start, end, admitted).await {
+            Ok(body) => body,
+            Err(e) => return error_response(&e),
+        },
     };
     finish(builder, body)
 }

@@ -14,6 +14,7 @@ mod range;
 mod route;
 mod subtitle;
 mod titles;
+mod ts;
 
 use std::future::Future;
 use std::sync::atomic::{AtomicBool, Ordering};

@@ -8,6 +8,7 @@
 //!   counters and I-frame byte ranges are all known before a byte is read;
 //! - `writer`: turns the source's sample bytes, as they stream, into those packets
 //!   (PES headers, ADTS headers, Annex B), holding a packet and a few bytes of state;
+//! - `offer`: the renditions of a title's TS output, measured;
 //! - `psi`, `adts`, `annexb`: PAT/PMT with CRC32, ADTS headers, NAL length rewriting.
 //!
 //! Written here rather than taken from a crate: the muxers on crates.io (`mpeg2ts`,
@@ -21,14 +22,16 @@
 mod adts;
 mod annexb;
 mod layout;
+mod offer;
 mod program;
 mod psi;
 mod writer;
 
 pub use adts::AdtsConfig;
 pub use layout::{KeyFrame, SegmentSummary, TsLayout};
+pub use offer::{TsRendition, TsTitle};
 pub use program::{StreamKind, TsProgram, TsStream};
-pub use writer::{prepare_ts_segment, TsSegment};
+pub use writer::{prepare_ts_segment, Need, TsSegment};
 
 /// Bytes in a transport stream packet.
 pub const PACKET_LEN: usize = 188;
