@@ -19,6 +19,7 @@ mod http;
 mod subtitles;
 mod titles;
 mod tools;
+mod ts;
 mod webvtt;
 
 use std::time::Duration;

@@ -5,7 +5,7 @@
 //! A segment is a list of units, each a whole number of 188-byte packets:
 //! - PSI: the PAT and PMT, at the start of the segment and again before every video key
 //!   frame (so each key frame's byte range, PSI included, decodes alone: I-frame playlists);
-//! - a PES: one video frame, or a few consecutive audio frames (at most
+//! - a PES: one video frame, or a few consecutive audio frames of equal duration (at most
 //!   [`MAX_AUDIO_PES_BYTES`] and [`MAX_AUDIO_PES_TICKS`], never across a segment);
 //! - a PCR packet: adaptation field only, on the PCR PID, where the PES on that PID are
 //!   more than [`MAX_PCR_GAP`] apart.
@@ -342,7 +342,12 @@ fn stream_pes(
     }
     let header = stream.frame_header_len();
     let mut group: Option<Pes> = None;
+    // Frames in one PES are timed by their position (each lasts the codec's frame length),
+    // so a frame lasting otherwise (a gap in the audio, a trimmed frame) starts a new PES,
+    // which states its time.
+    let mut group_duration = None;
     for (i, size) in range.zip(sizes) {
+        let duration = table.durations.get(i).copied();
         let size = u64::from(*size);
         if header > 0 && size > u64::from(super::adts::MAX_ADTS_PAYLOAD) {
             return Err(too_large(format!(
@@ -353,7 +358,8 @@ fn stream_pes(
         let dts = time(plan.output_dts(table, i));
         if let Some(pes) = group.as_mut() {
             let fits = pes.es_len + frame <= MAX_AUDIO_PES_BYTES
-                && dts.saturating_sub(pes.pts) < MAX_AUDIO_PES_TICKS;
+                && dts.saturating_sub(pes.pts) < MAX_AUDIO_PES_TICKS
+                && duration == group_duration;
             if fits {
                 pes.samples.end = i + 1;
                 pes.es_len += frame;
@@ -361,6 +367,7 @@ fn stream_pes(
             }
         }
         out.extend(group.take());
+        group_duration = duration;
         // PES_packet_length counts from after the length field: at most 65535.
         if frame + (PES_HEADER_PTS as u64 - 6) > 65_535 {
             return Err(too_large(format!(

@@ -44,6 +44,9 @@ pub struct TsStream {
     pub prefix: Vec<u8>,
     /// Written before every sync sample instead: the delimiter, then the parameter sets.
     pub key_prefix: Vec<u8>,
+    /// ISO 639-2 language of an audio track (three ASCII letters), for the PMT's
+    /// ISO_639_language_descriptor; `None` for video and `und`.
+    pub language: Option<[u8; 3]>,
 }
 
 impl TsStream {
@@ -129,12 +132,18 @@ impl TsStream {
                 )));
             }
         }
+        let language = (track.kind == TrackKind::Audio)
+            .then_some(track.language.as_deref())
+            .flatten()
+            .and_then(|l| <[u8; 3]>::try_from(l.as_bytes()).ok())
+            .filter(|l| l.iter().all(u8::is_ascii_alphabetic));
         Ok(Self {
             track_pos,
             pid,
             kind,
             prefix,
             key_prefix,
+            language,
         })
     }
 
@@ -147,6 +156,7 @@ impl TsStream {
             kind,
             prefix: Vec::new(),
             key_prefix: Vec::new(),
+            language: None,
         }
     }
 }

@@ -1,9 +1,9 @@
 //! Program specific information (ISO/IEC 13818-1 2.4.4): the PAT and PMT packets that
 //! open every segment and precede every key frame, with their CRC32.
 //!
-//! One program (number 1) whose PMT lists each elementary stream with its stream type
-//! and, for AC-3 and E-AC-3, the registration descriptor players look for (Apple's HLS
-//! authoring specification; ATSC A/52 Annex A and G).
+//! One program (number 1) whose PMT lists each elementary stream with its stream type,
+//! for AC-3 and E-AC-3 the registration descriptor players look for (Apple's HLS
+//! authoring specification; ATSC A/52 Annex A and G), and for audio its language.
 
 use super::{PacketHeader, StreamKind, TsStream, PACKET_LEN, PAT_PID, PMT_PID};
 
@@ -38,14 +38,20 @@ pub(super) fn pmt_packet(streams: &[TsStream], continuity: u8) -> [u8; PACKET_LE
     for stream in streams {
         section.push(stream_type(&stream.kind));
         section.extend_from_slice(&(0xE000 | stream.pid).to_be_bytes());
-        let descriptors: &[u8] = match stream.kind {
+        let mut descriptors: Vec<u8> = match stream.kind {
             // registration_descriptor (2.6.8) with format_identifier 'AC-3' / 'EC-3'.
-            StreamKind::Ac3 => &[0x05, 0x04, b'A', b'C', b'-', b'3'],
-            StreamKind::Eac3 => &[0x05, 0x04, b'E', b'C', b'-', b'3'],
-            _ => &[],
+            StreamKind::Ac3 => vec![0x05, 0x04, b'A', b'C', b'-', b'3'],
+            StreamKind::Eac3 => vec![0x05, 0x04, b'E', b'C', b'-', b'3'],
+            _ => Vec::new(),
         };
+        // ISO_639_language_descriptor (2.6.18): the language, audio_type 0 (undefined).
+        if let Some(language) = stream.language {
+            descriptors.extend_from_slice(&[0x0A, 0x04]);
+            descriptors.extend_from_slice(&language);
+            descriptors.push(0);
+        }
         section.extend_from_slice(&(0xF000 | descriptors.len() as u16).to_be_bytes());
-        section.extend_from_slice(descriptors);
+        section.extend_from_slice(&descriptors);
     }
     finish_section(&mut section);
     packet(PMT_PID, continuity, &section)
