@@ -230,6 +230,18 @@ mod tests {
                 StatusCode::UNPROCESSABLE_ENTITY,
             ),
             (
+                (&PackageError::NoTsRenditions).into(),
+                StatusCode::UNPROCESSABLE_ENTITY,
+            ),
+            (
+                (&PackageError::NotInTs {
+                    track_id: 1,
+                    reason: "x".into(),
+                })
+                    .into(),
+                StatusCode::UNPROCESSABLE_ENTITY,
+            ),
+            (
                 (&MediaError::UnsupportedEdit {
                     track_id: 1,
                     edit: 2,

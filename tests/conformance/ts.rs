@@ -523,3 +523,77 @@ impl<'a> TsBytes<'a> {
             .collect()
     }
 }
+
+/// AC-3 and E-AC-3 go into TS with the stream types and registration descriptors players
+/// look for (0x81 'AC-3', 0x87 'EC-3': ATSC A/52, Apple's HLS authoring specification), and
+/// decode to the source's PCM (the fixtures are in `fixtures/ts/`).
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn ts_carries_ac3_and_eac3_with_their_stream_types() {
+    if !tools_available().await {
+        return;
+    }
+    let server = start().await;
+    for (fixture, codec, stream_type, registration) in [
+        ("ts/ac3-3s.mp4", "ac3", 0x81u8, b"AC-3"),
+        ("ts/eac3-3s.mp4", "eac3", 0x87, b"EC-3"),
+    ] {
+        let input = Via::HlsTs.input(&server, fixture);
+        let output = probe_streams(&input).await;
+        assert_eq!(output.count("audio"), 1, "{fixture}");
+        assert_eq!(output.streams[0].codec, codec, "{fixture}");
+        let want = decode_pcm(&Via::Source.input(&server, fixture), "a:0", None).await;
+        let got = decode_pcm(&input, "a:0", None).await;
+        assert!(want.len() >= 48_000, "{fixture}: the source has no audio");
+        // The encoder delay the source's edit list hides (256 samples here) stays in TS,
+        // which has no edit lists: at most one 1536-sample frame.
+        let offset = pcm_offset(&want, &got);
+        assert!(
+            offset.is_some_and(|o| o <= 1536),
+            "{fixture}: TS PCM differs from the source ({offset:?})"
+        );
+        // The PMT, second packet of the first segment.
+        let base = format!("/vod/{fixture}/");
+        let master = fetch_ok(&server, &format!("{base}master-ts.m3u8"))
+            .await
+            .text();
+        let uri = master_playlist_uris(&master).remove(0);
+        let playlist =
+            MediaPlaylist::parse(&fetch_ok(&server, &format!("{base}{uri}")).await.text());
+        let folder = uri.rsplit_once('/').unwrap().0;
+        let segment = fetch_ok(&server, &format!("{base}{folder}/{}", playlist.segments[0])).await;
+        let pmt = &segment.body[188..376];
+        let entry = [stream_type, 0xE1, 0x01];
+        let at = pmt.windows(3).position(|w| w == entry).unwrap_or_else(|| {
+            panic!("{fixture}: no stream type {stream_type:#x} on PID 0x101 in the PMT")
+        });
+        let descriptors = &pmt[at + 5..at + 5 + usize::from(pmt[at + 4])];
+        assert!(
+            descriptors
+                .windows(6)
+                .any(|w| w[..2] == [0x05, 4] && &w[2..] == registration),
+            "{fixture}: no registration descriptor {registration:?}"
+        );
+    }
+    server.shutdown().await;
+}
+
+/// A title with nothing MPEG-TS carries (Opus alone) answers `master-ts.m3u8` with 422
+/// and a reason pointing at `master.m3u8`, which still plays; its TS names are 422 too,
+/// never 404 or an empty 200.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_title_ts_cannot_carry_is_a_422_pointing_at_master() {
+    let server = start().await;
+    let base = "/vod/ts/opus-3s.mp4";
+    let reply = common::get(server.addr, &format!("{base}/master-ts.m3u8")).await;
+    let text = reply.text();
+    assert_eq!(reply.status, 422, "master-ts.m3u8: {text}");
+    assert!(text.contains("use master.m3u8"), "master-ts.m3u8: {text}");
+    let master = fetch_ok(&server, &format!("{base}/master.m3u8"))
+        .await
+        .text();
+    let uri = master_playlist_uris(&master).remove(0);
+    let ts_uri = uri.replace("index-", "index-ts-");
+    let reply = common::get(server.addr, &format!("{base}/{ts_uri}")).await;
+    assert_eq!(reply.status, 422, "{ts_uri}: {}", reply.text());
+    server.shutdown().await;
+}

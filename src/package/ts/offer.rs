@@ -81,7 +81,11 @@ impl TsTitle {
             }
         }
         if renditions.is_empty() {
-            return Err(PackageError::NoTsRenditions);
+            // One track left out: its own reason says more than "none".
+            return Err(match <[PackageError; 1]>::try_from(skipped) {
+                Ok([only]) => only,
+                Err(_) => PackageError::NoTsRenditions,
+            });
         }
         Ok(Self {
             renditions,
@@ -149,4 +153,47 @@ fn measure(
         peak_bandwidth: peak.max(average).ceil() as u64,
         average_bandwidth: average.ceil() as u64,
     })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::package::hls::tests::title;
+
+    /// Given tracks whose sample entries TS cannot carry (the test tracks have none), then
+    /// the title has no TS output, and the answer says to use master.m3u8.
+    #[test]
+    fn a_title_with_nothing_ts_carries_is_refused() {
+        let err = TsTitle::new(&title(|_| true, Vec::new())).unwrap_err();
+        assert_eq!(err, PackageError::NoTsRenditions);
+        assert!(err.to_string().ends_with("use master.m3u8"));
+        let err = TsTitle::new(&title(|t| t.track_id == 1, Vec::new())).unwrap_err();
+        assert!(
+            matches!(err, PackageError::NotInTs { track_id: 1, .. }),
+            "{err}"
+        );
+    }
+
+    /// Given the two-language fixture, then the video is muxed with the default audio and
+    /// the other language is an audio-only rendition.
+    #[test]
+    fn video_gets_the_main_audio_and_other_languages_go_alone() {
+        let (_, title) = crate::package::ts::tests::fixture("h264-aac-2lang-3s.mp4");
+        let ts = TsTitle::new(&title).unwrap();
+        let ids: Vec<u32> = ts.renditions.iter().map(|r| r.rendition.track_id).collect();
+        assert_eq!(ids, [1, 3]);
+        assert_eq!(ts.main_audio.as_ref().map(|a| a.track_id), Some(2));
+        let streams: Vec<usize> = ts.renditions[0]
+            .program
+            .streams
+            .iter()
+            .map(|s| s.track_pos)
+            .collect();
+        assert_eq!(streams, [0, 1]);
+        assert!(ts
+            .renditions
+            .iter()
+            .all(|r| r.peak_bandwidth >= r.average_bandwidth));
+        assert!(ts.skipped.is_empty());
+    }
 }

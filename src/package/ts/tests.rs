@@ -113,3 +113,79 @@ fn dump_segments_when_asked() {
     }
     std::fs::write(format!("{dir}/all.ts"), all).unwrap();
 }
+
+/// Given H.264 with 2-byte NAL lengths, then TS refuses it with the reason (rewriting them
+/// would change every sample's size), never guessing a length.
+#[test]
+fn two_byte_nal_lengths_are_refused() {
+    let (_, title) = fixture("h264-aac-3s.mp4");
+    let mut track = title.index.tracks[0].clone();
+    let mut stsd = track.sample_description.to_vec();
+    let at = stsd.windows(4).position(|w| w == b"avcC").unwrap() + 8;
+    stsd[at] = 0xFC | 1;
+    track.sample_description = bytes::Bytes::from(stsd);
+    let err = TsStream::new(&track, 0, VIDEO_PID).unwrap_err();
+    assert!(err.to_string().contains("2-byte NAL lengths"), "{err}");
+}
+
+/// Given the B-frame fixture, then every PES time is the plan's output time plus the
+/// offset, key frames carry the random access flag and the parameter sets, and the PCR
+/// runs 0.7 s ahead of the video DTS.
+#[test]
+fn pes_times_follow_the_plan() {
+    let (file, title) = fixture("h264-bframes-editlist-aac.mp4");
+    let program = main_program(&title);
+    let layout = TsLayout::new(&title, &program).unwrap();
+    let video = &title.index.tracks[0];
+    let plan = &title.plan.tracks[0];
+    let mut sample = 0usize;
+    for k in 0..layout.segments.len() {
+        let bytes = write_segment(&file, &title, &program, &layout, k, None, 4096);
+        for packet in bytes.chunks(PACKET_LEN) {
+            let pid = u16::from_be_bytes([packet[1], packet[2]]) & 0x1FFF;
+            if pid != VIDEO_PID || packet[1] & 0x40 == 0 {
+                continue;
+            }
+            let adaptation = (packet[3] >> 4) & 2 != 0;
+            let at = if adaptation {
+                5 + usize::from(packet[4])
+            } else {
+                4
+            };
+            let pes = &packet[at..];
+            let time = |b: &[u8]| {
+                (u64::from(b[0] >> 1 & 7) << 30)
+                    | (u64::from(b[1]) << 22)
+                    | (u64::from(b[2] >> 1) << 15)
+                    | (u64::from(b[3]) << 7)
+                    | u64::from(b[4] >> 1)
+            };
+            let to_90k = |t: u64| t * 90_000 / u64::from(video.timescale) + TS_TIME_OFFSET;
+            let pts = to_90k(plan.output_pts(&video.samples, sample));
+            let dts = to_90k(plan.output_dts(&video.samples, sample));
+            assert_eq!(time(&pes[9..14]), pts, "sample {sample} PTS");
+            if pts != dts {
+                assert_eq!(time(&pes[14..19]), dts, "sample {sample} DTS");
+            }
+            // The PCR, in every video PES's first packet.
+            assert!(
+                adaptation && packet[5] & 0x10 != 0,
+                "sample {sample}: no PCR"
+            );
+            let pcr = (u64::from(packet[6]) << 25)
+                | (u64::from(packet[7]) << 17)
+                | (u64::from(packet[8]) << 9)
+                | (u64::from(packet[9]) << 1)
+                | u64::from(packet[10] >> 7);
+            assert_eq!(pcr, dts - PCR_LEAD, "sample {sample} PCR");
+            let key = video.samples.is_sync(sample);
+            assert_eq!(packet[5] & 0x40 != 0, key, "sample {sample} random access");
+            // AUD, then SPS (type 7) on key frames.
+            let es = &pes[9 + usize::from(pes[8])..];
+            assert_eq!(&es[..6], &[0, 0, 0, 1, 0x09, 0xF0], "sample {sample} AUD");
+            assert_eq!(es[10] & 0x1F == 7, key, "sample {sample} SPS");
+            sample += 1;
+        }
+    }
+    assert_eq!(sample, video.samples.len(), "one PES per frame");
+}
