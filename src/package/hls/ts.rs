@@ -110,7 +110,9 @@ fn variant(
             "AVERAGE-BANDWIDTH",
             ts.average_bandwidth.saturating_add(average),
         );
-    let members = program_renditions(title, ts);
+    // Every codec a player may meet in the variant: its own and its alternates' (4.4.6.2).
+    let mut members = program_renditions(title, ts);
+    members.extend(alternates.iter().map(|a| &a.rendition));
     if let Some(codecs) = codecs(title, &members) {
         attrs = attrs.quoted("CODECS", codecs);
     }
@@ -315,6 +317,49 @@ mod tests {
              00:00:01.000 --> 00:00:02.000\nhi\n"
         );
         assert_eq!(ts_subtitle_segment("WEBVTT\n\nx"), None);
+    }
+
+    /// Given two languages, then the default one is muxed (no URI), the other is an
+    /// audio-only TS rendition, the variant names both codecs and has an I-frame playlist,
+    /// and the media playlist lists TS segments without `EXT-X-MAP`.
+    #[test]
+    fn the_ts_master_muxes_the_main_audio_and_offers_the_rest() {
+        let (_, title) = crate::package::ts::tests::fixture("h264-aac-2lang-3s.mp4");
+        let ts = TsTitle::new(&title).unwrap();
+        let master = render_ts_multivariant_playlist(&title, &ts);
+        let folder = version_folder(&title.version_token());
+        let media: Vec<&str> = master
+            .lines()
+            .filter(|l| l.starts_with("#EXT-X-MEDIA"))
+            .collect();
+        assert_eq!(media.len(), 2, "{master}");
+        assert!(media[0].contains("LANGUAGE=\"eng\",DEFAULT=YES") && !media[0].contains("URI="));
+        assert!(
+            media[1].ends_with(&format!("URI=\"{folder}index-ts-t3.m3u8\"")),
+            "{master}"
+        );
+        assert!(
+            master.contains("CODECS=\"avc1.64000d,mp4a.40.2\""),
+            "{master}"
+        );
+        assert!(
+            master.contains(&format!("{folder}index-ts-t1.m3u8\n")),
+            "{master}"
+        );
+        assert!(
+            master.contains(&format!("#EXT-X-I-FRAME-STREAM-INF:BANDWIDTH=")),
+            "{master}"
+        );
+        assert!(
+            master.contains(&format!("URI=\"{folder}iframes-ts-t1.m3u8\"")),
+            "{master}"
+        );
+        let playlist = render_ts_media_playlist(&title, &ts.renditions[0]);
+        assert!(!playlist.contains("EXT-X-MAP"), "{playlist}");
+        assert!(playlist.contains("\nseg-ts-t1-1.ts\n"), "{playlist}");
+        let iframes = render_ts_iframe_playlist(&ts.renditions[0]);
+        assert!(iframes.contains("#EXT-X-I-FRAMES-ONLY\n"), "{iframes}");
+        assert_eq!(iframes.matches("#EXT-X-BYTERANGE:").count(), 3, "{iframes}");
     }
 
     #[test]

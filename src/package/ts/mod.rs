@@ -107,4 +107,4 @@ fn pcr_field(base: u64) -> [u8; 6] {
 }
 
 #[cfg(test)]
-mod tests;
+pub(crate) mod tests;
