@@ -347,7 +347,7 @@ mod tests {
             "{master}"
         );
         assert!(
-            master.contains(&format!("#EXT-X-I-FRAME-STREAM-INF:BANDWIDTH=")),
+            master.contains("#EXT-X-I-FRAME-STREAM-INF:BANDWIDTH="),
             "{master}"
         );
         assert!(
