@@ -229,6 +229,10 @@ pub(crate) fn segment_units(
             // The PCR stream: each PES carries one; packets fill gaps over 40 ms, counting
             // from the last PES of the segment before.
             let before = match segment.checked_sub(1).and_then(|k| plan.samples(k)) {
+                // A video PES is one frame: the one before is the previous sample.
+                Some(range) if stream.is_video() => range.end.checked_sub(1).map(|i| {
+                    to_90k(plan.output_dts(&track.samples, i), track.timescale) + TS_TIME_OFFSET
+                }),
                 Some(range) => stream_pes(stream, index, track, plan, range)?
                     .last()
                     .map(|p| p.dts.unwrap_or(p.pts)),

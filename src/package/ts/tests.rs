@@ -4,6 +4,7 @@ use super::writer::Need;
 use super::*;
 use crate::media::{index_from_bytes, MediaLimits, TrackKind};
 use crate::package::Title;
+use super::TsTitle;
 
 pub(crate) fn fixture(name: &str) -> (bytes::Bytes, Title) {
     let path = std::path::Path::new(env!("CARGO_MANIFEST_DIR"))
@@ -188,4 +189,49 @@ fn pes_times_follow_the_plan() {
         }
     }
     assert_eq!(sample, video.samples.len(), "one PES per frame");
+}
+
+/// How long the TS output of a long title takes to work out (the walk that gives the
+/// continuity counters, sizes and key frames): best of 10, printed. Run by hand:
+/// `TS_BENCH_FILE=target/bench/long-60min.mp4 cargo test --release --lib ts_layout_cost -- --ignored --nocapture`.
+#[test]
+#[ignore = "a measurement, run by hand"]
+fn ts_layout_cost() {
+    let Ok(path) = std::env::var("TS_BENCH_FILE") else {
+        return;
+    };
+    let file = bytes::Bytes::from(std::fs::read(path).unwrap());
+    let index = index_from_bytes(&file, &MediaLimits::default()).unwrap();
+    let title = Title::new(index, 6000).unwrap();
+    let samples: usize = title.index.tracks.iter().map(|t| t.samples.len()).sum();
+    let mut best = std::time::Duration::MAX;
+    for _ in 0..10 {
+        let started = std::time::Instant::now();
+        let ts = TsTitle::new(&title).unwrap();
+        best = best.min(started.elapsed());
+        assert!(!ts.renditions.is_empty());
+    }
+    let program = main_program(&title);
+    let layout = TsLayout::new(&title, &program).unwrap();
+    let middle = layout.segments.len() / 2;
+    let mut prepare = std::time::Duration::MAX;
+    for _ in 0..100 {
+        let started = std::time::Instant::now();
+        let segment = prepare_ts_segment(&title, &program, &layout, middle, None).unwrap();
+        prepare = prepare.min(started.elapsed());
+        assert!(segment.content_length > 0);
+    }
+    let mut write = std::time::Duration::MAX;
+    for _ in 0..20 {
+        let started = std::time::Instant::now();
+        let bytes = write_segment(&file, &title, &program, &layout, middle, None, 512 * 1024);
+        write = write.min(started.elapsed());
+        assert_eq!(bytes.len() as u64, layout.segments[middle].bytes);
+    }
+    println!(
+        "TsTitle::new over {samples} samples, {} segments: {best:?}; prepare_ts_segment: {prepare:?}; \
+         prepare + write {} bytes: {write:?}",
+        layout.segments.len(),
+        layout.segments[middle].bytes
+    );
 }
