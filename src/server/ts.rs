@@ -256,9 +256,11 @@ pub(super) async fn ts_segment_body(
     })?
     .map_err(|e| ErrorAnswer::from(&e))?;
     let source = app.catalog.source().clone();
-    let chunk = app.settings.stream_chunk_bytes.max(PACKET_BYTES);
-    // Output goes out in chunks of `stream_chunk_bytes`, as CMAF payload does: measured
-    // with 64 KiB chunks instead, a 221 KB segment cost more CPU (more channel hand-offs).
+    // Source reads and output chunks of at most 64 KiB: a TS segment holds a pending read
+    // per stream and an output chunk being filled besides the channel's two, so with the
+    // CMAF chunk size (512 KiB) a connection held about three times CMAF's memory
+    // (docs/performance.md).
+    let chunk = app.settings.stream_chunk_bytes.clamp(PACKET_BYTES, TS_CHUNK_BYTES);
     let out_chunk = chunk;
     let mut streams: Vec<Option<ByteStream>> = (writer.ranges.iter().zip(objects))
         .map(|(ranges, (key, identity))| {
@@ -326,6 +328,8 @@ pub(super) async fn ts_segment_body(
 }
 
 const PACKET_BYTES: usize = crate::package::ts::PACKET_LEN;
+/// Largest source read and output chunk of a TS segment.
+const TS_CHUNK_BYTES: usize = 64 * 1024;
 
 /// The writer's inputs (the unread part of each stream's last chunk) and output buffer.
 struct Feed {
