@@ -260,7 +260,10 @@ pub(super) async fn ts_segment_body(
     // per stream and an output chunk being filled besides the channel's two, so with the
     // CMAF chunk size (512 KiB) a connection held about three times CMAF's memory
     // (docs/performance.md).
-    let chunk = app.settings.stream_chunk_bytes.clamp(PACKET_BYTES, TS_CHUNK_BYTES);
+    let chunk = app
+        .settings
+        .stream_chunk_bytes
+        .clamp(PACKET_BYTES, TS_CHUNK_BYTES);
     let out_chunk = chunk;
     let mut streams: Vec<Option<ByteStream>> = (writer.ranges.iter().zip(objects))
         .map(|(ranges, (key, identity))| {

@@ -1,10 +1,10 @@
 //! The TS writer over fixtures: the bytes against the layout and the plan.
 
 use super::writer::Need;
+use super::TsTitle;
 use super::*;
 use crate::media::{index_from_bytes, MediaLimits, TrackKind};
 use crate::package::Title;
-use super::TsTitle;
 
 pub(crate) fn fixture(name: &str) -> (bytes::Bytes, Title) {
     let path = std::path::Path::new(env!("CARGO_MANIFEST_DIR"))
