@@ -1,5 +1,6 @@
 //! Real players: hls.js, dash.js and Shaka Player in Debian's headless Chromium, and
-//! GStreamer's `playbin3`, play vodpack's HLS and DASH of the fixtures, strictly.
+//! GStreamer's `playbin3`, play vodpack's HLS and DASH of the fixtures, strictly, and
+//! hls.js and GStreamer its HLS with MPEG-TS segments (`master-ts.m3u8`).
 //!
 //! The web players run through `tests/players/run.mjs` (playwright-core driving
 //! `/usr/bin/chromium`, the players pinned in `tests/players/package.json`), from a page on
@@ -345,6 +346,8 @@ enum Run {
     DashJs,
     ShakaHls,
     ShakaDash,
+    /// hls.js on `master-ts.m3u8` (MPEG-TS segments, which it transmuxes to fMP4).
+    HlsJsTs,
 }
 
 impl Run {
@@ -353,7 +356,7 @@ impl Run {
     /// The player's name in `run.mjs`.
     fn player(self) -> &'static str {
         match self {
-            Run::HlsJs => "hlsjs",
+            Run::HlsJs | Run::HlsJsTs => "hlsjs",
             Run::DashJs => "dashjs",
             Run::ShakaHls | Run::ShakaDash => "shaka",
         }
@@ -364,6 +367,7 @@ impl Run {
         match self {
             Run::HlsJs | Run::ShakaHls => "master.m3u8",
             Run::DashJs | Run::ShakaDash => "manifest.mpd",
+            Run::HlsJsTs => "master-ts.m3u8",
         }
     }
 }
@@ -405,7 +409,7 @@ const KNOWN_FAILURES: &[KnownFailure] = &[KnownFailure {
         "h264-aac-3s.mp4/clip/1200-2800",
         "nginx:ladder/,ladder-180p,ladder-360p,ladder-270p,.mp4.urlset",
     ],
-    runs: &[Run::HlsJs],
+    runs: &[Run::HlsJs, Run::HlsJsTs],
     matches: "bufferSeekOverHole fragment loaded with buffer holes, seeking from 0 to",
     reason: "HLS media starts at the title shift S (src/package/plan.rs: the 2-frame B-frame \
              delay, 0.0667 s) while the playlists start at 0; hls.js maps them 1:1, finds a \
@@ -657,7 +661,8 @@ async fn gstreamer_plays_hls_and_dash_of_every_fixture() {
     let server = start().await;
     let deadline = Instant::now() + GSTREAMER_TOTAL_LIMIT;
     for title in TITLES {
-        for manifest in ["master.m3u8", "manifest.mpd"] {
+        let ts = carried_in_ts(title).then_some("master-ts.m3u8");
+        for manifest in ["master.m3u8", "manifest.mpd"].into_iter().chain(ts) {
             let limit = GSTREAMER_LIMIT.min(deadline.saturating_duration_since(Instant::now()));
             let url = server.url(&title_path(title.key, manifest));
             let mut command = Command::new("gst-launch-1.0");
@@ -760,11 +765,23 @@ fn every_fixture_has_a_row_in_the_players_table() {
 // Jobs
 // ---------------------------------------------------------------------------------------
 
-/// The job list for `run.mjs`, as JSON: every browser-playable title in every `Run`.
+/// Titles with a track HLS carries in CMAF only (AV1, FLAC): their `master-ts.m3u8`
+/// leaves it out, so TS players are not run on them (tests/conformance/ts.rs checks what
+/// it lists).
+const NOT_IN_TS: &[&str] = &["av1-10bit-pq-aac-3s.mp4", "h264-flac-3s.mp4"];
+
+/// Whether every track of `title` goes into its MPEG-TS output.
+fn carried_in_ts(title: &Title) -> bool {
+    !NOT_IN_TS.contains(&title.key)
+}
+
+/// The job list for `run.mjs`, as JSON: every browser-playable title in every `Run`, and
+/// hls.js on `master-ts.m3u8` of those TS carries whole.
 fn jobs_json(server: &TestServer) -> String {
     let mut jobs = Vec::new();
     for title in TITLES.iter().filter(|t| t.browser) {
-        for run in Run::ALL {
+        let ts = carried_in_ts(title).then_some(Run::HlsJsTs);
+        for run in Run::ALL.into_iter().chain(ts) {
             let url = server.url(&title_path(title.key, run.manifest()));
             // The kinds that must reach the browser's decoders: a player that silently
             // drops a track it cannot play fails.

@@ -357,7 +357,12 @@ async fn the_clear_folder_is_closed_when_every_output_is_encrypted() {
         "{mpd}"
     );
     let folder = version_folder_in(&master).trim_end_matches('/').to_owned();
-    for name in ["iframes-t1.m3u8", "ifr-t1-1.m4s"] {
+    for name in [
+        "iframes-t1.m3u8",
+        "ifr-t1-1.m4s",
+        "index-ts-t1.m3u8",
+        "seg-ts-t1-1.ts",
+    ] {
         let path = format!("/vod/{FIXTURE}/{folder}/{name}");
         assert_eq!(
             request(server.addr, "GET", &path, &[]).await.status,
@@ -370,6 +375,15 @@ async fn the_clear_folder_is_closed_when_every_output_is_encrypted() {
     let path = format!("/vod/{FIXTURE}/{clear_folder}/seg-t1-1.m4s");
     assert_eq!(request(half.addr, "GET", &path, &[]).await.status, 200);
     half.shutdown().await;
+    // HLS encrypted, DASH clear: the clear folder stays open for DASH, but MPEG-TS (not
+    // encrypted yet) is not served from it.
+    let hls_only = start("hls=aes-128", SignedUrls::Off, &[]).await;
+    for name in ["index-ts-t1.m3u8", "seg-ts-t1-1.ts"] {
+        let path = format!("/vod/{FIXTURE}/{clear_folder}/{name}");
+        let status = request(hls_only.addr, "GET", &path, &[]).await.status;
+        assert_eq!(status, 404, "{path}");
+    }
+    hls_only.shutdown().await;
 }
 
 /// Given a title encrypted with ClearKey, when the licence is asked for with the title's

@@ -17,6 +17,7 @@ mod codec;
 mod color;
 mod document;
 mod dolby;
+mod elementary;
 mod error;
 mod fragments;
 mod limits;
@@ -38,6 +39,7 @@ pub use document::{
     TitleDocument,
 };
 pub use dolby::DolbyVision;
+pub use elementary::{stream_config, StreamConfig};
 pub use error::MediaError;
 pub use fragments::{FragmentDiscovery, FragmentReport};
 pub use limits::MediaLimits;

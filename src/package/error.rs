@@ -51,4 +51,11 @@ pub enum PackageError {
     /// kind the entry needs, or the file has no track of that kind at all. 422.
     #[error("{rendition}: {reason}")]
     LadderTrack { rendition: String, reason: String },
+    /// A track MPEG-TS cannot carry (a codec HLS puts in CMAF only, an AAC configuration
+    /// ADTS cannot describe, 1- or 2-byte NAL lengths, a frame too large for a PES). 422.
+    #[error("track {track_id} cannot be carried in MPEG-TS: {reason}; use master.m3u8")]
+    NotInTs { track_id: u32, reason: String },
+    /// No rendition of the title can be carried in MPEG-TS. 422.
+    #[error("no track of this title can be carried in MPEG-TS; use master.m3u8")]
+    NoTsRenditions,
 }

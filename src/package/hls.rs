@@ -10,6 +10,12 @@
 
 use std::fmt::{Display, Write as _};
 
+mod ts;
+pub use ts::{
+    render_ts_iframe_playlist, render_ts_media_playlist, render_ts_multivariant_playlist,
+    render_ts_subtitle_playlist, ts_subtitle_segment,
+};
+
 use super::names::track_label;
 use super::trick;
 use super::webvtt::SubtitlePlan;

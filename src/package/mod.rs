@@ -21,6 +21,7 @@ mod plan;
 pub mod protect;
 mod title;
 pub mod trick;
+pub mod ts;
 mod view;
 pub mod webvtt;
 
@@ -31,6 +32,10 @@ pub use fmp4::{init_segment, prepare_media_segment, PreparedSegment};
 pub use hls::{
     render_iframe_playlist, render_media_playlist, render_multivariant_playlist,
     render_subtitle_playlist,
+};
+pub use hls::{
+    render_ts_iframe_playlist, render_ts_media_playlist, render_ts_multivariant_playlist,
+    render_ts_subtitle_playlist, ts_subtitle_segment,
 };
 pub use ladder::{build_ladder, LadderEntry, LadderRole, SidecarSubtitle, CUT_TOLERANCE_MS};
 pub use names::{

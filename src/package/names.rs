@@ -38,11 +38,26 @@ pub enum Resource {
     /// `ifr-t{track_id}-{number}.m4s`: key frame `number` (1-based) offered for trick play
     /// by a video rendition, as a one-sample fragment (`package::trick`).
     KeyFrame { track_id: u32, number: u64 },
+    /// `index-ts-t{track_id}.m3u8`: HLS media playlist of a TS rendition (a video track
+    /// with the main audio muxed in, or an audio track alone), or the subtitle playlist
+    /// of a text track in the TS multivariant playlist.
+    TsMediaPlaylist { track_id: u32 },
+    /// `seg-ts-t{track_id}-{number}.ts`: MPEG-TS segment of a TS rendition, `number`
+    /// 1-based as the CMAF segments.
+    TsSegment { track_id: u32, number: u64 },
+    /// `sub-ts-t{track_id}-{number}.vtt`: WebVTT segment of a text track whose
+    /// `X-TIMESTAMP-MAP` maps to the TS timeline.
+    TsSubtitleSegment { track_id: u32, number: u64 },
+    /// `iframes-ts-t{track_id}.m3u8`: I-frame playlist of a TS video rendition.
+    TsIframePlaylist { track_id: u32 },
 }
 
 impl Resource {
     /// Parse a file name (the last path segment of a request).
     pub fn parse(name: &str) -> Option<Self> {
+        if let Some(ts) = Self::parse_ts(name) {
+            return Some(ts);
+        }
         match name {
             "master.m3u8" => return Some(Self::Multivariant),
             "master-ts.m3u8" => return Some(Self::MultivariantTs),
@@ -99,6 +114,24 @@ impl Resource {
         let (track_id, rest) = parse_track_label(rest)?;
         let number = parse_number(rest.strip_prefix('-')?)?;
         (number >= 1).then_some(Self::Segment { track_id, number })
+    }
+
+    /// Parse the names of the MPEG-TS output (`*-ts-*`).
+    fn parse_ts(name: &str) -> Option<Self> {
+        let (kind, rest) = name.split_once("-ts-")?;
+        let (label, ext) = rest.rsplit_once('.')?;
+        let (track_id, tail) = parse_track_label(label)?;
+        let number = match tail {
+            "" => None,
+            tail => Some(parse_number(tail.strip_prefix('-')?).filter(|n| *n >= 1)?),
+        };
+        match (kind, ext, number) {
+            ("index", "m3u8", None) => Some(Self::TsMediaPlaylist { track_id }),
+            ("iframes", "m3u8", None) => Some(Self::TsIframePlaylist { track_id }),
+            ("seg", "ts", Some(number)) => Some(Self::TsSegment { track_id, number }),
+            ("sub", "vtt", Some(number)) => Some(Self::TsSubtitleSegment { track_id, number }),
+            _ => None,
+        }
     }
 
     /// DASH `SegmentTemplate@initialization` for representations named `t{track_id}`.
@@ -235,6 +268,18 @@ impl fmt::Display for Resource {
             Self::KeyFrame { track_id, number } => {
                 write!(f, "ifr-{}-{number}.m4s", TrackLabel(*track_id))
             }
+            Self::TsMediaPlaylist { track_id } => {
+                write!(f, "index-ts-{}.m3u8", TrackLabel(*track_id))
+            }
+            Self::TsSegment { track_id, number } => {
+                write!(f, "seg-ts-{}-{number}.ts", TrackLabel(*track_id))
+            }
+            Self::TsSubtitleSegment { track_id, number } => {
+                write!(f, "sub-ts-{}-{number}.vtt", TrackLabel(*track_id))
+            }
+            Self::TsIframePlaylist { track_id } => {
+                write!(f, "iframes-ts-{}.m3u8", TrackLabel(*track_id))
+            }
         }
     }
 }
@@ -269,8 +314,67 @@ mod tests {
                 track_id: document_track_id(3, 1).unwrap(),
                 number: 2,
             },
+            Resource::TsMediaPlaylist { track_id: 1 },
+            Resource::TsSegment {
+                track_id: 1,
+                number: 600,
+            },
+            Resource::TsSubtitleSegment {
+                track_id: 4,
+                number: 2,
+            },
+            Resource::TsIframePlaylist { track_id: 1 },
         ] {
             assert_eq!(Resource::parse(&r.to_string()), Some(r));
+        }
+    }
+
+    /// Given the TS output's names, then they read as written, for document renditions
+    /// too, and near misses are not resources.
+    #[test]
+    fn ts_names_round_trip_and_near_misses_do_not() {
+        let id = document_track_id(2, 1).unwrap();
+        let named = [
+            (
+                Resource::TsMediaPlaylist { track_id: 1 },
+                "index-ts-t1.m3u8",
+            ),
+            (
+                Resource::TsSegment {
+                    track_id: id,
+                    number: 7,
+                },
+                "seg-ts-f2-t1-7.ts",
+            ),
+            (
+                Resource::TsSubtitleSegment {
+                    track_id: 3,
+                    number: 1,
+                },
+                "sub-ts-t3-1.vtt",
+            ),
+            (
+                Resource::TsIframePlaylist { track_id: id },
+                "iframes-ts-f2-t1.m3u8",
+            ),
+        ];
+        for (resource, name) in named {
+            assert_eq!(resource.to_string(), name);
+            assert_eq!(Resource::parse(name), Some(resource));
+        }
+        for odd in [
+            "seg-ts-t1-0.ts",
+            "seg-ts-t1.ts",
+            "seg-ts-t1-1.m4s",
+            "index-ts-t1-1.m3u8",
+            "index-ts-t1.ts",
+            "sub-ts-t1.vtt",
+            "iframes-ts-t1-2.m3u8",
+            "init-ts-t1.mp4",
+            "seg-ts-t01-1.ts",
+            "seg-ts-t1-1.ts.ts",
+        ] {
+            assert_eq!(Resource::parse(odd), None, "{odd}");
         }
     }
 

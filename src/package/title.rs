@@ -310,7 +310,7 @@ const MAX_WINDOW_SEGMENTS: usize = 64;
 /// The peak segment bit rate of RFC 8216 4.3.4.2: the largest bit rate of any contiguous
 /// run of segments lasting between 0.5 and 1.5 times the target duration (a segment longer
 /// than that counts alone), so a short last segment does not inflate it.
-fn peak_bit_rate(segments: &[(u64, f64)], target_secs: f64) -> f64 {
+pub(super) fn peak_bit_rate(segments: &[(u64, f64)], target_secs: f64) -> f64 {
     let (low, high) = (0.5 * target_secs, 1.5 * target_secs);
     let mut peak = 0.0f64;
     for start in 0..segments.len() {

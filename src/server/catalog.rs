@@ -74,6 +74,8 @@ pub struct CachedTitle {
     /// is entry `f - 1`) and the version it was loaded at; empty for a plain MP4, whose
     /// one object is the request's key.
     files: Vec<(ObjectKey, ObjectIdentity)>,
+    /// The MPEG-TS output, worked out on the first TS request (`ts.rs`).
+    ts: OnceLock<super::ts::TsOutput>,
 }
 
 impl CachedTitle {
@@ -92,7 +94,13 @@ impl CachedTitle {
             subtitle_plan: OnceLock::new(),
             subtitle_playlists: (0..texts).map(|_| OnceLock::new()).collect(),
             files: Vec::new(),
+            ts: OnceLock::new(),
         }
+    }
+
+    /// The slot of the title's MPEG-TS output (see `ts.rs`).
+    pub(super) fn ts_slot(&self) -> &OnceLock<super::ts::TsOutput> {
+        &self.ts
     }
 
     /// A title document's title, whose tracks are read from `files` (by file number, see

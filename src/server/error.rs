@@ -153,7 +153,9 @@ impl From<&PackageError> for ErrorAnswer {
             | PackageError::UnsupportedEdit { .. }
             | PackageError::LadderMisaligned { .. }
             | PackageError::LadderDuration { .. }
-            | PackageError::LadderTrack { .. } => {
+            | PackageError::LadderTrack { .. }
+            | PackageError::NotInTs { .. }
+            | PackageError::NoTsRenditions => {
                 ErrorAnswer::new(StatusCode::UNPROCESSABLE_ENTITY, e.to_string())
             }
         }
@@ -262,6 +264,18 @@ mod tests {
             ),
             (
                 (&PackageError::NoRenditions).into(),
+                StatusCode::UNPROCESSABLE_ENTITY,
+            ),
+            (
+                (&PackageError::NoTsRenditions).into(),
+                StatusCode::UNPROCESSABLE_ENTITY,
+            ),
+            (
+                (&PackageError::NotInTs {
+                    track_id: 1,
+                    reason: "x".into(),
+                })
+                    .into(),
                 StatusCode::UNPROCESSABLE_ENTITY,
             ),
             (

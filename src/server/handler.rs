@@ -17,6 +17,7 @@ use super::protect::{self, ClientAddr, ProtectedSegment, RequestPlace, Selected}
 use super::range::{parse_range, RangeRequest};
 use super::route::{parse_route, Route, RouteError};
 use super::subtitle::{subtitle_body, SubtitleRequest};
+use super::ts::{ts_content, ts_segment_body, TsContent, TsSegmentJob, MP2T};
 use super::views::load_view;
 use super::App;
 use super::{Admitted, RequestClass};
@@ -55,6 +56,8 @@ enum Content {
         identity: ObjectIdentity,
         segment: ProtectedSegment,
     },
+    /// An MPEG-TS segment, written from the source as it streams (see `ts.rs`).
+    TsSegment(TsSegmentJob),
 }
 
 impl Content {
@@ -63,6 +66,7 @@ impl Content {
             Content::Inline(b) => b.len() as u64,
             Content::Segment { prepared, .. } => prepared.content_length(),
             Content::Protected { segment, .. } => segment.len,
+            Content::TsSegment(job) => job.len,
         }
     }
 }
@@ -85,6 +89,11 @@ fn route_label(route: Option<&Route>) -> &'static str {
             Resource::Init { .. } => "init",
             Resource::Segment { .. } | Resource::KeyFrame { .. } => "segment",
             Resource::SubtitleSegment { .. } | Resource::SubtitleFile { .. } => "subtitle",
+            Resource::TsMediaPlaylist { .. } | Resource::TsIframePlaylist { .. } => {
+                "media_playlist"
+            }
+            Resource::TsSegment { .. } => "segment",
+            Resource::TsSubtitleSegment { .. } => "subtitle",
         },
         Some(Route::NginxVod { name, .. }) => name.label(),
         Some(Route::Key { .. }) => "key",
@@ -211,12 +220,16 @@ fn request_span<B>(req: &Request<B>, label: &'static str, route: Option<&Route>)
             Resource::MediaPlaylist { track_id }
             | Resource::IframePlaylist { track_id }
             | Resource::Init { track_id }
-            | Resource::SubtitleFile { track_id } => {
+            | Resource::SubtitleFile { track_id }
+            | Resource::TsMediaPlaylist { track_id }
+            | Resource::TsIframePlaylist { track_id } => {
                 span.record("vod.track_id", track_id);
             }
             Resource::Segment { track_id, number }
             | Resource::KeyFrame { track_id, number }
-            | Resource::SubtitleSegment { track_id, number } => {
+            | Resource::SubtitleSegment { track_id, number }
+            | Resource::TsSegment { track_id, number }
+            | Resource::TsSubtitleSegment { track_id, number } => {
                 span.record("vod.track_id", track_id);
                 span.record("vod.segment", number);
             }
@@ -413,7 +426,9 @@ fn request_class(route: &Route) -> RequestClass {
                 | Resource::KeyFrame { .. }
                 | Resource::Init { .. }
                 | Resource::SubtitleSegment { .. }
-                | Resource::SubtitleFile { .. },
+                | Resource::SubtitleFile { .. }
+                | Resource::TsSegment { .. }
+                | Resource::TsSubtitleSegment { .. },
             ..
         } => RequestClass::Segment,
         Route::Vod { .. } | Route::Key { .. } | Route::Licence { .. } => RequestClass::Manifest,
@@ -479,8 +494,25 @@ async fn vod_answer(
             cache_control,
             etag: manifest_etag,
         },
-        Resource::MultivariantTs => {
-            return Err(not_found("MPEG-TS output is not available yet".into()))
+        Resource::MultivariantTs
+        | Resource::TsMediaPlaylist { .. }
+        | Resource::TsIframePlaylist { .. }
+        | Resource::TsSegment { .. }
+        | Resource::TsSubtitleSegment { .. } => {
+            let (content, content_type) =
+                match ts_content(app, &cached, &key, &identity, resource).await? {
+                    TsContent::Playlist(bytes) => {
+                        (Content::Inline(bytes), "application/vnd.apple.mpegurl")
+                    }
+                    TsContent::Subtitle(bytes) => (Content::Inline(bytes), WEBVTT),
+                    TsContent::Segment(job) => (Content::TsSegment(job), MP2T),
+                };
+            Answer {
+                content,
+                content_type,
+                cache_control,
+                etag,
+            }
         }
         Resource::Mpd => Answer {
             content: Content::Inline(decorate(cached.mpd())),
@@ -779,6 +811,10 @@ async fn respond<B>(
             );
             body
         }
+        Content::TsSegment(job) => match ts_segment_body(app, job, start, end, admitted).await {
+            Ok(body) => body,
+            Err(e) => return error_response(&e),
+        },
     };
     finish(builder, body)
 }

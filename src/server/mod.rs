@@ -19,6 +19,7 @@ mod range;
 mod route;
 mod subtitle;
 mod titles;
+mod ts;
 mod views;
 
 use std::future::Future;

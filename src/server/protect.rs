@@ -234,7 +234,17 @@ pub async fn select(
             _ => Ok(Selected::Clear),
         };
     }
-    if *resource == Resource::MultivariantTs && policy.hls.is_some() {
+    let ts = matches!(
+        resource,
+        Resource::MultivariantTs
+            | Resource::TsMediaPlaylist { .. }
+            | Resource::TsIframePlaylist { .. }
+            | Resource::TsSegment { .. }
+            | Resource::TsSubtitleSegment { .. }
+    );
+    // Every MPEG-TS resource, not only its entry playlist: TS is not encrypted yet, so
+    // with HLS encryption on it is not offered at all (fail closed).
+    if ts && policy.hls.is_some() {
         return Err(ErrorAnswer::new(
             StatusCode::NOT_FOUND,
             "MPEG-TS output is not available with HLS encryption",

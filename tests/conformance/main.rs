@@ -23,6 +23,7 @@ mod subtitles;
 mod titles;
 mod tools;
 mod trick;
+mod ts;
 mod webvtt;
 
 use std::time::Duration;

@@ -212,9 +212,9 @@ async fn nginx_vod_names_vodpack_does_not_produce_say_why() {
             "one track per rendition",
         ),
         (
-            "/hlsts/h264-aac-3s.mp4/seg-1-v1-a1.ts",
+            "/hlsts/h264-aac-2lang-3s.mp4/seg-1-v1-a2.ts",
             404,
-            "MPEG-TS not available",
+            "main audio only",
         ),
         (
             "/hls/h264-aac-3s.mp4/iframes-a1.m3u8",
@@ -242,6 +242,22 @@ async fn nginx_vod_names_vodpack_does_not_produce_say_why() {
         assert_eq!(reply.status, status, "{path}: {}", reply.text());
         assert!(reply.text().contains(reason), "{path}: {}", reply.text());
     }
+    // Under the hlsts location, nginx-vod's muxed names are vodpack's MPEG-TS output:
+    // the video's TS rendition (muxed with the main audio), its segments and I-frames.
+    for (nginx, native) in [
+        ("seg-1-v1-a1.ts", "seg-ts-t1-1.ts"),
+        ("seg-2-v1.ts", "seg-ts-t1-2.ts"),
+        ("index-v1-a1.m3u8", "index-ts-t1.m3u8"),
+        ("iframes-v1.m3u8", "iframes-ts-t1.m3u8"),
+    ] {
+        let ours = body(&server, &format!("/hlsts/h264-aac-3s.mp4/{nginx}")).await;
+        let theirs = body(&server, &format!("/vod/h264-aac-3s.mp4/{native}")).await;
+        assert!(ours == theirs, "{nginx} differs from {native}");
+    }
+    let master = fetch_ok(&server, "/hlsts/h264-aac-3s.mp4/master.m3u8")
+        .await
+        .text();
+    assert!(master.contains("index-ts-t1.m3u8"), "{master}");
     // nginx-vod's I-frame playlist name is vodpack's I-frame playlist of that video, and
     // the key frames it names are served beside it.
     let iframes = common::get(server.addr, "/hls/h264-aac-3s.mp4/iframes-v1.m3u8").await;

@@ -17,6 +17,8 @@ pub(crate) enum Via {
     Hls,
     /// The server's DASH MPD.
     Dash,
+    /// The server's HLS multivariant playlist with MPEG-TS segments (`master-ts.m3u8`).
+    HlsTs,
 }
 
 impl Via {
@@ -32,6 +34,7 @@ impl Via {
                 .into_owned(),
             Via::Hls => server.url(&format!("/vod/{fixture}/master.m3u8")),
             Via::Dash => server.url(&format!("/vod/{fixture}/manifest.mpd")),
+            Via::HlsTs => server.url(&format!("/vod/{fixture}/master-ts.m3u8")),
         }
     }
 }

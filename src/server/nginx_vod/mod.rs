@@ -470,11 +470,11 @@ pub(super) async fn resolve(
     name: &NginxName,
 ) -> Result<Resolved, ErrorAnswer> {
     let not_found = |reason: String| ErrorAnswer::new(StatusCode::NOT_FOUND, reason);
-    if matches!(name.kind, NginxKind::Segment { ts: true, .. })
-        || (name.output == NginxOutput::HlsTs
-            && !matches!(name.kind, NginxKind::Index | NginxKind::Manifest))
+    if matches!(name.kind, NginxKind::Segment { ts: true, .. }) && name.output != NginxOutput::HlsTs
     {
-        return Err(not_found("MPEG-TS not available".into()));
+        return Err(not_found(
+            "MPEG-TS segments are served under the hlsts location".into(),
+        ));
     }
     let (_, cached) = load_view(app, key, &view).await?;
     let title = &cached.title;
@@ -509,6 +509,9 @@ pub(super) async fn resolve(
         if picked && in_file && in_language && title.rendition(track.track_id).is_some() {
             selected.push(track.track_id);
         }
+    }
+    if name.output == NginxOutput::HlsTs && name.kind != NginxKind::Manifest {
+        return ts_resource(title, &selected, name).map(|r| Resolved::Native(r, view));
     }
     let one = match selected.as_slice() {
         [] => return Err(not_found("no such track in this title".into())),
@@ -585,6 +588,43 @@ pub(super) async fn resolve(
         }
     };
     Ok(Resolved::Native(resource, view))
+}
+
+/// The MPEG-TS resource an nginx-vod name under the `hlsts` location stands for. vodpack's
+/// TS renditions are keyed by their video (muxed with the title's main audio) or, for an
+/// audio-only rendition, by their audio: `seg-1-v1-a1.ts` is the video's TS segment.
+fn ts_resource(
+    title: &crate::package::Title,
+    selected: &[u32],
+    name: &NginxName,
+) -> Result<Resource, ErrorAnswer> {
+    let not_found = |reason: &str| ErrorAnswer::new(StatusCode::NOT_FOUND, reason.to_owned());
+    let kind_of = |id: &u32| title.rendition(*id).map(|r| (r.kind, r.is_default));
+    let video = selected
+        .iter()
+        .find(|id| kind_of(id).is_some_and(|(k, _)| k == TrackKind::Video));
+    let audios: Vec<&u32> = (selected.iter())
+        .filter(|id| kind_of(id).is_some_and(|(k, _)| k == TrackKind::Audio))
+        .collect();
+    let track_id = match (video, audios.as_slice()) {
+        (Some(video), []) => *video,
+        // A video TS rendition carries the main audio, and only it.
+        (Some(video), [audio]) if kind_of(audio).is_some_and(|(_, main)| main) => *video,
+        (Some(_), _) => {
+            return Err(not_found(
+                "vodpack's MPEG-TS muxes a video with the title's main audio only",
+            ))
+        }
+        (None, [audio]) => **audio,
+        (None, _) => return Err(not_found("name one video or one audio track")),
+    };
+    match name.kind {
+        NginxKind::Index => Ok(Resource::TsMediaPlaylist { track_id }),
+        NginxKind::Segment { number, .. } => Ok(Resource::TsSegment { track_id, number }),
+        NginxKind::IFrames if video.is_some() => Ok(Resource::TsIframePlaylist { track_id }),
+        NginxKind::IFrames => Err(not_found("an I-frame playlist is of a video track")),
+        NginxKind::Init | NginxKind::Manifest => Err(not_found("MPEG-TS has no init segment here")),
+    }
 }
 
 #[cfg(test)]

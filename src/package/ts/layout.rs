@@ -1,0 +1,393 @@
+//! Where every packet of a TS segment goes: a pure function of the plan and the sample
+//! sizes, so nothing needs the sample bytes to know a segment's length, its continuity
+//! counters, or the byte range of a key frame.
+//!
+//! A segment is a list of units, each a whole number of 188-byte packets:
+//! - PSI: the PAT and PMT, at the start of the segment and again before every video key
+//!   frame (so each key frame's byte range, PSI included, decodes alone: I-frame playlists);
+//! - a PES: one video frame, or a few consecutive audio frames of equal duration (at most
+//!   [`MAX_AUDIO_PES_BYTES`] and [`MAX_AUDIO_PES_TICKS`], never across a segment);
+//! - a PCR packet: adaptation field only, on the PCR PID, where the PES on that PID are
+//!   more than [`MAX_PCR_GAP`] apart.
+//!
+//! Units are ordered by decode time (video before audio at equal times), which interleaves
+//! audio and video as they are decoded. Continuity counters continue across segments as
+//! if the title were one stream: segment k starts each PID's counter at the number of
+//! packets that PID carries in segments 0 to k-1 (mod 16), which [`TsLayout`] holds, built
+//! once per title and rendition by walking every segment.
+
+use std::ops::Range;
+
+use super::{TsProgram, TsStream, MAX_PCR_GAP, PACKET_LEN, PCR_LEAD, TS_TIME_OFFSET};
+use crate::media::TrackIndex;
+use crate::package::{PackageError, Title, TrackPlan};
+
+/// Most bytes of audio frames (with their ADTS headers) in one PES, as ffmpeg's muxer
+/// packs them: a few frames, so audio arrives in step with video.
+pub const MAX_AUDIO_PES_BYTES: u64 = 2930;
+/// Most decode time (90 kHz) one audio PES spans from its first frame's start: 100 ms.
+pub const MAX_AUDIO_PES_TICKS: u64 = 9000;
+/// Bytes of a PES header with a PTS (9 + 5), and with a DTS too (9 + 10).
+const PES_HEADER_PTS: usize = 14;
+const PES_HEADER_PTS_DTS: usize = 19;
+/// Packets of a PSI unit: PAT and PMT.
+pub const PSI_PACKETS: u64 = 2;
+
+/// One PES of a segment: which samples, and the numbers its headers carry.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub(crate) struct Pes {
+    /// Index of the stream in `TsProgram::streams`.
+    pub stream: usize,
+    /// The samples it carries, in decode order.
+    pub samples: Range<usize>,
+    /// PTS and, when it differs, DTS (90 kHz, [`TS_TIME_OFFSET`] included).
+    pub pts: u64,
+    pub dts: Option<u64>,
+    /// The PCR carried in its first packet (PCR stream only).
+    pub pcr: Option<u64>,
+    /// A video sync sample (`random_access_indicator`, parameter sets).
+    pub key: bool,
+    /// Bytes after the PES header: prefixes, ADTS headers and samples.
+    pub es_len: u64,
+}
+
+impl Pes {
+    /// Bytes of the PES header.
+    pub fn header_len(&self) -> usize {
+        if self.dts.is_some() {
+            PES_HEADER_PTS_DTS
+        } else {
+            PES_HEADER_PTS
+        }
+    }
+
+    /// Bytes of the whole PES (header and payload).
+    pub fn len(&self) -> u64 {
+        self.header_len() as u64 + self.es_len
+    }
+
+    /// Bytes of the adaptation field its first packet needs before any stuffing: a PCR
+    /// (and the random access flag) takes 8, the flag alone 2.
+    pub fn first_adaptation_len(&self) -> usize {
+        match (self.pcr.is_some(), self.key) {
+            (true, _) => 8,
+            (false, true) => 2,
+            (false, false) => 0,
+        }
+    }
+
+    /// Packets it fills.
+    pub fn packets(&self) -> u64 {
+        let first = (PACKET_LEN - 4 - self.first_adaptation_len()) as u64;
+        1 + self
+            .len()
+            .saturating_sub(first)
+            .div_ceil((PACKET_LEN - 4) as u64)
+    }
+}
+
+/// One unit of a segment, in order.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub(crate) enum Unit {
+    /// PAT then PMT.
+    Psi,
+    /// An adaptation-field-only packet carrying this PCR (90 kHz base) on the PCR PID.
+    Pcr(u64),
+    /// A PES.
+    Pes(Pes),
+}
+
+impl Unit {
+    /// Packets of the unit.
+    pub fn packets(&self) -> u64 {
+        match self {
+            Unit::Psi => PSI_PACKETS,
+            Unit::Pcr(_) => 1,
+            Unit::Pes(pes) => pes.packets(),
+        }
+    }
+}
+
+/// What the playlists and the next segment need to know of one segment.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct SegmentSummary {
+    /// Bytes of the segment.
+    pub bytes: u64,
+    /// Continuity counters at its start: PAT, PMT, then each stream of the program.
+    pub continuity: [u8; 4],
+}
+
+/// A video key frame's place, for I-frame playlists: the PSI before it and its PES.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct KeyFrame {
+    /// Segment index (0-based).
+    pub segment: usize,
+    /// Offset of its PSI in the segment, and bytes of PSI and PES together.
+    pub offset: u64,
+    pub len: u64,
+    /// Its presentation time on the output timeline, in microseconds.
+    pub pts_us: u64,
+}
+
+/// The layout of every segment of one TS rendition.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct TsLayout {
+    /// One per segment of the plan.
+    pub segments: Vec<SegmentSummary>,
+    /// Every video key frame, in order.
+    pub key_frames: Vec<KeyFrame>,
+}
+
+impl TsLayout {
+    /// Walk every segment of `program` over `title`.
+    ///
+    /// # Errors
+    /// [`PackageError::NotInTs`] for a frame TS cannot carry (an AAC frame too large for
+    /// ADTS, an audio PES past 64 KiB).
+    pub fn new(title: &Title, program: &TsProgram) -> Result<Self, PackageError> {
+        let mut segments = Vec::with_capacity(title.plan.segment_count);
+        let mut key_frames = Vec::new();
+        let mut continuity = [0u8; 4];
+        for segment in 0..title.plan.segment_count {
+            segments.push(SegmentSummary {
+                bytes: 0,
+                continuity,
+            });
+            let units = segment_units(title, program, segment)?;
+            let mut offset = 0u64;
+            let mut previous: Option<(u64, u64)> = None;
+            for unit in &units {
+                let len = unit.packets() * PACKET_LEN as u64;
+                match unit {
+                    Unit::Psi => {
+                        continuity[0] = continuity[0].wrapping_add(1) & 0x0F;
+                        continuity[1] = continuity[1].wrapping_add(1) & 0x0F;
+                    }
+                    Unit::Pcr(_) => {}
+                    Unit::Pes(pes) => {
+                        let slot = &mut continuity[2 + pes.stream.min(1)];
+                        *slot = ((u64::from(*slot) + pes.packets()) % 16) as u8;
+                        if pes.key
+                            && program
+                                .streams
+                                .get(pes.stream)
+                                .is_some_and(TsStream::is_video)
+                        {
+                            if let Some((psi_offset, psi_len)) = previous {
+                                key_frames.push(KeyFrame {
+                                    segment,
+                                    offset: psi_offset,
+                                    len: psi_len + len,
+                                    pts_us: pes.pts.saturating_sub(TS_TIME_OFFSET) * 100 / 9,
+                                });
+                            }
+                        }
+                    }
+                }
+                previous = matches!(unit, Unit::Psi).then_some((offset, len));
+                offset += len;
+            }
+            if let Some(last) = segments.last_mut() {
+                last.bytes = offset;
+            }
+        }
+        Ok(Self {
+            segments,
+            key_frames,
+        })
+    }
+}
+
+/// Ticks of `timescale` to 90 kHz, rounded down.
+fn to_90k(ticks: u64, timescale: u32) -> u64 {
+    let t = u128::from(ticks) * 90_000 / u128::from(timescale.max(1));
+    u64::try_from(t).unwrap_or(u64::MAX)
+}
+
+/// The units of segment `segment` (0-based) of `program`, in order, starting with PSI.
+///
+/// # Errors
+/// [`PackageError::SegmentOutOfRange`] past the plan; [`PackageError::NotInTs`] for a
+/// frame TS cannot carry.
+pub(crate) fn segment_units(
+    title: &Title,
+    program: &TsProgram,
+    segment: usize,
+) -> Result<Vec<Unit>, PackageError> {
+    // (decode time, order, unit): order 0 for PCR packets, then the stream index + 1.
+    let mut timed: Vec<(u64, usize, Unit)> = Vec::new();
+    for (index, stream) in program.streams.iter().enumerate() {
+        let (track, plan) = track_and_plan(title, stream)?;
+        let range = plan
+            .samples(segment)
+            .ok_or(PackageError::SegmentOutOfRange {
+                number: (segment as u64).saturating_add(1),
+                count: title.plan.segment_count as u64,
+            })?;
+        let pes_list = stream_pes(stream, index, track, plan, range)?;
+        if index == 0 {
+            // The PCR stream: each PES carries one; packets fill gaps over 40 ms, counting
+            // from the last PES of the segment before.
+            let before = match segment.checked_sub(1).and_then(|k| plan.samples(k)) {
+                // A video PES is one frame: the one before is the previous sample.
+                Some(range) if stream.is_video() => range.end.checked_sub(1).map(|i| {
+                    to_90k(plan.output_dts(&track.samples, i), track.timescale) + TS_TIME_OFFSET
+                }),
+                Some(range) => stream_pes(stream, index, track, plan, range)?
+                    .last()
+                    .map(|p| p.dts.unwrap_or(p.pts)),
+                None => None,
+            };
+            let mut last_pcr = before.map(|dts| dts.saturating_sub(PCR_LEAD));
+            for mut pes in pes_list {
+                let pcr = pes.dts.unwrap_or(pes.pts).saturating_sub(PCR_LEAD);
+                if let Some(last) = last_pcr.filter(|last| pcr > last + MAX_PCR_GAP) {
+                    let gap = pcr - last;
+                    let fillers = gap.div_ceil(MAX_PCR_GAP) - 1;
+                    for j in 1..=fillers {
+                        let at = last + gap * j / (fillers + 1);
+                        timed.push((at + PCR_LEAD, 0, Unit::Pcr(at)));
+                    }
+                }
+                last_pcr = Some(pcr);
+                pes.pcr = Some(pcr);
+                timed.push((pcr + PCR_LEAD, 1, Unit::Pes(pes)));
+            }
+        } else {
+            timed.extend(
+                pes_list
+                    .into_iter()
+                    .map(|pes| (pes.dts.unwrap_or(pes.pts), index + 1, Unit::Pes(pes))),
+            );
+        }
+    }
+    timed.sort_by_key(|(time, order, _)| (*time, *order));
+    let mut units = Vec::with_capacity(timed.len() + 8);
+    units.push(Unit::Psi);
+    for (_, _, unit) in timed {
+        let key_video = match &unit {
+            Unit::Pes(pes) => {
+                pes.key
+                    && program
+                        .streams
+                        .get(pes.stream)
+                        .is_some_and(TsStream::is_video)
+            }
+            _ => false,
+        };
+        if key_video && units.last() != Some(&Unit::Psi) {
+            units.push(Unit::Psi);
+        }
+        units.push(unit);
+    }
+    Ok(units)
+}
+
+fn track_and_plan<'a>(
+    title: &'a Title,
+    stream: &TsStream,
+) -> Result<(&'a TrackIndex, &'a TrackPlan), PackageError> {
+    let track = title.index.tracks.get(stream.track_pos);
+    let plan = title.plan.tracks.get(stream.track_pos);
+    track.zip(plan).ok_or(PackageError::NoSuchTrack {
+        track: stream.track_pos as u64,
+    })
+}
+
+/// The PES of one stream over `range` of its samples: one per video frame; audio frames
+/// grouped a few at a time.
+fn stream_pes(
+    stream: &TsStream,
+    index: usize,
+    track: &TrackIndex,
+    plan: &TrackPlan,
+    range: Range<usize>,
+) -> Result<Vec<Pes>, PackageError> {
+    let table = &track.samples;
+    let timescale = track.timescale;
+    let time = |ticks: u64| to_90k(ticks, timescale) + TS_TIME_OFFSET;
+    let sizes = table.sizes.get(range.clone()).unwrap_or_default();
+    let too_large = |reason: String| PackageError::NotInTs {
+        track_id: track.track_id,
+        reason,
+    };
+    let mut out = Vec::new();
+    if stream.is_video() {
+        out.reserve(range.len());
+        let sync = table.sync.as_deref();
+        let mut next_sync = sync.map(|s| s.partition_point(|i| (*i as usize) < range.start));
+        for (i, size) in range.clone().zip(sizes) {
+            let key = match (sync, next_sync.as_mut()) {
+                (Some(list), Some(pos)) => {
+                    let hit = list.get(*pos).is_some_and(|s| *s as usize == i);
+                    *pos += usize::from(hit);
+                    hit
+                }
+                _ => true,
+            };
+            let prefix = if key {
+                stream.key_prefix.len()
+            } else {
+                stream.prefix.len()
+            };
+            let pts = time(plan.output_pts(table, i));
+            let dts = time(plan.output_dts(table, i));
+            out.push(Pes {
+                stream: index,
+                samples: i..i + 1,
+                pts,
+                dts: (dts != pts).then_some(dts),
+                pcr: None,
+                key,
+                es_len: prefix as u64 + u64::from(*size),
+            });
+        }
+        return Ok(out);
+    }
+    let header = stream.frame_header_len();
+    let mut group: Option<Pes> = None;
+    // Frames in one PES are timed by their position (each lasts the codec's frame length),
+    // so a frame lasting otherwise (a gap in the audio, a trimmed frame) starts a new PES,
+    // which states its time.
+    let mut group_duration = None;
+    for (i, size) in range.zip(sizes) {
+        let duration = table.durations.get(i).copied();
+        let size = u64::from(*size);
+        if header > 0 && size > u64::from(super::adts::MAX_ADTS_PAYLOAD) {
+            return Err(too_large(format!(
+                "an AAC frame of {size} bytes is too large for ADTS"
+            )));
+        }
+        let frame = header + size;
+        let dts = time(plan.output_dts(table, i));
+        if let Some(pes) = group.as_mut() {
+            let fits = pes.es_len + frame <= MAX_AUDIO_PES_BYTES
+                && dts.saturating_sub(pes.pts) < MAX_AUDIO_PES_TICKS
+                && duration == group_duration;
+            if fits {
+                pes.samples.end = i + 1;
+                pes.es_len += frame;
+                continue;
+            }
+        }
+        out.extend(group.take());
+        group_duration = duration;
+        // PES_packet_length counts from after the length field: at most 65535.
+        if frame + (PES_HEADER_PTS as u64 - 6) > 65_535 {
+            return Err(too_large(format!(
+                "an audio frame of {size} bytes is too large for a PES"
+            )));
+        }
+        group = Some(Pes {
+            stream: index,
+            samples: i..i + 1,
+            pts: time(plan.output_pts(table, i)),
+            dts: None,
+            pcr: None,
+            key: false,
+            es_len: frame,
+        });
+    }
+    out.extend(group);
+    Ok(out)
+}

@@ -1,0 +1,592 @@
+//! The TS segment writer: the layout of one segment, the source ranges it needs, and a
+//! state machine that turns the sample bytes into packets as they stream in.
+//!
+//! Each stream's samples are read as their own run of source ranges (a track's samples lie
+//! in file order, so the runs merge as CMAF's do, with no over-read), and the writer says
+//! which stream it needs bytes of next; it never holds more than the packet being filled,
+//! so memory per segment is the caller's read chunks plus 188 bytes, whatever the segment's
+//! size. A byte range of the segment starts at the first unit it touches (units start on
+//! packet boundaries with counters known from the layout) and reads only those units'
+//! samples.
+
+use std::ops::Range;
+
+use super::layout::{segment_units, Pes, Unit};
+use super::psi::{pat_packet, pmt_packet};
+use super::{
+    annexb::NalRewriter, pcr_field, timestamp_field, PacketHeader, StreamKind, TsLayout, TsProgram,
+    PACKET_LEN,
+};
+use crate::package::{PackageError, Title};
+use crate::source::ByteRange;
+
+/// One TS segment (or a byte range of it) ready to stream.
+#[derive(Debug, Clone)]
+pub struct TsSegment {
+    /// Bytes of the whole segment.
+    pub content_length: u64,
+    /// Per stream of the program, the source ranges whose bytes the writer takes, in the
+    /// order it takes them (adjacent ones merged).
+    pub ranges: Vec<Vec<ByteRange>>,
+    program: TsProgram,
+    /// The units to write, with their continuity counters at their start and, for a PES,
+    /// the index of its first sample in `samples[stream]`.
+    units: Vec<(Unit, [u8; 4], usize)>,
+    /// Per stream, the sizes of the samples to take, in order (a cursor walks them).
+    samples: Vec<Vec<u32>>,
+    /// Output bytes to drop before the window, and the window's end (relative to the first
+    /// unit written).
+    skip: u64,
+    end: u64,
+    state: State,
+}
+
+/// Where the writer is.
+#[derive(Debug, Clone)]
+enum State {
+    /// Before unit `next`.
+    Between {
+        next: usize,
+    },
+    /// Inside the PES of unit `unit`.
+    InPes {
+        unit: usize,
+        packetizer: Box<Packetizer>,
+        /// The piece being written (see `TsSegment::piece`) and the bytes left of the
+        /// sample being copied.
+        step: usize,
+        sample_left: u64,
+        rewriter: Option<NalRewriter>,
+    },
+    Done,
+}
+
+/// What the writer needs next.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Need {
+    /// Bytes of stream `n`'s ranges.
+    Stream(usize),
+    /// Nothing: the segment (or the window) is written.
+    Done,
+}
+
+/// The next thing a PES is made of.
+enum Piece {
+    Header,
+    Prefix,
+    Adts(u32),
+    Sample(u32),
+}
+
+/// Build the writer for bytes `window` of segment `segment` (0-based) of `program`.
+///
+/// # Errors
+/// [`PackageError::SegmentOutOfRange`] past the plan; [`PackageError::NotInTs`] for a
+/// frame TS cannot carry.
+pub fn prepare_ts_segment(
+    title: &Title,
+    program: &TsProgram,
+    layout: &TsLayout,
+    segment: usize,
+    window: Option<Range<u64>>,
+) -> Result<TsSegment, PackageError> {
+    let summary = layout
+        .segments
+        .get(segment)
+        .ok_or(PackageError::SegmentOutOfRange {
+            number: (segment as u64).saturating_add(1),
+            count: layout.segments.len() as u64,
+        })?;
+    let units = segment_units(title, program, segment)?;
+    let mut continuity = summary.continuity;
+    let mut offset = 0u64;
+    let window = window.unwrap_or(0..summary.bytes);
+    let mut placed = Vec::new();
+    let mut first_offset = None;
+    for unit in units {
+        let len = unit.packets() * PACKET_LEN as u64;
+        let at = continuity;
+        match &unit {
+            Unit::Psi => {
+                continuity[0] = (continuity[0] + 1) & 0x0F;
+                continuity[1] = (continuity[1] + 1) & 0x0F;
+            }
+            Unit::Pcr(_) => {}
+            Unit::Pes(pes) => {
+                let slot = &mut continuity[2 + pes.stream.min(1)];
+                *slot = ((u64::from(*slot) + pes.packets()) % 16) as u8;
+            }
+        }
+        if offset < window.end && offset + len > window.start {
+            first_offset.get_or_insert(offset);
+            placed.push((unit, at, 0));
+        }
+        offset += len;
+    }
+    let first_offset = first_offset.unwrap_or(0);
+    let streams = program.streams.len();
+    let mut ranges: Vec<Vec<ByteRange>> = vec![Vec::new(); streams];
+    let mut samples: Vec<Vec<u32>> = vec![Vec::new(); streams];
+    for (unit, _, first_sample) in &mut placed {
+        let Unit::Pes(pes) = unit else { continue };
+        let Some(stream) = program.streams.get(pes.stream) else {
+            continue;
+        };
+        let table = title
+            .index
+            .tracks
+            .get(stream.track_pos)
+            .map(|t| &t.samples)
+            .ok_or(PackageError::NoSuchTrack {
+                track: stream.track_pos as u64,
+            })?;
+        let (Some(sizes), Some(offsets)) = (
+            table.sizes.get(pes.samples.clone()),
+            table.offsets.get(pes.samples.clone()),
+        ) else {
+            continue;
+        };
+        let (Some(list), Some(sizes_out)) =
+            (ranges.get_mut(pes.stream), samples.get_mut(pes.stream))
+        else {
+            continue;
+        };
+        *first_sample = sizes_out.len();
+        for (&offset, &size) in offsets.iter().zip(sizes) {
+            sizes_out.push(size);
+            let size = u64::from(size);
+            match list.last_mut() {
+                Some(last) if last.end() == offset => last.len += size,
+                _ => list.push(ByteRange::new(offset, size)),
+            }
+        }
+    }
+    Ok(TsSegment {
+        content_length: summary.bytes,
+        ranges,
+        program: program.clone(),
+        units: placed,
+        samples,
+        skip: window.start.saturating_sub(first_offset),
+        end: window.end.saturating_sub(first_offset),
+        state: State::Between { next: 0 },
+    })
+}
+
+/// Output with the window applied: `pos` counts every byte offered.
+struct Sink<'a> {
+    out: &'a mut Vec<u8>,
+    pos: u64,
+    skip: u64,
+    end: u64,
+}
+
+impl Sink<'_> {
+    fn emit(&mut self, bytes: &[u8]) {
+        let (from, to) = (self.pos, self.pos + bytes.len() as u64);
+        self.pos = to;
+        let (a, b) = (from.max(self.skip), to.min(self.end));
+        if a < b {
+            self.out
+                .extend_from_slice(&bytes[(a - from) as usize..(b - from) as usize]);
+        }
+    }
+}
+
+/// Packets of one PES, filled as its bytes come.
+#[derive(Debug, Clone)]
+struct Packetizer {
+    pid: u16,
+    continuity: u8,
+    /// PES bytes not yet placed in a packet.
+    remaining: u64,
+    /// Whether the next packet is the PES's first.
+    first: bool,
+    pcr: Option<u64>,
+    key: bool,
+    packet: [u8; PACKET_LEN],
+    /// Bytes of `packet` filled; 0 when no packet is open.
+    fill: usize,
+}
+
+impl Packetizer {
+    fn new(pid: u16, continuity: u8, pes: &Pes) -> Self {
+        Self {
+            pid,
+            continuity,
+            remaining: pes.len(),
+            first: true,
+            pcr: pes.pcr,
+            key: pes.key,
+            packet: [0xFF; PACKET_LEN],
+            fill: 0,
+        }
+    }
+
+    /// Open a packet: header, then an adaptation field for the PCR / random access flag
+    /// (first packet) and for stuffing (last packet, when the PES ends short of it).
+    fn open(&mut self) {
+        let base = match (self.first, self.pcr.is_some(), self.key) {
+            (true, true, _) => 8,
+            (true, false, true) => 2,
+            _ => 0,
+        };
+        let room = (PACKET_LEN - 4 - base) as u64;
+        let stuffing = room.saturating_sub(self.remaining) as usize;
+        let adaptation = base + stuffing;
+        let header = PacketHeader {
+            pid: self.pid,
+            unit_start: self.first,
+            continuity: self.continuity,
+            adaptation: adaptation > 0,
+            payload: true,
+        };
+        self.continuity = (self.continuity + 1) & 0x0F;
+        self.packet[..4].copy_from_slice(&header.bytes());
+        let mut at = 4;
+        if adaptation > 0 {
+            self.packet[4] = (adaptation - 1) as u8;
+            at = 5;
+            if adaptation > 1 {
+                let mut flags = 0u8;
+                if self.first && self.key {
+                    flags |= 0x40;
+                }
+                let pcr = self.pcr.filter(|_| self.first);
+                if pcr.is_some() {
+                    flags |= 0x10;
+                }
+                self.packet[5] = flags;
+                at = 6;
+                if let Some(pcr) = pcr {
+                    self.packet[6..12].copy_from_slice(&pcr_field(pcr));
+                    at = 12;
+                }
+                let end = 4 + adaptation;
+                self.packet[at..end].fill(0xFF);
+                at = end;
+            }
+        }
+        self.first = false;
+        self.fill = at;
+    }
+
+    /// Room left in the open packet (opening one if none is).
+    fn room(&mut self) -> usize {
+        if self.fill == 0 {
+            self.open();
+        }
+        PACKET_LEN - self.fill
+    }
+
+    /// Note `n` bytes placed at `fill`; emit the packet when full.
+    fn placed(&mut self, n: usize, sink: &mut Sink<'_>) {
+        self.fill += n;
+        self.remaining = self.remaining.saturating_sub(n as u64);
+        if self.fill == PACKET_LEN {
+            sink.emit(&self.packet);
+            self.fill = 0;
+        }
+    }
+
+    fn put(&mut self, mut bytes: &[u8], sink: &mut Sink<'_>) {
+        while !bytes.is_empty() {
+            let n = self.room().min(bytes.len());
+            self.packet[self.fill..self.fill + n].copy_from_slice(&bytes[..n]);
+            bytes = &bytes[n..];
+            self.placed(n, sink);
+        }
+    }
+
+    /// Copy sample bytes, rewriting NAL lengths on the way when asked.
+    fn put_sample(
+        &mut self,
+        mut bytes: &[u8],
+        rewriter: Option<&mut NalRewriter>,
+        sink: &mut Sink<'_>,
+    ) {
+        let mut rewriter = rewriter;
+        while !bytes.is_empty() {
+            let n = self.room().min(bytes.len());
+            let target = &mut self.packet[self.fill..self.fill + n];
+            target.copy_from_slice(&bytes[..n]);
+            if let Some(r) = rewriter.as_deref_mut() {
+                r.rewrite(target);
+            }
+            bytes = &bytes[n..];
+            self.placed(n, sink);
+        }
+    }
+}
+
+impl TsSegment {
+    /// Bytes this writer emits in all (the window's length).
+    pub fn window_len(&self) -> u64 {
+        self.end.saturating_sub(self.skip)
+    }
+
+    /// The `step`-th piece of `pes`: the header, the video prefix, then per sample its
+    /// ADTS header (AAC) and bytes; `None` past the end.
+    fn piece(&self, pes: &Pes, first: usize, step: usize) -> Option<Piece> {
+        let stream = self.program.streams.get(pes.stream)?;
+        if step == 0 {
+            return Some(Piece::Header);
+        }
+        let count = pes.samples.len();
+        let sample_at = |k: usize| self.samples.get(pes.stream)?.get(first + k).copied();
+        if stream.is_video() {
+            return match step {
+                1 => Some(Piece::Prefix),
+                2 => sample_at(0).map(Piece::Sample),
+                _ => None,
+            };
+        }
+        if matches!(stream.kind, StreamKind::Aac(_)) {
+            let k = (step - 1) / 2;
+            if k >= count {
+                return None;
+            }
+            let size = sample_at(k)?;
+            return Some(if (step - 1).is_multiple_of(2) {
+                Piece::Adts(size)
+            } else {
+                Piece::Sample(size)
+            });
+        }
+        (step - 1 < count)
+            .then(|| sample_at(step - 1))
+            .flatten()
+            .map(Piece::Sample)
+    }
+
+    /// Write what can be written into `out`: literal units and PES bytes, taking each
+    /// stream's sample bytes from `inputs[stream]` (the bytes of its `ranges` not yet
+    /// taken, in order). Returns what it needs next: more bytes of a stream whose input
+    /// is used up, or nothing more.
+    pub fn write(&mut self, inputs: &mut [&[u8]], out: &mut Vec<u8>) -> Need {
+        let mut sink = Sink {
+            out,
+            pos: 0,
+            skip: self.skip,
+            end: self.end,
+        };
+        // `pos` is kept in `skip`/`end` terms: shift them back after.
+        let need = self.run(inputs, &mut sink);
+        let consumed = sink.pos;
+        self.skip = self.skip.saturating_sub(consumed);
+        self.end = self.end.saturating_sub(consumed);
+        need
+    }
+
+    fn run(&mut self, inputs: &mut [&[u8]], sink: &mut Sink<'_>) -> Need {
+        loop {
+            if sink.pos >= sink.end {
+                self.state = State::Done;
+            }
+            match &mut self.state {
+                State::Done => return Need::Done,
+                State::Between { next } => {
+                    let next = *next;
+                    let Some((unit, continuity, _)) = self.units.get(next) else {
+                        self.state = State::Done;
+                        continue;
+                    };
+                    match unit {
+                        Unit::Psi => {
+                            sink.emit(&pat_packet(continuity[0]));
+                            sink.emit(&pmt_packet(&self.program.streams, continuity[1]));
+                            self.state = State::Between { next: next + 1 };
+                        }
+                        Unit::Pcr(pcr) => {
+                            sink.emit(&pcr_packet(
+                                self.program.streams[0].pid,
+                                continuity[2],
+                                *pcr,
+                            ));
+                            self.state = State::Between { next: next + 1 };
+                        }
+                        Unit::Pes(pes) => {
+                            let pid = self
+                                .program
+                                .streams
+                                .get(pes.stream)
+                                .map_or(0x1FFF, |s| s.pid);
+                            let packetizer = Box::new(Packetizer::new(
+                                pid,
+                                continuity[2 + pes.stream.min(1)],
+                                pes,
+                            ));
+                            self.state = State::InPes {
+                                unit: next,
+                                packetizer,
+                                step: 0,
+                                sample_left: 0,
+                                rewriter: None,
+                            };
+                        }
+                    }
+                }
+                State::InPes { .. } => {
+                    if let Some(need) = self.run_pes(inputs, sink) {
+                        return need;
+                    }
+                }
+            }
+        }
+    }
+
+    /// Advance inside the current PES; `Some(need)` when it must wait for input.
+    fn run_pes(&mut self, inputs: &mut [&[u8]], sink: &mut Sink<'_>) -> Option<Need> {
+        let State::InPes {
+            unit,
+            mut packetizer,
+            mut step,
+            mut sample_left,
+            mut rewriter,
+        } = std::mem::replace(&mut self.state, State::Done)
+        else {
+            return None;
+        };
+        let Some((Unit::Pes(pes), _, first)) = self.units.get(unit) else {
+            self.state = State::Between { next: unit + 1 };
+            return None;
+        };
+        let (pes, first) = (pes.clone(), *first);
+        let stream = self.program.streams.get(pes.stream).cloned();
+        let Some(stream) = stream else {
+            self.state = State::Done;
+            return None;
+        };
+        let mut empty: &[u8] = &[];
+        let input = match inputs.get_mut(pes.stream) {
+            Some(input) => input,
+            None => &mut empty,
+        };
+        loop {
+            if sample_left > 0 {
+                if input.is_empty() {
+                    self.state = State::InPes {
+                        unit,
+                        packetizer,
+                        step,
+                        sample_left,
+                        rewriter,
+                    };
+                    return Some(Need::Stream(pes.stream));
+                }
+                let n = (sample_left.min(input.len() as u64)) as usize;
+                packetizer.put_sample(&input[..n], rewriter.as_mut(), sink);
+                *input = &input[n..];
+                sample_left -= n as u64;
+                if sample_left > 0 {
+                    continue;
+                }
+                step += 1;
+            }
+            match self.piece(&pes, first, step) {
+                None => break,
+                Some(Piece::Header) => {
+                    let mut header = [0u8; 19];
+                    let len = pes_header(&pes, stream.stream_id(), stream.is_video(), &mut header);
+                    packetizer.put(&header[..len], sink);
+                    step += 1;
+                }
+                Some(Piece::Prefix) => {
+                    let prefix = if pes.key {
+                        &stream.key_prefix
+                    } else {
+                        &stream.prefix
+                    };
+                    packetizer.put(prefix, sink);
+                    step += 1;
+                }
+                Some(Piece::Adts(size)) => {
+                    if let StreamKind::Aac(config) = &stream.kind {
+                        packetizer.put(&config.header(size), sink);
+                    }
+                    step += 1;
+                }
+                Some(Piece::Sample(size)) => {
+                    sample_left = u64::from(size);
+                    rewriter = stream.is_video().then(|| NalRewriter::new(u64::from(size)));
+                    if sample_left == 0 {
+                        step += 1;
+                    }
+                }
+            }
+        }
+        // Every byte of the PES is placed; a PES whose sizes lied would leave a packet open.
+        debug_assert_eq!(packetizer.fill, 0);
+        self.state = State::Between { next: unit + 1 };
+        None
+    }
+
+    #[cfg(test)]
+    pub(crate) fn debug_state(&self) -> String {
+        match &self.state {
+            State::InPes {
+                unit,
+                step,
+                sample_left,
+                ..
+            } => format!(
+                "unit {unit}/{} step {step} left {sample_left} {:?}",
+                self.units.len(),
+                self.units.get(*unit).map(|u| &u.0)
+            ),
+            other => format!("{other:?}"),
+        }
+    }
+
+    /// Whether every unit has been written (or the window is full).
+    pub fn is_done(&self) -> bool {
+        matches!(self.state, State::Done)
+    }
+}
+
+/// The PES header of `pes` into `out`; returns its length (13818-1 2.4.3.6).
+fn pes_header(pes: &Pes, stream_id: u8, video: bool, out: &mut [u8; 19]) -> usize {
+    let header_len = pes.header_len();
+    out[..4].copy_from_slice(&[0, 0, 1, stream_id]);
+    // Video may say 0 (unbounded); audio states its length, which the layout kept in range.
+    let length = if video {
+        0
+    } else {
+        u16::try_from(pes.len() - 6).unwrap_or(0)
+    };
+    out[4..6].copy_from_slice(&length.to_be_bytes());
+    // '10', not scrambled, no priority, data_alignment_indicator: each PES starts an
+    // access unit (a delimiter, an ADTS header or a sync frame).
+    out[6] = 0x84;
+    match pes.dts {
+        Some(dts) => {
+            out[7] = 0xC0;
+            out[8] = 10;
+            out[9..14].copy_from_slice(&timestamp_field(0x3, pes.pts));
+            out[14..19].copy_from_slice(&timestamp_field(0x1, dts));
+        }
+        None => {
+            out[7] = 0x80;
+            out[8] = 5;
+            out[9..14].copy_from_slice(&timestamp_field(0x2, pes.pts));
+        }
+    }
+    header_len
+}
+
+/// An adaptation-field-only packet carrying `pcr` (its counter does not advance: 2.4.3.3).
+fn pcr_packet(pid: u16, continuity: u8, pcr: u64) -> [u8; PACKET_LEN] {
+    let mut packet = [0xFFu8; PACKET_LEN];
+    let header = PacketHeader {
+        pid,
+        unit_start: false,
+        continuity: continuity.wrapping_sub(1) & 0x0F,
+        adaptation: true,
+        payload: false,
+    };
+    packet[..4].copy_from_slice(&header.bytes());
+    packet[4] = 183;
+    packet[5] = 0x10;
+    packet[6..12].copy_from_slice(&pcr_field(pcr));
+    packet
+}
