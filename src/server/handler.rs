@@ -12,6 +12,7 @@ use http::{Method, Request, Response, StatusCode};
 
 use super::body::ResponseBody;
 use super::error::ErrorAnswer;
+use super::log_context::{self, RequestFacts};
 use super::range::{parse_range, RangeRequest};
 use super::route::{parse_route, Route};
 use super::subtitle::{subtitle_body, SubtitleRequest};
@@ -21,7 +22,7 @@ use super::{Admitted, RequestClass};
 use crate::media::{is_title_document, TrackKind};
 use crate::package::{prepare_media_segment, PreparedSegment, Resource};
 use crate::source::{ByteRange, ObjectIdentity, ObjectKey};
-use crate::telemetry::{extract_parent, trace_id_of, HttpLabels, ShedLabels};
+use crate::telemetry::{extract_parent, trace_id_of, HttpLabels, ShedLabels, REQUEST_SPAN_TARGET};
 use futures_util::StreamExt;
 use tracing::field::Empty;
 use tracing::{Instrument, Span};
@@ -80,11 +81,25 @@ fn route_label(route: Option<&Route>) -> &'static str {
     }
 }
 
-/// Answer one request, inside its `request` span (see docs/observability.md).
+/// Answer one request, inside its `request` span (see docs/observability.md), with its
+/// route and path kept for its log lines (`log_context`).
 pub async fn handle<B>(app: Arc<App>, req: Request<B>) -> Response<ResponseBody> {
-    let started = Instant::now();
     let route = parse_route(req.uri().path());
     let label = route_label(route.as_ref().ok());
+    let facts = RequestFacts {
+        route: label,
+        uri: req.uri().clone(),
+    };
+    log_context::scope(facts, handle_route(app, req, route, label)).await
+}
+
+async fn handle_route<B>(
+    app: Arc<App>,
+    req: Request<B>,
+    route: Result<Route, super::RouteError>,
+    label: &'static str,
+) -> Response<ResponseBody> {
+    let started = Instant::now();
     let span = request_span(&req, label, route.as_ref().ok());
     // Continue the caller's trace (a CDN or player sending `traceparent`).
     let parent = extract_parent(req.headers());
@@ -129,6 +144,7 @@ pub async fn handle<B>(app: Arc<App>, req: Request<B>) -> Response<ResponseBody>
             target: "vodpack::access",
             method = %req.method(),
             path = %req.uri().path(),
+            vod.route = label,
             status,
             bytes,
             duration_ms = elapsed.as_secs_f64() * 1000.0,
@@ -144,6 +160,7 @@ pub const TRACE_ID_HEADER: &str = "x-trace-id";
 /// The `request` span with its stable attributes; the rest are recorded as they are known.
 fn request_span<B>(req: &Request<B>, label: &'static str, route: Option<&Route>) -> Span {
     let span = tracing::info_span!(
+        target: REQUEST_SPAN_TARGET,
         "request",
         otel.name = %format_args!("{} {label}", req.method()),
         otel.kind = "server",
@@ -553,10 +570,12 @@ async fn respond<B>(
             }
             let (tx, body) = ResponseBody::channel(end - start);
             let app = app.clone();
-            // The request span lives until the stream ends, with the reads under it.
+            // The request span lives until the stream ends, with the reads under it; the
+            // request's facts too, for the lines the stream may log.
             let span = Span::current();
+            let facts = log_context::current();
             tokio::spawn(
-                async move {
+                log_context::scope_some(facts, async move {
                     let _admitted = admitted;
                     app.metrics.streams_in_flight.inc();
                     let parts = header_part.into_iter().chain(first);
@@ -565,12 +584,14 @@ async fn respond<B>(
                             Span::current().record("vod.bytes_sent", sent);
                         }
                         Err(e) => {
-                            tracing::warn!(error = %e, "segment stream cut");
+                            log_context::facts(|key, route| {
+                                tracing::warn!(error = %e, vod.key = key, vod.route = route, "segment stream cut");
+                            });
                             let _ = tx.send(Err(std::io::Error::other(e.to_string()))).await;
                         }
                     }
                     app.metrics.streams_in_flight.dec();
-                }
+                })
                 .instrument(span),
             );
             body
@@ -652,7 +673,13 @@ async fn stream_segment(
             Ok(Err(_)) => false,
             Err(_) => {
                 app.metrics.stalled_streams.inc();
-                tracing::warn!("client stopped reading; closing the stream");
+                log_context::facts(|key, route| {
+                    tracing::warn!(
+                        vod.key = key,
+                        vod.route = route,
+                        "client stopped reading; closing the stream"
+                    );
+                });
                 false
             }
         }
@@ -692,18 +719,20 @@ fn finish(builder: http::response::Builder, body: ResponseBody) -> Response<Resp
     })
 }
 
-/// The one-line error answer, and its log line (which names the key through the request
-/// span): 404s at info, other client errors at warn, server errors at error.
+/// The one-line error answer, and its log line (which names the key and the route, from
+/// `log_context`): 404s at info, other client errors at warn, server errors at error.
 pub fn error_response(e: &ErrorAnswer) -> Response<ResponseBody> {
     let status = e.status.as_u16();
     let detail = e.detail.as_deref().unwrap_or(&e.reason);
-    if e.status == StatusCode::NOT_FOUND {
-        tracing::info!(status, reason = %e.reason, "request failed");
-    } else if e.status.is_server_error() {
-        tracing::error!(status, reason = %e.reason, error = %detail, "request failed");
-    } else {
-        tracing::warn!(status, reason = %e.reason, error = %detail, "request failed");
-    }
+    log_context::facts(|key, route| {
+        if e.status == StatusCode::NOT_FOUND {
+            tracing::info!(status, reason = %e.reason, vod.key = key, vod.route = route, "request failed");
+        } else if e.status.is_server_error() {
+            tracing::error!(status, reason = %e.reason, error = %detail, vod.key = key, vod.route = route, "request failed");
+        } else {
+            tracing::warn!(status, reason = %e.reason, error = %detail, vod.key = key, vod.route = route, "request failed");
+        }
+    });
     let mut builder = Response::builder()
         .status(e.status)
         .header(header::CONTENT_TYPE, "text/plain; charset=utf-8")

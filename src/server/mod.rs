@@ -10,6 +10,7 @@ mod body;
 mod catalog;
 mod error;
 mod handler;
+mod log_context;
 mod range;
 mod route;
 mod subtitle;
