@@ -25,6 +25,7 @@ mod locate;
 mod parse;
 mod sidecar;
 mod skeleton;
+mod tables;
 mod text;
 
 use bytes::Bytes;
