@@ -268,9 +268,21 @@ pub(super) fn sample_table(
     let mut time = 0u64;
     for (count, delta) in stts_entries(tables, track_id)? {
         durations.extend(std::iter::repeat_n(delta, count as usize));
-        for _ in 0..count {
-            dts.push(time);
-            time = time.saturating_add(u64::from(delta));
+        let (count, delta) = (u64::from(count), u64::from(delta));
+        let span = count.checked_mul(delta).and_then(|d| time.checked_add(d));
+        match span {
+            // No time of this entry overflows, so plain arithmetic (which vectorises).
+            Some(end) => {
+                let start = time;
+                dts.extend((0..count).map(|k| start + k * delta));
+                time = end;
+            }
+            None => {
+                for _ in 0..count {
+                    dts.push(time);
+                    time = time.saturating_add(delta);
+                }
+            }
         }
     }
 
@@ -359,6 +371,30 @@ fn chunk_offsets(tables: &RawTables, track_id: u32) -> Result<(&[u8], usize), Me
     }
 }
 
+/// The error for a chunk at `offset` whose samples (`sizes`, the first being sample
+/// `first + 1`) run past the end of the file: it names the first sample that does.
+fn past_the_end(
+    track_id: u32,
+    first: usize,
+    mut offset: u64,
+    sizes: &[u32],
+    object_len: u64,
+) -> MediaError {
+    let mut number = first + 1;
+    for size in sizes {
+        if offset.saturating_add(u64::from(*size)) > object_len {
+            break;
+        }
+        offset += u64::from(*size);
+        number += 1;
+    }
+    MediaError::Truncated {
+        reason: format!(
+            "track {track_id} sample {number} at offset {offset} runs past the end of the file ({object_len} bytes)"
+        ),
+    }
+}
+
 /// File offsets of every sample from stsc and stco/co64 (8.7.4, 8.7.5).
 fn sample_offsets(
     tables: &RawTables,
@@ -414,19 +450,18 @@ fn sample_offsets(
                 .ok_or_else(|| invalid("stsc", track_id, "chunk number past stco"))?;
             let start = offsets.len();
             let in_chunk = (samples_per_chunk as usize).min(n - start);
-            for size in sizes.get(start..start + in_chunk).unwrap_or_default() {
-                let end = offset.saturating_add(u64::from(*size));
-                if end > object_len {
-                    return Err(MediaError::Truncated {
-                        reason: format!(
-                            "track {track_id} sample {} at offset {offset} runs past the end of the file ({object_len} bytes)",
-                            offsets.len() + 1
-                        ),
-                    });
-                }
-                offsets.push(offset);
-                offset = end;
+            let chunk_sizes = sizes.get(start..start + in_chunk).unwrap_or_default();
+            // At most 2^32 sizes below 2^32 each: the sum fits in 64 bits.
+            let total: u64 = chunk_sizes.iter().map(|s| u64::from(*s)).sum();
+            if offset.checked_add(total).is_none_or(|end| end > object_len) {
+                return Err(past_the_end(track_id, start, offset, chunk_sizes, object_len));
             }
+            // Every end is at most `object_len` now, so the sums cannot overflow.
+            offsets.extend(chunk_sizes.iter().map(|size| {
+                let at = offset;
+                offset += u64::from(*size);
+                at
+            }));
         }
         if offsets.len() == n {
             break;
