@@ -94,9 +94,15 @@ pub fn init(format: LogFormat, otel: Option<OtelConfig>) -> Result<TelemetryGuar
                     .with_target("vodpack", tracing::Level::INFO),
             )
     });
-    let _ = tracing_subscriber::registry()
-        .with(log_layer)
-        .with(otel_layer)
-        .try_init();
+    // Two stacks rather than an `Option` layer: an absent (`None`) layer still declares
+    // interest in every span, so every span (one per request) would be created in the
+    // registry for nobody.
+    let _ = match otel_layer {
+        Some(otel_layer) => tracing_subscriber::registry()
+            .with(log_layer)
+            .with(otel_layer)
+            .try_init(),
+        None => tracing_subscriber::registry().with(log_layer).try_init(),
+    };
     Ok(TelemetryGuard { provider })
 }
