@@ -705,16 +705,34 @@ async fn stream_segment(
         app.metrics.sent_bytes.inc_by(len);
         sent += len;
     }
-    while let Some(chunk) = chunks.next().await {
+    // A place in the channel is taken before the next chunk is read, so no chunk waits in
+    // this task for room: a stream holds the channel's chunks and the one being read into
+    // the place it already has, nothing more.
+    loop {
+        let permit = match tokio::time::timeout(send_timeout, tx.reserve()).await {
+            Ok(Ok(permit)) => permit,
+            Ok(Err(_)) => return Ok(sent),
+            Err(_) => {
+                app.metrics.stalled_streams.inc();
+                log_context::facts(|key, route| {
+                    tracing::warn!(
+                        vod.key = key,
+                        vod.route = route,
+                        "client stopped reading; closing the stream"
+                    );
+                });
+                return Ok(sent);
+            }
+        };
+        let Some(chunk) = chunks.next().await else {
+            return Ok(sent);
+        };
         let chunk = chunk?;
         let len = chunk.len() as u64;
-        if !send(chunk).await {
-            return Ok(sent);
-        }
+        permit.send(Ok(chunk));
         app.metrics.sent_bytes.inc_by(len);
         sent += len;
     }
-    Ok(sent)
 }
 
 fn finish(builder: http::response::Builder, body: ResponseBody) -> Response<ResponseBody> {
