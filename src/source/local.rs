@@ -26,10 +26,12 @@ use bytes::{Bytes, BytesMut};
 use moka::future::Cache;
 use tracing::Instrument;
 
+use super::nowait;
 use super::{
     check_ranges, chunk_batches, ByteRange, ByteStream, MediaSource, ObjectIdentity, ObjectKey,
     SourceCounters, SourceError, SourceKind, MAX_READ_BYTES,
 };
+use crate::telemetry::SOURCE_READ_SPAN_TARGET;
 
 /// Most file identities remembered at once when they are reused (`with_identity_ttl`).
 const IDENTITY_CACHE_ENTRIES: u64 = 100_000;
@@ -229,6 +231,11 @@ impl LocalMediaSource {
         file: Option<Arc<File>>,
         ranges: Vec<ByteRange>,
     ) -> Result<(Bytes, Arc<File>), SourceError> {
+        if let Some(file) = &file {
+            if let Some(bytes) = self.read_from_cache(key, identity, file, &ranges)? {
+                return Ok((bytes, file.clone()));
+            }
+        }
         let (owned, expected) = (key.clone(), identity.clone());
         self.read_counted(key, ranges, move |root, ranges| {
             let file = match file {
@@ -238,6 +245,58 @@ impl LocalMediaSource {
             Ok((read_open(&file, &owned, &expected, ranges)?, file))
         })
         .await
+    }
+
+    /// A batch of a stream read here, on the runtime worker, when every byte of it is in
+    /// the page cache (`nowait.rs`); `None` when the blocking pool must read it. Counted
+    /// like any read.
+    fn read_from_cache(
+        &self,
+        key: &ObjectKey,
+        identity: &ObjectIdentity,
+        file: &File,
+        ranges: &[ByteRange],
+    ) -> Result<Option<Bytes>, SourceError> {
+        let started = Instant::now();
+        let total = check_ranges(key, identity, ranges, Some(MAX_READ_BYTES))?;
+        // The same span as a read on the blocking pool, for traces (its target is off in
+        // the log filter, so it costs nothing unless spans are exported).
+        let span = tracing::info_span!(
+            target: SOURCE_READ_SPAN_TARGET,
+            "source.read",
+            vod.source = "local",
+            vod.key = %key,
+            vod.range_start = ranges.first().map_or(0, |r| r.start),
+            vod.range_len = total,
+            vod.ranges = ranges.len(),
+            vod.attempt = 1,
+            vod.page_cache = true,
+            vod.bytes = tracing::field::Empty,
+            vod.outcome = tracing::field::Empty,
+        );
+        let _entered = span.enter();
+        // Bounded by MAX_READ_BYTES just above, so the casts below cannot truncate.
+        let mut buf = BytesMut::zeroed(total as usize);
+        let mut at = 0usize;
+        for range in ranges {
+            let len = range.len as usize;
+            let cached = buf
+                .get_mut(at..at + len)
+                .is_some_and(|slot| nowait::read_exact_cached(file, slot, range.start));
+            if !cached {
+                span.record("vod.outcome", "not in the page cache");
+                return Ok(None);
+            }
+            at += len;
+        }
+        span.record("vod.bytes", total);
+        span.record("vod.outcome", "ok");
+        self.counters.read_requests.inc_by(ranges.len() as u64);
+        self.counters.read_bytes.inc_by(total);
+        self.counters
+            .read_seconds
+            .observe(started.elapsed().as_secs_f64());
+        Ok(Some(buf.freeze()))
     }
 
     /// Run `read` over `ranges` on the blocking pool inside a `source.read` span, and count
@@ -255,6 +314,7 @@ impl LocalMediaSource {
         let started = Instant::now();
         let count = ranges.len() as u64;
         let span = tracing::info_span!(
+            target: SOURCE_READ_SPAN_TARGET,
             "source.read",
             vod.source = "local",
             vod.key = %key,

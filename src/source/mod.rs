@@ -21,6 +21,7 @@
 mod counters;
 mod key;
 mod local;
+mod nowait;
 mod object_store;
 
 use std::fmt;

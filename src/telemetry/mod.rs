@@ -26,6 +26,11 @@ use crate::config::LogFormat;
 /// themselves. The OpenTelemetry layer exports it like every `vodpack` span.
 pub const REQUEST_SPAN_TARGET: &str = "vodpack::request";
 
+/// The target of the local source's `source.read` spans (one per batch of a streamed
+/// segment, 16 KiB by default): left out of log lines like the `request` span, for the same
+/// reason, and exported as trace spans.
+pub const SOURCE_READ_SPAN_TARGET: &str = "vodpack::source::read";
+
 /// Keeps the trace exporter alive; flushes and shuts it down when dropped.
 #[derive(Debug, Default)]
 pub struct TelemetryGuard {
@@ -64,10 +69,12 @@ pub fn init(format: LogFormat, otel: Option<OtelConfig>) -> Result<TelemetryGuar
     use std::io::IsTerminal;
     let mut filter = tracing_subscriber::EnvFilter::try_from_default_env()
         .unwrap_or_else(|_| tracing_subscriber::EnvFilter::new("info,mp4_atom=error"));
-    let asked_for = std::env::var("RUST_LOG").is_ok_and(|v| v.contains(REQUEST_SPAN_TARGET));
-    if !asked_for {
-        if let Ok(off) = format!("{REQUEST_SPAN_TARGET}=off").parse() {
-            filter = filter.add_directive(off);
+    for target in [REQUEST_SPAN_TARGET, SOURCE_READ_SPAN_TARGET] {
+        let asked_for = std::env::var("RUST_LOG").is_ok_and(|v| v.contains(target));
+        if !asked_for {
+            if let Ok(off) = format!("{target}=off").parse() {
+                filter = filter.add_directive(off);
+            }
         }
     }
     let log_layer = match format {
