@@ -266,23 +266,14 @@ pub(super) fn sample_table(
     let mut dts = Vec::with_capacity(n);
     let mut durations = Vec::with_capacity(n);
     let mut time = 0u64;
+    // Most entries cover a sample or two (audio of varying duration alternates): plain
+    // pushes, cheaper than setting up an `extend` per entry.
     for (count, delta) in stts_entries(tables, track_id)? {
-        durations.extend(std::iter::repeat_n(delta, count as usize));
-        let (count, delta) = (u64::from(count), u64::from(delta));
-        let span = count.checked_mul(delta).and_then(|d| time.checked_add(d));
-        match span {
-            // No time of this entry overflows, so plain arithmetic (which vectorises).
-            Some(end) => {
-                let start = time;
-                dts.extend((0..count).map(|k| start + k * delta));
-                time = end;
-            }
-            None => {
-                for _ in 0..count {
-                    dts.push(time);
-                    time = time.saturating_add(delta);
-                }
-            }
+        let wide = u64::from(delta);
+        for _ in 0..count {
+            dts.push(time);
+            durations.push(delta);
+            time = time.saturating_add(wide);
         }
     }
 
@@ -454,14 +445,20 @@ fn sample_offsets(
             // At most 2^32 sizes below 2^32 each: the sum fits in 64 bits.
             let total: u64 = chunk_sizes.iter().map(|s| u64::from(*s)).sum();
             if offset.checked_add(total).is_none_or(|end| end > object_len) {
-                return Err(past_the_end(track_id, start, offset, chunk_sizes, object_len));
+                return Err(past_the_end(
+                    track_id,
+                    start,
+                    offset,
+                    chunk_sizes,
+                    object_len,
+                ));
             }
-            // Every end is at most `object_len` now, so the sums cannot overflow.
-            offsets.extend(chunk_sizes.iter().map(|size| {
-                let at = offset;
+            // Every end is at most `object_len` now, so the sums cannot overflow. Chunks
+            // hold a few samples each (interleaving): plain pushes, not an `extend`.
+            for size in chunk_sizes {
+                offsets.push(offset);
                 offset += u64::from(*size);
-                at
-            }));
+            }
         }
         if offsets.len() == n {
             break;
