@@ -27,7 +27,7 @@ use crate::config::LogFormat;
 pub const REQUEST_SPAN_TARGET: &str = "vodpack::request";
 
 /// The target of the local source's `source.read` spans (one per batch of a streamed
-/// segment, 16 KiB by default): left out of log lines like the `request` span, for the same
+/// segment, 64 KiB by default): left out of log lines like the `request` span, for the same
 /// reason, and exported as trace spans.
 pub const SOURCE_READ_SPAN_TARGET: &str = "vodpack::source::read";
 
