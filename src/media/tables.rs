@@ -266,14 +266,11 @@ pub(super) fn sample_table(
     let mut dts = Vec::with_capacity(n);
     let mut durations = Vec::with_capacity(n);
     let mut time = 0u64;
-    // Most entries cover a sample or two (audio of varying duration alternates): plain
-    // pushes, cheaper than setting up an `extend` per entry.
     for (count, delta) in stts_entries(tables, track_id)? {
-        let wide = u64::from(delta);
+        durations.extend(std::iter::repeat_n(delta, count as usize));
         for _ in 0..count {
             dts.push(time);
-            durations.push(delta);
-            time = time.saturating_add(wide);
+            time = time.saturating_add(u64::from(delta));
         }
     }
 
@@ -362,30 +359,6 @@ fn chunk_offsets(tables: &RawTables, track_id: u32) -> Result<(&[u8], usize), Me
     }
 }
 
-/// The error for a chunk at `offset` whose samples (`sizes`, the first being sample
-/// `first + 1`) run past the end of the file: it names the first sample that does.
-fn past_the_end(
-    track_id: u32,
-    first: usize,
-    mut offset: u64,
-    sizes: &[u32],
-    object_len: u64,
-) -> MediaError {
-    let mut number = first + 1;
-    for size in sizes {
-        if offset.saturating_add(u64::from(*size)) > object_len {
-            break;
-        }
-        offset += u64::from(*size);
-        number += 1;
-    }
-    MediaError::Truncated {
-        reason: format!(
-            "track {track_id} sample {number} at offset {offset} runs past the end of the file ({object_len} bytes)"
-        ),
-    }
-}
-
 /// File offsets of every sample from stsc and stco/co64 (8.7.4, 8.7.5).
 fn sample_offsets(
     tables: &RawTables,
@@ -441,23 +414,18 @@ fn sample_offsets(
                 .ok_or_else(|| invalid("stsc", track_id, "chunk number past stco"))?;
             let start = offsets.len();
             let in_chunk = (samples_per_chunk as usize).min(n - start);
-            let chunk_sizes = sizes.get(start..start + in_chunk).unwrap_or_default();
-            // At most 2^32 sizes below 2^32 each: the sum fits in 64 bits.
-            let total: u64 = chunk_sizes.iter().map(|s| u64::from(*s)).sum();
-            if offset.checked_add(total).is_none_or(|end| end > object_len) {
-                return Err(past_the_end(
-                    track_id,
-                    start,
-                    offset,
-                    chunk_sizes,
-                    object_len,
-                ));
-            }
-            // Every end is at most `object_len` now, so the sums cannot overflow. Chunks
-            // hold a few samples each (interleaving): plain pushes, not an `extend`.
-            for size in chunk_sizes {
+            for size in sizes.get(start..start + in_chunk).unwrap_or_default() {
+                let end = offset.saturating_add(u64::from(*size));
+                if end > object_len {
+                    return Err(MediaError::Truncated {
+                        reason: format!(
+                            "track {track_id} sample {} at offset {offset} runs past the end of the file ({object_len} bytes)",
+                            offsets.len() + 1
+                        ),
+                    });
+                }
                 offsets.push(offset);
-                offset += u64::from(*size);
+                offset = end;
             }
         }
         if offsets.len() == n {
