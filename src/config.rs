@@ -123,7 +123,10 @@ impl Default for Settings {
             root: PathBuf::from("fixtures"),
             source: None,
             segment_duration_ms: 6000,
-            stream_chunk_bytes: 512 * 1024,
+            // A streaming connection holds two in its channel and at most about one more
+            // in hyper's write queue. Smaller chunks hold less but cost more system calls
+            // per byte: measured in docs/performance.md (issue 13).
+            stream_chunk_bytes: 64 * 1024,
             metadata_cache_bytes: 256 * 1024 * 1024,
             limits: MediaLimits::default(),
             object_store: ObjectStoreOptions::default(),
@@ -143,7 +146,7 @@ pub const SETTINGS: &[(&str, &str, &str, &str)] = &[
     ("root", "VODPACK_ROOT", "fixtures", "Folder of media files served when no source URL is given"),
     ("source", "VODPACK_SOURCE", "(none)", "Object-store URL such as s3://bucket/prefix; replaces root"),
     ("segment-duration-ms", "VODPACK_SEGMENT_DURATION_MS", "6000", "Target segment duration; segments are cut on the first key frame at or after each multiple"),
-    ("stream-chunk-bytes", "VODPACK_STREAM_CHUNK_BYTES", "524288", "Size of one streamed body chunk; at most two are buffered per streaming connection"),
+    ("stream-chunk-bytes", "VODPACK_STREAM_CHUNK_BYTES", "65536", "Size of one streamed body chunk; at most two are buffered per streaming connection"),
     ("metadata-cache-bytes", "VODPACK_METADATA_CACHE_BYTES", "268435456", "Bytes of parsed sample indexes kept in the metadata cache"),
     ("max-moov-bytes", "VODPACK_MAX_MOOV_BYTES", "134217728", "Largest moov box accepted"),
     ("probe-bytes", "VODPACK_PROBE_BYTES", "262144", "First read at the start of a file, sized to catch ftyp and a typical moov"),
@@ -770,7 +773,7 @@ mod tests {
         let s = args.resolve().unwrap();
         assert_eq!(s.segment_duration_ms, 4000);
         assert_eq!(s.root, PathBuf::from("/override"));
-        assert_eq!(s.stream_chunk_bytes, 512 * 1024);
+        assert_eq!(s.stream_chunk_bytes, 64 * 1024);
         let _ = std::fs::remove_dir_all(dir);
     }
 

@@ -26,6 +26,7 @@ mod locate;
 mod parse;
 mod sidecar;
 mod skeleton;
+mod tables;
 mod text;
 
 use bytes::Bytes;

@@ -12,7 +12,10 @@
 //! ...). Inside that path only the sample descriptions (`stsd`) have a shape the file
 //! chooses; their nesting is measured (see [`check_nesting`]) before they are copied.
 //!
-//! It also cuts out each track's raw `stsd`, which init segments carry byte for byte.
+//! It also cuts out each track's raw `stsd`, which init segments carry byte for byte, and
+//! sets aside the bodies of its sample tables (`stts`, `ctts`, `stss`, `stsz`, `stsc`,
+//! `stco`, `co64`), which `tables.rs` reads straight into the index: the copy holds empty
+//! stand-ins for the three tables mp4-atom requires, so mp4-atom never decodes a table.
 
 use std::cmp::Reverse;
 use std::collections::BinaryHeap;
@@ -20,6 +23,7 @@ use std::ops::Range;
 
 use bytes::Bytes;
 
+use super::tables::RawTables;
 use super::{MediaError, MediaLimits};
 
 /// Depth of `stsd` in the copy: moov (1) / trak / mdia / minf / stbl / stsd (6).
@@ -41,7 +45,19 @@ pub(super) struct Skeleton {
     /// The source `stsd` box (header included) of each `trak`, in the order of the copy's
     /// `trak`s (which is file order); `None` when a `trak` has none.
     pub sample_descriptions: Vec<Option<Bytes>>,
+    /// The sample tables of each `trak`, in the same order.
+    pub tables: Vec<RawTables>,
 }
+
+/// Empty `stts`, `stsc` and `stsz` boxes: what the copy holds in place of the file's
+/// tables (mp4-atom requires the three; `tables.rs` reads the real ones).
+const EMPTY_STTS: [u8; 16] = [0, 0, 0, 16, b's', b't', b't', b's', 0, 0, 0, 0, 0, 0, 0, 0];
+/// See [`EMPTY_STTS`].
+const EMPTY_STSC: [u8; 16] = [0, 0, 0, 16, b's', b't', b's', b'c', 0, 0, 0, 0, 0, 0, 0, 0];
+/// See [`EMPTY_STTS`]: sample size 0, no samples.
+const EMPTY_STSZ: [u8; 20] = [
+    0, 0, 0, 20, b's', b't', b's', b'z', 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0,
+];
 
 /// One box inside a parent: its type, the whole box and its body, as ranges of the buffer.
 #[derive(Debug, Clone)]
@@ -171,11 +187,16 @@ pub(super) fn build(moov: &Bytes, limits: &MediaLimits) -> Result<Skeleton, Medi
         open: Vec::new(),
     };
     let mut sample_descriptions = Vec::with_capacity(traks);
+    let mut tables = Vec::with_capacity(traks);
     out.begin(b"moov");
     for child in &top_children {
         match &child.kind {
             b"mvhd" => out.copy(moov, child),
-            b"trak" => sample_descriptions.push(trak(moov, child, &mut out, limits)?),
+            b"trak" => {
+                let (stsd, raw) = trak(moov, child, &mut out, limits)?;
+                sample_descriptions.push(stsd);
+                tables.push(raw);
+            }
             _ => {}
         }
     }
@@ -183,17 +204,19 @@ pub(super) fn build(moov: &Bytes, limits: &MediaLimits) -> Result<Skeleton, Medi
     Ok(Skeleton {
         moov: out.bytes,
         sample_descriptions,
+        tables,
     })
 }
 
-/// Copy one `trak`; returns its raw `stsd`.
+/// Copy one `trak`; returns its raw `stsd` and sample tables (of its first `stbl`).
 fn trak(
     moov: &Bytes,
     trak: &Child,
     out: &mut Out,
     limits: &MediaLimits,
-) -> Result<Option<Bytes>, MediaError> {
+) -> Result<(Option<Bytes>, RawTables), MediaError> {
     let mut stsd = None;
+    let mut tables: Option<RawTables> = None;
     out.begin(b"trak");
     for child in children(moov, trak.body.clone())? {
         match &child.kind {
@@ -217,8 +240,9 @@ fn trak(
                             out.bytes.extend_from_slice(&MINIMAL_DINF);
                             for stbl in children(moov, part.body.clone())? {
                                 if &stbl.kind == b"stbl" {
-                                    let found = sample_tables(moov, &stbl, out, limits)?;
+                                    let (found, raw) = sample_tables(moov, &stbl, out, limits)?;
                                     stsd = stsd.or(found);
+                                    tables.get_or_insert(raw);
                                 }
                             }
                             out.end()?;
@@ -232,17 +256,19 @@ fn trak(
         }
     }
     out.end()?;
-    Ok(stsd)
+    Ok((stsd, tables.unwrap_or_default()))
 }
 
-/// Copy one `stbl` with the tables the index reads; returns its first raw `stsd`.
+/// Copy one `stbl` with the boxes the index reads through mp4-atom; returns its first raw
+/// `stsd` and its sample tables.
 fn sample_tables(
     moov: &Bytes,
     stbl: &Child,
     out: &mut Out,
     limits: &MediaLimits,
-) -> Result<Option<Bytes>, MediaError> {
+) -> Result<(Option<Bytes>, RawTables), MediaError> {
     let mut stsd = None;
+    let mut tables = RawTables::default();
     out.begin(b"stbl");
     for table in children(moov, stbl.body.clone())? {
         match &table.kind {
@@ -259,13 +285,21 @@ fn sample_tables(
                 stsd.get_or_insert_with(|| moov.slice(table.whole.clone()));
             }
             b"stts" | b"ctts" | b"stss" | b"stsz" | b"stsc" | b"stco" | b"co64" => {
-                out.copy(moov, &table);
+                // A stand-in for each table mp4-atom requires (one per copy in the file,
+                // so a duplicate is still refused as before).
+                match &table.kind {
+                    b"stts" => out.bytes.extend_from_slice(&EMPTY_STTS),
+                    b"stsc" => out.bytes.extend_from_slice(&EMPTY_STSC),
+                    b"stsz" => out.bytes.extend_from_slice(&EMPTY_STSZ),
+                    _ => {}
+                }
+                tables.keep(&table.kind, moov.slice(table.body.clone()));
             }
             _ => {}
         }
     }
     out.end()?;
-    Ok(stsd)
+    Ok((stsd, tables))
 }
 
 /// Whether a box type could be one mp4-atom decodes: every type it knows is printable ASCII
@@ -363,8 +397,10 @@ mod tests {
         }
     }
 
-    /// Given every fixture, the copy decodes to the same header, track and sample-table boxes
-    /// as the whole `moov`, and the raw sample descriptions are the source's bytes.
+    /// Given every fixture, the copy decodes to the same header, track and sample
+    /// description boxes as the whole `moov`, with empty sample tables in it; the raw sample
+    /// descriptions are the source's bytes, and the tables set aside decode (re-boxed) to the
+    /// source's tables.
     #[test]
     fn the_copy_decodes_to_the_same_tables_as_the_source() {
         use mp4_atom::{Decode, Moov};
@@ -388,22 +424,47 @@ mod tests {
                 copy.trak.len(),
                 "{name}"
             );
-            for ((s, c), raw) in source
+            assert_eq!(skeleton.tables.len(), copy.trak.len(), "{name}");
+            for (((s, c), raw), tables) in source
                 .trak
                 .iter()
                 .zip(&copy.trak)
                 .zip(&skeleton.sample_descriptions)
+                .zip(&skeleton.tables)
             {
                 assert_eq!(s.tkhd, c.tkhd, "{name}");
                 assert_eq!(s.edts, c.edts, "{name}");
                 assert_eq!(s.mdia.mdhd, c.mdia.mdhd, "{name}");
                 assert_eq!(s.mdia.hdlr, c.mdia.hdlr, "{name}");
                 let (s, c) = (&s.mdia.minf.stbl, &c.mdia.minf.stbl);
+                assert_eq!(s.stsd, c.stsd, "{name}");
                 assert_eq!(
-                    (&s.stsd, &s.stts, &s.ctts, &s.stss, &s.stsz, &s.stsc, &s.stco, &s.co64),
-                    (&c.stsd, &c.stts, &c.ctts, &c.stss, &c.stsz, &c.stsc, &c.stco, &c.co64),
-                    "{name}"
+                    (&c.stts, &c.ctts, &c.stss, &c.stsz, &c.stsc, &c.stco, &c.co64),
+                    (
+                        &mp4_atom::Stts::default(),
+                        &None,
+                        &None,
+                        &mp4_atom::Stsz::default(),
+                        &mp4_atom::Stsc::default(),
+                        &None,
+                        &None
+                    ),
+                    "{name}: the copy's tables are empty stand-ins"
                 );
+                fn reboxed<T: Decode>(kind: &[u8; 4], body: &Option<Bytes>) -> Option<T> {
+                    let body = body.as_ref()?;
+                    let mut boxed = ((body.len() + 8) as u32).to_be_bytes().to_vec();
+                    boxed.extend_from_slice(kind);
+                    boxed.extend_from_slice(body);
+                    Some(T::decode(&mut &boxed[..]).unwrap())
+                }
+                assert_eq!(reboxed(b"stts", &tables.stts).as_ref(), Some(&s.stts));
+                assert_eq!(reboxed(b"ctts", &tables.ctts), s.ctts);
+                assert_eq!(reboxed(b"stss", &tables.stss), s.stss);
+                assert_eq!(reboxed(b"stsz", &tables.stsz).as_ref(), Some(&s.stsz));
+                assert_eq!(reboxed(b"stsc", &tables.stsc).as_ref(), Some(&s.stsc));
+                assert_eq!(reboxed(b"stco", &tables.stco), s.stco);
+                assert_eq!(reboxed(b"co64", &tables.co64), s.co64);
                 let raw = raw.as_ref().unwrap();
                 assert_eq!(
                     mp4_atom::Stsd::decode(&mut &raw[..]).unwrap(),

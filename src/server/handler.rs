@@ -14,6 +14,7 @@ use super::body::ResponseBody;
 use super::error::ErrorAnswer;
 use super::nginx_vod::{parse_nginx_route, resolve, Resolved};
 use super::protect::{self, ClientAddr, ProtectedSegment, RequestPlace, Selected};
+use super::log_context::{self, RequestFacts};
 use super::range::{parse_range, RangeRequest};
 use super::route::{parse_route, Route, RouteError};
 use super::subtitle::{subtitle_body, SubtitleRequest};
@@ -25,7 +26,7 @@ use crate::media::TrackKind;
 use crate::package::trick::prepare_key_frame;
 use crate::package::{prepare_media_segment, PackageError, PreparedSegment, Resource, View};
 use crate::source::{ByteRange, ObjectIdentity, ObjectKey};
-use crate::telemetry::{extract_parent, trace_id_of, HttpLabels, ShedLabels};
+use crate::telemetry::{extract_parent, trace_id_of, HttpLabels, ShedLabels, REQUEST_SPAN_TARGET};
 use futures_util::StreamExt;
 use tracing::field::Empty;
 use tracing::{Instrument, Span};
@@ -104,7 +105,8 @@ fn route_label(route: Option<&Route>) -> &'static str {
     }
 }
 
-/// Answer one request, inside its `request` span (see docs/observability.md).
+/// Answer one request, inside its `request` span (see docs/observability.md), with its
+/// route and path kept for its log lines (`log_context`).
 pub async fn handle<B>(app: Arc<App>, req: Request<B>) -> Response<ResponseBody>
 where
     B: http_body::Body + Send + 'static,
@@ -125,10 +127,6 @@ where
     B::Data: Send,
     B::Error: Into<Box<dyn std::error::Error + Send + Sync>>,
 {
-    let started = Instant::now();
-    // The body is read only by the licence route.
-    let (parts, body) = req.into_parts();
-    let req = Request::from_parts(parts, ());
     let route = parse_route(req.uri().path()).or_else(|e| match e {
         RouteError::NotFound => {
             parse_nginx_route(&app.settings.nginx_vod_locations, req.uri().path())
@@ -136,6 +134,28 @@ where
         e => Err(e),
     });
     let label = route_label(route.as_ref().ok());
+    let facts = RequestFacts {
+        route: label,
+        uri: req.uri().clone(),
+    };
+    log_context::scope(facts, handle_route(app, req, route, label)).await
+}
+
+async fn handle_route<B>(
+    app: Arc<App>,
+    req: Request<B>,
+    route: Result<Route, super::RouteError>,
+    label: &'static str,
+) -> Response<ResponseBody>
+where
+    B: http_body::Body + Send + 'static,
+    B::Data: Send,
+    B::Error: Into<Box<dyn std::error::Error + Send + Sync>>,
+{
+    let started = Instant::now();
+    // The body is read only by the licence route.
+    let (parts, body) = req.into_parts();
+    let req = Request::from_parts(parts, ());
     let span = request_span(&req, label, route.as_ref().ok());
     // Continue the caller's trace (a CDN or player sending `traceparent`).
     let parent = extract_parent(req.headers());
@@ -186,6 +206,7 @@ where
             target: "vodpack::access",
             method = %req.method(),
             path = %req.uri().path(),
+            vod.route = label,
             status,
             bytes,
             duration_ms = elapsed.as_secs_f64() * 1000.0,
@@ -201,6 +222,7 @@ pub const TRACE_ID_HEADER: &str = "x-trace-id";
 /// The `request` span with its stable attributes; the rest are recorded as they are known.
 fn request_span<B>(req: &Request<B>, label: &'static str, route: Option<&Route>) -> Span {
     let span = tracing::info_span!(
+        target: REQUEST_SPAN_TARGET,
         "request",
         otel.name = %format_args!("{} {label}", req.method()),
         otel.kind = "server",
@@ -695,10 +717,22 @@ async fn respond<B>(
     admitted: Admitted,
 ) -> Response<ResponseBody> {
     let len = answer.content.len();
-    let mut builder = Response::builder()
-        .header(header::CONTENT_TYPE, answer.content_type)
-        .header(header::CACHE_CONTROL, answer.cache_control)
-        .header(header::ACCEPT_RANGES, "bytes");
+    let mut builder = Response::builder();
+    if let Some(headers) = builder.headers_mut() {
+        // Room for every header of an answer, so the map never grows.
+        headers.reserve(12);
+    }
+    // The static strings are taken as they are (no copy, no check per request).
+    let mut builder = builder
+        .header(
+            header::CONTENT_TYPE,
+            HeaderValue::from_static(answer.content_type),
+        )
+        .header(
+            header::CACHE_CONTROL,
+            HeaderValue::from_static(answer.cache_control),
+        )
+        .header(header::ACCEPT_RANGES, HeaderValue::from_static("bytes"));
     let header_str =
         |name: header::HeaderName| req.headers().get(name).and_then(|v| v.to_str().ok());
     let mut range_header = header_str(header::RANGE);
@@ -789,10 +823,12 @@ async fn respond<B>(
             }
             let (tx, body) = ResponseBody::channel(end - start);
             let app = app.clone();
-            // The request span lives until the stream ends, with the reads under it.
+            // The request span lives until the stream ends, with the reads under it; the
+            // request's facts too, for the lines the stream may log.
             let span = Span::current();
+            let facts = log_context::current();
             tokio::spawn(
-                async move {
+                log_context::scope_some(facts, async move {
                     let _admitted = admitted;
                     app.metrics.streams_in_flight.inc();
                     let parts = header_part.into_iter().chain(first);
@@ -801,12 +837,14 @@ async fn respond<B>(
                             Span::current().record("vod.bytes_sent", sent);
                         }
                         Err(e) => {
-                            tracing::warn!(error = %e, "segment stream cut");
+                            log_context::facts(|key, route| {
+                                tracing::warn!(error = %e, vod.key = key, vod.route = route, "segment stream cut");
+                            });
                             let _ = tx.send(Err(std::io::Error::other(e.to_string()))).await;
                         }
                     }
                     app.metrics.streams_in_flight.dec();
-                }
+                })
                 .instrument(span),
             );
             body
@@ -942,7 +980,13 @@ async fn stream_segment(
             Ok(Err(_)) => false,
             Err(_) => {
                 app.metrics.stalled_streams.inc();
-                tracing::warn!("client stopped reading; closing the stream");
+                log_context::facts(|key, route| {
+                    tracing::warn!(
+                        vod.key = key,
+                        vod.route = route,
+                        "client stopped reading; closing the stream"
+                    );
+                });
                 false
             }
         }
@@ -956,24 +1000,45 @@ async fn stream_segment(
         app.metrics.sent_bytes.inc_by(len);
         sent += len;
     }
-    while let Some(chunk) = chunks.next().await {
+    // A place in the channel is taken before the next chunk is read, so no chunk waits in
+    // this task for room: a stream holds the channel's chunks and the one being read into
+    // the place it already has, nothing more.
+    loop {
+        let permit = match tokio::time::timeout(send_timeout, tx.reserve()).await {
+            Ok(Ok(permit)) => permit,
+            Ok(Err(_)) => return Ok(sent),
+            Err(_) => {
+                app.metrics.stalled_streams.inc();
+                log_context::facts(|key, route| {
+                    tracing::warn!(
+                        vod.key = key,
+                        vod.route = route,
+                        "client stopped reading; closing the stream"
+                    );
+                });
+                return Ok(sent);
+            }
+        };
+        let Some(chunk) = chunks.next().await else {
+            return Ok(sent);
+        };
         let chunk = chunk?;
         let len = chunk.len() as u64;
-        if !send(chunk).await {
-            return Ok(sent);
-        }
+        permit.send(Ok(chunk));
         app.metrics.sent_bytes.inc_by(len);
         sent += len;
     }
-    Ok(sent)
 }
 
 fn finish(builder: http::response::Builder, body: ResponseBody) -> Response<ResponseBody> {
     let builder = builder
-        .header(header::ACCESS_CONTROL_ALLOW_ORIGIN, "*")
+        .header(
+            header::ACCESS_CONTROL_ALLOW_ORIGIN,
+            HeaderValue::from_static("*"),
+        )
         .header(
             header::ACCESS_CONTROL_EXPOSE_HEADERS,
-            "Content-Length, Content-Range, ETag",
+            HeaderValue::from_static("Content-Length, Content-Range, ETag"),
         );
     builder.body(body).unwrap_or_else(|_| {
         let mut fallback = Response::new(ResponseBody::Empty);
@@ -982,18 +1047,20 @@ fn finish(builder: http::response::Builder, body: ResponseBody) -> Response<Resp
     })
 }
 
-/// The one-line error answer, and its log line (which names the key through the request
-/// span): 404s at info, other client errors at warn, server errors at error.
+/// The one-line error answer, and its log line (which names the key and the route, from
+/// `log_context`): 404s at info, other client errors at warn, server errors at error.
 pub fn error_response(e: &ErrorAnswer) -> Response<ResponseBody> {
     let status = e.status.as_u16();
     let detail = e.detail.as_deref().unwrap_or(&e.reason);
-    if e.status == StatusCode::NOT_FOUND {
-        tracing::info!(status, reason = %e.reason, "request failed");
-    } else if e.status.is_server_error() {
-        tracing::error!(status, reason = %e.reason, error = %detail, "request failed");
-    } else {
-        tracing::warn!(status, reason = %e.reason, error = %detail, "request failed");
-    }
+    log_context::facts(|key, route| {
+        if e.status == StatusCode::NOT_FOUND {
+            tracing::info!(status, reason = %e.reason, vod.key = key, vod.route = route, "request failed");
+        } else if e.status.is_server_error() {
+            tracing::error!(status, reason = %e.reason, error = %detail, vod.key = key, vod.route = route, "request failed");
+        } else {
+            tracing::warn!(status, reason = %e.reason, error = %detail, vod.key = key, vod.route = route, "request failed");
+        }
+    });
     let mut builder = Response::builder()
         .status(e.status)
         .header(header::CONTENT_TYPE, "text/plain; charset=utf-8")

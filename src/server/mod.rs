@@ -15,6 +15,7 @@ mod nginx_vod;
 mod preview;
 mod probe;
 pub mod protect;
+mod log_context;
 mod range;
 mod route;
 mod subtitle;
@@ -44,6 +45,13 @@ pub use titles::DocumentTitleError;
 use crate::config::Settings;
 use crate::source::MediaSource;
 use crate::telemetry::Metrics;
+
+/// hyper's buffer limit per connection, for reading a request head and for queueing body
+/// bytes to write. It bounds a request head (16 KiB, twice nginx's default 8 KiB buffer),
+/// and how much of a streamed body hyper takes from the body channel ahead of the socket:
+/// at 64 KiB it held up to 64 KiB per streaming connection on top of the channel's chunks
+/// (issue 13: at most 64 KiB extra per streaming connection).
+const MAX_BUF_BYTES: usize = 16 * 1024;
 
 /// How long a client may take to send a request head.
 const HEADER_READ_TIMEOUT: Duration = Duration::from_secs(10);
@@ -149,7 +157,7 @@ pub async fn run(
         let conn = hyper::server::conn::http1::Builder::new()
             .timer(TokioTimer::new())
             .header_read_timeout(HEADER_READ_TIMEOUT)
-            .max_buf_size(64 * 1024)
+            .max_buf_size(MAX_BUF_BYTES)
             .serve_connection(TokioIo::new(stream), service);
         let watched = graceful.watch(conn);
         let metrics = app.metrics.clone();

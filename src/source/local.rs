@@ -4,7 +4,10 @@
 //! leaves the root, opens the file and compares its size, mtime and inode with the identity
 //! the caller holds, then reads with `pread`. All of that runs in `spawn_blocking`, so no
 //! filesystem call ever runs on a runtime worker. Opening per read costs two system calls
-//! and buys a stream that can never splice bytes of a replaced file into an old answer.
+//! and buys a stream that can never splice bytes of a replaced file into an old answer. A
+//! streamed body (`stream_ranges`) opens and checks the file once, with its first batch,
+//! and reads its later batches from that open file: one version throughout, one `pread`
+//! per range per batch, so small batches (small memory per stream) stay cheap.
 //!
 //! Identities may be reused for a short time (`with_identity_ttl`, like nginx's
 //! `open_file_cache`): an answer served from memory (a cached playlist) then costs no
@@ -23,10 +26,12 @@ use bytes::{Bytes, BytesMut};
 use moka::future::Cache;
 use tracing::Instrument;
 
+use super::nowait;
 use super::{
     check_ranges, chunk_batches, ByteRange, ByteStream, MediaSource, ObjectIdentity, ObjectKey,
     SourceCounters, SourceError, SourceKind, MAX_READ_BYTES,
 };
+use crate::telemetry::SOURCE_READ_SPAN_TARGET;
 
 /// Most file identities remembered at once when they are reused (`with_identity_ttl`).
 const IDENTITY_CACHE_ENTRIES: u64 = 100_000;
@@ -146,13 +151,34 @@ fn read_checked(
     expected: &ObjectIdentity,
     ranges: &[ByteRange],
 ) -> Result<Bytes, SourceError> {
+    let file = open_expected(root, key, expected)?;
+    read_open(&file, key, expected, ranges)
+}
+
+/// Open `key` and check it is still `expected`.
+fn open_expected(
+    root: &Path,
+    key: &ObjectKey,
+    expected: &ObjectIdentity,
+) -> Result<File, SourceError> {
     let (file, identity) = open_checked(root, key)?;
     if &identity != expected {
         return Err(SourceError::Changed {
             key: key.to_string(),
         });
     }
-    let total = check_ranges(key, &identity, ranges, Some(MAX_READ_BYTES))?;
+    Ok(file)
+}
+
+/// Read every range of `file` (opened and checked as `identity`), concatenated, into one
+/// buffer (one pread per range).
+fn read_open(
+    file: &File,
+    key: &ObjectKey,
+    identity: &ObjectIdentity,
+    ranges: &[ByteRange],
+) -> Result<Bytes, SourceError> {
+    let total = check_ranges(key, identity, ranges, Some(MAX_READ_BYTES))?;
     // Bounded by MAX_READ_BYTES just above, so the casts below cannot truncate.
     let mut buf = BytesMut::zeroed(total as usize);
     let mut at = 0usize;
@@ -186,9 +212,109 @@ impl LocalMediaSource {
         identity: &ObjectIdentity,
         ranges: Vec<ByteRange>,
     ) -> Result<Bytes, SourceError> {
+        let (owned, expected) = (key.clone(), identity.clone());
+        let (bytes, ()) = self
+            .read_counted(key, ranges, move |root, ranges| {
+                Ok((read_checked(root, &owned, &expected, ranges)?, ()))
+            })
+            .await?;
+        Ok(bytes)
+    }
+
+    /// One batch of a stream: `ranges` concatenated, read from `file` when the stream has
+    /// it open already, else from the file opened (and checked) now, which is returned
+    /// for the next batches. One blocking call either way.
+    async fn read_streamed(
+        &self,
+        key: &ObjectKey,
+        identity: &ObjectIdentity,
+        file: Option<Arc<File>>,
+        ranges: Vec<ByteRange>,
+    ) -> Result<(Bytes, Arc<File>), SourceError> {
+        if let Some(file) = &file {
+            if let Some(bytes) = self.read_from_cache(key, identity, file, &ranges)? {
+                return Ok((bytes, file.clone()));
+            }
+        }
+        let (owned, expected) = (key.clone(), identity.clone());
+        self.read_counted(key, ranges, move |root, ranges| {
+            let file = match file {
+                Some(file) => file,
+                None => Arc::new(open_expected(root, &owned, &expected)?),
+            };
+            Ok((read_open(&file, &owned, &expected, ranges)?, file))
+        })
+        .await
+    }
+
+    /// A batch of a stream read here, on the runtime worker, when every byte of it is in
+    /// the page cache (`nowait.rs`); `None` when the blocking pool must read it. Counted
+    /// like any read.
+    fn read_from_cache(
+        &self,
+        key: &ObjectKey,
+        identity: &ObjectIdentity,
+        file: &File,
+        ranges: &[ByteRange],
+    ) -> Result<Option<Bytes>, SourceError> {
+        let started = Instant::now();
+        let total = check_ranges(key, identity, ranges, Some(MAX_READ_BYTES))?;
+        // The same span as a read on the blocking pool, for traces (its target is off in
+        // the log filter, so it costs nothing unless spans are exported).
+        let span = tracing::info_span!(
+            target: SOURCE_READ_SPAN_TARGET,
+            "source.read",
+            vod.source = "local",
+            vod.key = %key,
+            vod.range_start = ranges.first().map_or(0, |r| r.start),
+            vod.range_len = total,
+            vod.ranges = ranges.len(),
+            vod.attempt = 1,
+            vod.page_cache = true,
+            vod.bytes = tracing::field::Empty,
+            vod.outcome = tracing::field::Empty,
+        );
+        let _entered = span.enter();
+        // Bounded by MAX_READ_BYTES just above, so the casts below cannot truncate.
+        let mut buf = BytesMut::zeroed(total as usize);
+        let mut at = 0usize;
+        for range in ranges {
+            let len = range.len as usize;
+            let cached = buf
+                .get_mut(at..at + len)
+                .is_some_and(|slot| nowait::read_exact_cached(file, slot, range.start));
+            if !cached {
+                span.record("vod.outcome", "not in the page cache");
+                return Ok(None);
+            }
+            at += len;
+        }
+        span.record("vod.bytes", total);
+        span.record("vod.outcome", "ok");
+        self.counters.read_requests.inc_by(ranges.len() as u64);
+        self.counters.read_bytes.inc_by(total);
+        self.counters
+            .read_seconds
+            .observe(started.elapsed().as_secs_f64());
+        Ok(Some(buf.freeze()))
+    }
+
+    /// Run `read` over `ranges` on the blocking pool inside a `source.read` span, and count
+    /// it: one read request per range, its bytes, its time, its failure.
+    async fn read_counted<T, F>(
+        &self,
+        key: &ObjectKey,
+        ranges: Vec<ByteRange>,
+        read: F,
+    ) -> Result<(Bytes, T), SourceError>
+    where
+        T: Send + 'static,
+        F: FnOnce(&Path, &[ByteRange]) -> Result<(Bytes, T), SourceError> + Send + 'static,
+    {
         let started = Instant::now();
         let count = ranges.len() as u64;
         let span = tracing::info_span!(
+            target: SOURCE_READ_SPAN_TARGET,
             "source.read",
             vod.source = "local",
             vod.key = %key,
@@ -199,15 +325,12 @@ impl LocalMediaSource {
             vod.bytes = tracing::field::Empty,
             vod.outcome = tracing::field::Empty,
         );
-        let (owned, expected) = (key.clone(), identity.clone());
         let result = self
-            .blocking(key, move |root| {
-                read_checked(root, &owned, &expected, &ranges)
-            })
+            .blocking(key, move |root| read(root, &ranges))
             .instrument(span.clone())
             .await;
         match &result {
-            Ok(bytes) => {
+            Ok((bytes, _)) => {
                 span.record("vod.bytes", bytes.len());
                 span.record("vod.outcome", "ok");
             }
@@ -220,7 +343,7 @@ impl LocalMediaSource {
             .read_seconds
             .observe(started.elapsed().as_secs_f64());
         match &result {
-            Ok(bytes) => {
+            Ok((bytes, _)) => {
                 self.counters.read_bytes.inc_by(bytes.len() as u64);
             }
             Err(_) => {
@@ -313,17 +436,23 @@ impl MediaSource for LocalMediaSource {
         ranges: Vec<ByteRange>,
         chunk_bytes: usize,
     ) -> ByteStream {
+        // The file is opened and checked once, by the first batch, and read by the rest:
+        // every byte of the stream comes from that one open file (one version), and a
+        // batch costs one pread per range, not a path walk, an open and a stat.
         let batches = chunk_batches(&ranges, chunk_bytes).into_iter();
         Box::pin(futures_util::stream::unfold(
-            (self, key, identity, batches, false),
-            |(source, key, identity, mut batches, failed)| async move {
+            (self, key, identity, batches, None, false),
+            |(source, key, identity, mut batches, file, failed)| async move {
                 if failed {
                     return None;
                 }
                 let batch = batches.next()?;
-                match source.read_concat(&key, &identity, batch).await {
-                    Ok(bytes) => Some((Ok(bytes), (source, key, identity, batches, false))),
-                    Err(e) => Some((Err(e), (source, key, identity, batches, true))),
+                match source.read_streamed(&key, &identity, file, batch).await {
+                    Ok((bytes, file)) => Some((
+                        Ok(bytes),
+                        (source, key, identity, batches, Some(file), false),
+                    )),
+                    Err(e) => Some((Err(e), (source, key, identity, batches, None, true))),
                 }
             },
         ))
@@ -463,5 +592,27 @@ mod tests {
         assert_eq!(chunks.iter().map(Bytes::len).collect::<Vec<_>>(), [3, 3, 1]);
         assert_eq!(chunks.concat(), b"1234789");
         assert_eq!(source.counters().read_bytes.get(), 7);
+    }
+
+    /// Given a stream whose first chunk is read, when the file is replaced (renamed over)
+    /// before the next, then the rest of the stream still comes from the version it
+    /// started on: never a splice of two versions.
+    #[tokio::test]
+    async fn a_stream_reads_one_version_to_its_end() {
+        let (dir, source) = fixture_source();
+        let source = Arc::new(source);
+        let key = ObjectKey::parse("a.mp4").unwrap();
+        let id = source.identify(&key).await.unwrap();
+        let mut stream = source
+            .clone()
+            .stream_ranges(key, id, vec![ByteRange::new(0, 10)], 4);
+        let first = stream.next().await.unwrap().unwrap();
+        std::fs::write(dir.path().join("a.mp4.new"), b"abcdefghij").unwrap();
+        std::fs::rename(dir.path().join("a.mp4.new"), dir.path().join("a.mp4")).unwrap();
+        let mut all = first.to_vec();
+        while let Some(chunk) = stream.next().await {
+            all.extend_from_slice(&chunk.unwrap());
+        }
+        assert_eq!(all, b"0123456789");
     }
 }

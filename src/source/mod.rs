@@ -22,6 +22,7 @@ mod counters;
 mod key;
 mod listing;
 mod local;
+mod nowait;
 mod object_store;
 
 use std::fmt;

@@ -1,0 +1,453 @@
+//! A track's sample tables (`stsz`, `stts`, `ctts`, `stss`, `stsc`, `stco`/`co64`), read
+//! straight from the `moov` bytes into the flat arrays of [`SampleTable`].
+//!
+//! Our own reader, not mp4-atom's: mp4-atom decodes each table into a `Vec` of entry
+//! structs (a 60-minute file: 278,400 sizes, 1,600 chunk offsets, thousands of `stts` and
+//! `ctts` entries), which `parse.rs` then expanded a second time into the index. Decoding
+//! and expanding were 90 % of the instructions of a cold first playlist (callgrind,
+//! docs/performance.md). Here every table is read once, from a [`Bytes`] slice of `moov`
+//! that `skeleton.rs` set aside, into arrays allocated once at their final size, after the
+//! entry count has been checked against the bytes the box actually holds (so a count
+//! claimed in 4 bytes never sizes an allocation). The checks are those mp4-atom and the
+//! expansion made together: a table's entries must fill its box exactly, `ctts` is
+//! version 0 or 1, and every count and offset is checked as before (`parse.rs` has the
+//! rules that span tables).
+
+use bytes::Bytes;
+
+use super::{MediaError, MediaLimits, SampleTable};
+
+/// The bodies (after the box header, starting with version and flags) of the sample tables
+/// of one `stbl`, as the file has them; `None` for a table the `stbl` lacks. A table that
+/// appears twice is kept once (the first); mp4-atom refuses the duplicate anyway.
+#[derive(Debug, Clone, Default)]
+pub(super) struct RawTables {
+    pub stts: Option<Bytes>,
+    pub ctts: Option<Bytes>,
+    pub stss: Option<Bytes>,
+    pub stsz: Option<Bytes>,
+    pub stsc: Option<Bytes>,
+    pub stco: Option<Bytes>,
+    pub co64: Option<Bytes>,
+}
+
+impl RawTables {
+    /// Keep `body` as table `kind`, unless one is kept already. Other kinds are ignored.
+    pub fn keep(&mut self, kind: &[u8; 4], body: Bytes) {
+        let slot = match kind {
+            b"stts" => &mut self.stts,
+            b"ctts" => &mut self.ctts,
+            b"stss" => &mut self.stss,
+            b"stsz" => &mut self.stsz,
+            b"stsc" => &mut self.stsc,
+            b"stco" => &mut self.stco,
+            b"co64" => &mut self.co64,
+            _ => return,
+        };
+        slot.get_or_insert(body);
+    }
+}
+
+fn invalid(fourcc: &str, track_id: u32, reason: impl Into<String>) -> MediaError {
+    MediaError::InvalidTable {
+        fourcc: fourcc.to_owned(),
+        track_id,
+        reason: reason.into(),
+    }
+}
+
+/// A full box body: version, and the bytes after version and flags.
+fn full_box<'a>(body: &'a [u8], fourcc: &str, track_id: u32) -> Result<(u8, &'a [u8]), MediaError> {
+    match body {
+        [version, _, _, _, rest @ ..] => Ok((*version, rest)),
+        _ => Err(invalid(
+            fourcc,
+            track_id,
+            "box too short for version and flags",
+        )),
+    }
+}
+
+fn be_u32(bytes: &[u8]) -> u32 {
+    let mut word = [0u8; 4];
+    if let Some(src) = bytes.get(..4) {
+        word.copy_from_slice(src);
+    }
+    u32::from_be_bytes(word)
+}
+
+fn be_u64(bytes: &[u8]) -> u64 {
+    let mut word = [0u8; 8];
+    if let Some(src) = bytes.get(..8) {
+        word.copy_from_slice(src);
+    }
+    u64::from_be_bytes(word)
+}
+
+/// The entries of a table whose body (after version and flags) is a 32-bit entry count
+/// and `count` entries of `entry_bytes` each, filling the box exactly.
+fn entries<'a>(
+    rest: &'a [u8],
+    entry_bytes: usize,
+    fourcc: &str,
+    track_id: u32,
+) -> Result<&'a [u8], MediaError> {
+    let (Some(count), Some(list)) = (rest.get(..4), rest.get(4..)) else {
+        return Err(invalid(
+            fourcc,
+            track_id,
+            "box too short for its entry count",
+        ));
+    };
+    let count = be_u32(count);
+    let expected = (count as usize).checked_mul(entry_bytes);
+    if expected != Some(list.len()) {
+        return Err(invalid(
+            fourcc,
+            track_id,
+            format!(
+                "entry count {count} needs {} bytes but the box holds {}",
+                u64::from(count) * entry_bytes as u64,
+                list.len()
+            ),
+        ));
+    }
+    Ok(list)
+}
+
+/// What `stsz` says: one size for every sample, or a size per sample.
+enum Sizes<'a> {
+    Identical { size: u32, count: u32 },
+    Different(&'a [u8]),
+}
+
+fn stsz<'a>(tables: &'a RawTables, track_id: u32) -> Result<Sizes<'a>, MediaError> {
+    let body = tables
+        .stsz
+        .as_deref()
+        .ok_or_else(|| invalid("stsz", track_id, "no sample size table"))?;
+    let (_, rest) = full_box(body, "stsz", track_id)?;
+    let Some(size) = rest.get(..4) else {
+        return Err(invalid(
+            "stsz",
+            track_id,
+            "box too short for its sample size",
+        ));
+    };
+    match be_u32(size) {
+        0 => Ok(Sizes::Different(entries(
+            rest.get(4..).unwrap_or_default(),
+            4,
+            "stsz",
+            track_id,
+        )?)),
+        size => {
+            let tail = rest.get(4..).unwrap_or_default();
+            if tail.len() != 4 {
+                return Err(invalid(
+                    "stsz",
+                    track_id,
+                    "a table with one size for every sample must hold only the count",
+                ));
+            }
+            Ok(Sizes::Identical {
+                size,
+                count: be_u32(tail),
+            })
+        }
+    }
+}
+
+/// The number of samples `stsz` claims for a track.
+///
+/// # Errors
+/// [`MediaError::InvalidTable`] when `stsz` is missing or malformed.
+pub(super) fn sample_count(tables: &RawTables, track_id: u32) -> Result<u64, MediaError> {
+    Ok(match stsz(tables, track_id)? {
+        Sizes::Identical { count, .. } => u64::from(count),
+        Sizes::Different(list) => (list.len() / 4) as u64,
+    })
+}
+
+/// The `stts` entries (sample count, delta) of a track.
+fn stts_entries(
+    tables: &RawTables,
+    track_id: u32,
+) -> Result<impl Iterator<Item = (u32, u32)> + '_, MediaError> {
+    let body = tables
+        .stts
+        .as_deref()
+        .ok_or_else(|| invalid("stts", track_id, "no decoding time table"))?;
+    let (_, rest) = full_box(body, "stts", track_id)?;
+    let list = entries(rest, 8, "stts", track_id)?;
+    Ok(list
+        .chunks_exact(8)
+        .map(|e| (be_u32(e), be_u32(e.get(4..).unwrap_or_default()))))
+}
+
+/// Decode time just past a track's `moov` samples, by its `stts` (which
+/// [`sample_table`] later checks against the sample count).
+///
+/// # Errors
+/// [`MediaError::InvalidTable`] when `stts` is missing or malformed.
+pub(super) fn stts_end(tables: &RawTables, track_id: u32) -> Result<u64, MediaError> {
+    Ok(stts_entries(tables, track_id)?
+        .map(|(count, delta)| u64::from(count).saturating_mul(u64::from(delta)))
+        .fold(0, u64::saturating_add))
+}
+
+/// Expand one track's sample tables into flat arrays, checking every count against the
+/// sample count, every offset against the object's length `object_len`, and every size
+/// against `limits`.
+///
+/// # Errors
+/// [`MediaError::TooLarge`], [`MediaError::Truncated`] or [`MediaError::InvalidTable`]
+/// naming the first table or limit the track breaks.
+pub(super) fn sample_table(
+    tables: &RawTables,
+    track_id: u32,
+    object_len: u64,
+    limits: &MediaLimits,
+) -> Result<SampleTable, MediaError> {
+    // Sizes first: they fix the sample count every other table must agree with.
+    let count = sample_count(tables, track_id)?;
+    if count > limits.max_samples_per_track {
+        return Err(MediaError::TooLarge {
+            limit: "max_samples_per_track",
+            value: count,
+            max: limits.max_samples_per_track,
+        });
+    }
+    let n = usize::try_from(count).map_err(|_| invalid("stsz", track_id, "too many samples"))?;
+    let sizes: Vec<u32> = match stsz(tables, track_id)? {
+        Sizes::Identical { size, .. } => {
+            // One size for every sample is a count claimed in 8 bytes: before expanding it,
+            // check that that many samples fit in the file (samples do not overlap).
+            let total = u64::from(size).saturating_mul(count);
+            if total > object_len {
+                return Err(MediaError::Truncated {
+                    reason: format!(
+                        "track {track_id} claims {count} samples of {size} bytes, more than the {object_len}-byte file holds"
+                    ),
+                });
+            }
+            vec![size; n]
+        }
+        Sizes::Different(list) => list.chunks_exact(4).map(be_u32).collect(),
+    };
+    if let Some(big) = sizes.iter().find(|s| **s > limits.max_sample_bytes) {
+        return Err(MediaError::TooLarge {
+            limit: "max_sample_bytes",
+            value: u64::from(*big),
+            max: u64::from(limits.max_sample_bytes),
+        });
+    }
+
+    // Decode times (stts, ISO/IEC 14496-12 8.6.1.2). The table must describe exactly the
+    // samples stsz has: a count past them is a lie, however large.
+    let stts_total = stts_entries(tables, track_id)?
+        .map(|(count, _)| u64::from(count))
+        .fold(0u64, u64::saturating_add);
+    if stts_total > count {
+        return Err(invalid(
+            "stts",
+            track_id,
+            format!("covers {stts_total} samples but stsz has {n}"),
+        ));
+    }
+    if stts_total < count {
+        return Err(invalid(
+            "stts",
+            track_id,
+            format!("covers {stts_total} of {n} samples"),
+        ));
+    }
+    // stts_total == n, so these are the arrays' final sizes.
+    let mut dts = Vec::with_capacity(n);
+    let mut durations = Vec::with_capacity(n);
+    let mut time = 0u64;
+    for (count, delta) in stts_entries(tables, track_id)? {
+        durations.extend(std::iter::repeat_n(delta, count as usize));
+        for _ in 0..count {
+            dts.push(time);
+            time = time.saturating_add(u64::from(delta));
+        }
+    }
+
+    // Composition offsets (ctts, 8.6.1.3), v0 unsigned or v1 signed.
+    let mut cts_offsets = Vec::new();
+    if let Some(body) = tables.ctts.as_deref() {
+        let (version, rest) = full_box(body, "ctts", track_id)?;
+        if version > 1 {
+            return Err(invalid(
+                "ctts",
+                track_id,
+                format!("unknown version {version}"),
+            ));
+        }
+        let list = entries(rest, 8, "ctts", track_id)?;
+        cts_offsets.reserve_exact(n);
+        for entry in list.chunks_exact(8) {
+            let raw = be_u32(entry.get(4..).unwrap_or_default());
+            let offset = match version {
+                0 => i32::try_from(raw).ok(),
+                _ => Some(raw as i32),
+            }
+            .ok_or_else(|| invalid("ctts", track_id, "composition offset out of range"))?;
+            let samples = be_u32(entry) as usize;
+            if samples > 0 && cts_offsets.len() == n {
+                // Entries past the last sample are not read (nor checked) further.
+                break;
+            }
+            let take = samples.min(n - cts_offsets.len());
+            cts_offsets.extend(std::iter::repeat_n(offset, take));
+        }
+        if cts_offsets.len() != n {
+            return Err(invalid(
+                "ctts",
+                track_id,
+                format!("covers {} of {n} samples", cts_offsets.len()),
+            ));
+        }
+    }
+
+    // Sync samples (stss, 8.6.2): 1-based in the file, 0-based here.
+    let sync = match tables.stss.as_deref() {
+        None => None,
+        Some(body) => {
+            let (_, rest) = full_box(body, "stss", track_id)?;
+            let list = entries(rest, 4, "stss", track_id)?;
+            let mut sync = Vec::with_capacity((list.len() / 4).min(n));
+            for number in list.chunks_exact(4).map(be_u32) {
+                let index = number
+                    .checked_sub(1)
+                    .filter(|i| (*i as usize) < n)
+                    .ok_or_else(|| invalid("stss", track_id, "sample number out of range"))?;
+                if sync.last().is_some_and(|last| *last >= index) {
+                    return Err(invalid("stss", track_id, "sample numbers not ascending"));
+                }
+                sync.push(index);
+            }
+            Some(sync)
+        }
+    };
+
+    let offsets = sample_offsets(tables, track_id, &sizes, object_len)?;
+    Ok(SampleTable {
+        sizes,
+        offsets,
+        dts,
+        durations,
+        cts_offsets,
+        sync,
+    })
+}
+
+/// The chunk offsets of `stco` (32-bit) or, without it, `co64` (64-bit), as raw entries
+/// and their width in bytes.
+fn chunk_offsets(tables: &RawTables, track_id: u32) -> Result<(&[u8], usize), MediaError> {
+    match (tables.stco.as_deref(), tables.co64.as_deref()) {
+        (Some(body), _) => {
+            let (_, rest) = full_box(body, "stco", track_id)?;
+            Ok((entries(rest, 4, "stco", track_id)?, 4))
+        }
+        (None, Some(body)) => {
+            let (_, rest) = full_box(body, "co64", track_id)?;
+            Ok((entries(rest, 8, "co64", track_id)?, 8))
+        }
+        (None, None) => Err(invalid("stco", track_id, "no chunk offset table")),
+    }
+}
+
+/// File offsets of every sample from stsc and stco/co64 (8.7.4, 8.7.5).
+fn sample_offsets(
+    tables: &RawTables,
+    track_id: u32,
+    sizes: &[u32],
+    object_len: u64,
+) -> Result<Vec<u64>, MediaError> {
+    let (chunks, width) = chunk_offsets(tables, track_id)?;
+    let chunk_count = (chunks.len() / width) as u64;
+    let chunk_offset = |chunk: u64| -> Option<u64> {
+        let at = usize::try_from(chunk.checked_sub(1)?)
+            .ok()?
+            .checked_mul(width)?;
+        let bytes = chunks.get(at..at.checked_add(width)?)?;
+        Some(match width {
+            4 => u64::from(be_u32(bytes)),
+            _ => be_u64(bytes),
+        })
+    };
+    let body = tables
+        .stsc
+        .as_deref()
+        .ok_or_else(|| invalid("stsc", track_id, "no sample-to-chunk table"))?;
+    let (_, rest) = full_box(body, "stsc", track_id)?;
+    let stsc = entries(rest, 12, "stsc", track_id)?;
+    // (first_chunk, samples_per_chunk) of each entry.
+    let entry = |j: usize| -> Option<(u32, u32)> {
+        let e = stsc.get(j.checked_mul(12)?..)?;
+        Some((be_u32(e), be_u32(e.get(4..)?)))
+    };
+    let n = sizes.len();
+    let mut offsets = Vec::with_capacity(n);
+    // The last chunk (1-based) that received samples.
+    let mut used_chunks = 0u64;
+    let mut j = 0;
+    while let Some((first_chunk, samples_per_chunk)) = entry(j) {
+        if first_chunk == 0 {
+            return Err(invalid("stsc", track_id, "first_chunk is 0"));
+        }
+        let next_first = match entry(j + 1) {
+            Some((next, _)) if next <= first_chunk => {
+                return Err(invalid("stsc", track_id, "first_chunk not ascending"));
+            }
+            Some((next, _)) => u64::from(next),
+            None => chunk_count + 1,
+        };
+        for chunk in u64::from(first_chunk)..next_first {
+            if offsets.len() == n {
+                break;
+            }
+            used_chunks = chunk;
+            let mut offset = chunk_offset(chunk)
+                .ok_or_else(|| invalid("stsc", track_id, "chunk number past stco"))?;
+            let start = offsets.len();
+            let in_chunk = (samples_per_chunk as usize).min(n - start);
+            for size in sizes.get(start..start + in_chunk).unwrap_or_default() {
+                let end = offset.saturating_add(u64::from(*size));
+                if end > object_len {
+                    return Err(MediaError::Truncated {
+                        reason: format!(
+                            "track {track_id} sample {} at offset {offset} runs past the end of the file ({object_len} bytes)",
+                            offsets.len() + 1
+                        ),
+                    });
+                }
+                offsets.push(offset);
+                offset = end;
+            }
+        }
+        if offsets.len() == n {
+            break;
+        }
+        j += 1;
+    }
+    if offsets.len() != n {
+        return Err(invalid(
+            "stsc",
+            track_id,
+            format!("places {} of {n} samples", offsets.len()),
+        ));
+    }
+    // Every chunk holds a sample: chunks left over mean stsc claims more samples per chunk
+    // than there are (a huge samples_per_chunk puts every sample in the first chunk).
+    if used_chunks < chunk_count {
+        return Err(invalid(
+            "stsc",
+            track_id,
+            format!("places all {n} samples in the first {used_chunks} of {chunk_count} chunks"),
+        ));
+    }
+    Ok(offsets)
+}

@@ -1,0 +1,88 @@
+//! What a request's log lines say about it, without the `request` span.
+//!
+//! The `request` span is for traces (OTLP) only: the log layer leaves it out (its target,
+//! `telemetry::REQUEST_SPAN_TARGET`, is switched off in the log filter by `telemetry::init`),
+//! because formatting its fields for the log layer on every request cost about a third of
+//! a cached playlist's CPU (callgrind, docs/performance.md). The few lines that need to say
+//! which request they are about (a failed request, a cut stream) name it themselves:
+//! [`scope`] keeps the request's route label and path in a task-local for the handler's
+//! future, and [`facts`] reads them back. The path is an `http::Uri` (a reference-counted
+//! clone of the request's), and the object key is parsed from it only when a line is
+//! written, so a request that logs nothing pays one clone.
+
+use std::future::Future;
+
+use super::route::{parse_route, Route};
+
+/// The request a task is answering, for its log lines.
+#[derive(Debug, Clone)]
+pub(super) struct RequestFacts {
+    /// The metrics route label (`master`, `segment`, ...).
+    pub route: &'static str,
+    /// The request URI as received.
+    pub uri: http::Uri,
+}
+
+tokio::task_local! {
+    static REQUEST: RequestFacts;
+}
+
+/// Run `future` with `facts` as its request's facts.
+pub(super) fn scope<F: Future>(facts: RequestFacts, future: F) -> impl Future<Output = F::Output> {
+    REQUEST.scope(facts, future)
+}
+
+/// The facts of the request this task answers, to carry into a task it spawns.
+pub(super) fn current() -> Option<RequestFacts> {
+    REQUEST.try_with(RequestFacts::clone).ok()
+}
+
+/// [`scope`] when there are facts; `future` as it is otherwise.
+pub(super) async fn scope_some<F: Future>(facts: Option<RequestFacts>, future: F) -> F::Output {
+    match facts {
+        Some(facts) => REQUEST.scope(facts, future).await,
+        None => future.await,
+    }
+}
+
+/// Call `f` with the object key (when the path names one) and the route label of the
+/// request this task answers; `(None, "other")` outside a request.
+pub(super) fn facts<R>(f: impl FnOnce(Option<&str>, &'static str) -> R) -> R {
+    let Ok(facts) = REQUEST.try_with(RequestFacts::clone) else {
+        return f(None, "other");
+    };
+    match parse_route(facts.uri.path()) {
+        Ok(Route::Vod { key, .. }) => f(Some(key.as_str()), facts.route),
+        _ => f(None, facts.route),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[tokio::test]
+    async fn a_scoped_task_knows_its_key_and_route_and_others_do_not() {
+        let facts_in = RequestFacts {
+            route: "master",
+            uri: "/vod/dir/a%20b.mp4/master.m3u8?x=1".parse().unwrap(),
+        };
+        let seen = scope(facts_in, async {
+            facts(|key, route| (key.map(str::to_owned), route))
+        })
+        .await;
+        assert_eq!(seen, (Some("dir/a b.mp4".to_owned()), "master"));
+        let outside = facts(|key, route| (key.map(str::to_owned), route));
+        assert_eq!(outside, (None, "other"));
+    }
+
+    #[tokio::test]
+    async fn a_path_that_is_not_a_title_has_no_key() {
+        let facts_in = RequestFacts {
+            route: "other",
+            uri: "/nothing/here".parse().unwrap(),
+        };
+        let seen = scope(facts_in, async { facts(|key, _| key.map(str::to_owned)) }).await;
+        assert_eq!(seen, None);
+    }
+}
