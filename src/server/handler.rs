@@ -12,9 +12,9 @@ use http::{Method, Request, Response, StatusCode};
 
 use super::body::ResponseBody;
 use super::error::ErrorAnswer;
+use super::log_context::{self, RequestFacts};
 use super::nginx_vod::{parse_nginx_route, resolve, Resolved};
 use super::protect::{self, ClientAddr, ProtectedSegment, RequestPlace, Selected};
-use super::log_context::{self, RequestFacts};
 use super::range::{parse_range, RangeRequest};
 use super::route::{parse_route, Route, RouteError};
 use super::subtitle::{subtitle_body, SubtitleRequest};
