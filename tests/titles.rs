@@ -111,8 +111,20 @@ async fn a_title_document_serves_its_ladder_over_hls_and_dash() {
     let mpd = get(server.addr, &format!("/vod/{LADDER}/manifest.mpd")).await;
     assert_eq!(mpd.status, 200);
     let mpd = mpd.text();
-    assert_eq!(mpd.matches("contentType=\"video\"").count(), 1, "{mpd}");
+    // One video set with the whole ladder, and its trick-play set (a Representation of
+    // key frames per rung).
+    assert_eq!(mpd.matches("contentType=\"video\"").count(), 2, "{mpd}");
+    assert_eq!(
+        mpd.matches("guidelines/trickmode\" value=\"0\"").count(),
+        1,
+        "{mpd}"
+    );
     assert_eq!(mpd.matches("<Representation id=\"f").count(), 7, "{mpd}");
+    assert_eq!(
+        mpd.matches("<Representation id=\"ifr-f").count(),
+        3,
+        "{mpd}"
+    );
     assert!(
         mpd.contains(r#"<Representation id="f6-t0" codecs="wvtt""#),
         "{mpd}"
