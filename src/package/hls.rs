@@ -304,6 +304,18 @@ fn sidecar_renditions(out: &mut String, title: &Title, folder: &str, texts: usiz
 /// segment per segment of the title, numbered and lasting as the reference rendition's
 /// (`plan`), so players line them up with the video's segments.
 pub fn render_subtitle_playlist(plan: &SubtitlePlan, track_id: u32) -> String {
+    subtitle_playlist_of(plan, |number| Resource::SubtitleSegment {
+        track_id,
+        number,
+    })
+}
+
+/// A subtitle playlist of `plan`'s segments, segment `number` named by `segment(number)`
+/// (the CMAF and the TS outputs name their WebVTT segments apart).
+pub(super) fn subtitle_playlist_of(
+    plan: &SubtitlePlan,
+    segment: impl Fn(u64) -> Resource,
+) -> String {
     let rounded = plan.durations_us.iter().map(|d| (d + 500_000) / 1_000_000);
     let target = rounded.max().unwrap_or(0).max(1);
     let mut out = format!(
@@ -312,8 +324,7 @@ pub fn render_subtitle_playlist(plan: &SubtitlePlan, track_id: u32) -> String {
     );
     for (number, micros) in (plan.first_number..).zip(&plan.durations_us) {
         let (secs, fraction) = (micros / 1_000_000, micros % 1_000_000);
-        let segment = Resource::SubtitleSegment { track_id, number };
-        let _ = writeln!(out, "#EXTINF:{secs}.{fraction:06},\n{segment}");
+        let _ = writeln!(out, "#EXTINF:{secs}.{fraction:06},\n{}", segment(number));
     }
     out.push_str("#EXT-X-ENDLIST\n");
     out

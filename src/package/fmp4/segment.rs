@@ -83,12 +83,7 @@ pub fn prepare_media_segment(
     track_pos: usize,
     segment: usize,
 ) -> Result<PreparedSegment, PackageError> {
-    let (Some(track), Some(track_plan)) = (index.tracks.get(track_pos), plan.tracks.get(track_pos))
-    else {
-        return Err(PackageError::NoSuchTrack {
-            track: track_pos as u64,
-        });
-    };
+    let (track, track_plan) = track_and_plan(index, plan, track_pos)?;
     let out_of_range = PackageError::SegmentOutOfRange {
         number: (segment as u64).saturating_add(1),
         count: plan.segment_count as u64,
@@ -114,18 +109,27 @@ pub fn prepare_sample_fragment(
     sequence: u32,
     duration: u32,
 ) -> Result<PreparedSegment, PackageError> {
-    let (Some(track), Some(track_plan)) = (index.tracks.get(track_pos), plan.tracks.get(track_pos))
-    else {
-        return Err(PackageError::NoSuchTrack {
-            track: track_pos as u64,
-        });
-    };
+    let (track, track_plan) = track_and_plan(index, plan, track_pos)?;
     let out_of_range = PackageError::SegmentOutOfRange {
         number: u64::from(sequence),
         count: track.samples.len() as u64,
     };
     let samples = sample..sample.checked_add(1).ok_or(out_of_range.clone())?;
     fragment(track, track_plan, samples, sequence, Some(duration)).ok_or(out_of_range)
+}
+
+/// The track at `track_pos` and its plan.
+fn track_and_plan<'a>(
+    index: &'a MediaIndex,
+    plan: &'a SegmentPlan,
+    track_pos: usize,
+) -> Result<(&'a TrackIndex, &'a TrackPlan), PackageError> {
+    match (index.tracks.get(track_pos), plan.tracks.get(track_pos)) {
+        (Some(track), Some(track_plan)) => Ok((track, track_plan)),
+        _ => Err(PackageError::NoSuchTrack {
+            track: track_pos as u64,
+        }),
+    }
 }
 
 /// One `moof` + `mdat` header for `samples` of `track`, the last sample lasting

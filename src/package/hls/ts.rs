@@ -252,19 +252,10 @@ pub fn render_ts_iframe_playlist(ts: &TsRendition) -> String {
 /// Render the subtitle playlist of text track `track_id` for the TS output: the CMAF
 /// subtitle playlist's segments, named `sub-ts-*.vtt` (their map is the TS timeline's).
 pub fn render_ts_subtitle_playlist(plan: &SubtitlePlan, track_id: u32) -> String {
-    let rounded = plan.durations_us.iter().map(|d| (d + 500_000) / 1_000_000);
-    let target = rounded.max().unwrap_or(0).max(1);
-    let mut out = format!(
-        "#EXTM3U\n#EXT-X-VERSION:{VERSION}\n#EXT-X-TARGETDURATION:{target}\n\
-         #EXT-X-PLAYLIST-TYPE:VOD\n"
-    );
-    for (number, micros) in (plan.first_number..).zip(&plan.durations_us) {
-        let (secs, fraction) = (micros / 1_000_000, micros % 1_000_000);
-        let segment = Resource::TsSubtitleSegment { track_id, number };
-        let _ = writeln!(out, "#EXTINF:{secs}.{fraction:06},\n{segment}");
-    }
-    out.push_str("#EXT-X-ENDLIST\n");
-    out
+    super::subtitle_playlist_of(plan, |number| Resource::TsSubtitleSegment {
+        track_id,
+        number,
+    })
 }
 
 /// The `X-TIMESTAMP-MAP` line of WebVTT segments for CMAF: local time 0 is output time 0.
