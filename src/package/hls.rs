@@ -203,6 +203,23 @@ fn variant(out: &mut String, title: &Title, members: &[&Rendition], with_audio: 
 /// early) are left out; every listed name keeps its plan number.
 pub fn render_media_playlist(title: &Title, rendition: &Rendition) -> String {
     let track_id = rendition.track_id;
+    media_playlist_of(
+        title,
+        rendition,
+        Some(Resource::Init { track_id }),
+        |number| Resource::Segment { track_id, number },
+    )
+}
+
+/// A media playlist of `rendition`'s planned segments, segment `number` named by
+/// `segment(number)`, with `EXT-X-MAP` of `map` when given (the CMAF output; the TS output
+/// has none).
+pub(super) fn media_playlist_of(
+    title: &Title,
+    rendition: &Rendition,
+    map: Option<Resource>,
+    segment: impl Fn(u64) -> Resource,
+) -> String {
     let all = segment_micros(title, rendition);
     let listed = listed_segments(&all);
     let first_number = listed.start as u64 + 1;
@@ -220,12 +237,12 @@ pub fn render_media_playlist(title: &Title, rendition: &Rendition) -> String {
     if let Some(offset) = title.video_preroll_secs(rendition) {
         let _ = writeln!(out, "#EXT-X-START:TIME-OFFSET={offset:.6},PRECISE=YES");
     }
-    let map = Attrs::default().quoted("URI", Resource::Init { track_id });
-    let _ = writeln!(out, "#EXT-X-MAP:{}", map.0);
+    if let Some(map) = map {
+        let _ = writeln!(out, "#EXT-X-MAP:{}", Attrs::default().quoted("URI", map).0);
+    }
     for (number, micros) in (first_number..).zip(durations) {
         let (secs, fraction) = (micros / 1_000_000, micros % 1_000_000);
-        let segment = Resource::Segment { track_id, number };
-        let _ = writeln!(out, "#EXTINF:{secs}.{fraction:06},\n{segment}");
+        let _ = writeln!(out, "#EXTINF:{secs}.{fraction:06},\n{}", segment(number));
     }
     out.push_str("#EXT-X-ENDLIST\n");
     out

@@ -12,8 +12,8 @@
 use std::fmt::Write as _;
 
 use super::{
-    audio_names, codecs, language, listed_segments, segment_micros, subtitle_renditions, track,
-    video_signalling, Attrs, AUDIO_GROUP, SUBTITLES_GROUP,
+    audio_names, codecs, language, subtitle_renditions, track, video_signalling, Attrs,
+    AUDIO_GROUP, SUBTITLES_GROUP,
 };
 use crate::media::TrackKind;
 use crate::package::ts::{TsRendition, TsTitle, TS_TIME_OFFSET};
@@ -192,28 +192,11 @@ fn iframes(ts: &TsRendition) -> Vec<(usize, u64, u64)> {
 /// Render the media playlist (`index-ts-tN.m3u8`) of a TS rendition: the CMAF playlist's
 /// segments and durations, TS segment names, no `EXT-X-MAP`.
 pub fn render_ts_media_playlist(title: &Title, ts: &TsRendition) -> String {
-    let rendition = &ts.rendition;
-    let track_id = rendition.track_id;
-    let all = segment_micros(title, rendition);
-    let listed = listed_segments(&all);
-    let first_number = listed.start as u64 + 1;
-    let durations = all.get(listed).unwrap_or_default();
-    let rounded = durations.iter().map(|d| (d + 500_000) / 1_000_000);
-    let target = rounded.max().unwrap_or(0).max(1);
-    let mut out = format!(
-        "#EXTM3U\n#EXT-X-VERSION:{VERSION}\n#EXT-X-TARGETDURATION:{target}\n\
-         #EXT-X-PLAYLIST-TYPE:VOD\n#EXT-X-INDEPENDENT-SEGMENTS\n"
-    );
-    if let Some(offset) = title.video_preroll_secs(rendition) {
-        let _ = writeln!(out, "#EXT-X-START:TIME-OFFSET={offset:.6},PRECISE=YES");
-    }
-    for (number, micros) in (first_number..).zip(durations) {
-        let (secs, fraction) = (micros / 1_000_000, micros % 1_000_000);
-        let segment = Resource::TsSegment { track_id, number };
-        let _ = writeln!(out, "#EXTINF:{secs}.{fraction:06},\n{segment}");
-    }
-    out.push_str("#EXT-X-ENDLIST\n");
-    out
+    let track_id = ts.rendition.track_id;
+    super::media_playlist_of(title, &ts.rendition, None, |number| Resource::TsSegment {
+        track_id,
+        number,
+    })
 }
 
 /// Render the I-frame playlist (`iframes-ts-tN.m3u8`) of a TS video rendition: each key
