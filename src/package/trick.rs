@@ -166,24 +166,10 @@ pub fn prepare_key_frame(
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::media::{parse_index, MediaLimits};
-    use crate::source::ObjectIdentity;
     use mp4_atom::{Decode, Moof};
 
     fn fixture_title(name: &str, target_ms: u32) -> Title {
-        let path = std::path::Path::new(env!("CARGO_MANIFEST_DIR"))
-            .join("fixtures")
-            .join(name);
-        let file = std::fs::read(path).unwrap();
-        let moov_at = file.windows(4).position(|w| w == b"moov").unwrap() - 4;
-        let size = u32::from_be_bytes(file[moov_at..moov_at + 4].try_into().unwrap()) as usize;
-        let moov = bytes::Bytes::copy_from_slice(&file[moov_at..moov_at + size]);
-        let identity = ObjectIdentity {
-            size: file.len() as u64,
-            version: "test".into(),
-        };
-        let index = parse_index(identity, &moov, &MediaLimits::default()).unwrap();
-        Title::new(index, target_ms).unwrap()
+        crate::package::fmp4::tests::fixture(name, target_ms).0
     }
 
     #[test]

@@ -12,7 +12,7 @@ pub use segment::{
 };
 
 #[cfg(test)]
-mod tests {
+pub(crate) mod tests {
     //! Every box we write is decoded back with mp4-atom and compared with the source.
     use super::*;
     use crate::media::{parse_index, MediaIndex, MediaLimits};
@@ -21,6 +21,12 @@ mod tests {
     use mp4_atom::{Decode, Ftyp, Moof, Moov};
 
     fn fixture_title(name: &str) -> Title {
+        fixture(name, 1000).0
+    }
+
+    /// The title of fixture `name` cut at `target_ms`, and the file's bytes: shared by the
+    /// tests of the package writers (fMP4, trick play, protection).
+    pub(crate) fn fixture(name: &str, target_ms: u32) -> (Title, Vec<u8>) {
         let path = std::path::Path::new(env!("CARGO_MANIFEST_DIR"))
             .join("fixtures")
             .join(name);
@@ -39,7 +45,7 @@ mod tests {
             version: "test".into(),
         };
         let index: MediaIndex = parse_index(identity, &moov, &MediaLimits::default()).unwrap();
-        Title::new(index, 1000).unwrap()
+        (Title::new(index, target_ms).unwrap(), file)
     }
 
     #[test]

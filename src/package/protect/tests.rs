@@ -4,29 +4,11 @@ use super::boxes::COMMON_SYSTEM_ID;
 use super::*;
 use crate::crypto::keys::ContentKey;
 use crate::crypto::{Scheme, Subsample};
-use crate::media::{parse_index, MediaIndex, MediaLimits, TrackKind};
+use crate::media::TrackKind;
 use crate::package::{init_segment, prepare_media_segment, Title};
-use crate::source::ObjectIdentity;
 
 fn fixture_title(name: &str) -> (Title, Vec<u8>) {
-    let path = std::path::Path::new(env!("CARGO_MANIFEST_DIR"))
-        .join("fixtures")
-        .join(name);
-    let file = std::fs::read(path).unwrap();
-    let mut pos = 0usize;
-    let moov = loop {
-        let size = u32::from_be_bytes(file[pos..pos + 4].try_into().unwrap()) as usize;
-        if &file[pos + 4..pos + 8] == b"moov" {
-            break bytes::Bytes::copy_from_slice(&file[pos..pos + size]);
-        }
-        pos += size;
-    };
-    let identity = ObjectIdentity {
-        size: file.len() as u64,
-        version: "test".into(),
-    };
-    let index: MediaIndex = parse_index(identity, &moov, &MediaLimits::default()).unwrap();
-    (Title::new(index, 1000).unwrap(), file)
+    crate::package::fmp4::tests::fixture(name, 1000)
 }
 
 fn key() -> ContentKey {
