@@ -19,6 +19,7 @@
 //! buckets, GCS, Azure and plain HTTP through the `object_store` crate).
 
 mod counters;
+mod interleaved;
 mod key;
 mod listing;
 mod local;
@@ -33,6 +34,7 @@ use bytes::Bytes;
 use futures_util::stream::BoxStream;
 
 pub use counters::SourceCounters;
+pub use interleaved::InterleavedReads;
 pub use key::{KeyError, ObjectKey};
 pub use listing::{ListStream, ListedObject};
 pub use local::LocalMediaSource;
