@@ -963,38 +963,19 @@ fn segment_parts(
 }
 
 /// Send `parts` (bytes already in memory), then the rest of `chunks`, into `tx`. Stops
-/// quietly when the client goes away, and when it stops reading for `send_timeout_ms`
-/// (the connection is then closed, because the body ends short, and the source reads stop
-/// with it). Returns the bytes sent.
+/// quietly when the client goes away: the body is dropped with its connection, which the
+/// connection's send timeout closes when the client stops reading for `send_timeout_ms`
+/// (`send_timeout.rs`), and the source reads stop with it. Returns the bytes sent.
 async fn stream_segment(
     app: &App,
     parts: impl Iterator<Item = Bytes>,
     mut chunks: crate::source::ByteStream,
     tx: &tokio::sync::mpsc::Sender<Result<Bytes, std::io::Error>>,
 ) -> Result<u64, crate::source::SourceError> {
-    let send_timeout = Duration::from_millis(app.settings.server.send_timeout_ms);
-    // true: the client took the chunk; false: it is gone or stalled.
-    let send = |chunk: Bytes| async move {
-        match tokio::time::timeout(send_timeout, tx.send(Ok(chunk))).await {
-            Ok(Ok(())) => true,
-            Ok(Err(_)) => false,
-            Err(_) => {
-                app.metrics.stalled_streams.inc();
-                log_context::facts(|key, route| {
-                    tracing::warn!(
-                        vod.key = key,
-                        vod.route = route,
-                        "client stopped reading; closing the stream"
-                    );
-                });
-                false
-            }
-        }
-    };
     let mut sent = 0u64;
     for part in parts {
         let len = part.len() as u64;
-        if !send(part).await {
+        if tx.send(Ok(part)).await.is_err() {
             return Ok(sent);
         }
         app.metrics.sent_bytes.inc_by(len);
@@ -1004,20 +985,8 @@ async fn stream_segment(
     // this task for room: a stream holds the channel's chunks and the one being read into
     // the place it already has, nothing more.
     loop {
-        let permit = match tokio::time::timeout(send_timeout, tx.reserve()).await {
-            Ok(Ok(permit)) => permit,
-            Ok(Err(_)) => return Ok(sent),
-            Err(_) => {
-                app.metrics.stalled_streams.inc();
-                log_context::facts(|key, route| {
-                    tracing::warn!(
-                        vod.key = key,
-                        vod.route = route,
-                        "client stopped reading; closing the stream"
-                    );
-                });
-                return Ok(sent);
-            }
+        let Ok(permit) = tx.reserve().await else {
+            return Ok(sent);
         };
         let Some(chunk) = chunks.next().await else {
             return Ok(sent);

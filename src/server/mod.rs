@@ -18,6 +18,7 @@ mod probe;
 pub mod protect;
 mod range;
 mod route;
+mod send_timeout;
 mod subtitle;
 mod titles;
 mod ts;
@@ -154,6 +155,12 @@ pub async fn run(
             let app = app_for_conn.clone();
             async move { Ok::<_, std::convert::Infallible>(handler::handle(app, req).await) }
         });
+        let send_timeout = Duration::from_millis(app.settings.server.send_timeout_ms);
+        let stream = send_timeout::SendTimeout::new(
+            stream,
+            send_timeout,
+            app.metrics.stalled_streams.clone(),
+        );
         let conn = hyper::server::conn::http1::Builder::new()
             .timer(TokioTimer::new())
             .header_read_timeout(HEADER_READ_TIMEOUT)
