@@ -202,7 +202,7 @@ pub struct SettingsArgs {
     /// Target segment duration in milliseconds [default: 6000]
     #[arg(long, env = "VODPACK_SEGMENT_DURATION_MS")]
     pub segment_duration_ms: Option<u32>,
-    /// Size of one streamed body chunk in bytes [default: 524288]
+    /// Size of one streamed body chunk in bytes [default: 65536]
     #[arg(long, env = "VODPACK_STREAM_CHUNK_BYTES")]
     pub stream_chunk_bytes: Option<usize>,
     /// Bytes of parsed metadata kept in the cache [default: 268435456]

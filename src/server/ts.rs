@@ -22,12 +22,12 @@ use super::catalog::CachedTitle;
 use super::error::ErrorAnswer;
 use super::subtitle::{subtitle_body, SubtitleRequest};
 use super::{Admitted, App};
-use crate::package::ts::{prepare_ts_segment, Need, TsTitle};
+use crate::package::ts::{prepare_ts_segment, Need, TsSegment, TsTitle};
 use crate::package::{
     render_ts_iframe_playlist, render_ts_media_playlist, render_ts_multivariant_playlist,
     render_ts_subtitle_playlist, ts_subtitle_segment, PackageError, Resource,
 };
-use crate::source::{ByteStream, ObjectIdentity, ObjectKey};
+use crate::source::{ByteRange, InterleavedReads, ObjectIdentity, ObjectKey};
 
 /// Content type of TS segments (RFC 8216 3.2).
 pub(super) const MP2T: &str = "video/mp2t";
@@ -211,8 +211,9 @@ pub(super) async fn ts_content(
 }
 
 /// Stream bytes `start..end` of the segment of `job`: prepare its writer (blocking pool),
-/// open a source stream per program stream, wait for the first source bytes, then hand
-/// the rest to a producer task that holds `admitted` until the body ends.
+/// open a source stream per program stream and make the first chunk, then answer with a
+/// body that makes the rest as the connection asks for it (`TsChunks`), holding `admitted`
+/// until it ends.
 ///
 /// # Errors
 /// The source's answer when it fails before the first byte; 504 when it stalls; the
@@ -233,7 +234,7 @@ pub(super) async fn ts_segment_body(
     } = job;
     let title = cached.clone();
     let assemble = tracing::info_span!("segment.assemble", vod.segment = segment + 1);
-    let mut writer = tokio::task::spawn_blocking(move || {
+    let prepare = move || {
         let output = title.ts_slot().get().and_then(|o| o.ts.as_ref().ok());
         let ts = output
             .and_then(|t| t.renditions.get(rendition))
@@ -245,166 +246,256 @@ pub(super) async fn ts_segment_body(
             segment,
             Some(start..end),
         )
-    })
-    .instrument(assemble)
-    .await
-    .map_err(|_| {
-        ErrorAnswer::new(
-            StatusCode::INTERNAL_SERVER_ERROR,
-            "segment preparation failed",
-        )
-    })?
-    .map_err(|e| ErrorAnswer::from(&e))?;
+    };
+    // Planning is pure CPU, a few microseconds for a usual segment: a hop to the blocking
+    // pool and back would cost more than the work (its futex wake-ups were about a tenth of
+    // a TS segment's CPU, docs/performance.md). Only segments with many samples, which
+    // would hold a runtime worker for long, go to the blocking pool.
+    let samples: usize = (cached.title.plan.tracks.iter())
+        .filter_map(|t| t.samples(segment).map(|r| r.len()))
+        .sum();
+    let prepared = if samples <= INLINE_PREPARE_SAMPLES {
+        assemble.in_scope(prepare)
+    } else {
+        tokio::task::spawn_blocking(prepare)
+            .instrument(assemble)
+            .await
+            .map_err(|_| {
+                ErrorAnswer::new(
+                    StatusCode::INTERNAL_SERVER_ERROR,
+                    "segment preparation failed",
+                )
+            })?
+    };
+    let mut writer = prepared.map_err(|e| ErrorAnswer::from(&e))?;
     let source = app.catalog.source().clone();
-    // Source reads and output chunks of at most 64 KiB: a TS segment holds a pending read
-    // per stream and an output chunk being filled besides the channel's two, so with the
-    // CMAF chunk size (512 KiB) a connection held about three times CMAF's memory
-    // (docs/performance.md).
+    // Output chunks of at most TS_CHUNK_BYTES, whatever `stream_chunk_bytes` says: a TS
+    // connection holds the chunk hyper is sending, the chunk being made and the unread part
+    // of each program stream's last read, so chunks the size of CMAF's would hold several
+    // times CMAF's memory per connection (docs/performance.md, issue 12).
     let chunk = app
         .settings
         .stream_chunk_bytes
         .clamp(PACKET_BYTES, TS_CHUNK_BYTES);
-    let out_chunk = chunk;
-    let mut streams: Vec<Option<ByteStream>> = (writer.ranges.iter().zip(objects))
-        .map(|(ranges, (key, identity))| {
-            (!ranges.is_empty()).then(|| {
-                source
-                    .clone()
-                    .stream_ranges(key, identity, ranges.clone(), chunk)
-            })
-        })
-        .collect();
-    let mut feed = Feed {
-        pending: vec![Bytes::new(); streams.len()],
-        out: Vec::with_capacity(out_chunk.min((end - start) as usize) + PACKET_BYTES),
-    };
-    // Run to the first source read: a source that fails or stalls now is a clean 5xx.
-    let deadline = Duration::from_millis(app.settings.server.request_timeout_ms);
-    let need = feed.write(&mut writer);
-    if let Need::Stream(s) = need {
-        let next = streams.get_mut(s).and_then(Option::as_mut);
-        match tokio::time::timeout(deadline, async {
-            match next {
-                Some(stream) => stream.next().await,
-                None => None,
-            }
-        })
-        .await
+    // Program streams from one object are read together, in file order (`InterleavedReads`).
+    let mut readers: Vec<(ObjectKey, ObjectIdentity, Vec<Vec<ByteRange>>)> = Vec::new();
+    let mut route = Vec::with_capacity(objects.len());
+    for (ranges, (key, identity)) in std::mem::take(&mut writer.ranges).into_iter().zip(objects) {
+        let at = match readers
+            .iter()
+            .position(|(k, i, _)| *k == key && *i == identity)
         {
-            Ok(Some(Ok(bytes))) => feed.pending[s] = bytes,
-            Ok(Some(Err(e))) => return Err(ErrorAnswer::from(&e).with_detail(&e)),
-            Ok(None) => {
-                return Err(ErrorAnswer::new(
-                    StatusCode::BAD_GATEWAY,
-                    "media source ended early",
-                ))
+            Some(at) => at,
+            None => {
+                readers.push((key, identity, Vec::new()));
+                readers.len() - 1
             }
-            Err(_) => {
-                return Err(ErrorAnswer::new(
-                    StatusCode::GATEWAY_TIMEOUT,
-                    "media source timed out",
-                ))
-            }
+        };
+        if let Some((_, _, lists)) = readers.get_mut(at) {
+            route.push((at, lists.len()));
+            lists.push(ranges);
         }
     }
-    let (tx, body) = ResponseBody::channel(end - start);
-    let app = app.clone();
-    let span = tracing::Span::current();
-    tokio::spawn(
-        async move {
-            let _admitted = admitted;
-            app.metrics.streams_in_flight.inc();
-            match produce(&app, &mut writer, &mut feed, &mut streams, out_chunk, &tx).await {
-                Ok(sent) => {
-                    tracing::Span::current().record("vod.bytes_sent", sent);
-                }
-                Err(e) => {
-                    tracing::warn!(error = %e, "TS segment stream cut");
-                    let _ = tx.send(Err(std::io::Error::other(e))).await;
-                }
-            }
-            app.metrics.streams_in_flight.dec();
+    let readers = (readers.into_iter())
+        .map(|(key, identity, lists)| {
+            InterleavedReads::new(
+                source.clone(),
+                key,
+                identity,
+                lists,
+                TS_READ_BYTES,
+                TS_HOLD_BYTES,
+            )
+        })
+        .collect();
+    let mut chunks = TsChunks {
+        pending: vec![Bytes::new(); route.len()],
+        writer,
+        readers,
+        route,
+        waiting: None,
+        out: Vec::new(),
+        chunk,
+        first: None,
+        failure: None,
+        sent: 0,
+        app: app.clone(),
+        _admitted: admitted,
+        span: tracing::Span::current(),
+    };
+    app.metrics.streams_in_flight.inc();
+    // Make the first chunk now: a source that fails or stalls before it is a clean 5xx.
+    let deadline = Duration::from_millis(app.settings.server.request_timeout_ms);
+    match tokio::time::timeout(deadline, chunks.next()).await {
+        Ok(Some(Ok(bytes))) => chunks.first = Some(bytes),
+        Ok(Some(Err(e))) => {
+            let answer = chunks.failure.take();
+            return Err(
+                answer.unwrap_or_else(|| ErrorAnswer::new(StatusCode::BAD_GATEWAY, e.to_string()))
+            );
         }
-        .instrument(span),
-    );
-    Ok(body)
+        Ok(None) => {}
+        Err(_) => {
+            return Err(ErrorAnswer::new(
+                StatusCode::GATEWAY_TIMEOUT,
+                "media source timed out",
+            ))
+        }
+    }
+    Ok(ResponseBody::pulled(end - start, chunks))
 }
 
 const PACKET_BYTES: usize = crate::package::ts::PACKET_LEN;
-/// Largest source read and output chunk of a TS segment.
-const TS_CHUNK_BYTES: usize = 64 * 1024;
+/// Most samples (all tracks) of a segment planned on the runtime worker itself.
+const INLINE_PREPARE_SAMPLES: usize = 4096;
+/// Largest output chunk of a TS segment. A streaming TS connection holds about two (the
+/// one hyper is sending and the one being made), the segment's plan and a read batch; at
+/// 24 KiB that stays under what a CMAF stream holds, at the cost of a few more writes per
+/// segment than 32 or 64 KiB (measured in docs/performance.md, issue 12).
+const TS_CHUNK_BYTES: usize = 24 * 1024;
+/// Largest source read of a TS segment. A read of a finely interleaved file is one `pread`
+/// whatever its size, so small reads cost little CPU and hold little memory.
+const TS_READ_BYTES: usize = 8 * 1024;
+/// Most bytes read ahead for one program stream while another waits (`InterleavedReads`).
+const TS_HOLD_BYTES: usize = 8 * 1024;
 
-/// The writer's inputs (the unread part of each stream's last chunk) and output buffer.
-struct Feed {
+/// A TS segment's chunks, made when the connection polls for them: the writer runs until a
+/// chunk is full, reading a stream's next source batch when it runs out of that stream's
+/// bytes. Reads of pages in the cache complete in the poll itself (`source/nowait.rs`), so
+/// a segment is usually made with no task hand-off at all. Counts the stream in flight and
+/// the bytes sent; holds the request's admission until dropped.
+struct TsChunks {
+    writer: TsSegment,
+    /// The sources of the program streams (one per object), and per program stream its
+    /// reader and its track in it.
+    readers: Vec<InterleavedReads>,
+    route: Vec<(usize, usize)>,
+    /// Per program stream, the unread part of its last batch.
     pending: Vec<Bytes>,
+    /// The stream whose next batch the writer waits for.
+    waiting: Option<usize>,
+    /// The chunk being made.
     out: Vec<u8>,
+    chunk: usize,
+    /// The chunk made before the answer was committed, sent first.
+    first: Option<Bytes>,
+    /// The source's failure, kept typed for an answer not yet committed.
+    failure: Option<ErrorAnswer>,
+    sent: u64,
+    app: Arc<App>,
+    _admitted: Admitted,
+    span: tracing::Span,
 }
 
-impl Feed {
-    /// Let the writer take what it can from `pending`, dropping what it took.
-    fn write(&mut self, writer: &mut crate::package::ts::TsSegment) -> Need {
-        let mut views: Vec<&[u8]> = self.pending.iter().map(|b| &b[..]).collect();
-        let need = writer.write(&mut views, &mut self.out);
-        let taken: Vec<usize> = (self.pending.iter().zip(&views))
-            .map(|(b, v)| b.len() - v.len())
-            .collect();
-        for (bytes, n) in self.pending.iter_mut().zip(taken) {
-            let _ = bytes.split_to(n);
+impl TsChunks {
+    /// Let the writer take what it can from `pending` into `out`, dropping what it took.
+    /// Called once per piece of source bytes (a sample, in a finely interleaved file), so
+    /// it allocates nothing for the usual program of one or two streams.
+    fn write(&mut self) -> Need {
+        const ON_STACK: usize = 4;
+        if self.pending.len() > ON_STACK {
+            let mut views: Vec<&[u8]> = self.pending.iter().map(|b| &b[..]).collect();
+            let need = self.writer.write(&mut views, &mut self.out);
+            let left: Vec<usize> = views.iter().map(|v| v.len()).collect();
+            drop_taken(&mut self.pending, &left);
+            return need;
         }
+        let mut views: [&[u8]; ON_STACK] = [&[]; ON_STACK];
+        for (view, bytes) in views.iter_mut().zip(&self.pending) {
+            *view = bytes;
+        }
+        let n = self.pending.len();
+        let need = self.writer.write(&mut views[..n], &mut self.out);
+        let left = views.map(<[u8]>::len);
+        drop_taken(&mut self.pending, &left[..n]);
         need
+    }
+
+    /// The chunk made so far, counted as sent.
+    fn take_chunk(&mut self) -> Bytes {
+        let bytes = Bytes::from(std::mem::take(&mut self.out));
+        self.sent += bytes.len() as u64;
+        self.app.metrics.sent_bytes.inc_by(bytes.len() as u64);
+        bytes
+    }
+
+    fn fail(&mut self, answer: ErrorAnswer, why: String) -> std::io::Error {
+        let _entered = self.span.enter();
+        tracing::warn!(error = %why, "TS segment source failed");
+        self.failure = Some(answer);
+        std::io::Error::other(why)
     }
 }
 
-/// Write the segment into `tx` chunk by chunk, reading each stream as the writer asks.
-/// Stops quietly when the client goes away or stalls past `send_timeout_ms`. Returns the
-/// bytes sent.
-async fn produce(
-    app: &App,
-    writer: &mut crate::package::ts::TsSegment,
-    feed: &mut Feed,
-    streams: &mut [Option<ByteStream>],
-    chunk: usize,
-    tx: &tokio::sync::mpsc::Sender<Result<Bytes, std::io::Error>>,
-) -> Result<u64, String> {
-    let send_timeout = Duration::from_millis(app.settings.server.send_timeout_ms);
-    let mut sent = 0u64;
-    loop {
-        let need = feed.write(writer);
-        let done = need == Need::Done;
-        if feed.out.len() >= chunk || (done && !feed.out.is_empty()) {
-            let bytes = Bytes::from(std::mem::replace(
-                &mut feed.out,
-                Vec::with_capacity(chunk + PACKET_BYTES),
-            ));
-            let len = bytes.len() as u64;
-            match tokio::time::timeout(send_timeout, tx.send(Ok(bytes))).await {
-                Ok(Ok(())) => {}
-                Ok(Err(_)) => return Ok(sent),
-                Err(_) => {
-                    app.metrics.stalled_streams.inc();
-                    tracing::warn!("client stopped reading; closing the stream");
-                    return Ok(sent);
+/// Drop from each of `pending` what the writer took, leaving its last `left` bytes.
+fn drop_taken(pending: &mut [Bytes], left: &[usize]) {
+    for (bytes, left) in pending.iter_mut().zip(left) {
+        let taken = bytes.len().saturating_sub(*left);
+        let _ = bytes.split_to(taken);
+    }
+}
+
+impl futures_util::Stream for TsChunks {
+    type Item = std::io::Result<Bytes>;
+
+    fn poll_next(
+        self: std::pin::Pin<&mut Self>,
+        cx: &mut std::task::Context<'_>,
+    ) -> std::task::Poll<Option<Self::Item>> {
+        use std::task::Poll;
+        let this = self.get_mut();
+        if let Some(first) = this.first.take() {
+            return Poll::Ready(Some(Ok(first)));
+        }
+        loop {
+            if let Some(s) = this.waiting {
+                let (reader, track) = this.route.get(s).copied().unwrap_or((usize::MAX, 0));
+                let polled = match this.readers.get_mut(reader) {
+                    Some(reader) => reader.poll_next(track, cx),
+                    None => Poll::Ready(None),
+                };
+                match polled {
+                    Poll::Pending => return Poll::Pending,
+                    Poll::Ready(Some(Ok(bytes))) => {
+                        if let Some(slot) = this.pending.get_mut(s) {
+                            *slot = bytes;
+                        }
+                        this.waiting = None;
+                    }
+                    Poll::Ready(Some(Err(e))) => {
+                        let answer = ErrorAnswer::from(&e).with_detail(&e);
+                        return Poll::Ready(Some(Err(this.fail(answer, e.to_string()))));
+                    }
+                    Poll::Ready(None) => {
+                        let why = "the source ended before the segment";
+                        let answer =
+                            ErrorAnswer::new(StatusCode::BAD_GATEWAY, "media source ended early");
+                        return Poll::Ready(Some(Err(this.fail(answer, why.into()))));
+                    }
                 }
             }
-            app.metrics.sent_bytes.inc_by(len);
-            sent += len;
-        }
-        let Need::Stream(s) = need else {
-            return Ok(sent);
-        };
-        let stream = streams.get_mut(s).and_then(Option::as_mut);
-        let next = match stream {
-            Some(stream) => stream.next().await,
-            None => None,
-        };
-        match next {
-            Some(Ok(bytes)) => {
-                if let Some(slot) = feed.pending.get_mut(s) {
-                    *slot = bytes;
-                }
+            if this.out.capacity() == 0 {
+                this.out.reserve_exact(this.chunk + PACKET_BYTES);
             }
-            Some(Err(e)) => return Err(e.to_string()),
-            None => return Err("the source ended before the segment".into()),
+            let need = this.write();
+            let done = need == Need::Done;
+            if this.out.len() >= this.chunk || (done && !this.out.is_empty()) {
+                if let Need::Stream(s) = need {
+                    this.waiting = Some(s);
+                }
+                return Poll::Ready(Some(Ok(this.take_chunk())));
+            }
+            match need {
+                Need::Stream(s) => this.waiting = Some(s),
+                Need::Done => return Poll::Ready(None),
+            }
         }
+    }
+}
+
+impl Drop for TsChunks {
+    fn drop(&mut self) {
+        self.span.record("vod.bytes_sent", self.sent);
+        self.app.metrics.streams_in_flight.dec();
     }
 }

@@ -33,28 +33,81 @@ const PES_HEADER_PTS_DTS: usize = 19;
 /// Packets of a PSI unit: PAT and PMT.
 pub const PSI_PACKETS: u64 = 2;
 
-/// One PES of a segment: which samples, and the numbers its headers carry.
+/// One PES of a segment: which samples, and the numbers its headers carry. Kept to 48
+/// bytes: a segment's plan holds one per video frame for as long as the segment streams,
+/// a good part of a TS connection's memory (docs/performance.md).
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub(crate) struct Pes {
-    /// Index of the stream in `TsProgram::streams`.
-    pub stream: usize,
     /// The samples it carries, in decode order.
-    pub samples: Range<usize>,
-    /// PTS and, when it differs, DTS (90 kHz, [`TS_TIME_OFFSET`] included).
+    samples: Range<u32>,
+    /// PTS (90 kHz, [`TS_TIME_OFFSET`] included).
     pub pts: u64,
-    pub dts: Option<u64>,
-    /// The PCR carried in its first packet (PCR stream only).
-    pub pcr: Option<u64>,
-    /// A video sync sample (`random_access_indicator`, parameter sets).
-    pub key: bool,
+    /// DTS; equal to the PTS when the header carries none.
+    dts: u64,
+    /// The PCR carried in its first packet (PCR stream only); [`NO_PCR`] when none.
+    pcr: u64,
     /// Bytes after the PES header: prefixes, ADTS headers and samples.
     pub es_len: u64,
+    /// Index of the stream in `TsProgram::streams`.
+    stream: u8,
+    /// A video sync sample (`random_access_indicator`, parameter sets).
+    pub key: bool,
 }
 
+/// `Pes::pcr` of a PES that carries no PCR (a PCR base has 33 bits).
+const NO_PCR: u64 = u64::MAX;
+
 impl Pes {
+    /// The PES of sample `sample` of stream `stream`; `None` past the indexes it can hold
+    /// (256 streams, 2^32 samples).
+    fn new(
+        stream: usize,
+        sample: usize,
+        pts: u64,
+        dts: u64,
+        key: bool,
+        es_len: u64,
+    ) -> Option<Self> {
+        let first = u32::try_from(sample).ok()?;
+        Some(Self {
+            samples: first..first.checked_add(1)?,
+            pts,
+            dts,
+            pcr: NO_PCR,
+            es_len,
+            stream: u8::try_from(stream).ok()?,
+            key,
+        })
+    }
+
+    /// Index of the stream in `TsProgram::streams`.
+    pub fn stream(&self) -> usize {
+        usize::from(self.stream)
+    }
+
+    /// The samples it carries, in decode order.
+    pub fn samples(&self) -> Range<usize> {
+        self.samples.start as usize..self.samples.end as usize
+    }
+
+    /// The DTS, when it differs from the PTS.
+    pub fn dts(&self) -> Option<u64> {
+        (self.dts != self.pts).then_some(self.dts)
+    }
+
+    /// The decode time: the DTS, or the PTS when they are equal.
+    pub fn decode_time(&self) -> u64 {
+        self.dts
+    }
+
+    /// The PCR carried in its first packet.
+    pub fn pcr(&self) -> Option<u64> {
+        (self.pcr != NO_PCR).then_some(self.pcr)
+    }
+
     /// Bytes of the PES header.
     pub fn header_len(&self) -> usize {
-        if self.dts.is_some() {
+        if self.dts().is_some() {
             PES_HEADER_PTS_DTS
         } else {
             PES_HEADER_PTS
@@ -69,7 +122,7 @@ impl Pes {
     /// Bytes of the adaptation field its first packet needs before any stuffing: a PCR
     /// (and the random access flag) takes 8, the flag alone 2.
     pub fn first_adaptation_len(&self) -> usize {
-        match (self.pcr.is_some(), self.key) {
+        match (self.pcr().is_some(), self.key) {
             (true, _) => 8,
             (false, true) => 2,
             (false, false) => 0,
@@ -165,12 +218,12 @@ impl TsLayout {
                     }
                     Unit::Pcr(_) => {}
                     Unit::Pes(pes) => {
-                        let slot = &mut continuity[2 + pes.stream.min(1)];
+                        let slot = &mut continuity[2 + pes.stream().min(1)];
                         *slot = ((u64::from(*slot) + pes.packets()) % 16) as u8;
                         if pes.key
                             && program
                                 .streams
-                                .get(pes.stream)
+                                .get(pes.stream())
                                 .is_some_and(TsStream::is_video)
                         {
                             if let Some((psi_offset, psi_len)) = previous {
@@ -235,12 +288,12 @@ pub(crate) fn segment_units(
                 }),
                 Some(range) => stream_pes(stream, index, track, plan, range)?
                     .last()
-                    .map(|p| p.dts.unwrap_or(p.pts)),
+                    .map(Pes::decode_time),
                 None => None,
             };
             let mut last_pcr = before.map(|dts| dts.saturating_sub(PCR_LEAD));
             for mut pes in pes_list {
-                let pcr = pes.dts.unwrap_or(pes.pts).saturating_sub(PCR_LEAD);
+                let pcr = pes.decode_time().saturating_sub(PCR_LEAD);
                 if let Some(last) = last_pcr.filter(|last| pcr > last + MAX_PCR_GAP) {
                     let gap = pcr - last;
                     let fillers = gap.div_ceil(MAX_PCR_GAP) - 1;
@@ -250,14 +303,14 @@ pub(crate) fn segment_units(
                     }
                 }
                 last_pcr = Some(pcr);
-                pes.pcr = Some(pcr);
+                pes.pcr = pcr.min(NO_PCR - 1);
                 timed.push((pcr + PCR_LEAD, 1, Unit::Pes(pes)));
             }
         } else {
             timed.extend(
                 pes_list
                     .into_iter()
-                    .map(|pes| (pes.dts.unwrap_or(pes.pts), index + 1, Unit::Pes(pes))),
+                    .map(|pes| (pes.decode_time(), index + 1, Unit::Pes(pes))),
             );
         }
     }
@@ -270,7 +323,7 @@ pub(crate) fn segment_units(
                 pes.key
                     && program
                         .streams
-                        .get(pes.stream)
+                        .get(pes.stream())
                         .is_some_and(TsStream::is_video)
             }
             _ => false,
@@ -311,6 +364,7 @@ fn stream_pes(
         track_id: track.track_id,
         reason,
     };
+    let unindexable = || too_large("more streams or samples than a segment can index".into());
     let mut out = Vec::new();
     if stream.is_video() {
         out.reserve(range.len());
@@ -332,15 +386,8 @@ fn stream_pes(
             };
             let pts = time(plan.output_pts(table, i));
             let dts = time(plan.output_dts(table, i));
-            out.push(Pes {
-                stream: index,
-                samples: i..i + 1,
-                pts,
-                dts: (dts != pts).then_some(dts),
-                pcr: None,
-                key,
-                es_len: prefix as u64 + u64::from(*size),
-            });
+            let es_len = prefix as u64 + u64::from(*size);
+            out.push(Pes::new(index, i, pts, dts, key, es_len).ok_or_else(unindexable)?);
         }
         return Ok(out);
     }
@@ -365,7 +412,7 @@ fn stream_pes(
                 && dts.saturating_sub(pes.pts) < MAX_AUDIO_PES_TICKS
                 && duration == group_duration;
             if fits {
-                pes.samples.end = i + 1;
+                pes.samples.end = u32::try_from(i + 1).map_err(|_| unindexable())?;
                 pes.es_len += frame;
                 continue;
             }
@@ -378,15 +425,8 @@ fn stream_pes(
                 "an audio frame of {size} bytes is too large for a PES"
             )));
         }
-        group = Some(Pes {
-            stream: index,
-            samples: i..i + 1,
-            pts: time(plan.output_pts(table, i)),
-            dts: None,
-            pcr: None,
-            key: false,
-            es_len: frame,
-        });
+        let pts = time(plan.output_pts(table, i));
+        group = Some(Pes::new(index, i, pts, pts, false, frame).ok_or_else(unindexable)?);
     }
     out.extend(group);
     Ok(out)

@@ -31,7 +31,7 @@ pub struct TsSegment {
     program: TsProgram,
     /// The units to write, with their continuity counters at their start and, for a PES,
     /// the index of its first sample in `samples[stream]`.
-    units: Vec<(Unit, [u8; 4], usize)>,
+    units: Vec<(Unit, [u8; 4], u32)>,
     /// Per stream, the sizes of the samples to take, in order (a cursor walks them).
     samples: Vec<Vec<u32>>,
     /// Output bytes to drop before the window, and the window's end (relative to the first
@@ -113,7 +113,7 @@ pub fn prepare_ts_segment(
             }
             Unit::Pcr(_) => {}
             Unit::Pes(pes) => {
-                let slot = &mut continuity[2 + pes.stream.min(1)];
+                let slot = &mut continuity[2 + pes.stream().min(1)];
                 *slot = ((u64::from(*slot) + pes.packets()) % 16) as u8;
             }
         }
@@ -129,7 +129,7 @@ pub fn prepare_ts_segment(
     let mut samples: Vec<Vec<u32>> = vec![Vec::new(); streams];
     for (unit, _, first_sample) in &mut placed {
         let Unit::Pes(pes) = unit else { continue };
-        let Some(stream) = program.streams.get(pes.stream) else {
+        let Some(stream) = program.streams.get(pes.stream()) else {
             continue;
         };
         let table = title
@@ -141,17 +141,17 @@ pub fn prepare_ts_segment(
                 track: stream.track_pos as u64,
             })?;
         let (Some(sizes), Some(offsets)) = (
-            table.sizes.get(pes.samples.clone()),
-            table.offsets.get(pes.samples.clone()),
+            table.sizes.get(pes.samples()),
+            table.offsets.get(pes.samples()),
         ) else {
             continue;
         };
         let (Some(list), Some(sizes_out)) =
-            (ranges.get_mut(pes.stream), samples.get_mut(pes.stream))
+            (ranges.get_mut(pes.stream()), samples.get_mut(pes.stream()))
         else {
             continue;
         };
-        *first_sample = sizes_out.len();
+        *first_sample = u32::try_from(sizes_out.len()).unwrap_or(u32::MAX);
         for (&offset, &size) in offsets.iter().zip(sizes) {
             sizes_out.push(size);
             let size = u64::from(size);
@@ -160,6 +160,15 @@ pub fn prepare_ts_segment(
                 _ => list.push(ByteRange::new(offset, size)),
             }
         }
+    }
+    // A segment's plan lives as long as its stream: keep no spare capacity (it is a good
+    // part of a TS connection's memory, docs/performance.md).
+    placed.shrink_to_fit();
+    for list in &mut ranges {
+        list.shrink_to_fit();
+    }
+    for sizes in &mut samples {
+        sizes.shrink_to_fit();
     }
     Ok(TsSegment {
         content_length: summary.bytes,
@@ -216,7 +225,7 @@ impl Packetizer {
             continuity,
             remaining: pes.len(),
             first: true,
-            pcr: pes.pcr,
+            pcr: pes.pcr(),
             key: pes.key,
             packet: [0xFF; PACKET_LEN],
             fill: 0,
@@ -328,12 +337,12 @@ impl TsSegment {
     /// The `step`-th piece of `pes`: the header, the video prefix, then per sample its
     /// ADTS header (AAC) and bytes; `None` past the end.
     fn piece(&self, pes: &Pes, first: usize, step: usize) -> Option<Piece> {
-        let stream = self.program.streams.get(pes.stream)?;
+        let stream = self.program.streams.get(pes.stream())?;
         if step == 0 {
             return Some(Piece::Header);
         }
-        let count = pes.samples.len();
-        let sample_at = |k: usize| self.samples.get(pes.stream)?.get(first + k).copied();
+        let count = pes.samples().len();
+        let sample_at = |k: usize| self.samples.get(pes.stream())?.get(first + k).copied();
         if stream.is_video() {
             return match step {
                 1 => Some(Piece::Prefix),
@@ -409,11 +418,11 @@ impl TsSegment {
                             let pid = self
                                 .program
                                 .streams
-                                .get(pes.stream)
+                                .get(pes.stream())
                                 .map_or(0x1FFF, |s| s.pid);
                             let packetizer = Box::new(Packetizer::new(
                                 pid,
-                                continuity[2 + pes.stream.min(1)],
+                                continuity[2 + pes.stream().min(1)],
                                 pes,
                             ));
                             self.state = State::InPes {
@@ -451,14 +460,14 @@ impl TsSegment {
             self.state = State::Between { next: unit + 1 };
             return None;
         };
-        let (pes, first) = (pes.clone(), *first);
-        let stream = self.program.streams.get(pes.stream).cloned();
+        let (pes, first) = (pes.clone(), *first as usize);
+        let stream = self.program.streams.get(pes.stream()).cloned();
         let Some(stream) = stream else {
             self.state = State::Done;
             return None;
         };
         let mut empty: &[u8] = &[];
-        let input = match inputs.get_mut(pes.stream) {
+        let input = match inputs.get_mut(pes.stream()) {
             Some(input) => input,
             None => &mut empty,
         };
@@ -472,7 +481,7 @@ impl TsSegment {
                         sample_left,
                         rewriter,
                     };
-                    return Some(Need::Stream(pes.stream));
+                    return Some(Need::Stream(pes.stream()));
                 }
                 let n = (sample_left.min(input.len() as u64)) as usize;
                 packetizer.put_sample(&input[..n], rewriter.as_mut(), sink);
@@ -558,7 +567,7 @@ fn pes_header(pes: &Pes, stream_id: u8, video: bool, out: &mut [u8; 19]) -> usiz
     // '10', not scrambled, no priority, data_alignment_indicator: each PES starts an
     // access unit (a delimiter, an ADTS header or a sync frame).
     out[6] = 0x84;
-    match pes.dts {
+    match pes.dts() {
         Some(dts) => {
             out[7] = 0xC0;
             out[8] = 10;
