@@ -603,7 +603,7 @@ async fn vod_answer(
                 vod.track_id = track_id,
                 vod.segment = number
             );
-            let prepared = tokio::task::spawn_blocking(move || {
+            let prepared = assemble_off_runtime(assemble, move || {
                 let title = &title.title;
                 let rendition = title.rendition(track_id).ok_or(PackageError::NoSuchTrack {
                     track: u64::from(track_id),
@@ -621,15 +621,7 @@ async fn vod_answer(
                     }
                 }
             })
-            .instrument(assemble)
-            .await
-            .map_err(|_| ErrorAnswer {
-                status: StatusCode::INTERNAL_SERVER_ERROR,
-                reason: "segment preparation failed".into(),
-                retry_after: None,
-                detail: None,
-            })?
-            .map_err(|e| ErrorAnswer::from(&e))?;
+            .await?;
             if let Some(p) = protected {
                 let segment = protect::protect_segment(
                     app,
@@ -696,6 +688,27 @@ async fn vod_answer(
         },
     };
     Ok(answer)
+}
+
+/// Run `work` (a segment's header construction) on the blocking pool, off the runtime
+/// workers, inside `span` (`segment.assemble`).
+///
+/// # Errors
+/// The packager's answer, as its status; 500 if the work is lost.
+pub(super) async fn assemble_off_runtime<T: Send + 'static>(
+    span: Span,
+    work: impl FnOnce() -> Result<T, PackageError> + Send + 'static,
+) -> Result<T, ErrorAnswer> {
+    tokio::task::spawn_blocking(work)
+        .instrument(span)
+        .await
+        .map_err(|_| {
+            ErrorAnswer::new(
+                StatusCode::INTERNAL_SERVER_ERROR,
+                "segment preparation failed",
+            )
+        })?
+        .map_err(|e| ErrorAnswer::from(&e))
 }
 
 /// Content type of WebVTT subtitles.

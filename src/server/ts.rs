@@ -20,6 +20,7 @@ use tracing::Instrument;
 use super::body::ResponseBody;
 use super::catalog::CachedTitle;
 use super::error::ErrorAnswer;
+use super::handler::assemble_off_runtime;
 use super::subtitle::{subtitle_body, SubtitleRequest};
 use super::{Admitted, App};
 use crate::package::ts::{prepare_ts_segment, Need, TsTitle};
@@ -233,7 +234,7 @@ pub(super) async fn ts_segment_body(
     } = job;
     let title = cached.clone();
     let assemble = tracing::info_span!("segment.assemble", vod.segment = segment + 1);
-    let mut writer = tokio::task::spawn_blocking(move || {
+    let mut writer = assemble_off_runtime(assemble, move || {
         let output = title.ts_slot().get().and_then(|o| o.ts.as_ref().ok());
         let ts = output
             .and_then(|t| t.renditions.get(rendition))
@@ -246,15 +247,7 @@ pub(super) async fn ts_segment_body(
             Some(start..end),
         )
     })
-    .instrument(assemble)
-    .await
-    .map_err(|_| {
-        ErrorAnswer::new(
-            StatusCode::INTERNAL_SERVER_ERROR,
-            "segment preparation failed",
-        )
-    })?
-    .map_err(|e| ErrorAnswer::from(&e))?;
+    .await?;
     let source = app.catalog.source().clone();
     // Source reads and output chunks of at most 64 KiB: a TS segment holds a pending read
     // per stream and an output chunk being filled besides the channel's two, so with the
