@@ -5,7 +5,7 @@
 
 use super::common;
 use super::http::*;
-use super::nginx_vod::start_nginx;
+use super::nginx_vod::{start_nginx, urlset};
 use super::tools::*;
 use super::FIXTURES;
 use vodpack::config::Settings;
@@ -147,6 +147,35 @@ async fn muxed_fmp4_plays_what_the_cmaf_renditions_play() {
         checked >= 15,
         "only {checked} fixtures with video and audio"
     );
+    server.shutdown().await;
+}
+
+/// Given the ladder as an nginx-vod urlset, when a muxed playlist names the first video of
+/// files 1 and 2 and the first audio (`index-f1-f2-v1-a1.m3u8`: the audio is file 1's),
+/// then its three streams, read from two files in turn, are packet for packet the native
+/// renditions of those tracks.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_muxed_stream_reads_each_track_from_its_own_file() {
+    if !tools_available().await {
+        return;
+    }
+    let server = start_nginx().await;
+    let base = format!("/hls/{}/", urlset());
+    let muxed = server.url(&format!("{base}index-f1-f2-v1-a1.m3u8"));
+    let probe = probe_streams(&muxed).await;
+    let kinds: Vec<&str> = probe.streams.iter().map(|s| s.kind.as_str()).collect();
+    assert_eq!(kinds, ["video", "video", "audio"]);
+    for (selector, native, native_selector) in [
+        ("v:0", "index-f1-v1.m3u8", "v:0"),
+        ("v:1", "index-f2-v1.m3u8", "v:0"),
+        ("a:0", "index-f1-a1.m3u8", "a:0"),
+    ] {
+        let native_url = server.url(&format!("{base}{native}"));
+        let (want, _) = packet_list(&native_url, native_selector).await;
+        let (got, _) = packet_list(&muxed, selector).await;
+        assert!(want.len() >= 30, "{native}: vacuous");
+        assert!(got == want, "{selector}: packets differ from {native}");
+    }
     server.shutdown().await;
 }
 

@@ -11,7 +11,7 @@ use vodpack::config::Settings;
 /// The rungs of the ladder fixture, in the urlset's order.
 const RUNGS: [&str; 3] = ["ladder-180p", "ladder-360p", "ladder-270p"];
 
-fn urlset() -> String {
+pub(crate) fn urlset() -> String {
     format!("ladder/,{},.mp4.urlset", RUNGS.join(","))
 }
 
