@@ -211,14 +211,31 @@ pub fn render_media_playlist(title: &Title, rendition: &Rendition) -> String {
     )
 }
 
+/// Render the media playlist of a muxed fMP4 stream of `members` (nginx-vod's
+/// `index-v1-a1.m3u8`): the title's planned segments, timed and listed as the first video
+/// member's own media playlist (else the first member's), so a muxed segment N is the
+/// CMAF segments N of its members; segment `number` named by `segment(number)`, with
+/// `EXT-X-MAP` of `init`. `None` without members.
+pub fn render_muxed_media_playlist<S: Display>(
+    title: &Title,
+    members: &[&Rendition],
+    init: impl Display,
+    segment: impl Fn(u64) -> S,
+) -> Option<String> {
+    let timing = (members.iter())
+        .find(|r| r.kind == TrackKind::Video)
+        .or(members.first())?;
+    Some(media_playlist_of(title, timing, Some(init), segment))
+}
+
 /// A media playlist of `rendition`'s planned segments, segment `number` named by
 /// `segment(number)`, with `EXT-X-MAP` of `map` when given (the CMAF output; the TS output
 /// has none).
-pub(super) fn media_playlist_of(
+pub(super) fn media_playlist_of<M: Display, S: Display>(
     title: &Title,
     rendition: &Rendition,
-    map: Option<Resource>,
-    segment: impl Fn(u64) -> Resource,
+    map: Option<M>,
+    segment: impl Fn(u64) -> S,
 ) -> String {
     let all = segment_micros(title, rendition);
     let listed = listed_segments(&all);
@@ -595,6 +612,46 @@ pub(super) mod tests {
             let sum: f64 = durations.iter().sum();
             assert!((sum - expected).abs() < 0.001, "{sum} vs {expected}");
         }
+    }
+
+    /// Given video and audio muxed, then the muxed playlist is the video's media playlist
+    /// with the muxed names: the same segments and durations, its own `EXT-X-MAP`; audio
+    /// alone is timed as the audio's playlist; no member, no playlist.
+    #[test]
+    fn a_muxed_playlist_is_timed_as_its_video() {
+        let title = title(|_| true, Vec::new());
+        let members: Vec<&Rendition> = title.renditions.iter().rev().collect();
+        let muxed = render_muxed_media_playlist(&title, &members, "init-v1-a1.mp4", |n| {
+            format!("seg-{n}-v1-a1.m4s")
+        })
+        .unwrap();
+        let video = render_media_playlist(&title, &title.renditions[0]);
+        let renamed = video
+            .replace("init-t1.mp4", "init-v1-a1.mp4")
+            .lines()
+            .map(|l| match l.strip_prefix("seg-t1-") {
+                Some(rest) => format!("seg-{}-v1-a1.m4s", rest.trim_end_matches(".m4s")),
+                None => l.to_owned(),
+            })
+            .collect::<Vec<_>>()
+            .join("\n");
+        assert_eq!(muxed.trim_end(), renamed);
+        let audio = &title.renditions[1];
+        let alone = render_muxed_media_playlist(&title, &[audio], "i.mp4", |n| n).unwrap();
+        let durations = |text: &str| -> Vec<String> {
+            (text.lines())
+                .filter(|l| l.starts_with("#EXTINF"))
+                .map(str::to_owned)
+                .collect()
+        };
+        assert_eq!(
+            durations(&alone),
+            durations(&render_media_playlist(&title, audio))
+        );
+        assert_eq!(
+            render_muxed_media_playlist(&title, &[], "i.mp4", |n| n),
+            None
+        );
     }
 
     /// Given a video, then its I-frame playlist lists each key frame offered as the whole

@@ -28,10 +28,13 @@ pub mod webvtt;
 pub use dash::render_mpd;
 pub use edit::present;
 pub use error::PackageError;
-pub use fmp4::{init_segment, prepare_media_segment, PreparedSegment};
+pub use fmp4::{
+    init_segment, muxed_init_segment, prepare_media_segment, prepare_muxed_segment,
+    PreparedMuxedSegment, PreparedSegment,
+};
 pub use hls::{
     render_iframe_playlist, render_media_playlist, render_multivariant_playlist,
-    render_subtitle_playlist,
+    render_muxed_media_playlist, render_subtitle_playlist,
 };
 pub use hls::{
     render_ts_iframe_playlist, render_ts_media_playlist, render_ts_multivariant_playlist,

@@ -13,7 +13,9 @@ use http::{Method, Request, Response, StatusCode};
 use super::body::ResponseBody;
 use super::error::ErrorAnswer;
 use super::log_context::{self, RequestFacts};
-use super::nginx_vod::{parse_nginx_route, resolve, Resolved};
+use super::nginx_vod::{
+    muxed_answer, parse_nginx_route, resolve, MuxedAnswer, MuxedContent, Resolved,
+};
 use super::protect::{self, ClientAddr, ProtectedSegment, RequestPlace, Selected};
 use super::range::{parse_range, RangeRequest};
 use super::route::{parse_route, Route, RouteError};
@@ -45,11 +47,11 @@ const KEYS: &str = "no-store, private";
 enum Content {
     /// Bytes known in full (manifests, init segments, metrics).
     Inline(Bytes),
-    /// A media segment: header bytes, then payload streamed from the source.
+    /// A media segment: header bytes, then payload streamed from the source, its ranges
+    /// read from the objects of `reads` in turn.
     Segment {
-        key: ObjectKey,
-        identity: ObjectIdentity,
         prepared: PreparedSegment,
+        reads: Vec<SegmentRead>,
     },
     /// An encrypted media segment, encrypted as it streams (`server::protect`).
     Protected {
@@ -72,12 +74,37 @@ impl Content {
     }
 }
 
+/// The object some of a segment's source ranges are read from: the next `ranges` of its
+/// `PreparedSegment::ranges` (a muxed segment's tracks may come from several objects).
+#[derive(Debug, Clone)]
+pub(super) struct SegmentRead {
+    pub key: ObjectKey,
+    pub identity: ObjectIdentity,
+    pub ranges: usize,
+}
+
 /// A successful answer's content and headers.
 struct Answer {
     content: Content,
     content_type: &'static str,
     cache_control: &'static str,
     etag: Option<String>,
+}
+
+impl From<MuxedAnswer> for Answer {
+    fn from(muxed: MuxedAnswer) -> Self {
+        let content = match muxed.content {
+            MuxedContent::Inline(bytes) => Content::Inline(bytes),
+            MuxedContent::Segment { prepared, reads } => Content::Segment { prepared, reads },
+        };
+        Answer {
+            content,
+            content_type: muxed.content_type,
+            // nginx-vod names carry no version folder: the manifest policy, as theirs.
+            cache_control: MANIFEST,
+            etag: muxed.etag,
+        }
+    }
 }
 
 /// The metrics label of a route.
@@ -419,6 +446,15 @@ where
                             .await
                             .map(Ok)
                     }
+                    Resolved::Muxed(muxed, view) => {
+                        let place = RequestPlace {
+                            base_url: String::new(),
+                            path: req.uri().path(),
+                            query: req.uri().query(),
+                        };
+                        let answer = muxed_answer(app, &key, &view, &muxed, &place).await?;
+                        Ok(Ok(Answer::from(answer)))
+                    }
                     Resolved::Redirect(location) => Ok(Err(location)),
                 }
             };
@@ -603,7 +639,7 @@ async fn vod_answer(
                 vod.track_id = track_id,
                 vod.segment = number
             );
-            let prepared = tokio::task::spawn_blocking(move || {
+            let prepared = assemble_off_runtime(assemble, move || {
                 let title = &title.title;
                 let rendition = title.rendition(track_id).ok_or(PackageError::NoSuchTrack {
                     track: u64::from(track_id),
@@ -621,15 +657,7 @@ async fn vod_answer(
                     }
                 }
             })
-            .instrument(assemble)
-            .await
-            .map_err(|_| ErrorAnswer {
-                status: StatusCode::INTERNAL_SERVER_ERROR,
-                reason: "segment preparation failed".into(),
-                retry_after: None,
-                detail: None,
-            })?
-            .map_err(|e| ErrorAnswer::from(&e))?;
+            .await?;
             if let Some(p) = protected {
                 let segment = protect::protect_segment(
                     app,
@@ -651,11 +679,15 @@ async fn vod_answer(
                     etag,
                 });
             }
+            let ranges = prepared.ranges.len();
             Answer {
                 content: Content::Segment {
-                    key,
-                    identity,
                     prepared,
+                    reads: vec![SegmentRead {
+                        key,
+                        identity,
+                        ranges,
+                    }],
                 },
                 content_type: mp4_type(kind),
                 cache_control,
@@ -696,6 +728,27 @@ async fn vod_answer(
         },
     };
     Ok(answer)
+}
+
+/// Run `work` (a segment's header construction) on the blocking pool, off the runtime
+/// workers, inside `span` (`segment.assemble`).
+///
+/// # Errors
+/// The packager's answer, as its status; 500 if the work is lost.
+pub(super) async fn assemble_off_runtime<T: Send + 'static>(
+    span: Span,
+    work: impl FnOnce() -> Result<T, PackageError> + Send + 'static,
+) -> Result<T, ErrorAnswer> {
+    tokio::task::spawn_blocking(work)
+        .instrument(span)
+        .await
+        .map_err(|_| {
+            ErrorAnswer::new(
+                StatusCode::INTERNAL_SERVER_ERROR,
+                "segment preparation failed",
+            )
+        })?
+        .map_err(|e| ErrorAnswer::from(&e))
 }
 
 /// Content type of WebVTT subtitles.
@@ -792,16 +845,24 @@ async fn respond<B>(
             // start <= end <= len == bytes.len(), so these casts and the slice are in bounds.
             ResponseBody::full(bytes.slice(start as usize..end as usize))
         }
-        Content::Segment {
-            key,
-            identity,
-            prepared,
-        } => {
-            let (header_part, wanted) = segment_parts(prepared, start, end);
+        Content::Segment { prepared, reads } => {
+            let (header_part, wanted) = segment_parts(prepared, reads, start, end);
             let source = app.catalog.source().clone();
             let chunk = app.settings.stream_chunk_bytes;
             let has_payload = !wanted.is_empty();
-            let mut chunks = source.stream_ranges(key, identity, wanted, chunk);
+            let mut streams: Vec<crate::source::ByteStream> = (wanted.into_iter())
+                .map(|(read, ranges)| {
+                    (source.clone()).stream_ranges(read.key, read.identity, ranges, chunk)
+                })
+                .collect();
+            // One object (every CMAF segment) streams as it is; a muxed segment's objects
+            // one after the other, each read only when the one before is done.
+            let mut chunks = match streams.len() {
+                1 => streams
+                    .pop()
+                    .unwrap_or_else(|| Box::pin(futures_util::stream::empty())),
+                _ => Box::pin(futures_util::stream::iter(streams).flatten()),
+            };
             // Wait for the first payload bytes before committing to a status: a source that
             // fails or stalls now gets a clean 5xx, not a 200 cut short.
             let mut first = None;
@@ -935,31 +996,44 @@ fn etag_list_matches(list: &str, etag: &str, weak: bool) -> bool {
 }
 
 /// The part of a prepared segment's header inside `start..end`, and the source ranges of
-/// its payload inside `start..end` (the payload follows the header in the body).
+/// its payload inside `start..end` (the payload follows the header in the body), with the
+/// object of `reads` each is read from; objects with no such range are left out.
 fn segment_parts(
     prepared: PreparedSegment,
+    reads: Vec<SegmentRead>,
     start: u64,
     end: u64,
-) -> (Option<Bytes>, Vec<ByteRange>) {
+) -> (Option<Bytes>, Vec<(SegmentRead, Vec<ByteRange>)>) {
     let header = Bytes::from(prepared.header);
     let header_len = header.len() as u64;
     // start <= end <= content length, so these bounds lie inside the header.
     let header_part =
         (start < header_len).then(|| header.slice(start as usize..end.min(header_len) as usize));
-    let mut wanted = Vec::with_capacity(prepared.ranges.len());
+    debug_assert_eq!(
+        reads.iter().map(|r| r.ranges).sum::<usize>(),
+        prepared.ranges.len()
+    );
+    let mut ranges = prepared.ranges.into_iter();
     let mut body_offset = header_len;
-    for range in prepared.ranges {
-        let (range_start, range_end) = (body_offset, body_offset + range.len);
-        body_offset = range_end;
-        let (from, to) = (start.max(range_start), end.min(range_end));
-        if from < to {
-            wanted.push(ByteRange::new(
-                range.start + (from - range_start),
-                to - from,
-            ));
+    let mut parts = Vec::with_capacity(reads.len());
+    for read in reads {
+        let mut wanted = Vec::with_capacity(read.ranges);
+        for range in ranges.by_ref().take(read.ranges) {
+            let (range_start, range_end) = (body_offset, body_offset + range.len);
+            body_offset = range_end;
+            let (from, to) = (start.max(range_start), end.min(range_end));
+            if from < to {
+                wanted.push(ByteRange::new(
+                    range.start + (from - range_start),
+                    to - from,
+                ));
+            }
+        }
+        if !wanted.is_empty() {
+            parts.push((read, wanted));
         }
     }
-    (header_part, wanted)
+    (header_part, parts)
 }
 
 /// Send `parts` (bytes already in memory), then the rest of `chunks`, into `tx`. Stops

@@ -20,6 +20,7 @@ use tracing::Instrument;
 use super::body::ResponseBody;
 use super::catalog::CachedTitle;
 use super::error::ErrorAnswer;
+use super::handler::assemble_off_runtime;
 use super::subtitle::{subtitle_body, SubtitleRequest};
 use super::{Admitted, App};
 use crate::package::ts::{prepare_ts_segment, Need, TsSegment, TsTitle};
@@ -254,20 +255,13 @@ pub(super) async fn ts_segment_body(
     let samples: usize = (cached.title.plan.tracks.iter())
         .filter_map(|t| t.samples(segment).map(|r| r.len()))
         .sum();
-    let prepared = if samples <= INLINE_PREPARE_SAMPLES {
-        assemble.in_scope(prepare)
+    let mut writer = if samples <= INLINE_PREPARE_SAMPLES {
+        assemble
+            .in_scope(prepare)
+            .map_err(|e| ErrorAnswer::from(&e))?
     } else {
-        tokio::task::spawn_blocking(prepare)
-            .instrument(assemble)
-            .await
-            .map_err(|_| {
-                ErrorAnswer::new(
-                    StatusCode::INTERNAL_SERVER_ERROR,
-                    "segment preparation failed",
-                )
-            })?
+        assemble_off_runtime(assemble, prepare).await?
     };
-    let mut writer = prepared.map_err(|e| ErrorAnswer::from(&e))?;
     let source = app.catalog.source().clone();
     // Output chunks of at most TS_CHUNK_BYTES, whatever `stream_chunk_bytes` says: a TS
     // connection holds the chunk hyper is sending, the chunk being made and the unread part

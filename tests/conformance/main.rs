@@ -18,6 +18,7 @@ mod clips;
 mod common;
 mod encryption;
 mod http;
+mod muxed;
 mod nginx_vod;
 mod subtitles;
 mod titles;

@@ -11,12 +11,12 @@ use vodpack::config::Settings;
 /// The rungs of the ladder fixture, in the urlset's order.
 const RUNGS: [&str; 3] = ["ladder-180p", "ladder-360p", "ladder-270p"];
 
-fn urlset() -> String {
+pub(crate) fn urlset() -> String {
     format!("ladder/,{},.mp4.urlset", RUNGS.join(","))
 }
 
 /// A server over the fixtures with 1 s segments and the three nginx-vod locations.
-async fn start_nginx() -> TestServer {
+pub(crate) async fn start_nginx() -> TestServer {
     common::start_server_with(
         &common::fixtures(),
         Settings {
@@ -202,12 +202,12 @@ async fn nginx_vod_names_vodpack_does_not_produce_say_why() {
     let server = start_nginx().await;
     for (path, status, reason) in [
         (
-            "/hls/h264-aac-3s.mp4/seg-1-v1-a1.m4s",
+            "/dash/h264-aac-3s.mp4/fragment-1-v1-a1-x3.m4s",
             404,
             "one track per rendition",
         ),
         (
-            "/hls/h264-aac-3s.mp4/init-v1-a1.mp4",
+            "/dash/h264-aac-3s.mp4/init-v1-a1-x3.mp4",
             404,
             "one track per rendition",
         ),
@@ -271,43 +271,5 @@ async fn nginx_vod_names_vodpack_does_not_produce_say_why() {
     let key_frame = common::get(server.addr, &format!("/hls/h264-aac-3s.mp4/{first}")).await;
     assert_eq!(key_frame.status, 200);
     assert_eq!(key_frame.body.get(4..8), Some(&b"moof"[..]));
-    server.shutdown().await;
-}
-
-/// A muxed nginx-vod playlist name (`index-v1-a2.m3u8`) of some of a title's tracks is a
-/// redirect to the multivariant playlist of a view of just those tracks (players accept a
-/// multivariant playlist where they asked for a media playlist), whose relative URLs then
-/// stay in that view; naming every track answers the multivariant playlist in place.
-#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
-async fn a_muxed_playlist_name_is_the_multivariant_playlist_of_its_tracks() {
-    let server = start_nginx().await;
-    let reply = common::get(server.addr, "/hls/h264-aac-2lang-3s.mp4/index-v1-a2.m3u8").await;
-    assert_eq!(reply.status, 302, "{}", reply.text());
-    let location = reply.header("location").expect("a Location").to_owned();
-    assert_eq!(
-        location,
-        "/hls/h264-aac-2lang-3s.mp4/tracks/t1-t3/master.m3u8"
-    );
-    let master = fetch_ok(&server, &location).await.text();
-    let audio: Vec<&str> = (master.lines())
-        .filter(|l| l.starts_with("#EXT-X-MEDIA:TYPE=AUDIO"))
-        .collect();
-    assert_eq!(audio.len(), 1, "{master}");
-    assert!(audio[0].contains("LANGUAGE=\"fra\""), "{master}");
-    let base = location.trim_end_matches("master.m3u8");
-    for uri in master_playlist_uris(&master) {
-        let playlist = fetch_ok(&server, &format!("{base}{uri}")).await.text();
-        let folder = uri.rsplit_once('/').map_or("", |(f, _)| f);
-        for segment in MediaPlaylist::parse(&playlist).segments {
-            fetch_ok(&server, &format!("{base}{folder}/{segment}")).await;
-        }
-    }
-    let whole = fetch_ok(&server, "/hls/h264-aac-3s.mp4/index-v1-a1.m3u8")
-        .await
-        .text();
-    let native = fetch_ok(&server, "/vod/h264-aac-3s.mp4/master.m3u8")
-        .await
-        .text();
-    assert_eq!(whole, native);
     server.shutdown().await;
 }

@@ -1,20 +1,36 @@
-//! CMAF init segments: `ftyp` + `moov` describing one track with no samples, and `mvex`.
+//! Init segments: `ftyp` + `moov` describing tracks with no samples, and `mvex`.
 //!
-//! The sample description (`stsd`) is the source's own bytes, so any codec configuration
-//! (avcC, hvcC, esds, dOps, colr, pasp, ...) reaches the player exactly as the source has it.
-//! No edit list is written: the plan bakes edit lists into sample times (see `plan`).
+//! A CMAF init segment describes one track ([`init_segment`]); a muxed one (nginx-vod's
+//! `init-v1-a1.mp4`, [`muxed_init_segment`]) the same boxes for each of several tracks, a
+//! `trak` and a `trex` each, so the two cannot drift apart. The sample description (`stsd`)
+//! is the source's own bytes, so any codec configuration (avcC, hvcC, esds, dOps, colr,
+//! pasp, ...) reaches the player exactly as the source has it. No edit list is written: the
+//! plan bakes edit lists into sample times (see `plan`).
 
 use super::writer::{BoxWriter, UNITY_MATRIX};
 use crate::media::{TrackIndex, TrackKind};
 
 /// The init segment of `track` (ISO/IEC 23000-19 7.3.2.2).
 pub fn init_segment(track: &TrackIndex) -> Vec<u8> {
-    let mut w = BoxWriter::with_capacity(1024 + track.sample_description.len());
+    write_init(&[track], &[b"iso6", b"cmfc", b"mp41", b"dash"])
+}
+
+/// The init segment of a muxed fMP4 stream of `tracks`, in that order: one `moov` with a
+/// `trak` and a `trex` per track (ISO/IEC 14496-12 8.8.1). Not CMAF (whose files hold one
+/// track), so its brands leave out `cmfc`; the movie timescale is the first track's.
+pub fn muxed_init_segment(tracks: &[&TrackIndex]) -> Vec<u8> {
+    write_init(tracks, &[b"iso6", b"mp41"])
+}
+
+/// `ftyp` (major brand `iso6`, then `brands`) and a `moov` of `tracks`.
+fn write_init(tracks: &[&TrackIndex], brands: &[&[u8; 4]]) -> Vec<u8> {
+    let stsd_bytes: usize = tracks.iter().map(|t| t.sample_description.len()).sum();
+    let mut w = BoxWriter::with_capacity(256 + 768 * tracks.len() + stsd_bytes);
     w.begin(b"ftyp");
     w.bytes(b"iso6");
     w.u32(0);
-    for brand in [b"iso6", b"cmfc", b"mp41", b"dash"] {
-        w.bytes(brand);
+    for brand in brands {
+        w.bytes(*brand);
     }
     w.end();
 
@@ -22,16 +38,37 @@ pub fn init_segment(track: &TrackIndex) -> Vec<u8> {
     w.begin_full(b"mvhd", 0, 0);
     w.u32(0); // creation_time
     w.u32(0); // modification_time
-    w.u32(track.timescale);
+    w.u32(tracks.first().map_or(1000, |t| t.timescale));
     w.u32(0); // duration: unknown in a fragmented file
     w.u32(0x0001_0000); // rate 1.0
     w.u16(0x0100); // volume 1.0
     w.zeros(10);
     UNITY_MATRIX.iter().for_each(|v| w.u32(*v));
     w.zeros(24); // pre_defined
-    w.u32(track.track_id.saturating_add(1)); // next_track_ID
+    let last_id = tracks.iter().map(|t| t.track_id).max().unwrap_or(0);
+    w.u32(last_id.saturating_add(1)); // next_track_ID
     w.end();
+    for track in tracks {
+        write_trak(&mut w, track);
+    }
+    w.begin(b"mvex");
+    for track in tracks {
+        w.begin_full(b"trex", 0, 0);
+        w.u32(track.track_id);
+        w.u32(1); // default_sample_description_index
+        w.u32(0);
+        w.u32(0);
+        w.u32(0);
+        w.end();
+    }
+    w.end(); // mvex
+    w.end(); // moov
+    w.finish()
+}
 
+/// The `trak` of `track`: header, media header, handler and an empty sample table around
+/// the source's `stsd`.
+fn write_trak(w: &mut BoxWriter, track: &TrackIndex) {
     w.begin(b"trak");
     w.begin_full(b"tkhd", 0, 0x3); // enabled, in movie
     w.u32(0);
@@ -108,18 +145,6 @@ pub fn init_segment(track: &TrackIndex) -> Vec<u8> {
     w.end(); // minf
     w.end(); // mdia
     w.end(); // trak
-
-    w.begin(b"mvex");
-    w.begin_full(b"trex", 0, 0);
-    w.u32(track.track_id);
-    w.u32(1); // default_sample_description_index
-    w.u32(0);
-    w.u32(0);
-    w.u32(0);
-    w.end();
-    w.end(); // mvex
-    w.end(); // moov
-    w.finish()
 }
 
 /// ISO 639-2/T code packed as three 5-bit letters (14496-12 8.4.2.3); `und` if malformed.

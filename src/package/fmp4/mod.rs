@@ -1,14 +1,16 @@
-//! Fragmented MP4 (CMAF) writers: init segments and media segment headers.
+//! Fragmented MP4 writers: init segments and media segment headers, CMAF (one track each)
+//! and muxed (several tracks in one stream, for nginx-vod's `seg-N-v1-a1.m4s`).
 //!
-//! Both are synchronous functions over the index and the plan; neither reads the source.
+//! All are synchronous functions over the index and the plan; none reads the source.
 
 mod init;
 mod segment;
 mod writer;
 
-pub use init::init_segment;
+pub use init::{init_segment, muxed_init_segment};
 pub use segment::{
-    media_segment_header_len, prepare_media_segment, prepare_sample_fragment, PreparedSegment,
+    media_segment_header_len, prepare_media_segment, prepare_muxed_segment,
+    prepare_sample_fragment, PreparedMuxedSegment, PreparedSegment,
 };
 
 #[cfg(test)]
@@ -129,5 +131,126 @@ pub(crate) mod tests {
                 assert_eq!(prepared.ranges.iter().map(|r| r.len).sum::<u64>(), payload);
             }
         }
+    }
+
+    /// The file's bytes of `ranges`, concatenated: a segment's payload as the server
+    /// streams it.
+    fn payload(file: &[u8], ranges: &[crate::source::ByteRange]) -> Vec<u8> {
+        (ranges.iter())
+            .flat_map(|r| &file[r.start as usize..r.end() as usize])
+            .copied()
+            .collect()
+    }
+
+    /// Given a file with video and audio, when both are asked for in one init segment,
+    /// then it has one `moov` with a `trak` and a `trex` per track, and each `trak` is
+    /// byte for byte the one of that track's own CMAF init segment.
+    #[test]
+    fn muxed_init_segments_hold_each_track_s_own_trak() {
+        let title = fixture_title("h264-aac-3s.mp4");
+        let tracks: Vec<&crate::media::TrackIndex> = title.index.tracks.iter().collect();
+        assert_eq!(tracks.len(), 2);
+        let init = muxed_init_segment(&tracks);
+        let mut buf = &init[..];
+        let ftyp = Ftyp::decode(&mut buf).unwrap();
+        assert!(!ftyp.compatible_brands.contains(&b"cmfc".into()));
+        let moov = Moov::decode(&mut buf).unwrap();
+        assert!(buf.is_empty());
+        assert_eq!(moov.mvhd.next_track_id, 3);
+        let ids: Vec<u32> = moov.trak.iter().map(|t| t.tkhd.track_id).collect();
+        let trex: Vec<u32> = (moov.mvex.as_ref().unwrap().trex.iter())
+            .map(|t| t.track_id)
+            .collect();
+        assert_eq!(ids, [1, 2]);
+        assert_eq!(trex, [1, 2]);
+        for track in &tracks {
+            let own = init_segment(track);
+            let trak_of = |bytes: &[u8]| {
+                let at = bytes.windows(4).position(|w| w == b"trak").unwrap() - 4;
+                let size = u32::from_be_bytes(bytes[at..at + 4].try_into().unwrap()) as usize;
+                bytes[at..at + size].to_vec()
+            };
+            let trak = trak_of(&own);
+            assert!(
+                init.windows(trak.len()).any(|w| w == trak),
+                "track {}: its trak is not in the muxed init",
+                track.track_id
+            );
+        }
+    }
+
+    /// Given a file with B-frames and an edit list, when each segment of video and audio
+    /// is muxed, then its `moof` has the two tracks' `traf`s as their own CMAF segments
+    /// have them (same decode time and samples), and each `trun`'s data offset, counted
+    /// from the `moof`, lands on that track's samples in the `mdat`, byte for byte.
+    #[test]
+    fn muxed_segment_truns_point_at_their_own_samples() {
+        let (title, file) = fixture("h264-bframes-editlist-aac.mp4", 1000);
+        let positions = [0, 1];
+        assert!(title.plan.segment_count > 2);
+        for segment in 0..title.plan.segment_count {
+            let muxed =
+                prepare_muxed_segment(&title.index, &title.plan, &positions, segment).unwrap();
+            let prepared = &muxed.segment;
+            let mut body = prepared.header.clone();
+            body.extend(payload(&file, &prepared.ranges));
+            assert_eq!(body.len() as u64, prepared.content_length());
+            let mut buf = &body[..];
+            let moof = Moof::decode(&mut buf).unwrap();
+            assert_eq!(moof.mfhd.sequence_number, segment as u32 + 1);
+            assert_eq!(moof.traf.len(), 2);
+            assert_eq!(
+                muxed.ranges_per_track.iter().sum::<usize>(),
+                prepared.ranges.len()
+            );
+            for (traf, &pos) in moof.traf.iter().zip(&positions) {
+                let track = &title.index.tracks[pos];
+                let own = prepare_media_segment(&title.index, &title.plan, pos, segment).unwrap();
+                let own_moof = Moof::decode(&mut &own.header[..]).unwrap();
+                let own_traf = &own_moof.traf[0];
+                assert_eq!(traf.tfhd, own_traf.tfhd);
+                assert_eq!(traf.tfdt, own_traf.tfdt);
+                assert_eq!(traf.trun[0].samples, own_traf.trun[0].samples);
+                // The samples the trun describes, where it says they are.
+                let range = title.plan.tracks[pos].samples(segment).unwrap();
+                let mut at = traf.trun[0].data_offset.unwrap() as usize;
+                for i in range {
+                    let (offset, size) = (
+                        track.samples.offsets[i] as usize,
+                        track.samples.sizes[i] as usize,
+                    );
+                    assert!(
+                        body[at..at + size] == file[offset..offset + size],
+                        "track {} sample {i} of segment {segment}",
+                        track.track_id
+                    );
+                    at += size;
+                }
+            }
+        }
+    }
+
+    /// Given a plan in which the audio has no sample in the first segment, when that
+    /// segment is muxed, then it has only the video's `traf`, and the audio contributes no
+    /// range; a segment past the plan is out of range.
+    #[test]
+    fn a_track_without_samples_in_a_muxed_segment_gets_no_traf() {
+        let mut title = fixture_title("h264-aac-3s.mp4");
+        let audio = &mut title.plan.tracks[1].first_samples;
+        audio[1] = 0;
+        let muxed = prepare_muxed_segment(&title.index, &title.plan, &[0, 1], 0).unwrap();
+        let moof = Moof::decode(&mut &muxed.segment.header[..]).unwrap();
+        assert_eq!(moof.traf.len(), 1);
+        assert_eq!(moof.traf[0].tfhd.track_id, 1);
+        assert_eq!(muxed.ranges_per_track[1], 0);
+        let past = title.plan.segment_count;
+        assert!(matches!(
+            prepare_muxed_segment(&title.index, &title.plan, &[0, 1], past),
+            Err(crate::package::PackageError::SegmentOutOfRange { .. })
+        ));
+        assert!(matches!(
+            prepare_muxed_segment(&title.index, &title.plan, &[0, 7], 0),
+            Err(crate::package::PackageError::NoSuchTrack { .. })
+        ));
     }
 }

@@ -193,9 +193,8 @@ fn iframes(ts: &TsRendition) -> Vec<(usize, u64, u64)> {
 /// segments and durations, TS segment names, no `EXT-X-MAP`.
 pub fn render_ts_media_playlist(title: &Title, ts: &TsRendition) -> String {
     let track_id = ts.rendition.track_id;
-    super::media_playlist_of(title, &ts.rendition, None, |number| Resource::TsSegment {
-        track_id,
-        number,
+    super::media_playlist_of(title, &ts.rendition, None::<Resource>, |number| {
+        Resource::TsSegment { track_id, number }
     })
 }
 

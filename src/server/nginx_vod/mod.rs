@@ -17,12 +17,14 @@
 //!   them, `leng`: a language, `x3`: a version, ignored).
 //!
 //! Names that pick tracks are resolved against the title (the Nth video track is the title's
-//! business), which is why they stay an [`NginxName`] until the handler has the title. What
-//! vodpack does not produce answers with a clear error rather than something else: its
-//! CMAF is one track per rendition, so a muxed segment (`seg-1-v1-a1.m4s`) is a 404 naming
-//! the single-track names (a muxed *playlist*, `index-v1-a1.m3u8`, is answered with the
-//! multivariant playlist of those tracks, which players accept at that URL); MPEG-TS and
-//! I-frame playlists answer 404 until those outputs are wired in.
+//! business), which is why they stay an [`NginxName`] until the handler has the title.
+//! Under the `hls` location, names of several tracks are muxed fMP4 as nginx-vod serves
+//! it (`index-v1-a1.m3u8`, `init-v1-a1.mp4`, `seg-1-v1-a1.m4s`: `muxed.rs`); a bare
+//! `index.m3u8` stays the multivariant playlist. What vodpack does not produce answers with
+//! a clear error rather than something else: a muxed DASH segment is a 404 naming the
+//! single-track names, muxed names of an HLS-encrypted output too.
+
+mod muxed;
 
 use std::sync::Arc;
 
@@ -40,6 +42,8 @@ use crate::package::{
     TrackSelection, View,
 };
 use crate::source::ObjectKey;
+
+pub(super) use muxed::{muxed_answer, Muxed, MuxedAnswer, MuxedContent, MuxedPart};
 
 /// The suffix that marks a multi-URL set (nginx-vod's `vod_multi_uri_suffix` default).
 pub const URLSET_SUFFIX: &str = ".urlset";
@@ -64,8 +68,9 @@ pub enum NginxKind {
     /// `master-tracks.m3u8`, `manifest-tracks.mpd`: the multivariant playlist or MPD of
     /// those tracks (the plain names are vodpack's own).
     Manifest,
-    /// `index[-tracks].m3u8`: a media playlist (one track) or, for several, the
-    /// multivariant playlist of those tracks.
+    /// `index[-tracks].m3u8`: the media playlist of one track; of several, their muxed
+    /// media playlist (`hls`) when track tokens name them, else their multivariant
+    /// playlist.
     Index,
     /// `iframes-tracks.m3u8`.
     IFrames,
@@ -101,6 +106,8 @@ pub struct NginxName {
 pub enum Resolved {
     /// A native resource of the title as viewed.
     Native(Resource, View),
+    /// A muxed fMP4 resource of several tracks of the title as viewed (`muxed.rs`).
+    Muxed(Muxed, View),
     /// A multivariant playlist of some of the title's tracks, which lives at this path (the
     /// request's, with the view's folders), where its relative URLs resolve into that
     /// view's version folder: a redirect (302).
@@ -134,6 +141,24 @@ impl Picks {
 }
 
 impl NginxName {
+    /// The name's track tokens, canonical (`f1-v1-a1-leng`: files, videos, audios,
+    /// languages, each in the order given; `v` for every video track), empty when it has
+    /// none. Parsed back, they pick the same tracks.
+    pub fn track_tokens(&self) -> String {
+        let mut tokens: Vec<String> = self.files.iter().map(|f| format!("f{f}")).collect();
+        for (letter, picks) in [('v', &self.video), ('a', &self.audio)] {
+            match picks {
+                None => {}
+                Some(Picks::All) => tokens.push(letter.to_string()),
+                Some(Picks::Numbers(list)) => {
+                    tokens.extend(list.iter().map(|n| format!("{letter}{n}")));
+                }
+            }
+        }
+        tokens.extend(self.languages.iter().map(|l| format!("l{l}")));
+        tokens.join("-")
+    }
+
     /// True for segment and init requests (the segment admission class).
     pub fn is_media(&self) -> bool {
         matches!(self.kind, NginxKind::Init | NginxKind::Segment { .. })
@@ -459,10 +484,14 @@ pub fn urlset_document(key: &ObjectKey) -> Result<TitleDocument, String> {
 /// The native resource (and view) an nginx-vod name stands for in the title of `key`
 /// under `view`.
 ///
+/// Under the `hls` location, an init or segment name picking several tracks, or a
+/// playlist name whose track tokens pick several, is the muxed fMP4 stream of those
+/// tracks ([`Resolved::Muxed`]).
+///
 /// # Errors
 /// The title's load errors; 404 for tracks the title does not have, for muxed segments and
-/// init segments (vodpack's CMAF has one track per rendition), for MPEG-TS (not
-/// available yet).
+/// init segments under the `dash` location (vodpack's DASH has one track per rendition),
+/// for TS segment names outside the `hlsts` location.
 pub(super) async fn resolve(
     app: &Arc<App>,
     key: &ObjectKey,
@@ -518,12 +547,35 @@ pub(super) async fn resolve(
         [one] => Some(*one),
         _ => None,
     };
+    // Several tracks in one stream: muxed fMP4 under the `hls` location, for init and
+    // segment names, and for playlist names that pick their tracks (a bare `index.m3u8`
+    // stays the multivariant playlist, below).
+    let picks_tracks = name.video.is_some() || name.audio.is_some();
+    let part = match name.kind {
+        NginxKind::Init => Some(MuxedPart::Init),
+        NginxKind::Segment { number, .. } => Some(MuxedPart::Segment { number }),
+        NginxKind::Index if picks_tracks => Some(MuxedPart::Playlist),
+        NginxKind::Index | NginxKind::Manifest | NginxKind::IFrames => None,
+    };
+    if let (NginxOutput::Hls, None, Some(part)) = (name.output, one, part) {
+        let track_ids = (title.renditions.iter())
+            .map(|r| r.track_id)
+            .filter(|id| selected.contains(id))
+            .collect();
+        let muxed = Muxed {
+            part,
+            track_ids,
+            tokens: name.track_tokens(),
+        };
+        return Ok(Resolved::Muxed(muxed, view));
+    }
     let muxed = || {
         let names: Vec<String> = (selected.iter())
             .map(|id| Resource::dash_representation_id(*id))
             .collect();
         not_found(format!(
-            "vodpack's CMAF has one track per rendition: ask for each of the tracks {} alone",
+            "vodpack's DASH has one track per rendition (muxed fMP4 is served under the hls \
+             location): ask for each of the tracks {} alone",
             names.join(", ")
         ))
     };

@@ -184,3 +184,47 @@ fn a_urlset_is_a_document_of_its_files() {
         );
     }
 }
+
+/// A muxed name's track tokens, written back canonically, parse to the same picks: the
+/// muxed playlist names its init and segments with them.
+#[test]
+fn track_tokens_round_trip_through_the_names() {
+    for (path, tokens) in [
+        ("/hls/a.mp4/index-v1-a1.m3u8", "v1-a1"),
+        ("/hls/a.mp4/index-a2-v1.m3u8", "v1-a2"),
+        ("/hls/a.mp4/seg-3-f2-v-a1-leng.m4s", "f2-v-a1-leng"),
+        ("/hls/a.mp4/init-v0-a0.mp4", "v-a"),
+        ("/hls/a.mp4/seg-1.m4s", ""),
+    ] {
+        let Ok(Route::NginxVod { name, .. }) = route(path) else {
+            panic!("{path}");
+        };
+        assert_eq!(name.track_tokens(), tokens, "{path}");
+        let muxed = Muxed {
+            part: MuxedPart::Init,
+            track_ids: vec![1, 2],
+            tokens: name.track_tokens(),
+        };
+        let Ok(Route::NginxVod { name: again, .. }) =
+            route(&format!("/hls/a.mp4/{}", muxed.segment_name(7)))
+        else {
+            panic!("{tokens}: segment name");
+        };
+        assert_eq!(
+            again.kind,
+            NginxKind::Segment {
+                number: 7,
+                ts: false
+            }
+        );
+        assert_eq!(
+            (again.files, again.video, again.audio, again.languages),
+            (name.files, name.video, name.audio, name.languages),
+            "{tokens}"
+        );
+        assert!(matches!(
+            route(&format!("/hls/a.mp4/{}", muxed.init_name())),
+            Ok(Route::NginxVod { name, .. }) if name.kind == NginxKind::Init
+        ));
+    }
+}
