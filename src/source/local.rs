@@ -14,6 +14,12 @@
 //! filesystem call and no hop to the blocking pool. A file replaced meanwhile is seen when
 //! its entry expires; reads still compare identities, so its bytes are never mixed with
 //! the old version's (the read fails as `Changed`, a 503 with `Retry-After`).
+//!
+//! In the same window the file opened to take an identity stays open (at most
+//! `OPEN_FILE_CACHE_ENTRIES` files), and a stream of that identity reads from it: a
+//! segment whose bytes are in the page cache is then read on the runtime worker without
+//! an `open` or any hop to the blocking pool (issue 12). The open file is the version the
+//! identity describes, so a replaced file is never read through it.
 
 use std::fs::File;
 use std::os::unix::fs::{FileExt, MetadataExt};
@@ -35,6 +41,15 @@ use crate::telemetry::SOURCE_READ_SPAN_TARGET;
 
 /// Most file identities remembered at once when they are reused (`with_identity_ttl`).
 const IDENTITY_CACHE_ENTRIES: u64 = 100_000;
+/// Most files kept open at once for reuse, each one file descriptor.
+const OPEN_FILE_CACHE_ENTRIES: u64 = 1_024;
+
+/// A file kept open with the identity it had when opened.
+#[derive(Debug, Clone)]
+struct OpenFile {
+    identity: ObjectIdentity,
+    file: Arc<File>,
+}
 
 /// Media files under a local folder.
 #[derive(Debug)]
@@ -45,6 +60,8 @@ pub struct LocalMediaSource {
     /// Identities taken within the reuse window; `None` when every request takes a fresh
     /// one. Failures (a missing file) are never kept.
     identities: Option<Cache<ObjectKey, ObjectIdentity>>,
+    /// Files opened to take an identity, kept open for the same window.
+    open_files: Option<Cache<ObjectKey, OpenFile>>,
 }
 
 impl LocalMediaSource {
@@ -64,6 +81,7 @@ impl LocalMediaSource {
             root,
             counters: Arc::new(SourceCounters::default()),
             identities: None,
+            open_files: None,
         })
     }
 
@@ -74,6 +92,12 @@ impl LocalMediaSource {
         self.identities = (!ttl.is_zero()).then(|| {
             Cache::builder()
                 .max_capacity(IDENTITY_CACHE_ENTRIES)
+                .time_to_live(ttl)
+                .build()
+        });
+        self.open_files = (!ttl.is_zero()).then(|| {
+            Cache::builder()
+                .max_capacity(OPEN_FILE_CACHE_ENTRIES)
                 .time_to_live(ttl)
                 .build()
         });
@@ -231,6 +255,13 @@ impl LocalMediaSource {
         file: Option<Arc<File>>,
         ranges: Vec<ByteRange>,
     ) -> Result<(Bytes, Arc<File>), SourceError> {
+        let file = match (file, &self.open_files) {
+            (Some(file), _) => Some(file),
+            (None, Some(files)) => (files.get(key).await)
+                .filter(|open| open.identity == *identity)
+                .map(|open| open.file),
+            (None, None) => None,
+        };
         if let Some(file) = &file {
             if let Some(bytes) = self.read_from_cache(key, identity, file, &ranges)? {
                 return Ok((bytes, file.clone()));
@@ -391,13 +422,19 @@ impl MediaSource for LocalMediaSource {
             return Ok(known);
         }
         let owned = key.clone();
-        let identity = self
-            .blocking(key, move |root| {
-                open_checked(root, &owned).map(|(_, id)| id)
-            })
+        let (file, identity) = self
+            .blocking(key, move |root| open_checked(root, &owned))
             .await?;
         if let Some(cache) = &self.identities {
             cache.insert(key.clone(), identity.clone()).await;
+        }
+        if let Some(files) = &self.open_files {
+            let file = Arc::new(file);
+            let open = OpenFile {
+                identity: identity.clone(),
+                file,
+            };
+            files.insert(key.clone(), open).await;
         }
         Ok(identity)
     }
@@ -554,6 +591,25 @@ mod tests {
             .await
             .unwrap_err();
         assert!(matches!(err, SourceError::NotFound { .. }), "{err}");
+    }
+
+    /// Given identities reused for an hour, when the file is replaced (renamed over) after
+    /// its identity was taken, then a stream of that identity reads the version it names,
+    /// whole, from the file opened with it: no second open, and never the new bytes.
+    #[tokio::test]
+    async fn a_stream_of_a_reused_identity_reads_the_file_opened_with_it() {
+        let (dir, source) = fixture_source();
+        let source = Arc::new(source.with_identity_ttl(Duration::from_secs(3600)));
+        let key = ObjectKey::parse("a.mp4").unwrap();
+        let id = source.identify(&key).await.unwrap();
+        std::fs::write(dir.path().join("a.mp4.new"), b"abcdefghijXYZ").unwrap();
+        std::fs::rename(dir.path().join("a.mp4.new"), dir.path().join("a.mp4")).unwrap();
+        let ranges = vec![ByteRange::new(0, 10)];
+        let chunks: Vec<_> = (source.clone().stream_ranges(key, id, ranges, 4))
+            .collect()
+            .await;
+        let chunks: Vec<Bytes> = chunks.into_iter().map(Result::unwrap).collect();
+        assert_eq!(chunks.concat(), b"0123456789");
     }
 
     /// Given identities not reused (the default), a deleted file is noticed at once.
