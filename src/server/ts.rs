@@ -263,14 +263,10 @@ pub(super) async fn ts_segment_body(
         assemble_off_runtime(assemble, prepare).await?
     };
     let source = app.catalog.source().clone();
-    // Output chunks of at most TS_CHUNK_BYTES, whatever `stream_chunk_bytes` says: a TS
-    // connection holds the chunk hyper is sending, the chunk being made and the unread part
-    // of each program stream's last read, so chunks the size of CMAF's would hold several
-    // times CMAF's memory per connection (docs/performance.md, issue 12).
-    let chunk = app
-        .settings
-        .stream_chunk_bytes
-        .clamp(PACKET_BYTES, TS_CHUNK_BYTES);
+    // Output chunks of `stream_chunk_bytes`, as CMAF's. A TS connection holds the chunk
+    // hyper is sending, the chunk being made, a read batch and the segment's plan, less
+    // than a CMAF stream's channel of two chunks (docs/performance.md, issue 12).
+    let chunk = app.settings.stream_chunk_bytes.max(PACKET_BYTES);
     // Program streams from one object are read together, in file order (`InterleavedReads`).
     let mut readers: Vec<(ObjectKey, ObjectIdentity, Vec<Vec<ByteRange>>)> = Vec::new();
     let mut route = Vec::with_capacity(objects.len());
@@ -342,16 +338,11 @@ pub(super) async fn ts_segment_body(
 const PACKET_BYTES: usize = crate::package::ts::PACKET_LEN;
 /// Most samples (all tracks) of a segment planned on the runtime worker itself.
 const INLINE_PREPARE_SAMPLES: usize = 4096;
-/// Largest output chunk of a TS segment. A streaming TS connection holds about two (the
-/// one hyper is sending and the one being made), the segment's plan and a read batch; at
-/// 24 KiB that stays under what a CMAF stream holds, at the cost of a few more writes per
-/// segment than 32 or 64 KiB (measured in docs/performance.md, issue 12).
-const TS_CHUNK_BYTES: usize = 24 * 1024;
 /// Largest source read of a TS segment. A read of a finely interleaved file is one `pread`
 /// whatever its size, so small reads cost little CPU and hold little memory.
-const TS_READ_BYTES: usize = 8 * 1024;
+const TS_READ_BYTES: usize = 16 * 1024;
 /// Most bytes read ahead for one program stream while another waits (`InterleavedReads`).
-const TS_HOLD_BYTES: usize = 8 * 1024;
+const TS_HOLD_BYTES: usize = 16 * 1024;
 
 /// A TS segment's chunks, made when the connection polls for them: the writer runs until a
 /// chunk is full, reading a stream's next source batch when it runs out of that stream's
