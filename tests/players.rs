@@ -579,7 +579,7 @@ async fn run_web_jobs(runner: &Path, jobs: &str, file_name: &str) {
 /// Encrypted output (issue 14) in the browser, strictly and with a seek: dash.js and Shaka
 /// Player play `cenc` and `cbcs` DASH through W3C ClearKey EME (the licence URL from the
 /// MPD's `dashif:Laurl`, answered by vodpack's ClearKey licence route), and hls.js plays
-/// AES-128 HLS (the key from the `EXT-X-KEY` URI).
+/// AES-128 HLS, CMAF and MPEG-TS (the key from the `EXT-X-KEY` URI).
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn web_players_play_encrypted_output_strictly() {
     let Some(runner) = web_player_runner() else {
@@ -607,6 +607,7 @@ async fn web_players_play_encrypted_output_strictly() {
         ("dashjs", cbcs.url(""), "manifest.mpd", "cbcs"),
         ("shaka", cbcs.url(""), "manifest.mpd", "cbcs"),
         ("hlsjs", cenc.url(""), "master.m3u8", "aes-128"),
+        ("hlsjs", cenc.url(""), "master-ts.m3u8", "aes-128 ts"),
     ];
     let jobs: Vec<String> = runs
         .iter()

@@ -310,6 +310,8 @@ async fn the_clear_folder_is_closed_when_every_output_is_encrypted() {
         "seg-t1-1.m4s",
         "seg-t2-1.m4s",
         "index-t1.m3u8",
+        "index-ts-t1.m3u8",
+        "seg-ts-t1-1.ts",
     ] {
         for path in [
             format!("/vod/{FIXTURE}/{clear_folder}/{name}"),
@@ -322,16 +324,19 @@ async fn the_clear_folder_is_closed_when_every_output_is_encrypted() {
             );
         }
     }
-    assert_eq!(
-        request(
-            server.addr,
-            "GET",
-            &format!("/vod/{FIXTURE}/master-ts.m3u8"),
-            &[]
-        )
-        .await
-        .status,
-        404
+    // MPEG-TS is offered encrypted (AES-128), with its key, and without I-frame playlists.
+    let master_ts = request(
+        server.addr,
+        "GET",
+        &format!("/vod/{FIXTURE}/master-ts.m3u8"),
+        &[],
+    )
+    .await;
+    assert_eq!(master_ts.status, 200);
+    let master_ts = master_ts.text();
+    assert!(
+        master_ts.contains("#EXT-X-SESSION-KEY:METHOD=AES-128") && !master_ts.contains("I-FRAME"),
+        "{master_ts}"
     );
     // Trick play is clear only: an encrypted output offers no I-frame playlist and no
     // trick-play set, and its folder serves no key frame.
@@ -357,12 +362,7 @@ async fn the_clear_folder_is_closed_when_every_output_is_encrypted() {
         "{mpd}"
     );
     let folder = version_folder_in(&master).trim_end_matches('/').to_owned();
-    for name in [
-        "iframes-t1.m3u8",
-        "ifr-t1-1.m4s",
-        "index-ts-t1.m3u8",
-        "seg-ts-t1-1.ts",
-    ] {
+    for name in ["iframes-t1.m3u8", "ifr-t1-1.m4s", "iframes-ts-t1.m3u8"] {
         let path = format!("/vod/{FIXTURE}/{folder}/{name}");
         assert_eq!(
             request(server.addr, "GET", &path, &[]).await.status,
@@ -370,13 +370,29 @@ async fn the_clear_folder_is_closed_when_every_output_is_encrypted() {
             "{path}"
         );
     }
+    // The TS playlist and segments are in the encrypted folder, with their keys.
+    let ts_playlist = request(
+        server.addr,
+        "GET",
+        &format!("/vod/{FIXTURE}/{folder}/index-ts-t1.m3u8"),
+        &[],
+    )
+    .await;
+    assert_eq!(ts_playlist.status, 200);
+    assert!(ts_playlist.text().contains("#EXT-X-KEY:METHOD=AES-128"));
+    let path = format!("/vod/{FIXTURE}/{folder}/seg-ts-t1-1.ts");
+    let segment = request(server.addr, "GET", &path, &[]).await;
+    assert_eq!(segment.status, 200);
+    assert_eq!(segment.body.len() % 16, 0, "whole AES blocks");
+    let clear_ts = segment.body.chunks(188).all(|p| p.first() == Some(&0x47));
+    assert!(!clear_ts, "the segment is not clear TS packets");
     server.shutdown().await;
     let half = start("dash=cenc", SignedUrls::Off, &[]).await;
     let path = format!("/vod/{FIXTURE}/{clear_folder}/seg-t1-1.m4s");
     assert_eq!(request(half.addr, "GET", &path, &[]).await.status, 200);
     half.shutdown().await;
-    // HLS encrypted, DASH clear: the clear folder stays open for DASH, but MPEG-TS (not
-    // encrypted yet) is not served from it.
+    // HLS encrypted, DASH clear: the clear folder stays open for DASH, but MPEG-TS (HLS
+    // only) is never served from it clear.
     let hls_only = start("hls=aes-128", SignedUrls::Off, &[]).await;
     for name in ["index-ts-t1.m3u8", "seg-ts-t1-1.ts"] {
         let path = format!("/vod/{FIXTURE}/{clear_folder}/{name}");
@@ -548,7 +564,8 @@ async fn a_title_document_sets_its_own_encryption() {
     server.shutdown().await;
 }
 
-/// Given encrypted segments (AES-128 whole-segment and `cenc`), when a byte range is asked
+/// Given encrypted segments (AES-128 whole-segment, CMAF and MPEG-TS, and `cenc`), when a
+/// byte range is asked
 /// for, then the answer is exactly that range of the whole encrypted segment, and HEAD
 /// states the whole length.
 #[tokio::test]
@@ -579,8 +596,14 @@ async fn ranges_of_encrypted_segments_are_slices_of_the_whole() {
         .unwrap()
         .to_owned()
         + "/";
-    for folder in [hls, dash] {
-        for name in ["seg-t1-2.m4s", "seg-t2-1.m4s"] {
+    for (folder, names) in [
+        (
+            hls,
+            ["seg-t1-2.m4s", "seg-t2-1.m4s", "seg-ts-t1-1.ts"].as_slice(),
+        ),
+        (dash, ["seg-t1-2.m4s", "seg-t2-1.m4s"].as_slice()),
+    ] {
+        for name in names {
             let path = format!("/vod/{FIXTURE}/{folder}{name}");
             let whole = request(server.addr, "GET", &path, &[]).await;
             assert_eq!(whole.status, 200);
@@ -598,5 +621,23 @@ async fn ranges_of_encrypted_segments_are_slices_of_the_whole() {
             }
         }
     }
+    server.shutdown().await;
+}
+
+/// Given HLS encrypted with SAMPLE-AES (`cbcs`), which vodpack does not build for MPEG-TS,
+/// when the TS output is asked for, then it is not offered (404 pointing at master.m3u8),
+/// never served clear.
+#[tokio::test]
+async fn ts_is_not_offered_clear_beside_sample_aes() {
+    let server = start("hls=sample-aes", SignedUrls::Off, &[]).await;
+    let reply = request(
+        server.addr,
+        "GET",
+        &format!("/vod/{FIXTURE}/master-ts.m3u8"),
+        &[],
+    )
+    .await;
+    assert_eq!(reply.status, 404);
+    assert!(reply.text().contains("master.m3u8"), "{}", reply.text());
     server.shutdown().await;
 }

@@ -557,13 +557,16 @@ async fn vod_answer(
         | Resource::TsIframePlaylist { .. }
         | Resource::TsSegment { .. }
         | Resource::TsSubtitleSegment { .. } => {
-            let (content, content_type) =
-                match ts_content(app, &cached, &key, &identity, resource).await? {
-                    TsContent::Playlist(bytes) => {
-                        (Content::Inline(bytes), "application/vnd.apple.mpegurl")
-                    }
-                    TsContent::Subtitle(bytes) => (Content::Inline(bytes), WEBVTT),
-                    TsContent::Segment(job) => (Content::TsSegment(job), MP2T),
+            // Playlists carry the key signalling and the request's token as the CMAF ones.
+            let (content, content_type, etag) =
+                match ts_content(app, &cached, (&key, &identity), resource, protected).await? {
+                    TsContent::Playlist(bytes) => (
+                        Content::Inline(decorate(bytes)),
+                        "application/vnd.apple.mpegurl",
+                        manifest_etag,
+                    ),
+                    TsContent::Subtitle(bytes) => (Content::Inline(bytes), WEBVTT, etag),
+                    TsContent::Segment(job) => (Content::TsSegment(job), MP2T, etag),
                 };
             Answer {
                 content,

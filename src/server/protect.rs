@@ -38,7 +38,7 @@ use crate::crypto::{
 use crate::media::TrackKind;
 use crate::package::protect::manifest;
 use crate::package::protect::{
-    cenc_sample_iv, constant_iv, hls_segment_iv, iv_base, protect_init_segment,
+    cenc_sample_iv, constant_iv, hls_segment_iv, hls_ts_segment_iv, iv_base, protect_init_segment,
     protect_segment_header, video_subsamples, NalScanner, ProtectError, SampleEntryFormat,
     TrackProtection,
 };
@@ -242,12 +242,19 @@ pub async fn select(
             | Resource::TsSegment { .. }
             | Resource::TsSubtitleSegment { .. }
     );
-    // Every MPEG-TS resource, not only its entry playlist: TS is not encrypted yet, so
-    // with HLS encryption on it is not offered at all (fail closed).
-    if ts && policy.hls.is_some() {
+    // MPEG-TS is encrypted with AES-128 only (SAMPLE-AES for TS is not built): with any
+    // other HLS scheme no TS resource is offered at all, and an encrypted TS output has no
+    // I-frame playlists, as an encrypted CMAF output has no trick play (fail closed).
+    if ts && policy.hls.is_some_and(|s| s != Scheme::Aes128) {
         return Err(ErrorAnswer::new(
             StatusCode::NOT_FOUND,
-            "MPEG-TS output is not available with HLS encryption",
+            "MPEG-TS output is not available with SAMPLE-AES; use master.m3u8",
+        ));
+    }
+    if matches!(resource, Resource::TsIframePlaylist { .. }) && policy.hls.is_some() {
+        return Err(ErrorAnswer::new(
+            StatusCode::NOT_FOUND,
+            "I-frame playlists are not offered for encrypted output",
         ));
     }
     let content_key = app.protect.content_key(key).await?;
@@ -259,7 +266,7 @@ pub async fn select(
         })
     };
     let entry_scheme = match resource {
-        Resource::Multivariant => Some(policy.hls),
+        Resource::Multivariant | Resource::MultivariantTs => Some(policy.hls),
         Resource::Mpd => Some(policy.dash),
         _ => None,
     };
@@ -267,7 +274,7 @@ pub async fn select(
     let by_version = policy.schemes().into_iter().find(|s| {
         version.is_some_and(|v| v == protected_token(&cached.token, *s, &content_key.kid))
     });
-    match (entry_scheme, by_version, version) {
+    let selected = match (entry_scheme, by_version, version) {
         (Some(Some(scheme)), _, None) => Ok(protected(scheme)),
         (Some(Some(scheme)), Some(found), _) if found == scheme => Ok(protected(scheme)),
         (Some(None), _, None) => Ok(Selected::Clear),
@@ -277,7 +284,13 @@ pub async fn select(
         (None, None, Some(v)) if v == cached.token && clear_allowed => Ok(Selected::Clear),
         (None, None, None) if clear_allowed => Ok(Selected::Clear),
         (None, None, _) => Err(gone()),
+    };
+    // MPEG-TS is HLS only: with HLS encrypted it is never served clear, even from a clear
+    // folder kept open for DASH (fail closed).
+    if ts && matches!(selected, Ok(Selected::Clear)) {
+        return Err(gone());
     }
+    selected
 }
 
 /// Where a request came from, for the URLs protected manifests write.
@@ -341,7 +354,7 @@ pub fn protected_manifest(
         None => url.to_owned(),
     };
     let out = match resource {
-        Resource::Multivariant => {
+        Resource::Multivariant | Resource::MultivariantTs => {
             // Trick play is clear-only for now: its key frames are not encrypted, so an
             // encrypted output does not offer them (fail closed; vod_answer refuses them).
             let text = manifest::hls_without_iframes(&text);
@@ -364,6 +377,18 @@ pub fn protected_manifest(
             let (token, kid, track) = (&cached.token, p.key.kid, *track_id);
             let out = manifest::hls_media_playlist(&text, p.scheme, &uri, &p.key, |n| {
                 hls_segment_iv(token, &kid, track, n)
+            });
+            match &query {
+                Some(q) => manifest::hls_with_query(&out, q),
+                None => out,
+            }
+        }
+        // A TS rendition's playlist (AES-128 only, `select`): named by its video's track.
+        Resource::TsMediaPlaylist { track_id } if cached.title.rendition(*track_id).is_some() => {
+            let (token, kid, track) = (&cached.token, p.key.kid, *track_id);
+            let uri = KEY_NAME.to_owned();
+            let out = manifest::hls_media_playlist(&text, p.scheme, &uri, &p.key, |n| {
+                hls_ts_segment_iv(token, &kid, track, n)
             });
             match &query {
                 Some(q) => manifest::hls_with_query(&out, q),

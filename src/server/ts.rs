@@ -21,8 +21,11 @@ use super::body::ResponseBody;
 use super::catalog::CachedTitle;
 use super::error::ErrorAnswer;
 use super::handler::assemble_off_runtime;
+use super::protect::Protected;
 use super::subtitle::{subtitle_body, SubtitleRequest};
 use super::{Admitted, App};
+use crate::crypto::{Scheme, WholeSegmentEncryptor};
+use crate::package::protect::hls_ts_segment_iv;
 use crate::package::ts::{prepare_ts_segment, Need, TsSegment, TsTitle};
 use crate::package::{
     render_ts_iframe_playlist, render_ts_media_playlist, render_ts_multivariant_playlist,
@@ -78,8 +81,10 @@ pub(super) struct TsSegmentJob {
     segment: usize,
     /// The object (and version) each program stream is read from.
     objects: Vec<(ObjectKey, ObjectIdentity)>,
-    /// Bytes of the whole segment.
+    /// Bytes of the answer: the whole segment, padded when encrypted.
     pub len: u64,
+    /// HLS AES-128 (key, IV) of the segment, when its output is encrypted.
+    encryption: Option<([u8; 16], [u8; 16])>,
 }
 
 /// The TS output of `cached`, worked out on the blocking pool the first time.
@@ -110,11 +115,15 @@ async fn ts_output(cached: &Arc<CachedTitle>) -> Result<&TsOutput, ErrorAnswer> 
 pub(super) async fn ts_content(
     app: &App,
     cached: &Arc<CachedTitle>,
-    key: &ObjectKey,
-    identity: &ObjectIdentity,
+    (key, identity): (&ObjectKey, &ObjectIdentity),
     resource: Resource,
+    protected: Option<&Protected>,
 ) -> Result<TsContent, ErrorAnswer> {
     let not_found = |what: String| ErrorAnswer::new(StatusCode::NOT_FOUND, what);
+    // TS is encrypted with AES-128 only; another scheme's version folder has no TS.
+    if protected.is_some_and(|p| p.scheme != Scheme::Aes128) {
+        return Err(not_found(format!("{resource} is not in this version")));
+    }
     if let Resource::TsSubtitleSegment { track_id, number } = resource {
         let (key, identity) = cached.object_of(track_id).unwrap_or((key, identity));
         let request = SubtitleRequest::Segment { number };
@@ -199,12 +208,21 @@ pub(super) async fn ts_content(
                     (k.clone(), i.clone())
                 })
                 .collect();
+            let encryption = protected.map(|p| {
+                let iv = hls_ts_segment_iv(&cached.token, &p.key.kid, track_id, number);
+                (p.key.key, iv)
+            });
+            let len = match encryption {
+                Some(_) => WholeSegmentEncryptor::encrypted_len(summary.bytes),
+                None => summary.bytes,
+            };
             Ok(TsContent::Segment(TsSegmentJob {
                 cached: cached.clone(),
                 rendition,
                 segment,
                 objects,
-                len: summary.bytes,
+                len,
+                encryption,
             }))
         }
         _ => Err(not_found(format!("{resource} is not a TS resource"))),
@@ -231,8 +249,12 @@ pub(super) async fn ts_segment_body(
         rendition,
         segment,
         objects,
+        encryption,
         ..
     } = job;
+    // An encrypted segment is written whole (CBC chains every block to the ones before)
+    // and the window cut from the ciphertext.
+    let clear_window = encryption.is_none().then_some(start..end);
     let title = cached.clone();
     let assemble = tracing::info_span!("segment.assemble", vod.segment = segment + 1);
     let prepare = move || {
@@ -240,13 +262,7 @@ pub(super) async fn ts_segment_body(
         let ts = output
             .and_then(|t| t.renditions.get(rendition))
             .ok_or(PackageError::NoTsRenditions)?;
-        prepare_ts_segment(
-            &title.title,
-            &ts.program,
-            &ts.layout,
-            segment,
-            Some(start..end),
-        )
+        prepare_ts_segment(&title.title, &ts.program, &ts.layout, segment, clear_window)
     };
     // Planning is pure CPU, a few microseconds for a usual segment: a hop to the blocking
     // pool and back would cost more than the work (its futex wake-ups were about a tenth of
@@ -332,7 +348,19 @@ pub(super) async fn ts_segment_body(
             ))
         }
     }
-    Ok(ResponseBody::pulled(end - start, chunks))
+    match encryption {
+        Some((key, iv)) => {
+            let cipher = Box::new(WholeSegmentEncryptor::new(&key, &iv));
+            let encrypted = EncryptedChunks {
+                clear: chunks,
+                cipher: Some(cipher),
+                pos: 0,
+                window: start..end,
+            };
+            Ok(ResponseBody::pulled(end - start, encrypted))
+        }
+        None => Ok(ResponseBody::pulled(end - start, chunks)),
+    }
 }
 
 const PACKET_BYTES: usize = crate::package::ts::PACKET_LEN;
@@ -473,6 +501,55 @@ impl futures_util::Stream for TsChunks {
             match need {
                 Need::Stream(s) => this.waiting = Some(s),
                 Need::Done => return Poll::Ready(None),
+            }
+        }
+    }
+}
+
+/// A segment's chunks run through HLS AES-128 (CBC, PKCS#7 padding), with bytes `window`
+/// of the ciphertext cut out of them.
+struct EncryptedChunks {
+    clear: TsChunks,
+    /// `None` once the padding block is out.
+    cipher: Option<Box<WholeSegmentEncryptor>>,
+    /// Ciphertext bytes made so far.
+    pos: u64,
+    window: std::ops::Range<u64>,
+}
+
+impl futures_util::Stream for EncryptedChunks {
+    type Item = std::io::Result<Bytes>;
+
+    fn poll_next(
+        self: std::pin::Pin<&mut Self>,
+        cx: &mut std::task::Context<'_>,
+    ) -> std::task::Poll<Option<Self::Item>> {
+        use std::task::Poll;
+        let this = self.get_mut();
+        loop {
+            if this.pos >= this.window.end {
+                return Poll::Ready(None);
+            }
+            let Some(cipher) = this.cipher.as_mut() else {
+                return Poll::Ready(None);
+            };
+            let out = match this.clear.poll_next_unpin(cx) {
+                Poll::Pending => return Poll::Pending,
+                Poll::Ready(Some(Err(e))) => return Poll::Ready(Some(Err(e))),
+                Poll::Ready(Some(Ok(chunk))) => cipher.feed(&chunk),
+                Poll::Ready(None) => match this.cipher.take() {
+                    Some(cipher) => cipher.finish(),
+                    None => return Poll::Ready(None),
+                },
+            };
+            let (from, to) = (this.pos, this.pos + out.len() as u64);
+            this.pos = to;
+            let (a, b) = (this.window.start.max(from), this.window.end.min(to));
+            if a < b {
+                // a and b lie within out (from <= a < b <= to), so the slice is in bounds.
+                return Poll::Ready(Some(
+                    Ok(out.slice((a - from) as usize..(b - from) as usize)),
+                ));
             }
         }
     }

@@ -165,6 +165,96 @@ async fn cenc_and_cbcs_dash_decrypt_to_the_clear_frames() {
     clear.shutdown().await;
 }
 
+/// Given HLS with MPEG-TS segments encrypted with AES-128, when ffmpeg reads
+/// `master-ts.m3u8` (fetching the key from the `EXT-X-KEY` URI), then video and audio decode
+/// to the same frames as the clear TS output, and every segment decrypted with the key
+/// and its playlist IV is byte for byte the clear segment.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn aes_128_ts_decodes_to_the_clear_frames() {
+    if !tools_available().await {
+        return;
+    }
+    let clear = start().await;
+    let server = start_encrypted("hls=aes-128").await;
+    for fixture in [
+        "h264-aac-3s.mp4",
+        "hevc-aac-3s.mp4",
+        "h264-aac-2lang-3s.mp4",
+    ] {
+        let master_path = format!("/vod/{fixture}/master-ts.m3u8");
+        let master = fetch_ok(&server, &master_path).await.text();
+        assert!(
+            master.contains("#EXT-X-SESSION-KEY:METHOD=AES-128") && !master.contains("I-FRAME"),
+            "{master}"
+        );
+        for selector in ["v", "a"] {
+            let got = frame_hashes(&server.url(&master_path), selector).await;
+            let want = frame_hashes(&clear.url(&master_path), selector).await;
+            assert!(!want.is_empty(), "{fixture} {selector}");
+            let hashes = |f: &[Frame]| f.iter().map(|f| f.hash.clone()).collect::<Vec<_>>();
+            assert_eq!(hashes(&got), hashes(&want), "{fixture} {selector}");
+        }
+        // Each segment: AES-128-CBC of the clear segment with the playlist's IV.
+        let variant = master.lines().find(|l| !l.starts_with('#')).unwrap();
+        let folder = variant.rsplit_once('/').unwrap().0;
+        let media = fetch_ok(&server, &format!("/vod/{fixture}/{variant}"))
+            .await
+            .text();
+        let clear_master = fetch_ok(&clear, &master_path).await.text();
+        let clear_variant = clear_master.lines().find(|l| !l.starts_with('#')).unwrap();
+        let clear_folder = clear_variant.rsplit_once('/').unwrap().0;
+        let key = fetch_ok(&server, &format!("/vod/{fixture}/{folder}/hls.key"))
+            .await
+            .body;
+        let mut iv = None;
+        for line in media.lines() {
+            if let Some(at) = line.find("IV=0x") {
+                iv = Some(line[at + 5..at + 37].to_owned());
+            }
+            if line.starts_with('#') {
+                continue;
+            }
+            let secret = fetch_ok(&server, &format!("/vod/{fixture}/{folder}/{line}"))
+                .await
+                .body;
+            let plain = fetch_ok(&clear, &format!("/vod/{fixture}/{clear_folder}/{line}"))
+                .await
+                .body;
+            let decrypted = cbc_decrypt(&secret, &key, iv.as_deref().unwrap());
+            assert_eq!(decrypted, plain, "{fixture} {line}");
+        }
+    }
+    server.shutdown().await;
+    clear.shutdown().await;
+}
+
+/// `data` decrypted with AES-128-CBC (RustCrypto's block cipher, chained here) with `key`
+/// and the hex `iv`, its PKCS#7 padding checked and removed.
+fn cbc_decrypt(data: &[u8], key: &[u8], iv: &str) -> Vec<u8> {
+    use aes::cipher::{BlockCipherDecrypt, KeyInit};
+    assert_eq!(data.len() % 16, 0, "whole blocks");
+    let aes = aes::Aes128::new_from_slice(key).unwrap();
+    let mut chain: [u8; 16] = (0..16)
+        .map(|k| u8::from_str_radix(&iv[2 * k..2 * k + 2], 16).unwrap())
+        .collect::<Vec<_>>()
+        .try_into()
+        .unwrap();
+    let mut out = Vec::with_capacity(data.len());
+    for block in data.chunks_exact(16) {
+        let cipher: [u8; 16] = block.try_into().unwrap();
+        let mut b = aes::Block::from(cipher);
+        aes.decrypt_block(&mut b);
+        let plain: [u8; 16] = b.into();
+        out.extend(plain.iter().zip(chain).map(|(p, c)| p ^ c));
+        chain = cipher;
+    }
+    let pad = *out.last().unwrap() as usize;
+    assert!((1..=16).contains(&pad), "PKCS#7 padding");
+    assert!(out[out.len() - pad..].iter().all(|b| *b as usize == pad));
+    out.truncate(out.len() - pad);
+    out
+}
+
 /// Given HLS encrypted with AES-128, when ffmpeg reads the multivariant playlist (and
 /// fetches the key from the `EXT-X-KEY` URI), then video and audio decode to the same
 /// frames as the clear HLS output.

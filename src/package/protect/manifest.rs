@@ -181,7 +181,9 @@ pub fn hls_media_playlist(
                 .find(|l| !l.starts_with('#'))
                 .and_then(
                     |uri| match Resource::parse(uri.split('?').next().unwrap_or(uri)) {
-                        Some(Resource::Segment { number, .. }) => Some(number),
+                        Some(
+                            Resource::Segment { number, .. } | Resource::TsSegment { number, .. },
+                        ) => Some(number),
                         _ => None,
                     },
                 );

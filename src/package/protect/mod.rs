@@ -82,5 +82,15 @@ pub fn hls_segment_iv(token: &str, kid: &[u8; 16], track_id: u32, number: u64) -
     iv
 }
 
+/// The HLS AES-128 IV of MPEG-TS segment `number` of the TS rendition named by
+/// `track_id`: as [`hls_segment_iv`] from a base of its own, so a TS segment never shares
+/// an IV with the CMAF segment of the same track and number under the same key.
+pub fn hls_ts_segment_iv(token: &str, kid: &[u8; 16], track_id: u32, number: u64) -> [u8; 16] {
+    let mut iv = constant_iv(token, kid, "hls aes-128 ts");
+    iv[4..8].copy_from_slice(&track_id.to_be_bytes());
+    iv[8..].copy_from_slice(&number.to_be_bytes());
+    iv
+}
+
 #[cfg(test)]
 mod tests;
