@@ -387,6 +387,14 @@ struct KnownFailure {
     reason: &'static str,
 }
 
+/// The verdict of one line of the runner's report ("pass", "fail", "known-failure").
+fn verdict_of(line: &str) -> String {
+    line.strip_prefix("{\"verdict\":\"")
+        .and_then(|rest| rest.split('"').next())
+        .unwrap_or("unreadable")
+        .to_owned()
+}
+
 /// Player faults traced to vodpack and not yet fixed.
 const KNOWN_FAILURES: &[KnownFailure] = &[KnownFailure {
     keys: &[
@@ -542,12 +550,6 @@ async fn run_web_jobs(runner: &Path, jobs: &str, file_name: &str) {
     let stdout = String::from_utf8_lossy(&run.stdout).into_owned();
     let stderr = String::from_utf8_lossy(&run.stderr).into_owned();
     let reports: Vec<&str> = stdout.lines().filter(|l| l.starts_with('{')).collect();
-    let verdict_of = |line: &str| {
-        line.strip_prefix("{\"verdict\":\"")
-            .and_then(|rest| rest.split('"').next())
-            .unwrap_or("unreadable")
-            .to_owned()
-    };
     let failed: Vec<&&str> = reports
         .iter()
         .filter(|line| !matches!(verdict_of(line).as_str(), "pass" | "known-failure"))
@@ -579,7 +581,8 @@ async fn run_web_jobs(runner: &Path, jobs: &str, file_name: &str) {
 /// Encrypted output (issue 14) in the browser, strictly and with a seek: dash.js and Shaka
 /// Player play `cenc` and `cbcs` DASH through W3C ClearKey EME (the licence URL from the
 /// MPD's `dashif:Laurl`, answered by vodpack's ClearKey licence route), and hls.js plays
-/// AES-128 HLS, CMAF and MPEG-TS (the key from the `EXT-X-KEY` URI).
+/// AES-128 HLS, CMAF and MPEG-TS (the key from the `EXT-X-KEY` URI), and SAMPLE-AES (CMAF
+/// `cbcs`) HLS through ClearKey EME with vodpack's licence route.
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn web_players_play_encrypted_output_strictly() {
     let Some(runner) = web_player_runner() else {
@@ -598,7 +601,7 @@ async fn web_players_play_encrypted_output_strictly() {
         common::start_server_with(&fixtures, settings)
     };
     let cenc = encrypted("hls=aes-128,dash=cenc").await;
-    let cbcs = encrypted("dash=cbcs").await;
+    let cbcs = encrypted("hls=sample-aes,dash=cbcs").await;
     let key = "h264-aac-3s.mp4";
     let steps = "{\"play\":0.5},{\"seek\":2.0},{\"play_to_end\":true}";
     let runs = [
@@ -608,16 +611,37 @@ async fn web_players_play_encrypted_output_strictly() {
         ("shaka", cbcs.url(""), "manifest.mpd", "cbcs"),
         ("hlsjs", cenc.url(""), "master.m3u8", "aes-128"),
         ("hlsjs", cenc.url(""), "master-ts.m3u8", "aes-128 ts"),
+        // SAMPLE-AES (CMAF cbcs) through EME ClearKey, the licence from the playlist's
+        // KEYFORMAT="org.w3.clearkey" key (hls.js takes its URL from its configuration).
+        ("hlsjs", cbcs.url(""), "master.m3u8", "sample-aes"),
     ];
     let jobs: Vec<String> = runs
         .iter()
         .map(|(player, base, manifest, scheme)| {
             let url = format!("{base}/vod/{key}/{manifest}");
-            format!(
-                "{{\"name\":{},\"player\":\"{player}\",\"url\":{},\"media\":[\"video\",\"audio\"],\"steps\":[{steps}]}}",
+            let mut job = format!(
+                "{{\"name\":{},\"player\":\"{player}\",\"url\":{},\"media\":[\"video\",\"audio\"],\"steps\":[{steps}]",
                 json_string(&format!("{player} {scheme} {key}")),
                 json_string(&url)
-            )
+            );
+            if *scheme == "sample-aes" {
+                let licence = format!("{base}/vod/{key}/clearkey.json");
+                job.push_str(&format!(",\"clearkey_licence\":{}", json_string(&licence)));
+            }
+            // hls.js's intermittent skip over the title shift's hole at 0, as in the clear
+            // runs (KNOWN_FAILURES): reported, not failed on.
+            if *player == "hlsjs" {
+                let known = KNOWN_FAILURES.iter().find(|k| k.runs.contains(&Run::HlsJs));
+                if let Some(k) = known {
+                    job.push_str(&format!(
+                        ",\"known_failures\":[{{\"matches\":{},\"reason\":{}}}]",
+                        json_string(k.matches),
+                        json_string(k.reason)
+                    ));
+                }
+            }
+            job.push('}');
+            job
         })
         .collect();
     let jobs = format!(
@@ -639,8 +663,11 @@ async fn web_players_play_encrypted_output_strictly() {
     let reports: Vec<&str> = stdout.lines().filter(|l| l.starts_with('{')).collect();
     let passed = reports
         .iter()
-        .filter(|l| l.starts_with("{\"verdict\":\"pass\""))
+        .filter(|l| matches!(verdict_of(l).as_str(), "pass" | "known-failure"))
         .count();
+    for line in reports.iter().filter(|l| verdict_of(l) == "known-failure") {
+        eprintln!("known failure (see KNOWN_FAILURES): {line}");
+    }
     assert!(
         !run.timed_out && run.status.is_some_and(|s| s.success()) && passed == runs.len(),
         "encrypted playback: {passed} of {} jobs passed; exit {:?}\n{}\nrunner stderr:\n{stderr}",

@@ -11,7 +11,9 @@
 //      "steps": [STEP, ...], "timeout_s": 90 (optional), "trace": true (optional: list
 //      every response in the report), "media": ["video", "audio"] (optional: the kinds
 //      that must reach the browser's decoders, so a track a player silently drops fails),
-//      "known_failures": [{"matches": "TEXT", "reason": "why"}, ...] (optional)}
+//      "known_failures": [{"matches": "TEXT", "reason": "why"}, ...] (optional),
+//      "clearkey_licence": "http://..." (optional, hls.js: EME on, W3C ClearKey licences
+//      from this URL, for SAMPLE-AES playlists with KEYFORMAT="org.w3.clearkey")}
 // and a STEP is one of
 //     {"play": N}          play until the media time has moved N seconds on (or the end)
 //     {"play_to_end": true} play until the media element reports `ended` (or stops with
@@ -170,9 +172,12 @@ const HARNESS_JS = String.raw`
   const byBandwidth = (a, b) => (a.bandwidth - b.bandwidth) || ((a.height || 0) - (b.height || 0));
   const adapters = {};
 
-  adapters.hlsjs = async (url) => {
+  adapters.hlsjs = async (url, textLanguage, clearkeyLicence) => {
     if (!Hls.isSupported()) throw new Error('hls.js: MediaSource is not available');
-    const hls = new Hls({ enableWorker: true });
+    const eme = clearkeyLicence
+      ? { emeEnabled: true, drmSystems: { 'org.w3.clearkey': { licenseUrl: clearkeyLicence } } }
+      : {};
+    const hls = new Hls({ enableWorker: true, ...eme });
     // hls.js reports a stall as a non-fatal error event; a stall is a wait, not a fault.
     // It also reports a load it cancels itself (a seek, a switch) as a non-fatal "aborted"
     // (ErrorDetails.INTERNAL_ABORTED), like a request the page aborts: no fault either.
@@ -274,9 +279,9 @@ const HARNESS_JS = String.raw`
   const primary = (lang) => { const p = String(lang || '').toLowerCase().split('-')[0]; return ALIASES[p] || p; };
   window.vpSameLanguage = (a, b) => primary(a) === primary(b);
 
-  window.vpStart = async (player, url, textLanguage) => {
+  window.vpStart = async (player, url, textLanguage, clearkeyLicence) => {
     try {
-      window.vp = await adapters[player](url, textLanguage);
+      window.vp = await adapters[player](url, textLanguage, clearkeyLicence);
       return null;
     } catch (e) {
       note('harness', true, 'start', e && e.message || e);
@@ -568,7 +573,8 @@ async function runJob(browser, pageOrigin, job) {
       await page.goto(`${pageOrigin}/?player=${job.player}`, { waitUntil: 'load', timeout: 20000 });
       const cueStep = (job.steps || []).find((step) => step.cues);
       const textLanguage = cueStep ? cueStep.lang || null : null;
-      const startError = await page.evaluate(([player, url, lang]) => window.vpStart(player, url, lang), [job.player, job.url, textLanguage]);
+      const licence = job.clearkey_licence || null;
+      const startError = await page.evaluate(([player, url, lang, ck]) => window.vpStart(player, url, lang, ck), [job.player, job.url, textLanguage, licence]);
       if (startError) throw new StepFailure(`player did not start: ${startError}`);
       for (const step of job.steps || []) {
         const kind = Object.keys(step).find((k) => STEP_KINDS.includes(k));
