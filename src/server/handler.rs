@@ -1,7 +1,8 @@
 //! One request, start to finish, as a straight line of typed steps:
 //! route -> identify the object -> cached title -> content -> conditional / HEAD / Range ->
-//! response. Segment payloads are streamed by a producer task into the bounded body
-//! channel; everything else is answered from bytes cached with the title.
+//! response. Segment payloads are streamed as pulled bodies, read from the source as the
+//! connection sends them (`pulled.rs`, `ts.rs`); everything else is answered from bytes
+//! cached with the title.
 
 use std::sync::Arc;
 use std::time::{Duration, Instant};
@@ -765,7 +766,7 @@ fn mp4_type(kind: TrackKind) -> &'static str {
 }
 
 /// Apply conditionals, HEAD and Range to a successful answer. `admitted` is held until the
-/// body is sent: by this call for whole bodies, by the producer task for streams.
+/// body is sent: by this call for whole bodies, by the pulled body for streams.
 async fn respond<B>(
     app: &Arc<App>,
     req: &Request<B>,
@@ -885,33 +886,11 @@ async fn respond<B>(
                     }
                 }
             }
-            let (tx, body) = ResponseBody::channel(end - start);
-            let app = app.clone();
-            // The request span lives until the stream ends, with the reads under it; the
-            // request's facts too, for the lines the stream may log.
-            let span = Span::current();
-            let facts = log_context::current();
-            tokio::spawn(
-                log_context::scope_some(facts, async move {
-                    let _admitted = admitted;
-                    app.metrics.streams_in_flight.inc();
-                    let parts = header_part.into_iter().chain(first);
-                    match stream_segment(&app, parts, chunks, &tx).await {
-                        Ok(sent) => {
-                            Span::current().record("vod.bytes_sent", sent);
-                        }
-                        Err(e) => {
-                            log_context::facts(|key, route| {
-                                tracing::warn!(error = %e, vod.key = key, vod.route = route, "segment stream cut");
-                            });
-                            let _ = tx.send(Err(std::io::Error::other(e.to_string()))).await;
-                        }
-                    }
-                    app.metrics.streams_in_flight.dec();
-                })
-                .instrument(span),
-            );
-            body
+            // Pulled by the connection itself (`pulled.rs`): the header and first chunk,
+            // then the source chunks as the socket takes them.
+            let parts: Vec<Bytes> = header_part.into_iter().chain(first).collect();
+            let stream = super::pulled::PulledSegment::new(app, parts, chunks, admitted);
+            ResponseBody::pulled(end - start, stream)
         }
         Content::TsSegment(job) => match ts_segment_body(app, job, start, end, admitted).await {
             Ok(body) => body,
@@ -948,27 +927,9 @@ async fn respond_protected(
             ))
         }
     };
-    let (tx, body) = ResponseBody::channel(end - start);
-    let app = app.clone();
-    let span = Span::current();
-    tokio::spawn(
-        async move {
-            let _admitted = admitted;
-            app.metrics.streams_in_flight.inc();
-            match stream_segment(&app, first.into_iter(), stream, &tx).await {
-                Ok(sent) => {
-                    Span::current().record("vod.bytes_sent", sent);
-                }
-                Err(e) => {
-                    tracing::warn!(error = %e, "encrypted segment stream cut");
-                    let _ = tx.send(Err(std::io::Error::other(e.to_string()))).await;
-                }
-            }
-            app.metrics.streams_in_flight.dec();
-        }
-        .instrument(span),
-    );
-    finish(builder, body)
+    let parts: Vec<Bytes> = first.into_iter().collect();
+    let stream = super::pulled::PulledSegment::new(app, parts, stream, admitted);
+    finish(builder, ResponseBody::pulled(end - start, stream))
 }
 
 /// Replace the answer's cache policy: error-like answers must not be cached with it.
@@ -1037,43 +998,6 @@ fn segment_parts(
         }
     }
     (header_part, parts)
-}
-
-/// Send `parts` (bytes already in memory), then the rest of `chunks`, into `tx`. Stops
-/// quietly when the client goes away: the body is dropped with its connection, which the
-/// connection's send timeout closes when the client stops reading for `send_timeout_ms`
-/// (`send_timeout.rs`), and the source reads stop with it. Returns the bytes sent.
-async fn stream_segment(
-    app: &App,
-    parts: impl Iterator<Item = Bytes>,
-    mut chunks: crate::source::ByteStream,
-    tx: &tokio::sync::mpsc::Sender<Result<Bytes, std::io::Error>>,
-) -> Result<u64, crate::source::SourceError> {
-    let mut sent = 0u64;
-    for part in parts {
-        let len = part.len() as u64;
-        if tx.send(Ok(part)).await.is_err() {
-            return Ok(sent);
-        }
-        app.metrics.sent_bytes.inc_by(len);
-        sent += len;
-    }
-    // A place in the channel is taken before the next chunk is read, so no chunk waits in
-    // this task for room: a stream holds the channel's chunks and the one being read into
-    // the place it already has, nothing more.
-    loop {
-        let Ok(permit) = tx.reserve().await else {
-            return Ok(sent);
-        };
-        let Some(chunk) = chunks.next().await else {
-            return Ok(sent);
-        };
-        let chunk = chunk?;
-        let len = chunk.len() as u64;
-        permit.send(Ok(chunk));
-        app.metrics.sent_bytes.inc_by(len);
-        sent += len;
-    }
 }
 
 fn finish(builder: http::response::Builder, body: ResponseBody) -> Response<ResponseBody> {

@@ -37,12 +37,10 @@ pub(super) fn current() -> Option<RequestFacts> {
     REQUEST.try_with(RequestFacts::clone).ok()
 }
 
-/// [`scope`] when there are facts; `future` as it is otherwise.
-pub(super) async fn scope_some<F: Future>(facts: Option<RequestFacts>, future: F) -> F::Output {
-    match facts {
-        Some(facts) => REQUEST.scope(facts, future).await,
-        None => future.await,
-    }
+/// Call `f` with `facts` as its request's facts (for a line written outside the
+/// request's task, such as by a body its connection polls).
+pub(super) fn sync_scope<R>(facts: RequestFacts, f: impl FnOnce() -> R) -> R {
+    REQUEST.sync_scope(facts, f)
 }
 
 /// Call `f` with the object key (when the path names one) and the route label of the

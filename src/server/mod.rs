@@ -16,6 +16,7 @@ mod nginx_vod;
 mod preview;
 mod probe;
 pub mod protect;
+mod pulled;
 mod range;
 mod route;
 mod send_timeout;
@@ -34,7 +35,7 @@ use hyper_util::rt::{TokioIo, TokioTimer};
 use tokio::net::TcpListener;
 
 pub use admission::{Admission, AdmissionLimits, Admitted, RequestClass};
-pub use body::{ResponseBody, STREAM_CHANNEL_CHUNKS};
+pub use body::ResponseBody;
 pub use catalog::{CachedTitle, Catalog, TitleError};
 pub use describe::{describe, DetailError};
 pub use error::ErrorAnswer;

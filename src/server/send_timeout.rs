@@ -2,8 +2,8 @@
 //! `send_timeout_ms` is cut off, as nginx's `send_timeout` does ("set only between two
 //! successive write operations").
 //!
-//! A channel body's producer times its own sends, but a pulled body (`body.rs`) has no
-//! producer: when the client stops reading, the socket stops taking bytes, hyper stops
+//! A streamed body is pulled by the connection (`body.rs`), with no producer task to time
+//! its own sends: when the client stops reading, the socket stops taking bytes, hyper stops
 //! polling the body, and only the connection can notice. So every write that would wait
 //! arms one timer per connection, and any progress disarms it; a connection that never
 //! waits to write never touches the timer.

@@ -4,10 +4,11 @@
 //! A title's TS output (`package::ts::TsTitle`: programs, layouts, bandwidths) is worked
 //! out once, on the blocking pool, on the first TS request, and kept with the cached title
 //! with its rendered playlists, as the CMAF manifests are. A segment streams like a CMAF
-//! one: the head goes out once the first source bytes are in hand, then the writer turns
-//! each stream's source chunks into packets, through the same bounded body channel, with
-//! the same send timeout, metrics and source read counters. Each program stream (video,
-//! muxed audio) is read as its own run of ranges, in file order, from its own object.
+//! one: the head goes out once the first chunk is made, then the writer turns the source
+//! bytes into packets as the connection pulls each chunk (`TsChunks`), with the same send
+//! timeout, metrics and source read counters. The program streams of one object (video,
+//! muxed audio) are read together in file order (`source::InterleavedReads`). With HLS
+//! AES-128 the chunks go through the cipher (`EncryptedChunks`).
 
 use std::sync::{Arc, OnceLock};
 use std::time::Duration;
@@ -280,8 +281,8 @@ pub(super) async fn ts_segment_body(
     };
     let source = app.catalog.source().clone();
     // Output chunks of `stream_chunk_bytes`, as CMAF's. A TS connection holds the chunk
-    // hyper is sending, the chunk being made, a read batch and the segment's plan, less
-    // than a CMAF stream's channel of two chunks (docs/performance.md, issue 12).
+    // hyper is sending, the chunk being made, a read batch and the segment's plan
+    // (docs/performance.md, issue 12).
     let chunk = app.settings.stream_chunk_bytes.max(PACKET_BYTES);
     // Program streams from one object are read together, in file order (`InterleavedReads`).
     let mut readers: Vec<(ObjectKey, ObjectIdentity, Vec<Vec<ByteRange>>)> = Vec::new();
