@@ -660,9 +660,7 @@ pub fn encrypted_stream(
                 };
                 let (from, to) = (pos, pos + bytes.len() as u64);
                 pos = to;
-                let (a, b) = (start.max(from), end.min(to));
-                if a < b {
-                    let piece = bytes.slice((a - from) as usize..(b - from) as usize);
+                if let Some(piece) = window_part(&bytes, from, start..end) {
                     return Some((Ok(piece), (input, encryptor, pos)));
                 }
                 if encryptor.is_none() && to == from {
@@ -672,6 +670,15 @@ pub fn encrypted_stream(
         }
     })
     .boxed()
+}
+
+/// The part of `bytes`, which sit at `from` in a stream, that falls in `window` of it;
+/// `None` when none does.
+pub(super) fn window_part(bytes: &Bytes, from: u64, window: std::ops::Range<u64>) -> Option<Bytes> {
+    let to = from + bytes.len() as u64;
+    let (a, b) = (window.start.max(from), window.end.min(to));
+    // from <= a < b <= to, so the slice lies within `bytes`.
+    (a < b).then(|| bytes.slice((a - from) as usize..(b - from) as usize))
 }
 
 /// The encryption policy of the title at `key` (which must exist): a title document's own,

@@ -50,14 +50,16 @@ impl<T> SendTimeout<T> {
             self.armed = false;
             return polled;
         }
-        let deadline = Instant::now() + self.timeout;
-        let sleep = self
-            .sleep
-            .get_or_insert_with(|| Box::pin(tokio::time::sleep_until(deadline)));
         if !self.armed {
-            sleep.as_mut().reset(deadline);
+            let deadline = Instant::now() + self.timeout;
+            match self.sleep.as_mut() {
+                Some(sleep) => sleep.as_mut().reset(deadline),
+                None => self.sleep = Some(Box::pin(tokio::time::sleep_until(deadline))),
+            }
             self.armed = true;
         }
+        let timeout = self.timeout;
+        let sleep = (self.sleep).get_or_insert_with(|| Box::pin(tokio::time::sleep(timeout)));
         match sleep.as_mut().poll(cx) {
             Poll::Pending => Poll::Pending,
             Poll::Ready(()) => {

@@ -22,7 +22,7 @@ use super::body::ResponseBody;
 use super::catalog::CachedTitle;
 use super::error::ErrorAnswer;
 use super::handler::assemble_off_runtime;
-use super::protect::Protected;
+use super::protect::{window_part, Protected};
 use super::subtitle::{subtitle_body, SubtitleRequest};
 use super::{Admitted, App};
 use crate::crypto::{Scheme, WholeSegmentEncryptor};
@@ -543,14 +543,10 @@ impl futures_util::Stream for EncryptedChunks {
                     None => return Poll::Ready(None),
                 },
             };
-            let (from, to) = (this.pos, this.pos + out.len() as u64);
-            this.pos = to;
-            let (a, b) = (this.window.start.max(from), this.window.end.min(to));
-            if a < b {
-                // a and b lie within out (from <= a < b <= to), so the slice is in bounds.
-                return Poll::Ready(Some(
-                    Ok(out.slice((a - from) as usize..(b - from) as usize)),
-                ));
+            let from = this.pos;
+            this.pos += out.len() as u64;
+            if let Some(part) = window_part(&out, from, this.window.clone()) {
+                return Poll::Ready(Some(Ok(part)));
             }
         }
     }
