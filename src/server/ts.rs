@@ -280,10 +280,11 @@ pub(super) async fn ts_segment_body(
         assemble_off_runtime(assemble, prepare).await?
     };
     let source = app.catalog.source().clone();
-    // Output chunks of `stream_chunk_bytes`, as CMAF's. A TS connection holds the chunk
-    // hyper is sending, the chunk being made, a read batch and the segment's plan
-    // (docs/performance.md, issue 12).
-    let chunk = app.settings.stream_chunk_bytes.max(PACKET_BYTES);
+    // Output chunks of half `stream_chunk_bytes`. A TS connection holds the chunk hyper is
+    // sending, the chunk being made, a read batch and the segment's plan, where a CMAF one
+    // holds the chunk being sent and the one being read: at half size a TS stream stays
+    // within a CMAF stream's memory (docs/performance.md, issue 12).
+    let chunk = (app.settings.stream_chunk_bytes / 2).max(PACKET_BYTES);
     // Program streams from one object are read together, in file order (`InterleavedReads`).
     let mut readers: Vec<(ObjectKey, ObjectIdentity, Vec<Vec<ByteRange>>)> = Vec::new();
     let mut route = Vec::with_capacity(objects.len());
