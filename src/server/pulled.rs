@@ -21,16 +21,50 @@ use super::log_context::{self, RequestFacts};
 use super::{Admitted, App};
 use crate::source::ByteStream;
 
+/// What every streamed segment body keeps for its request: the stream counted in flight
+/// from its start to its drop, the bytes sent (on the `request` span when it ends), the
+/// span for its log lines, and the request's admission.
+pub(super) struct StreamAccount {
+    sent: u64,
+    app: Arc<App>,
+    pub(super) span: Span,
+    _admitted: Admitted,
+}
+
+impl StreamAccount {
+    /// The account of a stream of the current task's request, now in flight.
+    pub(super) fn new(app: &Arc<App>, admitted: Admitted) -> Self {
+        app.metrics.streams_in_flight.inc();
+        Self {
+            sent: 0,
+            app: app.clone(),
+            span: Span::current(),
+            _admitted: admitted,
+        }
+    }
+
+    /// `bytes`, counted as sent.
+    pub(super) fn sent(&mut self, bytes: Bytes) -> Bytes {
+        self.sent += bytes.len() as u64;
+        self.app.metrics.sent_bytes.inc_by(bytes.len() as u64);
+        bytes
+    }
+}
+
+impl Drop for StreamAccount {
+    fn drop(&mut self) {
+        self.span.record("vod.bytes_sent", self.sent);
+        self.app.metrics.streams_in_flight.dec();
+    }
+}
+
 /// The chunks of one streamed segment answer.
 pub(super) struct PulledSegment {
     /// Bytes in hand, sent first.
     parts: std::vec::IntoIter<Bytes>,
     chunks: ByteStream,
-    sent: u64,
-    app: Arc<App>,
     facts: Option<RequestFacts>,
-    span: Span,
-    _admitted: Admitted,
+    account: StreamAccount,
 }
 
 impl PulledSegment {
@@ -41,22 +75,12 @@ impl PulledSegment {
         chunks: ByteStream,
         admitted: Admitted,
     ) -> Self {
-        app.metrics.streams_in_flight.inc();
         Self {
             parts: parts.into_iter(),
             chunks,
-            sent: 0,
-            app: app.clone(),
             facts: log_context::current(),
-            span: Span::current(),
-            _admitted: admitted,
+            account: StreamAccount::new(app, admitted),
         }
-    }
-
-    fn counted(&mut self, bytes: Bytes) -> Bytes {
-        self.sent += bytes.len() as u64;
-        self.app.metrics.sent_bytes.inc_by(bytes.len() as u64);
-        bytes
     }
 }
 
@@ -66,14 +90,14 @@ impl Stream for PulledSegment {
     fn poll_next(self: Pin<&mut Self>, cx: &mut Context<'_>) -> Poll<Option<Self::Item>> {
         let this = self.get_mut();
         if let Some(part) = this.parts.next() {
-            return Poll::Ready(Some(Ok(this.counted(part))));
+            return Poll::Ready(Some(Ok(this.account.sent(part))));
         }
         match this.chunks.poll_next_unpin(cx) {
             Poll::Pending => Poll::Pending,
             Poll::Ready(None) => Poll::Ready(None),
-            Poll::Ready(Some(Ok(chunk))) => Poll::Ready(Some(Ok(this.counted(chunk)))),
+            Poll::Ready(Some(Ok(chunk))) => Poll::Ready(Some(Ok(this.account.sent(chunk)))),
             Poll::Ready(Some(Err(e))) => {
-                let _entered = this.span.enter();
+                let _entered = this.account.span.enter();
                 let log = || {
                     log_context::facts(|key, route| {
                         tracing::warn!(error = %e, vod.key = key, vod.route = route, "segment stream cut");
@@ -86,12 +110,5 @@ impl Stream for PulledSegment {
                 Poll::Ready(Some(Err(std::io::Error::other(e.to_string()))))
             }
         }
-    }
-}
-
-impl Drop for PulledSegment {
-    fn drop(&mut self) {
-        self.span.record("vod.bytes_sent", self.sent);
-        self.app.metrics.streams_in_flight.dec();
     }
 }

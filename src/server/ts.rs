@@ -23,6 +23,7 @@ use super::catalog::CachedTitle;
 use super::error::ErrorAnswer;
 use super::handler::assemble_off_runtime;
 use super::protect::{window_part, Protected};
+use super::pulled::StreamAccount;
 use super::subtitle::{subtitle_body, SubtitleRequest};
 use super::{Admitted, App};
 use crate::crypto::{Scheme, WholeSegmentEncryptor};
@@ -326,12 +327,8 @@ pub(super) async fn ts_segment_body(
         chunk,
         first: None,
         failure: None,
-        sent: 0,
-        app: app.clone(),
-        _admitted: admitted,
-        span: tracing::Span::current(),
+        account: StreamAccount::new(app, admitted),
     };
-    app.metrics.streams_in_flight.inc();
     // Make the first chunk now: a source that fails or stalls before it is a clean 5xx.
     let deadline = Duration::from_millis(app.settings.server.request_timeout_ms);
     match tokio::time::timeout(deadline, chunks.next()).await {
@@ -396,10 +393,7 @@ struct TsChunks {
     first: Option<Bytes>,
     /// The source's failure, kept typed for an answer not yet committed.
     failure: Option<ErrorAnswer>,
-    sent: u64,
-    app: Arc<App>,
-    _admitted: Admitted,
-    span: tracing::Span,
+    account: StreamAccount,
 }
 
 impl TsChunks {
@@ -429,13 +423,11 @@ impl TsChunks {
     /// The chunk made so far, counted as sent.
     fn take_chunk(&mut self) -> Bytes {
         let bytes = Bytes::from(std::mem::take(&mut self.out));
-        self.sent += bytes.len() as u64;
-        self.app.metrics.sent_bytes.inc_by(bytes.len() as u64);
-        bytes
+        self.account.sent(bytes)
     }
 
     fn fail(&mut self, answer: ErrorAnswer, why: String) -> std::io::Error {
-        let _entered = self.span.enter();
+        let _entered = self.account.span.enter();
         tracing::warn!(error = %why, "TS segment source failed");
         self.failure = Some(answer);
         std::io::Error::other(why)
@@ -550,12 +542,5 @@ impl futures_util::Stream for EncryptedChunks {
                 return Poll::Ready(Some(Ok(part)));
             }
         }
-    }
-}
-
-impl Drop for TsChunks {
-    fn drop(&mut self) {
-        self.span.record("vod.bytes_sent", self.sent);
-        self.app.metrics.streams_in_flight.dec();
     }
 }
