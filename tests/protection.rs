@@ -624,20 +624,85 @@ async fn ranges_of_encrypted_segments_are_slices_of_the_whole() {
     server.shutdown().await;
 }
 
-/// Given HLS encrypted with SAMPLE-AES (`cbcs`), which vodpack does not build for MPEG-TS,
-/// when the TS output is asked for, then it is not offered (404 pointing at master.m3u8),
-/// never served clear.
+/// Given HLS encrypted with SAMPLE-AES (`cbcs` for CMAF), when the MPEG-TS output is asked
+/// for, then it is offered with Apple's sample encryption: `METHOD=SAMPLE-AES` with the
+/// raw key at `hls.key` and one IV, a PMT with the encrypted stream types, no I-frame
+/// playlist, nothing from the clear folder, and byte ranges that are slices of the whole.
 #[tokio::test]
-async fn ts_is_not_offered_clear_beside_sample_aes() {
-    let server = start("hls=sample-aes", SignedUrls::Off, &[]).await;
-    let reply = request(
-        server.addr,
+async fn ts_beside_sample_aes_is_sample_encrypted() {
+    let clear = start("none", SignedUrls::Off, &[]).await;
+    let master_path = format!("/vod/{FIXTURE}/master-ts.m3u8");
+    let clear_master = request(clear.addr, "GET", &master_path, &[]).await.text();
+    let clear_folder = version_folder_in(&clear_master);
+    let clear_segment = request(
+        clear.addr,
         "GET",
-        &format!("/vod/{FIXTURE}/master-ts.m3u8"),
+        &format!("/vod/{FIXTURE}/{clear_folder}seg-ts-t1-1.ts"),
         &[],
     )
     .await;
-    assert_eq!(reply.status, 404);
-    assert!(reply.text().contains("master.m3u8"), "{}", reply.text());
+    clear.shutdown().await;
+    let server = start("hls=sample-aes", SignedUrls::Off, &[]).await;
+    let master = request(server.addr, "GET", &master_path, &[]).await;
+    assert_eq!(master.status, 200);
+    let master = master.text();
+    assert!(
+        master.contains("#EXT-X-SESSION-KEY:METHOD=SAMPLE-AES,URI=\"v")
+            && !master.contains("KEYFORMAT")
+            && !master.contains("I-FRAME"),
+        "{master}"
+    );
+    let folder = version_folder_in(&master);
+    let playlist = request(
+        server.addr,
+        "GET",
+        &format!("/vod/{FIXTURE}/{folder}index-ts-t1.m3u8"),
+        &[],
+    )
+    .await
+    .text();
+    assert_eq!(playlist.matches("#EXT-X-KEY:").count(), 1, "{playlist}");
+    assert!(
+        playlist.contains("#EXT-X-KEY:METHOD=SAMPLE-AES,URI=\"hls.key\",IV=0x"),
+        "{playlist}"
+    );
+    let key = request(
+        server.addr,
+        "GET",
+        &format!("/vod/{FIXTURE}/{folder}hls.key"),
+        &[],
+    )
+    .await;
+    assert_eq!((key.status, key.body.len()), (200, 16));
+    for path in [
+        format!("/vod/{FIXTURE}/{clear_folder}index-ts-t1.m3u8"),
+        format!("/vod/{FIXTURE}/{clear_folder}seg-ts-t1-1.ts"),
+        format!("/vod/{FIXTURE}/{folder}iframes-ts-t1.m3u8"),
+    ] {
+        let status = request(server.addr, "GET", &path, &[]).await.status;
+        assert_eq!(status, 404, "{path}");
+    }
+    let path = format!("/vod/{FIXTURE}/{folder}seg-ts-t1-1.ts");
+    let whole = request(server.addr, "GET", &path, &[]).await;
+    assert_eq!(whole.status, 200);
+    // Transport packets still, with the SAMPLE-AES PMT, and not the clear segment.
+    assert!(whole
+        .body
+        .chunks(188)
+        .all(|p| p.len() == 188 && p[0] == 0x47));
+    assert_eq!(whole.body[188 + 17], 0xDB, "H.264 SAMPLE-AES stream type");
+    assert_ne!(whole.body, clear_segment.body);
+    let head = request(server.addr, "HEAD", &path, &[]).await;
+    assert_eq!(
+        head.header("content-length"),
+        Some(whole.body.len().to_string().as_str())
+    );
+    let len = whole.body.len();
+    for (from, to) in [(0, 9), (100, 1099), (len - 17, len - 1)] {
+        let range = format!("bytes={from}-{to}");
+        let part = request(server.addr, "GET", &path, &[("Range", &range)]).await;
+        assert_eq!(part.status, 206, "{path} {range}");
+        assert_eq!(part.body, whole.body[from..=to], "{path} {range}");
+    }
     server.shutdown().await;
 }

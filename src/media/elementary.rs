@@ -30,10 +30,12 @@ pub enum StreamConfig {
     /// MPEG-1/2 Audio layer III (`.mp3`, or `mp4a` with object type 0x6B or 0x69): frames
     /// carry their own headers.
     Mp3,
-    /// AC-3 (`ac-3`): frames carry their own sync information.
-    Ac3,
-    /// E-AC-3 (`ec-3`): frames carry their own sync information.
-    Eac3,
+    /// AC-3 (`ac-3`): frames carry their own sync information; `dac3` is the body of the
+    /// AC3SpecificBox (ETSI TS 102 366 F.4), which HLS SAMPLE-AES restates in the PMT.
+    Ac3 { dac3: Vec<u8> },
+    /// E-AC-3 (`ec-3`): frames carry their own sync information; `dec3` is the body of the
+    /// EC3SpecificBox (F.6), for the same purpose.
+    Eac3 { dec3: Vec<u8> },
     /// Anything else (VP9, AV1, Opus, FLAC, ...), or an entry that could not be read.
     Other,
 }
@@ -79,9 +81,23 @@ pub fn stream_config(stsd: &[u8]) -> StreamConfig {
             }
         }
         Codec::Mp3(_) => StreamConfig::Mp3,
-        Codec::Ac3(_) => StreamConfig::Ac3,
-        Codec::Eac3(_) => StreamConfig::Eac3,
+        Codec::Ac3(e) => StreamConfig::Ac3 {
+            dac3: box_body(&e.dac3),
+        },
+        Codec::Eac3(e) => StreamConfig::Eac3 {
+            dec3: box_body(&e.dec3),
+        },
         _ => StreamConfig::Other,
+    }
+}
+
+/// The body of `atom` as mp4-atom writes it (its 8-byte header dropped); empty if it
+/// cannot be written.
+fn box_body<A: mp4_atom::Atom>(atom: &A) -> Vec<u8> {
+    let mut out = Vec::new();
+    match mp4_atom::Encode::encode(atom, &mut out) {
+        Ok(()) => out.split_off(8.min(out.len())),
+        Err(_) => Vec::new(),
     }
 }
 

@@ -36,11 +36,11 @@ use crate::crypto::{
     SecretKeyProvider, Subsample, TokenError, TokenSigner, WholeSegmentEncryptor,
 };
 use crate::media::TrackKind;
-use crate::package::protect::manifest;
+use crate::package::protect::manifest::{self, HlsKey};
 use crate::package::protect::{
-    cenc_sample_iv, constant_iv, hls_segment_iv, hls_ts_segment_iv, iv_base, protect_init_segment,
-    protect_segment_header, video_subsamples, NalScanner, ProtectError, SampleEntryFormat,
-    TrackProtection,
+    cenc_sample_iv, constant_iv, hls_segment_iv, hls_ts_sample_aes_iv, hls_ts_segment_iv, iv_base,
+    protect_init_segment, protect_segment_header, video_subsamples, NalScanner, ProtectError,
+    SampleEntryFormat, TrackProtection,
 };
 use crate::package::{PreparedSegment, Resource};
 use crate::source::{ByteRange, ByteStream, ObjectIdentity, ObjectKey, SourceError};
@@ -242,15 +242,9 @@ pub async fn select(
             | Resource::TsSegment { .. }
             | Resource::TsSubtitleSegment { .. }
     );
-    // MPEG-TS is encrypted with AES-128 only (SAMPLE-AES for TS is not built): with any
-    // other HLS scheme no TS resource is offered at all, and an encrypted TS output has no
-    // I-frame playlists, as an encrypted CMAF output has no trick play (fail closed).
-    if ts && policy.hls.is_some_and(|s| s != Scheme::Aes128) {
-        return Err(ErrorAnswer::new(
-            StatusCode::NOT_FOUND,
-            "MPEG-TS output is not available with SAMPLE-AES; use master.m3u8",
-        ));
-    }
+    // MPEG-TS is encrypted as HLS is: AES-128 whole segments, or Apple's sample encryption
+    // where HLS is SAMPLE-AES. An encrypted TS output has no I-frame playlists, as an
+    // encrypted CMAF output has no trick play (fail closed).
     if matches!(resource, Resource::TsIframePlaylist { .. }) && policy.hls.is_some() {
         return Err(ErrorAnswer::new(
             StatusCode::NOT_FOUND,
@@ -359,11 +353,12 @@ pub fn protected_manifest(
             // encrypted output does not offer them (fail closed; vod_answer refuses them).
             let text = manifest::hls_without_iframes(&text);
             let swapped = manifest::swap_version_folder(&text, &cached.token, &p.token);
-            let uri = match p.scheme {
-                Scheme::Aes128 => format!("{}{KEY_NAME}", crate::package::version_folder(&p.token)),
-                _ => licence,
+            let method = HlsKey::of(p.scheme, *resource == Resource::MultivariantTs);
+            let uri = match method {
+                HlsKey::SampleAesClearKey => licence,
+                _ => format!("{}{KEY_NAME}", crate::package::version_folder(&p.token)),
             };
-            let out = manifest::hls_multivariant(&swapped, p.scheme, &uri, &p.key);
+            let out = manifest::hls_multivariant(&swapped, method, &uri, &p.key);
             match &query {
                 Some(q) => manifest::hls_with_query(&out, q),
                 None => out,
@@ -375,7 +370,8 @@ pub fn protected_manifest(
                 _ => licence,
             };
             let (token, kid, track) = (&cached.token, p.key.kid, *track_id);
-            let out = manifest::hls_media_playlist(&text, p.scheme, &uri, &p.key, |n| {
+            let method = HlsKey::of(p.scheme, false);
+            let out = manifest::hls_media_playlist(&text, method, &uri, &p.key, |n| {
                 hls_segment_iv(token, &kid, track, n)
             });
             match &query {
@@ -383,12 +379,12 @@ pub fn protected_manifest(
                 None => out,
             }
         }
-        // A TS rendition's playlist (AES-128 only, `select`): named by its video's track.
+        // A TS rendition's playlist (AES-128 or SAMPLE-AES, `select`): named by its video's
+        // track.
         Resource::TsMediaPlaylist { track_id } if cached.title.rendition(*track_id).is_some() => {
-            let (token, kid, track) = (&cached.token, p.key.kid, *track_id);
-            let uri = KEY_NAME.to_owned();
-            let out = manifest::hls_media_playlist(&text, p.scheme, &uri, &p.key, |n| {
-                hls_ts_segment_iv(token, &kid, track, n)
+            let method = HlsKey::of(p.scheme, true);
+            let out = manifest::hls_media_playlist(&text, method, KEY_NAME, &p.key, |n| {
+                ts_segment_iv(cached, p, *track_id, n)
             });
             match &query {
                 Some(q) => manifest::hls_with_query(&out, q),
@@ -411,6 +407,16 @@ pub fn protected_manifest(
         },
     };
     Bytes::from(out)
+}
+
+/// The IV of MPEG-TS segment `number` of the TS rendition named by `track_id` in output
+/// `p`: AES-128 and SAMPLE-AES each from a base of their own (SAMPLE-AES: one IV for all
+/// segments).
+pub fn ts_segment_iv(cached: &CachedTitle, p: &Protected, track_id: u32, number: u64) -> [u8; 16] {
+    match p.scheme {
+        Scheme::Aes128 => hls_ts_segment_iv(&cached.token, &p.key.kid, track_id, number),
+        _ => hls_ts_sample_aes_iv(&cached.token, &p.key.kid, track_id),
+    }
 }
 
 /// A clear manifest with the request's token carried into its URLs (signed URLs on
@@ -698,12 +704,15 @@ async fn title_policy(app: &App, key: &ObjectKey) -> Result<EncryptionPolicy, Er
     Ok(cached.encryption.unwrap_or(app.protect.policy()))
 }
 
-/// The HLS AES-128 key of the title at `key`: 16 raw bytes.
+/// The HLS key of the title at `key` (AES-128, and SAMPLE-AES for MPEG-TS): 16 raw bytes.
 ///
 /// # Errors
-/// 404 when the title's HLS output is not AES-128, 503 when the key is unavailable.
+/// 404 when the title's HLS output is clear, 503 when the key is unavailable.
 pub async fn key_answer(app: &App, key: &ObjectKey) -> Result<Bytes, ErrorAnswer> {
-    if title_policy(app, key).await?.hls != Some(Scheme::Aes128) {
+    if !matches!(
+        title_policy(app, key).await?.hls,
+        Some(Scheme::Aes128 | Scheme::Cbcs)
+    ) {
         return Err(ErrorAnswer::new(StatusCode::NOT_FOUND, "not found"));
     }
     let content_key = app.protect.content_key(key).await?;

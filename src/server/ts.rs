@@ -22,13 +22,15 @@ use super::body::ResponseBody;
 use super::catalog::CachedTitle;
 use super::error::ErrorAnswer;
 use super::handler::assemble_off_runtime;
-use super::protect::{window_part, Protected};
+use super::protect::{ts_segment_iv, window_part, Protected};
 use super::pulled::StreamAccount;
 use super::subtitle::{subtitle_body, SubtitleRequest};
 use super::{Admitted, App};
 use crate::crypto::{Scheme, WholeSegmentEncryptor};
-use crate::package::protect::hls_ts_segment_iv;
-use crate::package::ts::{prepare_ts_segment, Need, TsSegment, TsTitle};
+use crate::package::ts::{
+    encrypt_sample_aes_segment, prepare_ts_segment, Need, TsSegment, TsTitle,
+    MAX_SEGMENT_SAMPLE_BYTES,
+};
 use crate::package::{
     render_ts_iframe_playlist, render_ts_media_playlist, render_ts_multivariant_playlist,
     render_ts_subtitle_playlist, ts_subtitle_segment, PackageError, Resource,
@@ -85,8 +87,18 @@ pub(super) struct TsSegmentJob {
     objects: Vec<(ObjectKey, ObjectIdentity)>,
     /// Bytes of the answer: the whole segment, padded when encrypted.
     pub len: u64,
-    /// HLS AES-128 (key, IV) of the segment, when its output is encrypted.
-    encryption: Option<([u8; 16], [u8; 16])>,
+    /// How its bytes are protected.
+    protection: TsProtection,
+}
+
+/// How a TS segment's bytes are protected.
+enum TsProtection {
+    Clear,
+    /// HLS AES-128 (key, IV): the whole segment, CBC with PKCS#7 padding.
+    Aes128([u8; 16], [u8; 16]),
+    /// HLS SAMPLE-AES: the writer over the segment's samples, already encrypted (their
+    /// sizes shape the layout, `package::ts::sample_aes`), and those samples per stream.
+    SampleAes(Box<TsSegment>, Vec<Bytes>),
 }
 
 /// The TS output of `cached`, worked out on the blocking pool the first time.
@@ -122,8 +134,8 @@ pub(super) async fn ts_content(
     protected: Option<&Protected>,
 ) -> Result<TsContent, ErrorAnswer> {
     let not_found = |what: String| ErrorAnswer::new(StatusCode::NOT_FOUND, what);
-    // TS is encrypted with AES-128 only; another scheme's version folder has no TS.
-    if protected.is_some_and(|p| p.scheme != Scheme::Aes128) {
+    // TS is encrypted as HLS is (AES-128 or SAMPLE-AES); DASH's `cenc` folder has no TS.
+    if protected.is_some_and(|p| !matches!(p.scheme, Scheme::Aes128 | Scheme::Cbcs)) {
         return Err(not_found(format!("{resource} is not in this version")));
     }
     if let Resource::TsSubtitleSegment { track_id, number } = resource {
@@ -199,7 +211,7 @@ pub(super) async fn ts_content(
                     count: ts_rendition.layout.segments.len() as u64,
                 })
             })?;
-            let objects = (ts_rendition.program.streams.iter())
+            let objects: Vec<_> = (ts_rendition.program.streams.iter())
                 .map(|s| {
                     let id = title
                         .index
@@ -210,13 +222,22 @@ pub(super) async fn ts_content(
                     (k.clone(), i.clone())
                 })
                 .collect();
-            let encryption = protected.map(|p| {
-                let iv = hls_ts_segment_iv(&cached.token, &p.key.kid, track_id, number);
-                (p.key.key, iv)
-            });
-            let len = match encryption {
-                Some(_) => WholeSegmentEncryptor::encrypted_len(summary.bytes),
-                None => summary.bytes,
+            let protection = match protected {
+                None => TsProtection::Clear,
+                Some(p) => {
+                    let iv = ts_segment_iv(cached, p, track_id, number);
+                    if p.scheme == Scheme::Aes128 {
+                        TsProtection::Aes128(p.key.key, iv)
+                    } else {
+                        let encrypt = (rendition, segment, p.key.key, iv);
+                        sample_aes_segment(app, cached, &objects, encrypt).await?
+                    }
+                }
+            };
+            let len = match &protection {
+                TsProtection::Clear => summary.bytes,
+                TsProtection::Aes128(..) => WholeSegmentEncryptor::encrypted_len(summary.bytes),
+                TsProtection::SampleAes(writer, _) => writer.content_length,
             };
             Ok(TsContent::Segment(TsSegmentJob {
                 cached: cached.clone(),
@@ -224,11 +245,75 @@ pub(super) async fn ts_content(
                 segment,
                 objects,
                 len,
-                encryption,
+                protection,
             }))
         }
         _ => Err(not_found(format!("{resource} is not a TS resource"))),
     }
+}
+
+/// Segment `segment` of TS rendition `rendition` of `cached` with HLS SAMPLE-AES: its
+/// samples read whole from `objects` (one per program stream) and encrypted on the
+/// blocking pool, giving the writer and its input. Encryption changes the video's sizes,
+/// so the segment's length is known only now: a SAMPLE-AES segment holds its samples in
+/// memory (at most `MAX_SEGMENT_SAMPLE_BYTES`), where a clear or AES-128 one streams.
+///
+/// # Errors
+/// 422 for a program SAMPLE-AES does not cover or a segment too large; the source's
+/// answers for its reads.
+async fn sample_aes_segment(
+    app: &App,
+    cached: &Arc<CachedTitle>,
+    objects: &[(ObjectKey, ObjectIdentity)],
+    (rendition, segment, key, iv): (usize, usize, [u8; 16], [u8; 16]),
+) -> Result<TsProtection, ErrorAnswer> {
+    let output = ts_output(cached).await?;
+    let ts = output.ts.as_ref().map_err(ErrorAnswer::from)?;
+    let r = ts.renditions.get(rendition).ok_or_else(|| {
+        ErrorAnswer::new(StatusCode::NOT_FOUND, "no such TS rendition".to_owned())
+    })?;
+    let title = &cached.title;
+    let program = (r.program.with_sample_aes(&title.index)).map_err(|e| ErrorAnswer::from(&e))?;
+    let clear = prepare_ts_segment(title, &r.program, &r.layout, segment, None)
+        .map_err(|e| ErrorAnswer::from(&e))?;
+    let total: u64 = clear.ranges.iter().flatten().map(|r| r.len).sum();
+    if total > MAX_SEGMENT_SAMPLE_BYTES {
+        let e = PackageError::NotInTs {
+            track_id: r.rendition.track_id,
+            reason: format!("a segment of {total} bytes of samples is too large for SAMPLE-AES"),
+        };
+        return Err(ErrorAnswer::from(&e));
+    }
+    let source = app.catalog.source();
+    let mut samples = Vec::with_capacity(objects.len());
+    for (ranges, (k, i)) in clear.ranges.iter().zip(objects) {
+        let parts = source
+            .read_ranges(k, i, ranges)
+            .await
+            .map_err(|e| ErrorAnswer::from(&e).with_detail(&e))?;
+        samples.push(match <[Bytes; 1]>::try_from(parts) {
+            Ok([one]) => one,
+            Err(parts) => Bytes::from(parts.concat()),
+        });
+    }
+    let title = cached.clone();
+    let assemble = tracing::info_span!("segment.encrypt", vod.segment = segment + 1);
+    let (writer, samples) = assemble_off_runtime(assemble, move || {
+        let output = title.ts_slot().get().and_then(|o| o.ts.as_ref().ok());
+        let r = (output.and_then(|t| t.renditions.get(rendition)))
+            .ok_or(PackageError::NoTsRenditions)?;
+        encrypt_sample_aes_segment(
+            &title.title,
+            &program,
+            &r.layout,
+            segment,
+            samples,
+            &key,
+            &iv,
+        )
+    })
+    .await?;
+    Ok(TsProtection::SampleAes(Box::new(writer), samples))
 }
 
 /// Stream bytes `start..end` of the segment of `job`: prepare its writer (blocking pool),
@@ -251,72 +336,36 @@ pub(super) async fn ts_segment_body(
         rendition,
         segment,
         objects,
-        encryption,
+        protection,
         ..
     } = job;
-    // An encrypted segment is written whole (CBC chains every block to the ones before)
-    // and the window cut from the ciphertext.
-    let clear_window = encryption.is_none().then_some(start..end);
-    let title = cached.clone();
-    let assemble = tracing::info_span!("segment.assemble", vod.segment = segment + 1);
-    let prepare = move || {
-        let output = title.ts_slot().get().and_then(|o| o.ts.as_ref().ok());
-        let ts = output
-            .and_then(|t| t.renditions.get(rendition))
-            .ok_or(PackageError::NoTsRenditions)?;
-        prepare_ts_segment(&title.title, &ts.program, &ts.layout, segment, clear_window)
-    };
-    // Planning is pure CPU, a few microseconds for a usual segment: a hop to the blocking
-    // pool and back would cost more than the work (its futex wake-ups were about a tenth of
-    // a TS segment's CPU, docs/performance.md). Only segments with many samples, which
-    // would hold a runtime worker for long, go to the blocking pool.
-    let samples: usize = (cached.title.plan.tracks.iter())
-        .filter_map(|t| t.samples(segment).map(|r| r.len()))
-        .sum();
-    let mut writer = if samples <= INLINE_PREPARE_SAMPLES {
-        assemble
-            .in_scope(prepare)
-            .map_err(|e| ErrorAnswer::from(&e))?
-    } else {
-        assemble_off_runtime(assemble, prepare).await?
-    };
-    let source = app.catalog.source().clone();
     // Output chunks of half `stream_chunk_bytes`. A TS connection holds the chunk hyper is
     // sending, the chunk being made, a read batch and the segment's plan, where a CMAF one
     // holds the chunk being sent and the one being read: at half size a TS stream stays
     // within a CMAF stream's memory (docs/performance.md, issue 12).
     let chunk = (app.settings.stream_chunk_bytes / 2).max(PACKET_BYTES);
-    // Program streams from one object are read together, in file order (`InterleavedReads`).
-    let mut readers: Vec<(ObjectKey, ObjectIdentity, Vec<Vec<ByteRange>>)> = Vec::new();
-    let mut route = Vec::with_capacity(objects.len());
-    for (ranges, (key, identity)) in std::mem::take(&mut writer.ranges).into_iter().zip(objects) {
-        let at = match readers
-            .iter()
-            .position(|(k, i, _)| *k == key && *i == identity)
-        {
-            Some(at) => at,
-            None => {
-                readers.push((key, identity, Vec::new()));
-                readers.len() - 1
-            }
-        };
-        if let Some((_, _, lists)) = readers.get_mut(at) {
-            route.push((at, lists.len()));
-            lists.push(ranges);
+    let (writer, readers, route, cut) = match protection {
+        TsProtection::SampleAes(writer, samples) => {
+            // Written whole from the samples in memory, the window cut from the output.
+            let route = (0..samples.len()).map(|s| (0, s)).collect();
+            let cut = Cut::Window(start..end);
+            (*writer, vec![ProgramReader::Memory(samples)], route, cut)
         }
-    }
-    let readers = (readers.into_iter())
-        .map(|(key, identity, lists)| {
-            InterleavedReads::new(
-                source.clone(),
-                key,
-                identity,
-                lists,
-                TS_READ_BYTES,
-                TS_HOLD_BYTES,
-            )
-        })
-        .collect();
+        protection => {
+            let cut = match protection {
+                // CBC chains every block to the ones before: written whole, the window cut
+                // from the ciphertext.
+                TsProtection::Aes128(key, iv) => {
+                    Cut::Cbc(Box::new(WholeSegmentEncryptor::new(&key, &iv)), start..end)
+                }
+                _ => Cut::None,
+            };
+            let window = matches!(cut, Cut::None).then_some(start..end);
+            let (writer, readers, route) =
+                source_writer(app, &cached, (rendition, segment), objects, window).await?;
+            (writer, readers, route, cut)
+        }
+    };
     let mut chunks = TsChunks {
         pending: vec![Bytes::new(); route.len()],
         writer,
@@ -347,18 +396,108 @@ pub(super) async fn ts_segment_body(
             ))
         }
     }
-    match encryption {
-        Some((key, iv)) => {
-            let cipher = Box::new(WholeSegmentEncryptor::new(&key, &iv));
-            let encrypted = EncryptedChunks {
-                clear: chunks,
-                cipher: Some(cipher),
+    match cut {
+        Cut::None => Ok(ResponseBody::pulled(end - start, chunks)),
+        cut => {
+            let cut = CutChunks {
+                inner: chunks,
+                cut,
                 pos: 0,
-                window: start..end,
             };
-            Ok(ResponseBody::pulled(end - start, encrypted))
+            Ok(ResponseBody::pulled(end - start, cut))
         }
-        None => Ok(ResponseBody::pulled(end - start, chunks)),
+    }
+}
+
+/// The writer of bytes `window` (`None`: all) of a segment read from the source, and per
+/// program stream its reader and track in it.
+async fn source_writer(
+    app: &App,
+    cached: &Arc<CachedTitle>,
+    (rendition, segment): (usize, usize),
+    objects: Vec<(ObjectKey, ObjectIdentity)>,
+    window: Option<std::ops::Range<u64>>,
+) -> Result<(TsSegment, Vec<ProgramReader>, Vec<(usize, usize)>), ErrorAnswer> {
+    let title = cached.clone();
+    let assemble = tracing::info_span!("segment.assemble", vod.segment = segment + 1);
+    let prepare = move || {
+        let output = title.ts_slot().get().and_then(|o| o.ts.as_ref().ok());
+        let ts = output
+            .and_then(|t| t.renditions.get(rendition))
+            .ok_or(PackageError::NoTsRenditions)?;
+        prepare_ts_segment(&title.title, &ts.program, &ts.layout, segment, window)
+    };
+    // Planning is pure CPU, a few microseconds for a usual segment: a hop to the blocking
+    // pool and back would cost more than the work (its futex wake-ups were about a tenth of
+    // a TS segment's CPU, docs/performance.md). Only segments with many samples, which
+    // would hold a runtime worker for long, go to the blocking pool.
+    let samples: usize = (cached.title.plan.tracks.iter())
+        .filter_map(|t| t.samples(segment).map(|r| r.len()))
+        .sum();
+    let mut writer = if samples <= INLINE_PREPARE_SAMPLES {
+        assemble
+            .in_scope(prepare)
+            .map_err(|e| ErrorAnswer::from(&e))?
+    } else {
+        assemble_off_runtime(assemble, prepare).await?
+    };
+    let source = app.catalog.source().clone();
+    // Program streams from one object are read together, in file order (`InterleavedReads`).
+    let mut readers: Vec<(ObjectKey, ObjectIdentity, Vec<Vec<ByteRange>>)> = Vec::new();
+    let mut route = Vec::with_capacity(objects.len());
+    for (ranges, (key, identity)) in std::mem::take(&mut writer.ranges).into_iter().zip(objects) {
+        let at = match readers
+            .iter()
+            .position(|(k, i, _)| *k == key && *i == identity)
+        {
+            Some(at) => at,
+            None => {
+                readers.push((key, identity, Vec::new()));
+                readers.len() - 1
+            }
+        };
+        if let Some((_, _, lists)) = readers.get_mut(at) {
+            route.push((at, lists.len()));
+            lists.push(ranges);
+        }
+    }
+    let readers = (readers.into_iter())
+        .map(|(key, identity, lists)| {
+            ProgramReader::Source(InterleavedReads::new(
+                source.clone(),
+                key,
+                identity,
+                lists,
+                TS_READ_BYTES,
+                TS_HOLD_BYTES,
+            ))
+        })
+        .collect();
+    Ok((writer, readers, route))
+}
+
+/// Where a program stream's bytes come from: the source, or samples already in memory
+/// (SAMPLE-AES), handed out in pieces of [`TS_READ_BYTES`] so each chunk stays small.
+enum ProgramReader {
+    Source(InterleavedReads),
+    Memory(Vec<Bytes>),
+}
+
+impl ProgramReader {
+    fn poll_next(
+        &mut self,
+        track: usize,
+        cx: &mut std::task::Context<'_>,
+    ) -> std::task::Poll<Option<Result<Bytes, crate::source::SourceError>>> {
+        match self {
+            ProgramReader::Source(reads) => reads.poll_next(track, cx),
+            ProgramReader::Memory(samples) => std::task::Poll::Ready(
+                samples
+                    .get_mut(track)
+                    .filter(|b| !b.is_empty())
+                    .map(|b| Ok(b.split_to(b.len().min(TS_READ_BYTES)))),
+            ),
+        }
     }
 }
 
@@ -380,7 +519,7 @@ struct TsChunks {
     writer: TsSegment,
     /// The sources of the program streams (one per object), and per program stream its
     /// reader and its track in it.
-    readers: Vec<InterleavedReads>,
+    readers: Vec<ProgramReader>,
     route: Vec<(usize, usize)>,
     /// Per program stream, the unread part of its last batch.
     pending: Vec<Bytes>,
@@ -500,18 +639,26 @@ impl futures_util::Stream for TsChunks {
     }
 }
 
-/// A segment's chunks run through HLS AES-128 (CBC, PKCS#7 padding), with bytes `window`
-/// of the ciphertext cut out of them.
-struct EncryptedChunks {
-    clear: TsChunks,
-    /// `None` once the padding block is out.
-    cipher: Option<Box<WholeSegmentEncryptor>>,
-    /// Ciphertext bytes made so far.
-    pos: u64,
-    window: std::ops::Range<u64>,
+/// What is done to a whole segment's chunks before they go out.
+enum Cut {
+    /// Nothing: the writer wrote the window itself.
+    None,
+    /// Bytes `window` of the whole segment cut out.
+    Window(std::ops::Range<u64>),
+    /// HLS AES-128 (CBC, PKCS#7 padding), then bytes `window` of the ciphertext cut out.
+    Cbc(Box<WholeSegmentEncryptor>, std::ops::Range<u64>),
 }
 
-impl futures_util::Stream for EncryptedChunks {
+/// A whole segment's chunks, encrypted or not, with a window cut out of them.
+struct CutChunks {
+    inner: TsChunks,
+    /// `Cut::None` once the segment (and any padding block) is out.
+    cut: Cut,
+    /// Output bytes made so far.
+    pos: u64,
+}
+
+impl futures_util::Stream for CutChunks {
     type Item = std::io::Result<Bytes>;
 
     fn poll_next(
@@ -521,24 +668,28 @@ impl futures_util::Stream for EncryptedChunks {
         use std::task::Poll;
         let this = self.get_mut();
         loop {
-            if this.pos >= this.window.end {
+            let window = match &this.cut {
+                Cut::None => return Poll::Ready(None),
+                Cut::Window(w) | Cut::Cbc(_, w) => w.clone(),
+            };
+            if this.pos >= window.end {
                 return Poll::Ready(None);
             }
-            let Some(cipher) = this.cipher.as_mut() else {
-                return Poll::Ready(None);
-            };
-            let out = match this.clear.poll_next_unpin(cx) {
+            let out = match this.inner.poll_next_unpin(cx) {
                 Poll::Pending => return Poll::Pending,
                 Poll::Ready(Some(Err(e))) => return Poll::Ready(Some(Err(e))),
-                Poll::Ready(Some(Ok(chunk))) => cipher.feed(&chunk),
-                Poll::Ready(None) => match this.cipher.take() {
-                    Some(cipher) => cipher.finish(),
-                    None => return Poll::Ready(None),
+                Poll::Ready(Some(Ok(chunk))) => match &mut this.cut {
+                    Cut::Cbc(cipher, _) => cipher.feed(&chunk),
+                    _ => chunk,
+                },
+                Poll::Ready(None) => match std::mem::replace(&mut this.cut, Cut::None) {
+                    Cut::Cbc(cipher, _) => cipher.finish(),
+                    _ => return Poll::Ready(None),
                 },
             };
             let from = this.pos;
             this.pos += out.len() as u64;
-            if let Some(part) = window_part(&out, from, this.window.clone()) {
+            if let Some(part) = window_part(&out, from, window) {
                 return Poll::Ready(Some(Ok(part)));
             }
         }

@@ -85,11 +85,44 @@ fn with_query(uri: &str, query: &str) -> String {
     format!("{uri}{sep}{query}")
 }
 
-/// The `EXT-X-KEY`/`EXT-X-SESSION-KEY` attributes of a scheme, without IV.
-fn key_attributes(scheme: Scheme, key_uri: &str, key: &ContentKey) -> String {
-    match scheme {
-        Scheme::Aes128 => format!("METHOD=AES-128,URI=\"{key_uri}\""),
-        _ => format!(
+/// How an HLS output's key is signalled and delivered.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum HlsKey {
+    /// `METHOD=AES-128` with the raw key at the URI, an IV per segment (CMAF and TS).
+    Aes128,
+    /// `METHOD=SAMPLE-AES` with the raw key at the URI (`KEYFORMAT` "identity", the
+    /// default) and one IV for the playlist: Apple's sample encryption of MPEG-TS, which
+    /// restarts the chain from that IV in every NAL unit and audio frame anyway. One IV
+    /// also keeps readers right that decrypt a frame after moving on to the next segment
+    /// (ffmpeg with a video PES of unstated length).
+    SampleAesTs,
+    /// `METHOD=SAMPLE-AES` `cbcs` fMP4 with W3C ClearKey: `KEYFORMAT="org.w3.clearkey"`,
+    /// the KID, the licence URL; one key for the whole playlist.
+    SampleAesClearKey,
+}
+
+impl HlsKey {
+    /// The key signalling of HLS scheme `scheme`, for MPEG-TS (`ts`) or CMAF.
+    pub fn of(scheme: Scheme, ts: bool) -> Self {
+        match (scheme, ts) {
+            (Scheme::Aes128, _) => HlsKey::Aes128,
+            (_, true) => HlsKey::SampleAesTs,
+            (_, false) => HlsKey::SampleAesClearKey,
+        }
+    }
+
+    /// Whether each segment gets its own `EXT-X-KEY` with its IV.
+    fn per_segment(self) -> bool {
+        self == HlsKey::Aes128
+    }
+}
+
+/// The `EXT-X-KEY`/`EXT-X-SESSION-KEY` attributes, without IV.
+fn key_attributes(method: HlsKey, key_uri: &str, key: &ContentKey) -> String {
+    match method {
+        HlsKey::Aes128 => format!("METHOD=AES-128,URI=\"{key_uri}\""),
+        HlsKey::SampleAesTs => format!("METHOD=SAMPLE-AES,URI=\"{key_uri}\""),
+        HlsKey::SampleAesClearKey => format!(
             "METHOD=SAMPLE-AES,URI=\"{key_uri}\",KEYFORMAT=\"org.w3.clearkey\",KEYFORMATVERSIONS=\"1\",KEYID=0x{}",
             hex(&key.kid)
         ),
@@ -98,10 +131,10 @@ fn key_attributes(scheme: Scheme, key_uri: &str, key: &ContentKey) -> String {
 
 /// Add `EXT-X-SESSION-KEY` (RFC 8216 4.3.4.5) to a multivariant playlist, after its
 /// header tags, so players can set up keys before loading media playlists.
-pub fn hls_multivariant(text: &str, scheme: Scheme, key_uri: &str, key: &ContentKey) -> String {
+pub fn hls_multivariant(text: &str, method: HlsKey, key_uri: &str, key: &ContentKey) -> String {
     let tag = format!(
         "#EXT-X-SESSION-KEY:{}\n",
-        key_attributes(scheme, key_uri, key)
+        key_attributes(method, key_uri, key)
     );
     insert_after_header(text, &tag)
 }
@@ -163,19 +196,22 @@ pub fn dash_without_trick_play(text: &str) -> String {
 
 /// Add the keys to a media playlist. AES-128: an `EXT-X-KEY` with the segment's own IV
 /// before each segment (`iv(number)`), after `EXT-X-MAP`, so the init segment stays clear
-/// (4.3.2.5 needs no IV for it then). SAMPLE-AES (cbcs): one `EXT-X-KEY` after `EXT-X-MAP`.
+/// (4.3.2.5 needs no IV for it then). SAMPLE-AES: one `EXT-X-KEY` before the first
+/// segment (after `EXT-X-MAP`), for TS with the IV of the first (`iv(number)`, which is
+/// the same for every segment then).
 pub fn hls_media_playlist(
     text: &str,
-    scheme: Scheme,
+    method: HlsKey,
     key_uri: &str,
     key: &ContentKey,
     iv: impl Fn(u64) -> [u8; 16],
 ) -> String {
-    let attrs = key_attributes(scheme, key_uri, key);
+    let attrs = key_attributes(method, key_uri, key);
     let mut out = String::with_capacity(text.len() * 2);
     let lines: Vec<&str> = text.lines().collect();
+    let mut keyed = false;
     for (k, line) in lines.iter().enumerate() {
-        if scheme == Scheme::Aes128 && line.starts_with("#EXTINF") {
+        if line.starts_with("#EXTINF") && (method.per_segment() || !keyed) {
             let number = lines[k + 1..]
                 .iter()
                 .find(|l| !l.starts_with('#'))
@@ -187,15 +223,19 @@ pub fn hls_media_playlist(
                         _ => None,
                     },
                 );
-            if let Some(number) = number {
-                let _ = writeln!(out, "#EXT-X-KEY:{attrs},IV=0x{}", hex(&iv(number)));
+            match (method, number) {
+                (HlsKey::SampleAesClearKey, _) => {
+                    let _ = writeln!(out, "#EXT-X-KEY:{attrs}");
+                }
+                (_, Some(number)) => {
+                    let _ = writeln!(out, "#EXT-X-KEY:{attrs},IV=0x{}", hex(&iv(number)));
+                }
+                (_, None) => {}
             }
+            keyed = true;
         }
         out.push_str(line);
         out.push('\n');
-        if scheme != Scheme::Aes128 && line.starts_with("#EXT-X-MAP") {
-            let _ = writeln!(out, "#EXT-X-KEY:{attrs}");
-        }
     }
     out
 }

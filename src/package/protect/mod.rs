@@ -92,5 +92,15 @@ pub fn hls_ts_segment_iv(token: &str, kid: &[u8; 16], track_id: u32, number: u64
     iv
 }
 
+/// The HLS SAMPLE-AES IV of every MPEG-TS segment of the TS rendition named by
+/// `track_id`: from a base of its own, so it is no AES-128 segment's IV under the same key.
+/// One per rendition: sample encryption restarts the chain from it in every NAL unit and
+/// frame, so an IV per segment would add nothing (`manifest::HlsKey::SampleAesTs`).
+pub fn hls_ts_sample_aes_iv(token: &str, kid: &[u8; 16], track_id: u32) -> [u8; 16] {
+    let mut iv = constant_iv(token, kid, "hls sample-aes ts");
+    iv[4..8].copy_from_slice(&track_id.to_be_bytes());
+    iv
+}
+
 #[cfg(test)]
 mod tests;

@@ -269,7 +269,9 @@ fn aes_128_playlists_key_every_segment_after_the_map_and_carry_tokens() {
     let clear = "#EXTM3U\n#EXT-X-VERSION:7\n#EXT-X-MAP:URI=\"init-t1.mp4\"\n\
                  #EXTINF:1.000000,\nseg-t1-1.m4s\n#EXTINF:1.000000,\nseg-t1-2.m4s\n#EXT-X-ENDLIST\n";
     let out =
-        manifest::hls_media_playlist(clear, Scheme::Aes128, "hls.key", &key(), |n| [n as u8; 16]);
+        manifest::hls_media_playlist(clear, manifest::HlsKey::Aes128, "hls.key", &key(), |n| {
+            [n as u8; 16]
+        });
     let lines: Vec<&str> = out.lines().collect();
     let map = lines
         .iter()

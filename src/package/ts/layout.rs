@@ -206,7 +206,7 @@ impl TsLayout {
                 bytes: 0,
                 continuity,
             });
-            let units = segment_units(title, program, segment)?;
+            let units = segment_units(title, program, segment, None)?;
             let mut offset = 0u64;
             let mut previous: Option<(u64, u64)> = None;
             for unit in &units {
@@ -258,6 +258,8 @@ fn to_90k(ticks: u64, timescale: u32) -> u64 {
 }
 
 /// The units of segment `segment` (0-based) of `program`, in order, starting with PSI.
+/// `sizes`, when given, are per program stream the sizes of the segment's samples to use
+/// instead of the index's (SAMPLE-AES, where encryption changes video sizes).
 ///
 /// # Errors
 /// [`PackageError::SegmentOutOfRange`] past the plan; [`PackageError::NotInTs`] for a
@@ -266,6 +268,7 @@ pub(crate) fn segment_units(
     title: &Title,
     program: &TsProgram,
     segment: usize,
+    sizes: Option<&[Vec<u32>]>,
 ) -> Result<Vec<Unit>, PackageError> {
     // (decode time, order, unit): order 0 for PCR packets, then the stream index + 1.
     let mut timed: Vec<(u64, usize, Unit)> = Vec::new();
@@ -277,7 +280,8 @@ pub(crate) fn segment_units(
                 number: (segment as u64).saturating_add(1),
                 count: title.plan.segment_count as u64,
             })?;
-        let pes_list = stream_pes(stream, index, track, plan, range)?;
+        let own = sizes.and_then(|s| s.get(index)).map(Vec::as_slice);
+        let pes_list = stream_pes(stream, index, track, plan, range, own)?;
         if index == 0 {
             // The PCR stream: each PES carries one; packets fill gaps over 40 ms, counting
             // from the last PES of the segment before.
@@ -286,7 +290,7 @@ pub(crate) fn segment_units(
                 Some(range) if stream.is_video() => range.end.checked_sub(1).map(|i| {
                     to_90k(plan.output_dts(&track.samples, i), track.timescale) + TS_TIME_OFFSET
                 }),
-                Some(range) => stream_pes(stream, index, track, plan, range)?
+                Some(range) => stream_pes(stream, index, track, plan, range, None)?
                     .last()
                     .map(Pes::decode_time),
                 None => None,
@@ -348,18 +352,19 @@ fn track_and_plan<'a>(
 }
 
 /// The PES of one stream over `range` of its samples: one per video frame; audio frames
-/// grouped a few at a time.
+/// grouped a few at a time. `sizes` replace the index's sizes of those samples.
 fn stream_pes(
     stream: &TsStream,
     index: usize,
     track: &TrackIndex,
     plan: &TrackPlan,
     range: Range<usize>,
+    sizes: Option<&[u32]>,
 ) -> Result<Vec<Pes>, PackageError> {
     let table = &track.samples;
     let timescale = track.timescale;
     let time = |ticks: u64| to_90k(ticks, timescale) + TS_TIME_OFFSET;
-    let sizes = table.sizes.get(range.clone()).unwrap_or_default();
+    let sizes = sizes.unwrap_or_else(|| table.sizes.get(range.clone()).unwrap_or_default());
     let too_large = |reason: String| PackageError::NotInTs {
         track_id: track.track_id,
         reason,

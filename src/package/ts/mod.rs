@@ -9,6 +9,8 @@
 //! - `writer`: turns the source's sample bytes, as they stream, into those packets
 //!   (PES headers, ADTS headers, Annex B), holding a packet and a few bytes of state;
 //! - `offer`: the renditions of a title's TS output, measured;
+//! - `sample_aes`: HLS SAMPLE-AES (Apple's sample encryption of H.264, AAC, AC-3 and
+//!   E-AC-3 in TS), where a segment's layout follows from its encrypted samples;
 //! - `psi`, `adts`, `annexb`: PAT/PMT with CRC32, ADTS headers, NAL length rewriting.
 //!
 //! Written here rather than taken from a crate: the muxers on crates.io (`mpeg2ts`,
@@ -25,12 +27,14 @@ mod layout;
 mod offer;
 mod program;
 mod psi;
+mod sample_aes;
 mod writer;
 
 pub use adts::AdtsConfig;
 pub use layout::{KeyFrame, SegmentSummary, TsLayout};
 pub use offer::{TsRendition, TsTitle};
 pub use program::{StreamKind, TsProgram, TsStream};
+pub use sample_aes::{encrypt_segment as encrypt_sample_aes_segment, MAX_SEGMENT_SAMPLE_BYTES};
 pub use writer::{prepare_ts_segment, Need, TsSegment};
 
 /// Bytes in a transport stream packet.

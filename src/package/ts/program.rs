@@ -9,7 +9,7 @@
 
 use super::adts::AdtsConfig;
 use super::annexb::{key_frame_prefix, H264_AUD, HEVC_AUD};
-use super::{AUDIO_PID, VIDEO_PID};
+use super::{sample_aes, AUDIO_PID, VIDEO_PID};
 use crate::media::{stream_config, MediaIndex, StreamConfig, TrackIndex, TrackKind};
 use crate::package::PackageError;
 
@@ -47,6 +47,9 @@ pub struct TsStream {
     /// ISO 639-2 language of an audio track (three ASCII letters), for the PMT's
     /// ISO_639_language_descriptor; `None` for video and `und`.
     pub language: Option<[u8; 3]>,
+    /// The audio setup data a SAMPLE-AES PMT restates (`sample_aes`): the
+    /// AudioSpecificConfig, an AC-3 sync frame's start, the `dec3` body; else empty.
+    pub setup: Vec<u8>,
 }
 
 impl TsStream {
@@ -84,6 +87,7 @@ impl TsStream {
         };
         let fourcc = track.codec.fourcc.escape_ascii().to_string();
         let config = stream_config(&track.sample_description);
+        let mut setup = Vec::new();
         let (kind, prefix, key_prefix) = match (track.kind, config) {
             (
                 TrackKind::Video,
@@ -115,14 +119,21 @@ impl TsStream {
             ) => {
                 let adts = AdtsConfig::from_audio_specific_config(&audio_specific_config)
                     .map_err(refuse)?;
+                setup = audio_specific_config;
                 (StreamKind::Aac(adts), Vec::new(), Vec::new())
             }
             (TrackKind::Audio, StreamConfig::Mp3) => {
                 let lsf = track.codec.sample_rate > 0 && track.codec.sample_rate < 32_000;
                 (StreamKind::Mp3 { lsf }, Vec::new(), Vec::new())
             }
-            (TrackKind::Audio, StreamConfig::Ac3) => (StreamKind::Ac3, Vec::new(), Vec::new()),
-            (TrackKind::Audio, StreamConfig::Eac3) => (StreamKind::Eac3, Vec::new(), Vec::new()),
+            (TrackKind::Audio, StreamConfig::Ac3 { dac3 }) => {
+                setup = sample_aes::ac3_setup(&dac3);
+                (StreamKind::Ac3, Vec::new(), Vec::new())
+            }
+            (TrackKind::Audio, StreamConfig::Eac3 { dec3 }) => {
+                setup = dec3;
+                (StreamKind::Eac3, Vec::new(), Vec::new())
+            }
             _ => return Err(refuse(format!("HLS carries {fourcc} in CMAF only"))),
         };
         if let StreamKind::H264 { length_size } | StreamKind::Hevc { length_size } = kind {
@@ -144,6 +155,7 @@ impl TsStream {
             prefix,
             key_prefix,
             language,
+            setup,
         })
     }
 
@@ -157,6 +169,7 @@ impl TsStream {
             prefix: Vec::new(),
             key_prefix: Vec::new(),
             language: None,
+            setup: Vec::new(),
         }
     }
 }
@@ -166,6 +179,8 @@ impl TsStream {
 pub struct TsProgram {
     /// Video first (if any), then audio; at most one of each.
     pub streams: Vec<TsStream>,
+    /// Whether its samples are SAMPLE-AES encrypted (`sample_aes`): the PMT says so.
+    pub sample_aes: bool,
 }
 
 impl TsProgram {
@@ -196,6 +211,28 @@ impl TsProgram {
         if streams.is_empty() {
             return Err(PackageError::NoTsRenditions);
         }
-        Ok(Self { streams })
+        Ok(Self {
+            streams,
+            sample_aes: false,
+        })
+    }
+
+    /// The same program with SAMPLE-AES encrypted samples.
+    ///
+    /// # Errors
+    /// [`PackageError::NotInTs`] for a stream Apple's format does not cover (HEVC, MP3).
+    pub fn with_sample_aes(&self, index: &MediaIndex) -> Result<Self, PackageError> {
+        for stream in &self.streams {
+            if super::sample_aes::stream_type(&stream.kind).is_none() {
+                return Err(PackageError::NotInTs {
+                    track_id: index.tracks.get(stream.track_pos).map_or(0, |t| t.track_id),
+                    reason: "SAMPLE-AES for MPEG-TS covers H.264, AAC, AC-3 and E-AC-3".into(),
+                });
+            }
+        }
+        Ok(Self {
+            streams: self.streams.clone(),
+            sample_aes: true,
+        })
     }
 }

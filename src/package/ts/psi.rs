@@ -5,7 +5,7 @@
 //! for AC-3 and E-AC-3 the registration descriptor players look for (Apple's HLS
 //! authoring specification; ATSC A/52 Annex A and G), and for audio its language.
 
-use super::{PacketHeader, StreamKind, TsStream, PACKET_LEN, PAT_PID, PMT_PID};
+use super::{sample_aes, PacketHeader, StreamKind, TsStream, PACKET_LEN, PAT_PID, PMT_PID};
 
 /// `stream_type` of each kind (ISO/IEC 13818-1 Table 2-34; ATSC A/52 for 0x81, 0x87).
 pub(super) fn stream_type(kind: &StreamKind) -> u8 {
@@ -29,16 +29,27 @@ pub(super) fn pat_packet(continuity: u8) -> [u8; PACKET_LEN] {
     packet(PAT_PID, continuity, &section)
 }
 
-/// The PMT packet of `streams`, the PCR carried on the first stream's PID.
-pub(super) fn pmt_packet(streams: &[TsStream], continuity: u8) -> [u8; PACKET_LEN] {
+/// The PMT packet of `streams`, the PCR carried on the first stream's PID; with
+/// `sample_aes`, the stream types and descriptors of SAMPLE-AES (`sample_aes`).
+pub(super) fn pmt_packet(
+    streams: &[TsStream],
+    sample_aes: bool,
+    continuity: u8,
+) -> [u8; PACKET_LEN] {
     let pcr_pid = streams.first().map_or(0x1FFF, |s| s.pid);
     let mut section = vec![0x02, 0xB0, 0, 0x00, 0x01, 0xC1, 0x00, 0x00];
     section.extend_from_slice(&(0xE000 | pcr_pid).to_be_bytes());
     section.extend_from_slice(&[0xF0, 0x00]);
     for stream in streams {
-        section.push(stream_type(&stream.kind));
+        let encrypted = sample_aes
+            .then(|| sample_aes::stream_type(&stream.kind))
+            .flatten();
+        section.push(encrypted.unwrap_or_else(|| stream_type(&stream.kind)));
         section.extend_from_slice(&(0xE000 | stream.pid).to_be_bytes());
         let mut descriptors: Vec<u8> = match stream.kind {
+            _ if encrypted.is_some() => {
+                sample_aes::descriptors(&stream.kind, &stream.setup).unwrap_or_default()
+            }
             // registration_descriptor (2.6.8) with format_identifier 'AC-3' / 'EC-3'.
             StreamKind::Ac3 => vec![0x05, 0x04, b'A', b'C', b'-', b'3'],
             StreamKind::Eac3 => vec![0x05, 0x04, b'E', b'C', b'-', b'3'],
@@ -125,7 +136,7 @@ mod tests {
             TsStream::test(0x100, StreamKind::H264 { length_size: 4 }),
             TsStream::test(0x101, StreamKind::Eac3),
         ];
-        let pmt = pmt_packet(&streams, 0);
+        let pmt = pmt_packet(&streams, false, 0);
         let length = usize::from(u16::from_be_bytes([pmt[6], pmt[7]]) & 0x0FFF);
         assert_eq!(crc32(&pmt[5..8 + length]), 0);
         assert_eq!(u16::from_be_bytes([pmt[13], pmt[14]]) & 0x1FFF, 0x100);

@@ -90,6 +90,33 @@ pub fn prepare_ts_segment(
     segment: usize,
     window: Option<Range<u64>>,
 ) -> Result<TsSegment, PackageError> {
+    prepare(title, program, layout, segment, window, None)
+}
+
+/// The writer of the whole of segment `segment` over samples of the given `sizes` (per
+/// program stream, the segment's samples in order), for samples that are not the source's
+/// (`sample_aes`). Its `ranges` still name the source's bytes; its input is the caller's.
+///
+/// # Errors
+/// As [`prepare_ts_segment`].
+pub(super) fn prepare_sized_segment(
+    title: &Title,
+    program: &TsProgram,
+    layout: &TsLayout,
+    segment: usize,
+    sizes: &[Vec<u32>],
+) -> Result<TsSegment, PackageError> {
+    prepare(title, program, layout, segment, None, Some(sizes))
+}
+
+fn prepare(
+    title: &Title,
+    program: &TsProgram,
+    layout: &TsLayout,
+    segment: usize,
+    window: Option<Range<u64>>,
+    sizes: Option<&[Vec<u32>]>,
+) -> Result<TsSegment, PackageError> {
     let summary = layout
         .segments
         .get(segment)
@@ -97,10 +124,11 @@ pub fn prepare_ts_segment(
             number: (segment as u64).saturating_add(1),
             count: layout.segments.len() as u64,
         })?;
-    let units = segment_units(title, program, segment)?;
+    let units = segment_units(title, program, segment, sizes)?;
     let mut continuity = summary.continuity;
     let mut offset = 0u64;
-    let window = window.unwrap_or(0..summary.bytes);
+    let whole: u64 = units.iter().map(|u| u.packets() * PACKET_LEN as u64).sum();
+    let window = window.unwrap_or(0..whole);
     let mut placed = Vec::new();
     let mut first_offset = None;
     for unit in units {
@@ -132,6 +160,24 @@ pub fn prepare_ts_segment(
         let Some(stream) = program.streams.get(pes.stream()) else {
             continue;
         };
+        if let Some(sizes) = sizes {
+            // Samples of the caller's: sizes only, no source ranges.
+            let start = title
+                .plan
+                .tracks
+                .get(stream.track_pos)
+                .and_then(|p| p.samples(segment))
+                .map_or(0, |r| r.start);
+            let own = sizes.get(pes.stream()).and_then(|s| {
+                let r = pes.samples();
+                s.get(r.start.saturating_sub(start)..r.end.saturating_sub(start))
+            });
+            if let (Some(own), Some(out)) = (own, samples.get_mut(pes.stream())) {
+                *first_sample = u32::try_from(out.len()).unwrap_or(u32::MAX);
+                out.extend_from_slice(own);
+            }
+            continue;
+        }
         let table = title
             .index
             .tracks
@@ -171,7 +217,7 @@ pub fn prepare_ts_segment(
         sizes.shrink_to_fit();
     }
     Ok(TsSegment {
-        content_length: summary.bytes,
+        content_length: whole,
         ranges,
         program: program.clone(),
         units: placed,
@@ -403,7 +449,11 @@ impl TsSegment {
                     match unit {
                         Unit::Psi => {
                             sink.emit(&pat_packet(continuity[0]));
-                            sink.emit(&pmt_packet(&self.program.streams, continuity[1]));
+                            sink.emit(&pmt_packet(
+                                &self.program.streams,
+                                self.program.sample_aes,
+                                continuity[1],
+                            ));
                             self.state = State::Between { next: next + 1 };
                         }
                         Unit::Pcr(pcr) => {
@@ -496,7 +546,11 @@ impl TsSegment {
                 None => break,
                 Some(Piece::Header) => {
                     let mut header = [0u8; 19];
-                    let len = pes_header(&pes, stream.stream_id(), stream.is_video(), &mut header);
+                    // SAMPLE-AES states every PES's length where it fits, video too, so
+                    // a reader knows a frame is whole (and decrypts it with this
+                    // segment's key) without waiting for the next one.
+                    let unbounded = stream.is_video() && !self.program.sample_aes;
+                    let len = pes_header(&pes, stream.stream_id(), unbounded, &mut header);
                     packetizer.put(&header[..len], sink);
                     step += 1;
                 }
@@ -554,11 +608,12 @@ impl TsSegment {
 }
 
 /// The PES header of `pes` into `out`; returns its length (13818-1 2.4.3.6).
-fn pes_header(pes: &Pes, stream_id: u8, video: bool, out: &mut [u8; 19]) -> usize {
+fn pes_header(pes: &Pes, stream_id: u8, unbounded: bool, out: &mut [u8; 19]) -> usize {
     let header_len = pes.header_len();
     out[..4].copy_from_slice(&[0, 0, 1, stream_id]);
-    // Video may say 0 (unbounded); audio states its length, which the layout kept in range.
-    let length = if video {
+    // Video may say 0 (unbounded), and must past 65535 bytes; audio states its length,
+    // which the layout kept in range.
+    let length = if unbounded {
         0
     } else {
         u16::try_from(pes.len() - 6).unwrap_or(0)

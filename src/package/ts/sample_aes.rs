@@ -1,0 +1,438 @@
+//! HLS SAMPLE-AES for MPEG-TS (Apple, "MPEG-2 Stream Encryption Format for HTTP Live
+//! Streaming"): each frame's payload is encrypted in place with AES-128-CBC, leaving the
+//! headers a demuxer needs clear, and the PMT says so.
+//!
+//! - H.264: slice NAL units (types 1 and 5) longer than 48 bytes. With emulation
+//!   prevention removed, the first 32 bytes stay clear, then one 16-byte block in every
+//!   160 is encrypted (16 encrypted, up to 144 clear), a last block of 16 bytes or fewer
+//!   clear; emulation prevention is then applied again. The CBC chain restarts from the
+//!   playlist's IV in every NAL unit.
+//! - AAC (after the ADTS header), AC-3 and each E-AC-3 sync frame: the first 16 bytes
+//!   clear, then every whole block encrypted, a trailing partial block clear; the chain
+//!   restarts in every frame.
+//! - PMT: stream types 0xDB (H.264), 0xCF (AAC), 0xC1 (AC-3), 0xC2 (E-AC-3), each with a
+//!   `private_data_indicator_descriptor` ('zavc', 'aacd', 'ac3d', 'ec3d'); audio with the
+//!   'apad' registration descriptor holding the audio setup information.
+//!
+//! Re-applied emulation prevention makes an encrypted NAL unit's length depend on its
+//! ciphertext, so a SAMPLE-AES segment's layout is known only after its video samples are
+//! encrypted: [`encrypt_segment`] takes the segment's clear samples whole and returns the
+//! writer over the encrypted ones. To keep the continuity counters of every later segment
+//! what the title's clear layout says, the video PID of each segment keeps its clear
+//! packet count modulo 16: a filler NAL unit (type 12) after the last frame makes up the
+//! difference. Written here: no crate implements the format.
+
+use aes::cipher::{BlockModeEncrypt, InnerIvInit, KeyInit};
+use aes::Aes128;
+use bytes::Bytes;
+
+use super::layout::{segment_units, Unit};
+use super::writer::{prepare_sized_segment, TsSegment};
+use super::{StreamKind, TsLayout, TsProgram, PACKET_LEN};
+use crate::package::{PackageError, Title};
+
+type Aes128Cbc = cbc::Encryptor<Aes128>;
+
+/// Most bytes of clear samples one SAMPLE-AES segment may hold in memory (all streams):
+/// 64 MiB, six seconds at 85 Mbit/s.
+pub const MAX_SEGMENT_SAMPLE_BYTES: u64 = 64 << 20;
+
+/// Bytes of an H.264 slice NAL unit (emulation prevention removed) left clear first.
+const VIDEO_CLEAR_LEAD: usize = 32;
+/// A slice NAL unit is encrypted only when longer than this (emulation prevention removed).
+const VIDEO_MIN_NAL: usize = 48;
+/// Bytes left clear after each encrypted video block.
+const VIDEO_CLEAR_RUN: usize = 144;
+/// Bytes of an audio frame left clear first.
+const AUDIO_CLEAR_LEAD: usize = 16;
+const BLOCK: usize = 16;
+
+/// `private_data_indicator_descriptor` and 'apad' audio setup of a stream, or `None` for a
+/// codec SAMPLE-AES does not cover (HEVC, MP3: Apple's format is H.264, AAC, AC-3 and
+/// E-AC-3 only).
+pub(super) fn descriptors(kind: &StreamKind, setup: &[u8]) -> Option<Vec<u8>> {
+    let (indicator, audio_type): (&[u8; 4], Option<[u8; 4]>) = match kind {
+        StreamKind::H264 { .. } => (b"zavc", None),
+        StreamKind::Aac(_) => {
+            // AudioSpecificConfig's audioObjectType: 5 is HE-AAC (SBR), 29 HE-AAC v2 (PS).
+            let object_type = setup.first().map_or(2, |b| b >> 3);
+            let t = match object_type {
+                5 => *b"zach",
+                29 => *b"zacp",
+                _ => *b"zaac",
+            };
+            (b"aacd", Some(t))
+        }
+        StreamKind::Ac3 => (b"ac3d", Some(*b"zac3")),
+        StreamKind::Eac3 => (b"ec3d", Some(*b"zec3")),
+        StreamKind::Hevc { .. } | StreamKind::Mp3 { .. } => return None,
+    };
+    let mut out = vec![0x0F, 0x04];
+    out.extend_from_slice(indicator);
+    if let Some(audio_type) = audio_type {
+        // registration_descriptor 'apad': audio_type, priming (0), version 1, setup data.
+        let setup = &setup[..setup.len().min(200)];
+        out.push(0x05);
+        out.push((4 + 4 + 2 + 1 + 1 + setup.len()) as u8);
+        out.extend_from_slice(b"apad");
+        out.extend_from_slice(&audio_type);
+        out.extend_from_slice(&[0, 0, 1, setup.len() as u8]);
+        out.extend_from_slice(setup);
+    }
+    Some(out)
+}
+
+/// `stream_type` of a SAMPLE-AES stream (Apple's format, section 2.3).
+pub(super) fn stream_type(kind: &StreamKind) -> Option<u8> {
+    match kind {
+        StreamKind::H264 { .. } => Some(0xDB),
+        StreamKind::Aac(_) => Some(0xCF),
+        StreamKind::Ac3 => Some(0xC1),
+        StreamKind::Eac3 => Some(0xC2),
+        StreamKind::Hevc { .. } | StreamKind::Mp3 { .. } => None,
+    }
+}
+
+/// The AC-3 audio setup data: the first 10 bytes of a sync frame as the `dac3` box
+/// describes the stream (ATSC A/52 5.3: syncinfo and the start of bsi), which is what
+/// readers of the setup parse. Empty when `dac3` is short.
+pub(super) fn ac3_setup(dac3: &[u8]) -> Vec<u8> {
+    let Some(b) = dac3.get(..3) else {
+        return Vec::new();
+    };
+    let bits = u32::from_be_bytes([0, b[0], b[1], b[2]]);
+    let field = |shift: u32, width: u32| u64::from((bits >> shift) & ((1 << width) - 1));
+    let (fscod, bsid, bsmod, acmod) = (field(22, 2), field(17, 5), field(14, 3), field(11, 3));
+    let (lfeon, bit_rate_code) = (field(10, 1), field(5, 5));
+    let mut w = BitPacker::default();
+    w.put(0x0B77, 16); // syncword
+    w.put(0, 16); // crc1
+    w.put(fscod, 2);
+    w.put(bit_rate_code * 2, 6); // frmsizecod
+    w.put(bsid, 5);
+    w.put(bsmod, 3);
+    w.put(acmod, 3);
+    if acmod & 1 != 0 && acmod != 1 {
+        w.put(0, 2); // cmixlev
+    }
+    if acmod & 4 != 0 {
+        w.put(0, 2); // surmixlev
+    }
+    if acmod == 2 {
+        w.put(0, 2); // dsurmod
+    }
+    w.put(lfeon, 1);
+    w.put(31, 5); // dialnorm
+    w.put(0, 3); // compre, langcode, audprodie
+    if acmod == 0 {
+        w.put(31, 5);
+        w.put(0, 3);
+    }
+    w.put(0b01, 2); // copyrightb 0, origbs 1
+    w.put(0, 3); // timecod1e, timecod2e, addbsie
+    w.finish(10)
+}
+
+/// Bits written most significant first.
+#[derive(Default)]
+struct BitPacker {
+    bytes: Vec<u8>,
+    acc: u64,
+    n: u32,
+}
+
+impl BitPacker {
+    fn put(&mut self, value: u64, width: u32) {
+        self.acc = (self.acc << width) | (value & ((1 << width) - 1));
+        self.n += width;
+        while self.n >= 8 {
+            self.n -= 8;
+            self.bytes.push((self.acc >> self.n) as u8);
+        }
+    }
+
+    /// The bytes, zero-padded (or cut) to `len`.
+    fn finish(mut self, len: usize) -> Vec<u8> {
+        if self.n > 0 {
+            self.bytes.push((self.acc << (8 - self.n)) as u8);
+        }
+        self.bytes.resize(len, 0);
+        self.bytes
+    }
+}
+
+/// AES-128-CBC from `iv` over the first `blocks` whole blocks of `data`, in place.
+fn cbc_blocks(aes: &Aes128, iv: &[u8; 16], data: &mut [u8], blocks: usize) {
+    let len = (blocks * BLOCK).min(data.len() - data.len() % BLOCK);
+    let Some(data) = data.get_mut(..len) else {
+        return;
+    };
+    let (blocks, _) = aes::Block::slice_as_chunks_mut(data);
+    Aes128Cbc::inner_iv_init(aes.clone(), &(*iv).into()).encrypt_blocks(blocks);
+}
+
+/// Encrypt one audio frame in place: 16 bytes clear, then every whole block.
+fn encrypt_audio_frame(aes: &Aes128, iv: &[u8; 16], frame: &mut [u8]) {
+    if let Some(rest) = frame.get_mut(AUDIO_CLEAR_LEAD..) {
+        let blocks = rest.len() / BLOCK;
+        cbc_blocks(aes, iv, rest, blocks);
+    }
+}
+
+/// Encrypt each E-AC-3 sync frame of `sample` in place (a sample may hold several: the
+/// independent substream and its dependents). A frame whose header does not read as
+/// one runs to the sample's end.
+fn encrypt_eac3_sample(aes: &Aes128, iv: &[u8; 16], mut sample: &mut [u8]) {
+    while !sample.is_empty() {
+        let len = match sample {
+            // syncword, then strmtyp(2) substreamid(3) frmsiz(11): (frmsiz + 1) words.
+            [0x0B, 0x77, hi, lo, ..] => {
+                (usize::from(u16::from_be_bytes([*hi, *lo]) & 0x07FF) + 1) * 2
+            }
+            _ => sample.len(),
+        };
+        let len = len.min(sample.len());
+        let (frame, rest) = std::mem::take(&mut sample).split_at_mut(len);
+        encrypt_audio_frame(aes, iv, frame);
+        sample = rest;
+    }
+}
+
+/// Remove emulation prevention (H.264 7.4.1): every 0x03 after two zero bytes.
+fn unescape(nal: &[u8], out: &mut Vec<u8>) {
+    out.clear();
+    let mut zeros = 0;
+    for &b in nal {
+        if zeros >= 2 && b == 3 {
+            zeros = 0;
+            continue;
+        }
+        zeros = if b == 0 { zeros + 1 } else { 0 };
+        out.push(b);
+    }
+}
+
+/// Apply emulation prevention: a 0x03 before any byte of 0 to 3 that follows two zero
+/// bytes, and after two trailing zero bytes.
+fn escape(rbsp: &[u8], out: &mut Vec<u8>) {
+    let mut zeros = 0;
+    for &b in rbsp {
+        if zeros >= 2 && b <= 3 {
+            out.push(3);
+            zeros = 0;
+        }
+        zeros = if b == 0 { zeros + 1 } else { 0 };
+        out.push(b);
+    }
+    if zeros >= 2 {
+        out.push(3);
+    }
+}
+
+/// Encrypt one H.264 NAL unit (its bytes after the length) into `out`, length-prefixed.
+fn encrypt_nal(aes: &Aes128, iv: &[u8; 16], nal: &[u8], scratch: &mut Vec<u8>, out: &mut Vec<u8>) {
+    let slice = matches!(nal.first().map(|h| h & 0x1F), Some(1 | 5));
+    if slice {
+        unescape(nal, scratch);
+    }
+    if !slice || scratch.len() <= VIDEO_MIN_NAL {
+        out.extend_from_slice(&(nal.len() as u32).to_be_bytes());
+        out.extend_from_slice(nal);
+        return;
+    }
+    let mut cbc = Aes128Cbc::inner_iv_init(aes.clone(), &(*iv).into());
+    let mut at = VIDEO_CLEAR_LEAD;
+    while scratch.len().saturating_sub(at) > BLOCK {
+        if let Some(block) = scratch.get_mut(at..at + BLOCK) {
+            let (blocks, _) = aes::Block::slice_as_chunks_mut(block);
+            cbc.encrypt_blocks(blocks);
+        }
+        at += BLOCK + VIDEO_CLEAR_RUN;
+    }
+    let start = out.len();
+    out.extend_from_slice(&[0; 4]);
+    escape(scratch, out);
+    let len = (out.len() - start - 4) as u32;
+    if let Some(field) = out.get_mut(start..start + 4) {
+        field.copy_from_slice(&len.to_be_bytes());
+    }
+}
+
+/// Encrypt one H.264 sample of 4-byte-length NAL units into `out`. A length that runs
+/// past the sample is taken to end with it, and fewer than four bytes left are copied as
+/// they are, as the clear writer (`annexb`) takes them.
+fn encrypt_avc_sample(aes: &Aes128, iv: &[u8; 16], mut sample: &[u8], out: &mut Vec<u8>) {
+    let mut scratch = Vec::new();
+    while let Some((field, rest)) = sample.split_first_chunk::<4>() {
+        let len = (u32::from_be_bytes(*field) as usize).min(rest.len());
+        let (nal, rest) = rest.split_at(len);
+        encrypt_nal(aes, iv, nal, &mut scratch, out);
+        sample = rest;
+    }
+    out.extend_from_slice(sample);
+}
+
+/// A filler data NAL unit (H.264 7.3.2.7, type 12) of `len` bytes with its 4-byte length
+/// (`len` at least 6).
+fn filler_nal(len: usize, out: &mut Vec<u8>) {
+    let body = len.saturating_sub(4).max(2);
+    out.extend_from_slice(&(body as u32).to_be_bytes());
+    out.push(0x0C);
+    out.resize(out.len() + body - 2, 0xFF);
+    out.push(0x80);
+}
+
+/// Segment `segment` of `program` (a SAMPLE-AES program, [`TsProgram::sample_aes`])
+/// encrypted with `key` and `iv`, from `clear`: per program stream, the bytes of its
+/// samples in the segment, in order (the clear writer's `ranges`). Returns the writer and,
+/// per stream, the encrypted sample bytes it takes.
+///
+/// # Errors
+/// [`PackageError::NotInTs`] when the bytes are not the samples the index lists, or a
+/// segment holds more than [`MAX_SEGMENT_SAMPLE_BYTES`].
+pub fn encrypt_segment(
+    title: &Title,
+    program: &TsProgram,
+    layout: &TsLayout,
+    segment: usize,
+    clear: Vec<Bytes>,
+    key: &[u8; 16],
+    iv: &[u8; 16],
+) -> Result<(TsSegment, Vec<Bytes>), PackageError> {
+    let aes = Aes128::new(&(*key).into());
+    let mut sizes = Vec::with_capacity(program.streams.len());
+    let mut bytes = Vec::with_capacity(program.streams.len());
+    let mut video = None;
+    for (index, (stream, clear)) in program.streams.iter().zip(clear).enumerate() {
+        let track = title.index.tracks.get(stream.track_pos);
+        let plan = title.plan.tracks.get(stream.track_pos);
+        let refuse = |reason: String| PackageError::NotInTs {
+            track_id: track.map_or(0, |t| t.track_id),
+            reason,
+        };
+        let clear_sizes = track
+            .zip(plan.and_then(|p| p.samples(segment)))
+            .and_then(|(t, range)| t.samples.sizes.get(range))
+            .ok_or(PackageError::SegmentOutOfRange {
+                number: (segment as u64).saturating_add(1),
+                count: layout.segments.len() as u64,
+            })?;
+        let total: u64 = clear_sizes.iter().map(|s| u64::from(*s)).sum();
+        if total != clear.len() as u64 {
+            return Err(refuse(format!(
+                "read {} bytes of samples where the index lists {total}",
+                clear.len()
+            )));
+        }
+        if total > MAX_SEGMENT_SAMPLE_BYTES {
+            return Err(refuse(format!(
+                "a segment of {total} bytes of samples is too large for SAMPLE-AES"
+            )));
+        }
+        match stream.kind {
+            StreamKind::H264 { .. } => {
+                let mut out = Vec::with_capacity(clear.len() + clear.len() / 64);
+                let mut new_sizes = Vec::with_capacity(clear_sizes.len());
+                let mut rest = &clear[..];
+                for size in clear_sizes {
+                    let (sample, tail) = rest.split_at((*size as usize).min(rest.len()));
+                    let before = out.len();
+                    encrypt_avc_sample(&aes, iv, sample, &mut out);
+                    let grown = u32::try_from(out.len() - before)
+                        .map_err(|_| refuse("an encrypted sample past 4 GiB".into()))?;
+                    new_sizes.push(grown);
+                    rest = tail;
+                }
+                video = Some(index);
+                sizes.push(new_sizes);
+                bytes.push(out);
+            }
+            StreamKind::Aac(_) | StreamKind::Ac3 | StreamKind::Eac3 => {
+                let mut out = clear.to_vec();
+                let mut rest = &mut out[..];
+                for size in clear_sizes {
+                    let (frame, tail) = rest.split_at_mut((*size as usize).min(rest.len()));
+                    if stream.kind == StreamKind::Eac3 {
+                        encrypt_eac3_sample(&aes, iv, frame);
+                    } else {
+                        encrypt_audio_frame(&aes, iv, frame);
+                    }
+                    rest = tail;
+                }
+                sizes.push(clear_sizes.to_vec());
+                bytes.push(out);
+            }
+            StreamKind::Hevc { .. } | StreamKind::Mp3 { .. } => {
+                return Err(refuse(
+                    "SAMPLE-AES covers H.264, AAC, AC-3 and E-AC-3".into(),
+                ))
+            }
+        }
+    }
+    if let Some(v) = video {
+        pad_video(title, program, segment, v, &mut sizes, &mut bytes)?;
+    }
+    let writer = prepare_sized_segment(title, program, layout, segment, &sizes)?;
+    Ok((writer, bytes.into_iter().map(Bytes::from).collect()))
+}
+
+/// Packets of stream `stream`'s PES in segment `segment` with `sizes` (or the index's).
+fn video_packets(
+    title: &Title,
+    program: &TsProgram,
+    segment: usize,
+    stream: usize,
+    sizes: Option<&[Vec<u32>]>,
+) -> Result<(u64, Option<super::layout::Pes>), PackageError> {
+    let units = segment_units(title, program, segment, sizes)?;
+    let mut packets = 0;
+    let mut last = None;
+    for unit in units {
+        if let Unit::Pes(pes) = unit {
+            if pes.stream() == stream {
+                packets += pes.packets();
+                last = Some(pes);
+            }
+        }
+    }
+    Ok((packets, last))
+}
+
+/// Append a filler NAL unit to the segment's last video frame so its PID carries as
+/// many packets, modulo 16, as in the clear layout (module comment).
+fn pad_video(
+    title: &Title,
+    program: &TsProgram,
+    segment: usize,
+    stream: usize,
+    sizes: &mut [Vec<u32>],
+    bytes: &mut [Vec<u8>],
+) -> Result<(), PackageError> {
+    let (clear, _) = video_packets(title, program, segment, stream, None)?;
+    let (encrypted, last) = video_packets(title, program, segment, stream, Some(sizes))?;
+    let pad = (clear + 16 - encrypted % 16) % 16;
+    let (Some(last), true) = (last, pad > 0) else {
+        return Ok(());
+    };
+    // The shortest PES of `target` packets is one byte past the longest of one fewer.
+    let payload = (PACKET_LEN - 4) as u64;
+    let first = payload - last.first_adaptation_len() as u64;
+    let target = last.packets() + pad;
+    let shortest = first + (target - 2) * payload + 1;
+    let grow = shortest.saturating_sub(last.len()).max(6);
+    let (Some(size), Some(out)) = (
+        sizes.get_mut(stream).and_then(|s| s.last_mut()),
+        bytes.get_mut(stream),
+    ) else {
+        return Ok(());
+    };
+    *size = u32::try_from(u64::from(*size) + grow).map_err(|_| PackageError::NotInTs {
+        track_id: 0,
+        reason: "an encrypted sample past 4 GiB".into(),
+    })?;
+    filler_nal(grow as usize, out);
+    Ok(())
+}
+
+#[cfg(test)]
+mod tests;

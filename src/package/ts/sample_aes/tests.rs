@@ -1,0 +1,225 @@
+//! SAMPLE-AES over the fixtures: what a reader that follows Apple's format (as ffmpeg's
+//! `hls_sample_encryption.c` and hls.js do) gets back, and the layout it keeps.
+
+use aes::cipher::{BlockModeDecrypt, KeyIvInit};
+
+use super::*;
+use crate::package::ts::tests::{fixture, main_program};
+use crate::package::ts::{PAT_PID, PMT_PID};
+
+type Aes128CbcDec = cbc::Decryptor<Aes128>;
+
+const KEY: [u8; 16] = *b"0123456789abcdef";
+const IV: [u8; 16] = *b"fedcba9876543210";
+
+/// What a reader does to one encrypted slice NAL unit: remove emulation prevention, then
+/// decrypt one block at 32, 192, 352, ... while more than 16 bytes follow it, each NAL
+/// unit's chain from the IV.
+fn reader_decrypts_nal(nal: &[u8]) -> Vec<u8> {
+    let mut rbsp = Vec::new();
+    unescape(nal, &mut rbsp);
+    let mut dec = Aes128CbcDec::new(&KEY.into(), &IV.into());
+    let mut at = VIDEO_CLEAR_LEAD;
+    if rbsp.len() > VIDEO_MIN_NAL {
+        while rbsp.len().saturating_sub(at) > BLOCK {
+            let (blocks, _) = aes::Block::slice_as_chunks_mut(&mut rbsp[at..at + BLOCK]);
+            dec.decrypt_blocks(blocks);
+            at += BLOCK + VIDEO_CLEAR_RUN;
+        }
+    }
+    rbsp
+}
+
+/// The NAL units of a 4-byte-length sample.
+fn nal_units(mut sample: &[u8]) -> Vec<&[u8]> {
+    let mut out = Vec::new();
+    while sample.len() >= 4 {
+        let len = u32::from_be_bytes(sample[..4].try_into().unwrap()) as usize;
+        out.push(&sample[4..4 + len]);
+        sample = &sample[4 + len..];
+    }
+    out
+}
+
+/// Given every video sample of two fixtures, when encrypted, then each slice NAL unit
+/// decrypts to the clear one's RBSP, other NAL units are untouched, the ciphertext has
+/// no start code emulation, and some slice bytes did change.
+#[test]
+fn slices_decrypt_to_the_clear_rbsp_as_readers_do() {
+    let aes = Aes128::new(&KEY.into());
+    for name in ["h264-aac-3s.mp4", "h264-bframes-editlist-aac.mp4"] {
+        let (file, title) = fixture(name);
+        let track = title
+            .index
+            .tracks
+            .iter()
+            .find(|t| t.kind == crate::media::TrackKind::Video)
+            .unwrap();
+        let mut changed = 0;
+        for (offset, size) in track.samples.offsets.iter().zip(&track.samples.sizes) {
+            let clear = &file[*offset as usize..(*offset + u64::from(*size)) as usize];
+            let mut encrypted = Vec::new();
+            encrypt_avc_sample(&aes, &IV, clear, &mut encrypted);
+            let (clear_nals, encrypted_nals) = (nal_units(clear), nal_units(&encrypted));
+            assert_eq!(clear_nals.len(), encrypted_nals.len(), "{name}");
+            for (c, e) in clear_nals.iter().zip(&encrypted_nals) {
+                assert!(!e.windows(3).any(|w| w[0] == 0 && w[1] == 0 && w[2] <= 2));
+                if matches!(c[0] & 0x1F, 1 | 5) {
+                    let mut rbsp = Vec::new();
+                    unescape(c, &mut rbsp);
+                    assert_eq!(reader_decrypts_nal(e), rbsp, "{name}");
+                    changed += usize::from(rbsp.len() > VIDEO_MIN_NAL && c != e);
+                } else {
+                    assert_eq!(c, e, "{name}: a non-slice NAL unit changed");
+                }
+            }
+        }
+        assert!(changed > 10, "{name}: only {changed} slices encrypted");
+    }
+}
+
+/// Given bytes full of zero runs, then escaping leaves no start code emulation and
+/// removing it gives the bytes back.
+#[test]
+fn emulation_prevention_round_trips() {
+    let cases: [&[u8]; 5] = [
+        &[0, 0, 0, 0, 1, 0, 0, 2, 0, 0, 3, 0, 0],
+        &[0, 0],
+        &[1, 2, 3],
+        &[0, 0, 3, 0, 0, 3],
+        &[0; 40],
+    ];
+    for rbsp in cases {
+        let mut escaped = Vec::new();
+        escape(rbsp, &mut escaped);
+        assert!(!escaped
+            .windows(3)
+            .any(|w| w[0] == 0 && w[1] == 0 && w[2] <= 2));
+        assert!(!escaped.ends_with(&[0, 0]));
+        let mut back = Vec::new();
+        unescape(&escaped, &mut back);
+        assert_eq!(back, rbsp);
+    }
+}
+
+/// Given audio frames of 10, 31, 32 and 100 bytes, then each keeps its size and its first
+/// 16 bytes, and exactly its whole blocks after them are encrypted (none below 32 bytes).
+#[test]
+fn audio_frames_keep_their_lead_and_partial_block() {
+    let aes = Aes128::new(&KEY.into());
+    for len in [10usize, 31, 32, 100] {
+        let clear: Vec<u8> = (0..len).map(|i| i as u8).collect();
+        let mut frame = clear.clone();
+        encrypt_audio_frame(&aes, &IV, &mut frame);
+        let blocks = len.saturating_sub(16) / 16;
+        let end = 16 + blocks * 16;
+        assert_eq!(frame[..16.min(len)], clear[..16.min(len)]);
+        assert_eq!(frame[end.min(len)..], clear[end.min(len)..], "{len}: tail");
+        if blocks > 0 {
+            let mut back = frame[16..end].to_vec();
+            let (b, _) = aes::Block::slice_as_chunks_mut(&mut back);
+            Aes128CbcDec::new(&KEY.into(), &IV.into()).decrypt_blocks(b);
+            assert_eq!(back, clear[16..end]);
+        }
+    }
+}
+
+/// Given an E-AC-3 sample of two sync frames, then each frame is encrypted on its own.
+#[test]
+fn eac3_sync_frames_are_encrypted_each_from_the_iv() {
+    let aes = Aes128::new(&KEY.into());
+    // frmsiz 23: (23 + 1) * 2 = 48 bytes per frame.
+    let mut frame = vec![0u8; 48];
+    frame[..4].copy_from_slice(&[0x0B, 0x77, 0x00, 23]);
+    let clear = [frame.clone(), frame.clone()].concat();
+    let mut sample = clear.clone();
+    encrypt_eac3_sample(&aes, &IV, &mut sample);
+    assert_eq!(sample[..48], sample[48..], "both frames chain from the IV");
+    assert_ne!(sample[16..32], clear[16..32]);
+    assert_eq!(sample[..16], clear[..16]);
+}
+
+/// Given the AC-3 `dac3` of 48 kHz 5.1 at 448 kbit/s, then the setup data is a sync frame
+/// start that says so: syncword, fscod 0, frmsizecod 24, bsid 8, acmod 7, lfeon.
+#[test]
+fn ac3_setup_is_a_sync_frame_start() {
+    // fscod 0, bsid 8, bsmod 0, acmod 7, lfeon 1, bit_rate_code 12, reserved.
+    let dac3 = [0b0001_0000, 0b0011_1101, 0b1000_0000];
+    let setup = ac3_setup(&dac3);
+    assert_eq!(setup.len(), 10);
+    assert_eq!(setup[..4], [0x0B, 0x77, 0, 0]);
+    assert_eq!(setup[4], 24); // fscod 0, frmsizecod 24
+    assert_eq!(setup[5], 8 << 3); // bsid 8, bsmod 0
+    assert_eq!(setup[6] >> 5, 7); // acmod 7
+                                  // acmod 7: cmixlev (2), surmixlev (2), then lfeon.
+    assert_eq!(setup[6] & 1, 1);
+}
+
+/// Given the H.264 + AAC fixture cut in 1 s segments, when every segment is encrypted,
+/// then each is whole packets with the SAMPLE-AES PMT, and across the title every PID's
+/// continuity counter runs on without a break, as in the clear layout (the filler NAL
+/// unit keeps each segment's video packet count modulo 16).
+#[test]
+fn encrypted_segments_keep_the_continuity_of_the_clear_layout() {
+    let (file, title) = fixture("h264-aac-3s.mp4");
+    let program = main_program(&title);
+    let layout = TsLayout::new(&title, &program).unwrap();
+    let encrypted = program.with_sample_aes(&title.index).unwrap();
+    assert!(layout.segments.len() >= 3);
+    let mut all = Vec::new();
+    for segment in 0..layout.segments.len() {
+        let clear = prepare_ts_segment_for_test(&title, &program, &layout, segment);
+        let inputs: Vec<Bytes> = clear
+            .ranges
+            .iter()
+            .map(|ranges| {
+                let bytes: Vec<u8> = ranges
+                    .iter()
+                    .flat_map(|r| file[r.start as usize..r.end() as usize].to_vec())
+                    .collect();
+                Bytes::from(bytes)
+            })
+            .collect();
+        let (mut writer, samples) =
+            encrypt_segment(&title, &encrypted, &layout, segment, inputs, &KEY, &IV).unwrap();
+        let mut views: Vec<&[u8]> = samples.iter().map(|b| &b[..]).collect();
+        let mut out = Vec::new();
+        assert_eq!(
+            writer.write(&mut views, &mut out),
+            crate::package::ts::Need::Done
+        );
+        assert!(
+            views.iter().all(|v| v.is_empty()),
+            "every sample byte taken"
+        );
+        assert_eq!(out.len() as u64, writer.content_length);
+        assert_eq!(out.len() % PACKET_LEN, 0);
+        let pmt = &out[PACKET_LEN..2 * PACKET_LEN];
+        assert_eq!(u16::from_be_bytes([pmt[1], pmt[2]]) & 0x1FFF, PMT_PID);
+        assert_eq!(pmt[17], 0xDB, "H.264 SAMPLE-AES stream type");
+        all.extend(out);
+    }
+    let mut last = std::collections::HashMap::new();
+    for packet in all.chunks(PACKET_LEN) {
+        assert_eq!(packet[0], 0x47);
+        let pid = u16::from_be_bytes([packet[1], packet[2]]) & 0x1FFF;
+        let (payload, cc) = (packet[3] & 0x10 != 0, packet[3] & 0x0F);
+        if !payload {
+            continue;
+        }
+        if let Some(before) = last.insert(pid, cc) {
+            assert_eq!(cc, (before + 1) & 0x0F, "PID {pid:#x}");
+        } else {
+            assert!(pid == PAT_PID || pid == PMT_PID || cc == 0);
+        }
+    }
+}
+
+fn prepare_ts_segment_for_test(
+    title: &Title,
+    program: &TsProgram,
+    layout: &TsLayout,
+    segment: usize,
+) -> TsSegment {
+    crate::package::ts::prepare_ts_segment(title, program, layout, segment, None).unwrap()
+}
