@@ -8,7 +8,8 @@
 //! multi-fragment `cenc` output either: "saio atom found without saiz"). So the DASH
 //! check gives it each media segment behind its init segment, one file per segment, and
 //! compares the frames segment by segment with the clear output's, read the same way.
-//! The HLS reader decrypts AES-128 itself, fetching the key from the playlist's URI.
+//! The HLS reader decrypts AES-128 and SAMPLE-AES itself, fetching the key from the
+//! playlist's URI.
 
 use vodpack::config::Settings;
 use vodpack::crypto::keys::hex;
@@ -222,6 +223,108 @@ async fn aes_128_ts_decodes_to_the_clear_frames() {
                 .body;
             let decrypted = cbc_decrypt(&secret, &key, iv.as_deref().unwrap());
             assert_eq!(decrypted, plain, "{fixture} {line}");
+        }
+    }
+    server.shutdown().await;
+    clear.shutdown().await;
+}
+
+/// Given HLS SAMPLE-AES, when ffmpeg reads each fixture's TS media playlist (fetching the
+/// raw key from the `EXT-X-KEY` URI, decrypting NAL units and audio frames itself), then
+/// video and audio decode to the same frames as the clear TS output: H.264 with and
+/// without B-frames, AAC, two languages, AC-3 and E-AC-3, 1 s segments, so the continuity
+/// counters run across segments as in the clear layout.
+///
+/// Two ffmpeg 5.1 habits shape the reading. Its HLS reader decrypts a packet with the
+/// segment it is reading when the packet comes out; the title's last frame comes out after
+/// the last segment is left, undecrypted, so the playlist read gets the last segment once
+/// more after a discontinuity and only the frames of the first pass are compared. And it
+/// decrypts nothing when it enters through a multivariant playlist whose muxed audio has
+/// an `EXT-X-MEDIA` without URI (valid HLS, as ours), so the media playlist is read.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn sample_aes_ts_decodes_to_the_clear_frames() {
+    if !tools_available().await {
+        return;
+    }
+    let clear = start().await;
+    let server = start_encrypted("hls=sample-aes").await;
+    let dir = TempDir::new("sample-aes");
+    for (fixture, selectors) in [
+        ("h264-aac-3s.mp4", ["v", "a"].as_slice()),
+        ("h264-bframes-editlist-aac.mp4", &["v", "a"]),
+        ("h264-aac-2lang-3s.mp4", &["v", "a"]),
+        ("ts/ac3-3s.mp4", &["a"]),
+        ("ts/eac3-3s.mp4", &["a"]),
+    ] {
+        let master_path = format!("/vod/{fixture}/master-ts.m3u8");
+        let master = fetch_ok(&server, &master_path).await.text();
+        assert!(
+            master.contains("#EXT-X-SESSION-KEY:METHOD=SAMPLE-AES") && !master.contains("I-FRAME"),
+            "{master}"
+        );
+        let variant = master.lines().find(|l| !l.starts_with('#')).unwrap();
+        let media_url = server.url(&format!("/vod/{fixture}/{variant}"));
+        let base = media_url.rsplit_once('/').unwrap().0.to_owned();
+        let media = fetch_ok(&server, &format!("/vod/{fixture}/{variant}"))
+            .await
+            .text();
+        let mut playlist = String::new();
+        let mut last = String::new();
+        for line in media.lines().filter(|l| *l != "#EXT-X-ENDLIST") {
+            let line = line.replace("URI=\"hls.key\"", &format!("URI=\"{base}/hls.key\""));
+            if !line.starts_with('#') {
+                last = format!("{base}/{line}");
+                playlist.push_str(&last);
+            } else {
+                playlist.push_str(&line);
+            }
+            playlist.push('\n');
+        }
+        playlist.push_str(&format!(
+            "#EXT-X-DISCONTINUITY\n#EXTINF:1.0,\n{last}\n#EXT-X-ENDLIST\n"
+        ));
+        let file = dir
+            .path()
+            .join(format!("{}.m3u8", fixture.replace('/', "-")));
+        std::fs::write(&file, playlist).unwrap();
+        let clear_master = fetch_ok(&clear, &master_path).await.text();
+        let clear_variant = clear_master.lines().find(|l| !l.starts_with('#')).unwrap();
+        let clear_url = clear.url(&format!("/vod/{fixture}/{clear_variant}"));
+        for selector in selectors {
+            let want = frame_hashes(&clear_url, selector).await;
+            let got = parse_framemd5(&String::from_utf8_lossy(
+                &run_tool(
+                    "ffmpeg",
+                    args(&[
+                        "-v",
+                        "error",
+                        "-nostdin",
+                        "-protocol_whitelist",
+                        "file,http,tcp,crypto",
+                        "-i",
+                        &file.to_string_lossy(),
+                        "-map",
+                        &format!("0:{selector}"),
+                        "-vsync",
+                        "passthrough",
+                        "-f",
+                        "framemd5",
+                        "-",
+                    ]),
+                )
+                .await,
+            ));
+            assert!(!want.is_empty(), "{fixture} {selector}");
+            assert!(
+                got.len() > want.len(),
+                "{fixture} {selector}: the repeat decoded"
+            );
+            let hashes = |f: &[Frame]| f.iter().map(|f| f.hash.clone()).collect::<Vec<_>>();
+            assert_eq!(
+                hashes(&got[..want.len()]),
+                hashes(&want),
+                "{fixture} {selector}"
+            );
         }
     }
     server.shutdown().await;
