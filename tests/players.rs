@@ -581,8 +581,8 @@ async fn run_web_jobs(runner: &Path, jobs: &str, file_name: &str) {
 /// Encrypted output (issue 14) in the browser, strictly and with a seek: dash.js and Shaka
 /// Player play `cenc` and `cbcs` DASH through W3C ClearKey EME (the licence URL from the
 /// MPD's `dashif:Laurl`, answered by vodpack's ClearKey licence route), and hls.js plays
-/// AES-128 HLS, CMAF and MPEG-TS (the key from the `EXT-X-KEY` URI), and SAMPLE-AES (CMAF
-/// `cbcs`) HLS through ClearKey EME with vodpack's licence route.
+/// AES-128 HLS, CMAF and MPEG-TS (the key from the `EXT-X-KEY` URI), SAMPLE-AES (CMAF
+/// `cbcs`) HLS through ClearKey EME with vodpack's licence route, and SAMPLE-AES MPEG-TS.
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn web_players_play_encrypted_output_strictly() {
     let Some(runner) = web_player_runner() else {
@@ -614,6 +614,9 @@ async fn web_players_play_encrypted_output_strictly() {
         // SAMPLE-AES (CMAF cbcs) through EME ClearKey, the licence from the playlist's
         // KEYFORMAT="org.w3.clearkey" key (hls.js takes its URL from its configuration).
         ("hlsjs", cbcs.url(""), "master.m3u8", "sample-aes"),
+        // SAMPLE-AES MPEG-TS beside it: Apple's sample encryption, the raw key from the
+        // EXT-X-KEY URI, decrypted by hls.js's own demuxer.
+        ("hlsjs", cbcs.url(""), "master-ts.m3u8", "sample-aes ts"),
     ];
     let jobs: Vec<String> = runs
         .iter()
