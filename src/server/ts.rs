@@ -284,21 +284,9 @@ async fn sample_aes_segment(
         };
         return Err(ErrorAnswer::from(&e));
     }
-    let source = app.catalog.source();
-    let mut samples = Vec::with_capacity(objects.len());
-    for (ranges, (k, i)) in clear.ranges.iter().zip(objects) {
-        let parts = source
-            .read_ranges(k, i, ranges)
-            .await
-            .map_err(|e| ErrorAnswer::from(&e).with_detail(&e))?;
-        samples.push(match <[Bytes; 1]>::try_from(parts) {
-            Ok([one]) => one,
-            Err(parts) => Bytes::from(parts.concat()),
-        });
-    }
+    let samples = read_samples(app, objects, &clear.ranges).await?;
     let title = cached.clone();
-    let assemble = tracing::info_span!("segment.encrypt", vod.segment = segment + 1);
-    let (writer, samples) = assemble_off_runtime(assemble, move || {
+    let encrypt = move || {
         let output = title.ts_slot().get().and_then(|o| o.ts.as_ref().ok());
         let r = (output.and_then(|t| t.renditions.get(rendition)))
             .ok_or(PackageError::NoTsRenditions)?;
@@ -311,10 +299,99 @@ async fn sample_aes_segment(
             &key,
             &iv,
         )
-    })
-    .await?;
+    };
+    // A usual segment (a few hundred KB) encrypts in well under a millisecond, less than a
+    // hop to the blocking pool costs (docs/performance.md); large ones go there.
+    let span = tracing::info_span!("segment.encrypt", vod.segment = segment + 1);
+    let (writer, samples) = if total <= INLINE_ENCRYPT_BYTES {
+        span.in_scope(encrypt).map_err(|e| ErrorAnswer::from(&e))?
+    } else {
+        assemble_off_runtime(span, encrypt).await?
+    };
     Ok(TsProtection::SampleAes(Box::new(writer), samples))
 }
+
+/// The bytes of each program stream's `ranges` (its samples, in order), read from its
+/// object in `objects`. The streams of one object whose ranges fill most of the span they
+/// cover (a muxed file interleaves them sample by sample) are read as that one span: one
+/// read, where a read per range would be hundreds.
+async fn read_samples(
+    app: &App,
+    objects: &[(ObjectKey, ObjectIdentity)],
+    ranges: &[Vec<ByteRange>],
+) -> Result<Vec<Bytes>, ErrorAnswer> {
+    let source = app.catalog.source();
+    let failed = |e: crate::source::SourceError| ErrorAnswer::from(&e).with_detail(&e);
+    let mut out = vec![Bytes::new(); ranges.len()];
+    let mut done = vec![false; ranges.len()];
+    for (s, (key, identity)) in objects.iter().enumerate() {
+        if done.get(s).copied().unwrap_or(true) {
+            continue;
+        }
+        let group: Vec<usize> = (s..objects.len())
+            .filter(|t| {
+                objects
+                    .get(*t)
+                    .is_some_and(|o| o.0 == *key && o.1 == *identity)
+            })
+            .collect();
+        let (mut first, mut end, mut total) = (u64::MAX, 0u64, 0u64);
+        for t in &group {
+            for r in ranges.get(*t).map(Vec::as_slice).unwrap_or_default() {
+                (first, end, total) = (first.min(r.start), end.max(r.end()), total + r.len);
+            }
+        }
+        let first = first.min(end);
+        let span = end - first;
+        let whole = if span == 0 {
+            Some(Bytes::new())
+        } else if span <= total + total / 4 + SPAN_SLACK_BYTES {
+            let bytes = source.read_range(key, identity, ByteRange::new(first, span));
+            Some(bytes.await.map_err(failed)?)
+        } else {
+            None
+        };
+        for t in group {
+            let list = ranges.get(t).map(Vec::as_slice).unwrap_or_default();
+            let parts = match &whole {
+                Some(whole) => cut_ranges(whole, first, list)?,
+                None => source
+                    .read_ranges(key, identity, list)
+                    .await
+                    .map_err(failed)?,
+            };
+            if let (Some(slot), Some(flag)) = (out.get_mut(t), done.get_mut(t)) {
+                *slot = match <[Bytes; 1]>::try_from(parts) {
+                    Ok([one]) => one,
+                    Err(parts) => Bytes::from(parts.concat()),
+                };
+                *flag = true;
+            }
+        }
+    }
+    Ok(out)
+}
+
+/// `ranges` cut from `whole`, the bytes from offset `first` on.
+fn cut_ranges(whole: &Bytes, first: u64, ranges: &[ByteRange]) -> Result<Vec<Bytes>, ErrorAnswer> {
+    let mut out = Vec::with_capacity(ranges.len());
+    for r in ranges {
+        let at = usize::try_from(r.start - first).unwrap_or(usize::MAX);
+        let part = at
+            .checked_add(r.len as usize)
+            .filter(|end| *end <= whole.len())
+            .map(|end| whole.slice(at..end));
+        out.push(part.ok_or_else(|| {
+            ErrorAnswer::new(StatusCode::BAD_GATEWAY, "media source ended early")
+        })?);
+    }
+    Ok(out)
+}
+
+/// Bytes between a muxed file's ranges read over rather than split into more reads.
+const SPAN_SLACK_BYTES: u64 = 256 * 1024;
+/// Most bytes of samples of a SAMPLE-AES segment encrypted on the runtime worker itself.
+const INLINE_ENCRYPT_BYTES: u64 = 1024 * 1024;
 
 /// Stream bytes `start..end` of the segment of `job`: prepare its writer (blocking pool),
 /// open a source stream per program stream and make the first chunk, then answer with a

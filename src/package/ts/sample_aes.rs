@@ -229,27 +229,75 @@ fn escape(rbsp: &[u8], out: &mut Vec<u8>) {
     }
 }
 
-/// Encrypt one H.264 NAL unit (its bytes after the length) into `out`, length-prefixed.
-fn encrypt_nal(aes: &Aes128, iv: &[u8; 16], nal: &[u8], scratch: &mut Vec<u8>, out: &mut Vec<u8>) {
-    let slice = matches!(nal.first().map(|h| h & 0x1F), Some(1 | 5));
-    if slice {
-        unescape(nal, scratch);
+/// Whether `bytes` hold two zero bytes in a row: without them there is no emulation
+/// prevention to remove or to apply. Eight bytes at a time; most words of coded video
+/// hold no zero byte at all.
+fn has_zero_pair(bytes: &[u8]) -> bool {
+    const ONES: u64 = 0x0101_0101_0101_0101;
+    const HIGHS: u64 = 0x8080_8080_8080_8080;
+    let mut previous_zero = false;
+    let mut words = bytes.chunks_exact(8);
+    let scan = |slice: &[u8], previous_zero: &mut bool| {
+        for &b in slice {
+            if b == 0 && *previous_zero {
+                return true;
+            }
+            *previous_zero = b == 0;
+        }
+        false
+    };
+    for word in words.by_ref() {
+        let mut w = [0u8; 8];
+        w.copy_from_slice(word);
+        let w = u64::from_ne_bytes(w);
+        if w.wrapping_sub(ONES) & !w & HIGHS == 0 {
+            previous_zero = false;
+        } else if scan(word, &mut previous_zero) {
+            return true;
+        }
     }
-    if !slice || scratch.len() <= VIDEO_MIN_NAL {
-        out.extend_from_slice(&(nal.len() as u32).to_be_bytes());
-        out.extend_from_slice(nal);
+    scan(words.remainder(), &mut previous_zero)
+}
+
+/// Encrypt the protected blocks of a slice's RBSP in place: after the 32-byte lead, one
+/// block in every 160 while more than 16 bytes follow, one CBC chain from `iv`.
+fn encrypt_slice_rbsp(aes: &Aes128, iv: &[u8; 16], rbsp: &mut [u8]) {
+    if rbsp.len() <= VIDEO_MIN_NAL {
         return;
     }
     let mut cbc = Aes128Cbc::inner_iv_init(aes.clone(), &(*iv).into());
     let mut at = VIDEO_CLEAR_LEAD;
-    while scratch.len().saturating_sub(at) > BLOCK {
-        if let Some(block) = scratch.get_mut(at..at + BLOCK) {
+    while rbsp.len().saturating_sub(at) > BLOCK {
+        if let Some(block) = rbsp.get_mut(at..at + BLOCK) {
             let (blocks, _) = aes::Block::slice_as_chunks_mut(block);
             cbc.encrypt_blocks(blocks);
         }
         at += BLOCK + VIDEO_CLEAR_RUN;
     }
+}
+
+/// Encrypt one H.264 NAL unit (its bytes after the length) into `out`, length-prefixed.
+/// A slice with no zero pair before or after encryption (the usual case) is encrypted in
+/// place in `out`; otherwise emulation prevention is removed and applied again.
+fn encrypt_nal(aes: &Aes128, iv: &[u8; 16], nal: &[u8], scratch: &mut Vec<u8>, out: &mut Vec<u8>) {
+    let slice = matches!(nal.first().map(|h| h & 0x1F), Some(1 | 5));
     let start = out.len();
+    out.extend_from_slice(&(nal.len() as u32).to_be_bytes());
+    out.extend_from_slice(nal);
+    if !slice {
+        return;
+    }
+    if !has_zero_pair(nal) {
+        if let Some(body) = out.get_mut(start + 4..) {
+            encrypt_slice_rbsp(aes, iv, body);
+            if !has_zero_pair(body) {
+                return;
+            }
+        }
+    }
+    out.truncate(start);
+    unescape(nal, scratch);
+    encrypt_slice_rbsp(aes, iv, scratch);
     out.extend_from_slice(&[0; 4]);
     escape(scratch, out);
     let len = (out.len() - start - 4) as u32;

@@ -223,3 +223,25 @@ fn prepare_ts_segment_for_test(
 ) -> TsSegment {
     crate::package::ts::prepare_ts_segment(title, program, layout, segment, None).unwrap()
 }
+
+/// Given a slice NAL unit with emulation prevention bytes in its lead and in its body,
+/// when encrypted, then a reader gets its RBSP back: the slow path (prevention removed,
+/// applied again) agrees with the in-place one.
+#[test]
+fn a_slice_with_emulation_prevention_decrypts_to_its_rbsp() {
+    let aes = Aes128::new(&KEY.into());
+    let mut nal = vec![0x65, 0x88, 0x00, 0x00, 0x03, 0x01];
+    nal.extend((0..400u32).map(|i| (i * 7 % 251) as u8 | 1));
+    nal.splice(100..100, [0x00, 0x00, 0x03, 0x00]);
+    nal.splice(300..300, [0x00, 0x00, 0x03, 0x02]);
+    let mut sample = (nal.len() as u32).to_be_bytes().to_vec();
+    sample.extend_from_slice(&nal);
+    let mut encrypted = Vec::new();
+    encrypt_avc_sample(&aes, &IV, &sample, &mut encrypted);
+    let units = nal_units(&encrypted);
+    assert_eq!(units.len(), 1);
+    let mut rbsp = Vec::new();
+    unescape(&nal, &mut rbsp);
+    assert_eq!(reader_decrypts_nal(units[0]), rbsp);
+    assert!(has_zero_pair(&nal), "the slow path is taken");
+}
