@@ -8,7 +8,9 @@
 //! bytes into packets as the connection pulls each chunk (`TsChunks`), with the same send
 //! timeout, metrics and source read counters. The program streams of one object (video,
 //! muxed audio) are read together in file order (`source::InterleavedReads`). With HLS
-//! AES-128 the chunks go through the cipher (`EncryptedChunks`).
+//! AES-128 the chunks go through the cipher (`CutChunks`). With HLS SAMPLE-AES the
+//! segment's samples are read whole and encrypted first (their sizes shape its layout,
+//! `package::ts::sample_aes`), then written from memory.
 
 use std::sync::{Arc, OnceLock};
 use std::time::Duration;
