@@ -704,5 +704,23 @@ async fn ts_beside_sample_aes_is_sample_encrypted() {
         assert_eq!(part.status, 206, "{path} {range}");
         assert_eq!(part.body, whole.body[from..=to], "{path} {range}");
     }
+    // HEVC is outside Apple's sample encryption: its TS output is not offered at all.
+    let hevc = request(
+        server.addr,
+        "GET",
+        "/vod/hevc-aac-3s.mp4/master-ts.m3u8",
+        &[],
+    )
+    .await;
+    assert_eq!(hevc.status, 404, "{}", hevc.text());
+    assert!(hevc.text().contains("master.m3u8"), "{}", hevc.text());
+    let cmaf = request(server.addr, "GET", "/vod/hevc-aac-3s.mp4/master.m3u8", &[]).await;
+    assert_eq!(cmaf.status, 200);
+    let hevc_folder = version_folder_in(&cmaf.text());
+    for name in ["index-ts-t1.m3u8", "seg-ts-t1-1.ts"] {
+        let path = format!("/vod/hevc-aac-3s.mp4/{hevc_folder}{name}");
+        let status = request(server.addr, "GET", &path, &[]).await.status;
+        assert_eq!(status, 404, "{path}");
+    }
     server.shutdown().await;
 }

@@ -14,7 +14,8 @@ pub enum Scheme {
     /// (ISO/IEC 23001-7 10.1). DASH only.
     Cenc,
     /// Common Encryption `cbcs`: AES-CBC with a constant IV and the 1:9 pattern on video
-    /// (23001-7 10.4). DASH, and HLS as `METHOD=SAMPLE-AES` on fMP4.
+    /// (23001-7 10.4). DASH, and HLS as `METHOD=SAMPLE-AES` on fMP4; for HLS MPEG-TS,
+    /// Apple's sample encryption (`package::ts::sample_aes`).
     Cbcs,
     /// HLS `METHOD=AES-128`: each segment encrypted whole with AES-128-CBC and PKCS#7
     /// padding (RFC 8216 4.3.2.4). HLS only.

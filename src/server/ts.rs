@@ -163,13 +163,55 @@ pub(super) async fn ts_content(
     let cached_bytes = |slot: Option<&OnceLock<Bytes>>, render: &dyn Fn() -> String| {
         slot.map(|s| s.get_or_init(|| Bytes::from(render())).clone())
     };
+    // Apple's sample encryption covers H.264, AAC, AC-3 and E-AC-3: with SAMPLE-AES a TS
+    // rendition carrying anything else (HEVC, MP3) is not offered (fail closed).
+    let uncovered: Vec<u32> = match protected {
+        Some(p) if p.scheme == Scheme::Cbcs => (ts.renditions.iter())
+            .filter(|r| !r.program.sample_aes_covers())
+            .map(|r| r.rendition.track_id)
+            .collect(),
+        _ => Vec::new(),
+    };
+    let not_offered = |track_id: u32| {
+        uncovered.contains(&track_id).then(|| {
+            not_found(format!(
+                "TS rendition {track_id} is not offered with SAMPLE-AES, which covers H.264, \
+                 AAC, AC-3 and E-AC-3; use master.m3u8"
+            ))
+        })
+    };
     match resource {
-        Resource::MultivariantTs => Ok(TsContent::Playlist(
-            output
+        Resource::TsMediaPlaylist { track_id } | Resource::TsSegment { track_id, .. } => {
+            if let Some(refused) = not_offered(track_id) {
+                return Err(refused);
+            }
+        }
+        _ => {}
+    }
+    match resource {
+        Resource::MultivariantTs => {
+            let master = output
                 .master
                 .get_or_init(|| Bytes::from(render_ts_multivariant_playlist(title, ts)))
-                .clone(),
-        )),
+                .clone();
+            if uncovered.is_empty() {
+                return Ok(TsContent::Playlist(master));
+            }
+            if uncovered.len() == ts.renditions.len() {
+                return Err(not_found(
+                    "no TS rendition can be offered with SAMPLE-AES, which covers H.264, AAC, \
+                     AC-3 and E-AC-3; use master.m3u8"
+                        .into(),
+                ));
+            }
+            let names: Vec<String> = (uncovered.iter())
+                .map(|&track_id| Resource::TsMediaPlaylist { track_id }.to_string())
+                .collect();
+            let text = String::from_utf8_lossy(&master);
+            Ok(TsContent::Playlist(Bytes::from(without_playlists(
+                &text, &names,
+            ))))
+        }
         Resource::TsMediaPlaylist { track_id } => {
             if let Ok(pos) = position(track_id) {
                 let rendition = &ts.renditions[pos];
@@ -252,6 +294,32 @@ pub(super) async fn ts_content(
         }
         _ => Err(not_found(format!("{resource} is not a TS resource"))),
     }
+}
+
+/// Multivariant playlist `text` without the variants and renditions whose playlist is
+/// one of `names`.
+fn without_playlists(text: &str, names: &[String]) -> String {
+    let names_uri = |line: &str| {
+        let uri = line.rsplit('/').next().unwrap_or(line);
+        names.iter().any(|n| n == uri)
+    };
+    let quoted = |line: &str| names.iter().any(|n| line.contains(&format!("{n}\"")));
+    let lines: Vec<&str> = text.lines().collect();
+    let mut out = String::with_capacity(text.len());
+    for (k, line) in lines.iter().enumerate() {
+        let dropped = if line.starts_with("#EXT-X-STREAM-INF") {
+            lines.get(k + 1).is_some_and(|next| names_uri(next))
+        } else if line.starts_with("#EXT-X-MEDIA") {
+            quoted(line)
+        } else {
+            !line.starts_with('#') && names_uri(line)
+        };
+        if !dropped {
+            out.push_str(line);
+            out.push('\n');
+        }
+    }
+    out
 }
 
 /// Segment `segment` of TS rendition `rendition` of `cached` with HLS SAMPLE-AES: its
@@ -772,5 +840,29 @@ impl futures_util::Stream for CutChunks {
                 return Poll::Ready(Some(Ok(part)));
             }
         }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::without_playlists;
+
+    /// Given a TS multivariant playlist with an MP3 audio rendition and a variant whose
+    /// muxed audio SAMPLE-AES cannot carry, then both go and the rest stays as it was.
+    #[test]
+    fn uncovered_renditions_leave_the_multivariant_playlist() {
+        let master = "#EXTM3U\n#EXT-X-VERSION:4\n\
+            #EXT-X-MEDIA:TYPE=AUDIO,GROUP-ID=\"audio\",NAME=\"a\",DEFAULT=YES\n\
+            #EXT-X-MEDIA:TYPE=AUDIO,GROUP-ID=\"audio\",NAME=\"mp3\",URI=\"v1/index-ts-t3.m3u8\"\n\
+            #EXT-X-STREAM-INF:BANDWIDTH=1,AUDIO=\"audio\"\nv1/index-ts-t1.m3u8\n\
+            #EXT-X-STREAM-INF:BANDWIDTH=2,AUDIO=\"audio\"\nv1/index-ts-t2.m3u8\n";
+        let names = ["index-ts-t2.m3u8".to_owned(), "index-ts-t3.m3u8".to_owned()];
+        let out = without_playlists(master, &names);
+        assert_eq!(
+            out,
+            "#EXTM3U\n#EXT-X-VERSION:4\n\
+             #EXT-X-MEDIA:TYPE=AUDIO,GROUP-ID=\"audio\",NAME=\"a\",DEFAULT=YES\n\
+             #EXT-X-STREAM-INF:BANDWIDTH=1,AUDIO=\"audio\"\nv1/index-ts-t1.m3u8\n"
+        );
     }
 }

@@ -217,6 +217,11 @@ impl TsProgram {
         })
     }
 
+    /// Whether Apple's sample encryption covers every stream (H.264, AAC, AC-3, E-AC-3).
+    pub fn sample_aes_covers(&self) -> bool {
+        (self.streams.iter()).all(|s| super::sample_aes::stream_type(&s.kind).is_some())
+    }
+
     /// The same program with SAMPLE-AES encrypted samples.
     ///
     /// # Errors
