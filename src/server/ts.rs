@@ -194,8 +194,16 @@ pub(super) async fn ts_content(
                 .master
                 .get_or_init(|| Bytes::from(render_ts_multivariant_playlist(title, ts)))
                 .clone();
-            if uncovered.is_empty() {
+            if protected.is_none_or(|p| p.scheme != Scheme::Cbcs) {
                 return Ok(TsContent::Playlist(master));
+            }
+            // SAMPLE-AES: ffmpeg (5.1; its hls.c today reads the same) takes a variant
+            // with an audio group for packed audio and decrypts nothing, so a group that
+            // only names the muxed audio (no URI) is left out: it says nothing the
+            // variant does not.
+            let text = without_muxed_only_audio(&String::from_utf8_lossy(&master));
+            if uncovered.is_empty() {
+                return Ok(TsContent::Playlist(Bytes::from(text)));
             }
             if uncovered.len() == ts.renditions.len() {
                 return Err(not_found(
@@ -294,6 +302,41 @@ pub(super) async fn ts_content(
         }
         _ => Err(not_found(format!("{resource} is not a TS resource"))),
     }
+}
+
+/// Multivariant playlist `text` without its audio groups whose renditions all lack a URI
+/// (the audio muxed in the variants): their `EXT-X-MEDIA` tags and the variants' `AUDIO`
+/// attributes naming them go.
+fn without_muxed_only_audio(text: &str) -> String {
+    let group_of = |line: &str| {
+        let at = line.find("GROUP-ID=\"")? + "GROUP-ID=\"".len();
+        let rest = line.get(at..)?;
+        rest.find('"').map(|end| rest[..end].to_owned())
+    };
+    let audio = |line: &&str| line.starts_with("#EXT-X-MEDIA:") && line.contains("TYPE=AUDIO");
+    let mut muxed_only: Vec<String> = text.lines().filter(audio).filter_map(group_of).collect();
+    for line in text.lines().filter(audio) {
+        if line.contains("URI=\"") {
+            if let Some(group) = group_of(line) {
+                muxed_only.retain(|g| *g != group);
+            }
+        }
+    }
+    let mut out = String::with_capacity(text.len());
+    for line in text.lines() {
+        if audio(&line) && group_of(line).is_some_and(|g| muxed_only.contains(&g)) {
+            continue;
+        }
+        let mut line = line.to_owned();
+        if line.starts_with("#EXT-X-STREAM-INF:") {
+            for group in &muxed_only {
+                line = line.replace(&format!(",AUDIO=\"{group}\""), "");
+            }
+        }
+        out.push_str(&line);
+        out.push('\n');
+    }
+    out
 }
 
 /// Multivariant playlist `text` without the variants and renditions whose playlist is
@@ -845,7 +888,26 @@ impl futures_util::Stream for CutChunks {
 
 #[cfg(test)]
 mod tests {
-    use super::without_playlists;
+    use super::{without_muxed_only_audio, without_playlists};
+
+    /// Given a TS multivariant playlist whose audio group only names the muxed audio, then
+    /// the group and the variants' reference to it go; a group with an alternate rendition
+    /// (a URI) stays whole.
+    #[test]
+    fn audio_groups_of_muxed_audio_only_leave_the_playlist() {
+        let muxed = "#EXTM3U\n\
+            #EXT-X-MEDIA:TYPE=AUDIO,GROUP-ID=\"audio\",NAME=\"a\",DEFAULT=YES\n\
+            #EXT-X-STREAM-INF:BANDWIDTH=1,CODECS=\"avc1,mp4a\",AUDIO=\"audio\"\nv1/index-ts-t1.m3u8\n";
+        assert_eq!(
+            without_muxed_only_audio(muxed),
+            "#EXTM3U\n#EXT-X-STREAM-INF:BANDWIDTH=1,CODECS=\"avc1,mp4a\"\nv1/index-ts-t1.m3u8\n"
+        );
+        let alternate = "#EXTM3U\n\
+            #EXT-X-MEDIA:TYPE=AUDIO,GROUP-ID=\"audio\",NAME=\"a\",DEFAULT=YES\n\
+            #EXT-X-MEDIA:TYPE=AUDIO,GROUP-ID=\"audio\",NAME=\"b\",URI=\"v1/index-ts-t3.m3u8\"\n\
+            #EXT-X-STREAM-INF:BANDWIDTH=1,AUDIO=\"audio\"\nv1/index-ts-t1.m3u8\n";
+        assert_eq!(without_muxed_only_audio(alternate), alternate);
+    }
 
     /// Given a TS multivariant playlist with an MP3 audio rendition and a variant whose
     /// muxed audio SAMPLE-AES cannot carry, then both go and the rest stays as it was.

@@ -235,12 +235,15 @@ async fn aes_128_ts_decodes_to_the_clear_frames() {
 /// without B-frames, AAC, two languages, AC-3 and E-AC-3, 1 s segments, so the continuity
 /// counters run across segments as in the clear layout.
 ///
-/// Two ffmpeg 5.1 habits shape the reading. Its HLS reader decrypts a packet with the
-/// segment it is reading when the packet comes out; the title's last frame comes out after
-/// the last segment is left, undecrypted, so the playlist read gets the last segment once
-/// more after a discontinuity and only the frames of the first pass are compared. And it
-/// decrypts nothing when it enters through a multivariant playlist whose muxed audio has
-/// an `EXT-X-MEDIA` without URI (valid HLS, as ours), so the media playlist is read.
+/// Two ffmpeg 5.1 habits shape the reading. Its HLS reader decrypts a frame after its
+/// parser has cut it out, with the segment it is reading then; the title's last frame is
+/// cut out only at the end of the stream, after the last segment is left, and stays
+/// encrypted (nginx-vod's SAMPLE-AES output reads the same way). So the playlist read gets
+/// the last segment once more after a discontinuity and only the first pass is compared.
+/// And it takes any audio rendition of a SAMPLE-AES variant for packed audio and then
+/// decrypts nothing; vodpack's `master-ts.m3u8` leaves out an audio group that only names
+/// the muxed audio, but a title with alternate audio keeps it, so the media playlist is
+/// read here.
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn sample_aes_ts_decodes_to_the_clear_frames() {
     if !tools_available().await {
