@@ -74,6 +74,13 @@ pub(super) fn parse_with_fragments(
         None => fragments::FragmentSamples::default(),
     };
     let descriptions = skeleton.sample_descriptions;
+    let mut tables_read = read_tables(
+        &moov.trak,
+        &raw_tables,
+        identity.size,
+        limits,
+        PARALLEL_TABLE_BYTES,
+    );
     let mut tracks = Vec::new();
     let mut text_tracks = Vec::new();
     let mut first_unsupported = None;
@@ -129,7 +136,10 @@ pub(super) fn parse_with_fragments(
         }
         let language = Some(trak.mdia.mdhd.language.clone())
             .filter(|l| !l.is_empty() && l != "und" && l.chars().all(|c| c.is_ascii_lowercase()));
-        let mut samples = tables::sample_table(raw, track_id, identity.size, limits)?;
+        let mut samples = match tables_read.get_mut(i).and_then(Option::take) {
+            Some(read) => read?,
+            None => tables::sample_table(raw, track_id, identity.size, limits)?,
+        };
         fragment_samples.append_to(track_id, &mut samples)?;
         let edits = edit_list(trak, movie_timescale, timescale, &samples)?;
         tracks.push(TrackIndex {
@@ -162,6 +172,55 @@ pub(super) fn parse_with_fragments(
         tracks,
         text_tracks,
     })
+}
+
+/// Sample tables above this many bytes in all are read one track per thread.
+const PARALLEL_TABLE_BYTES: usize = 512 * 1024;
+
+/// The sample tables of the audio and video tracks, read side by side on scoped threads
+/// (at most one per core) when a title's tables hold `min_bytes` or more (a long title's
+/// cold load is mostly this), else none (the caller reads each in turn). A track later skipped (an unsupported codec) wastes
+/// its read; its result, error included, is used only where the caller would have read it.
+fn read_tables(
+    traks: &[Trak],
+    raw_tables: &[RawTables],
+    object_len: u64,
+    limits: &MediaLimits,
+    min_bytes: usize,
+) -> Vec<Option<Result<super::SampleTable, MediaError>>> {
+    let wanted: Vec<(usize, u32, &RawTables)> = (traks.iter().zip(raw_tables).enumerate())
+        .filter(|(_, (trak, _))| text_format(trak).is_none() && track_kind(trak).is_some())
+        .map(|(i, (trak, raw))| (i, trak.tkhd.track_id, raw))
+        .collect();
+    let bytes: usize = wanted.iter().map(|(_, _, raw)| raw.len()).sum();
+    let threads = std::thread::available_parallelism().map_or(1, usize::from);
+    let mut out: Vec<Option<Result<super::SampleTable, MediaError>>> =
+        (0..traks.len()).map(|_| None).collect();
+    if wanted.len() < 2 || threads < 2 || bytes < min_bytes {
+        return out;
+    }
+    let read = |raw: &RawTables, id: u32| tables::sample_table(raw, id, object_len, limits);
+    // One group of tracks per thread, at most as many threads as cores, this one included.
+    let groups = threads.min(wanted.len());
+    let group = |g: usize| {
+        (wanted.iter().skip(g).step_by(groups))
+            .map(|&(i, id, raw)| (i, read(raw, id)))
+            .collect::<Vec<_>>()
+    };
+    std::thread::scope(|scope| {
+        let handles: Vec<_> = (1..groups).map(|g| scope.spawn(move || group(g))).collect();
+        let mut results = group(0);
+        for handle in handles {
+            // A panicking read is left to the caller, which reads those tracks again.
+            results.extend(handle.join().unwrap_or_default());
+        }
+        for (i, result) in results {
+            if let Some(slot) = out.get_mut(i) {
+                *slot = Some(result);
+            }
+        }
+    });
+    out
 }
 
 /// Move a fragmented file whose every track starts late back to time 0, keeping the
@@ -715,6 +774,35 @@ mod tests {
         let at = file.windows(4).position(|w| w == b"elst").unwrap();
         patch(&mut file[at + 12..at + 12 + 40]);
         index_from_bytes(&Bytes::from(file), &MediaLimits::default())
+    }
+
+    /// Given every fixture with two tracks or more, when their tables are read side by
+    /// side (the threshold at 0), then each track's table is the one read in turn.
+    #[test]
+    fn tables_read_side_by_side_equal_those_read_in_turn() {
+        let limits = MediaLimits::default();
+        let mut checked = 0;
+        for name in [
+            "h264-aac-3s.mp4",
+            "h264-aac-2lang-3s.mp4",
+            "hevc-aac-3s.mp4",
+        ] {
+            let moov = fixture_moov(name);
+            let decoded = Moov::decode(&mut &moov[..]).unwrap();
+            let skeleton = skeleton::build(&moov, &limits).unwrap();
+            let object_len = u64::MAX / 2;
+            let read = super::read_tables(&decoded.trak, &skeleton.tables, object_len, &limits, 0);
+            for (i, trak) in decoded.trak.iter().enumerate() {
+                let Some(Some(Ok(parallel))) = read.get(i) else {
+                    continue;
+                };
+                let id = trak.tkhd.track_id;
+                let alone = tables::sample_table(&skeleton.tables[i], id, object_len, &limits);
+                assert_eq!(parallel, &alone.unwrap(), "{name} track {id}");
+                checked += 1;
+            }
+        }
+        assert!(checked >= 6, "{checked} tracks read side by side");
     }
 
     #[test]

@@ -32,6 +32,16 @@ pub(super) struct RawTables {
 }
 
 impl RawTables {
+    /// Bytes of all its tables.
+    pub fn len(&self) -> usize {
+        [
+            &self.stts, &self.ctts, &self.stss, &self.stsz, &self.stsc, &self.stco, &self.co64,
+        ]
+        .iter()
+        .map(|t| t.as_ref().map_or(0, Bytes::len))
+        .sum()
+    }
+
     /// Keep `body` as table `kind`, unless one is kept already. Other kinds are ignored.
     pub fn keep(&mut self, kind: &[u8; 4], body: Bytes) {
         let slot = match kind {
