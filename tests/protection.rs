@@ -607,21 +607,27 @@ async fn ranges_of_encrypted_segments_are_slices_of_the_whole() {
             let path = format!("/vod/{FIXTURE}/{folder}{name}");
             let whole = request(server.addr, "GET", &path, &[]).await;
             assert_eq!(whole.status, 200);
-            let head = request(server.addr, "HEAD", &path, &[]).await;
-            assert_eq!(
-                head.header("content-length"),
-                Some(whole.body.len().to_string().as_str())
-            );
-            let len = whole.body.len();
-            for (from, to) in [(0, 9), (100, 1099), (len - 17, len - 1)] {
-                let range = format!("bytes={from}-{to}");
-                let part = request(server.addr, "GET", &path, &[("Range", &range)]).await;
-                assert_eq!(part.status, 206, "{path} {range}");
-                assert_eq!(part.body, whole.body[from..=to], "{path} {range}");
-            }
+            assert_ranges_are_slices(&server, &path, &whole.body).await;
         }
     }
     server.shutdown().await;
+}
+
+/// HEAD of `path` states `whole`'s length, and ranges at its start, middle and end are
+/// exactly those slices of it.
+async fn assert_ranges_are_slices(server: &TestServer, path: &str, whole: &[u8]) {
+    let head = request(server.addr, "HEAD", path, &[]).await;
+    let len = whole.len();
+    assert_eq!(
+        head.header("content-length"),
+        Some(len.to_string().as_str())
+    );
+    for (from, to) in [(0, 9), (100, 1099), (len - 17, len - 1)] {
+        let range = format!("bytes={from}-{to}");
+        let part = request(server.addr, "GET", path, &[("Range", &range)]).await;
+        assert_eq!(part.status, 206, "{path} {range}");
+        assert_eq!(part.body, whole[from..=to], "{path} {range}");
+    }
 }
 
 /// Given HLS encrypted with SAMPLE-AES (`cbcs` for CMAF), when the MPEG-TS output is asked
@@ -692,18 +698,7 @@ async fn ts_beside_sample_aes_is_sample_encrypted() {
         .all(|p| p.len() == 188 && p[0] == 0x47));
     assert_eq!(whole.body[188 + 17], 0xDB, "H.264 SAMPLE-AES stream type");
     assert_ne!(whole.body, clear_segment.body);
-    let head = request(server.addr, "HEAD", &path, &[]).await;
-    assert_eq!(
-        head.header("content-length"),
-        Some(whole.body.len().to_string().as_str())
-    );
-    let len = whole.body.len();
-    for (from, to) in [(0, 9), (100, 1099), (len - 17, len - 1)] {
-        let range = format!("bytes={from}-{to}");
-        let part = request(server.addr, "GET", &path, &[("Range", &range)]).await;
-        assert_eq!(part.status, 206, "{path} {range}");
-        assert_eq!(part.body, whole.body[from..=to], "{path} {range}");
-    }
+    assert_ranges_are_slices(&server, &path, &whole.body).await;
     // HEVC is outside Apple's sample encryption: its TS output is not offered at all.
     let hevc = request(
         server.addr,

@@ -29,6 +29,7 @@ use bytes::Bytes;
 use super::layout::{segment_units, Unit};
 use super::writer::{prepare_sized_segment, TsSegment};
 use super::{StreamKind, TsLayout, TsProgram, PACKET_LEN};
+use crate::media::unescape_rbsp_into as unescape;
 use crate::package::{PackageError, Title};
 
 type Aes128Cbc = cbc::Encryptor<Aes128>;
@@ -195,20 +196,6 @@ fn encrypt_eac3_sample(aes: &Aes128, iv: &[u8; 16], mut sample: &mut [u8]) {
         let (frame, rest) = std::mem::take(&mut sample).split_at_mut(len);
         encrypt_audio_frame(aes, iv, frame);
         sample = rest;
-    }
-}
-
-/// Remove emulation prevention (H.264 7.4.1): every 0x03 after two zero bytes.
-fn unescape(nal: &[u8], out: &mut Vec<u8>) {
-    out.clear();
-    let mut zeros = 0;
-    for &b in nal {
-        if zeros >= 2 && b == 3 {
-            zeros = 0;
-            continue;
-        }
-        zeros = if b == 0 { zeros + 1 } else { 0 };
-        out.push(b);
     }
 }
 
