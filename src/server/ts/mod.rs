@@ -1,0 +1,308 @@
+//! The MPEG-TS output over HTTP: `master-ts.m3u8`, TS media, I-frame and subtitle
+//! playlists, and TS segments streamed from the source.
+//!
+//! A title's TS output (`package::ts::TsTitle`: programs, layouts, bandwidths) is worked
+//! out once, on the blocking pool, on the first TS request, and kept with the cached title
+//! with its rendered playlists, as the CMAF manifests are. A segment streams like a CMAF
+//! one: the head goes out once the first chunk is made, then the writer turns the source
+//! bytes into packets as the connection pulls each chunk (`TsChunks`), with the same send
+//! timeout, metrics and source read counters. The program streams of one object (video,
+//! muxed audio) are read together in file order (`source::InterleavedReads`). With HLS
+//! AES-128 the chunks go through the cipher (`CutChunks`). With HLS SAMPLE-AES the
+//! segment's samples are read whole and encrypted first (their sizes shape its layout,
+//! `package::ts::sample_aes`), then written from memory.
+//!
+//! - this module: the TS output of a title, and what each TS resource answers;
+//! - `body`: a segment's body, pulled by the connection (`TsChunks`, `CutChunks`);
+//! - `sample_aes`: what SAMPLE-AES changes (the samples read and encrypted first, the
+//!   multivariant playlist trimmed to what it covers).
+
+mod body;
+mod sample_aes;
+
+pub(super) use body::ts_segment_body;
+
+use std::sync::{Arc, OnceLock};
+
+use bytes::Bytes;
+use http::StatusCode;
+use tracing::Instrument;
+
+use super::catalog::CachedTitle;
+use super::error::ErrorAnswer;
+use super::protect::{ts_segment_iv, Protected};
+use super::subtitle::{subtitle_body, SubtitleRequest};
+use super::App;
+use crate::crypto::{Scheme, WholeSegmentEncryptor};
+use crate::package::ts::{TsSegment, TsTitle};
+use crate::package::{
+    render_ts_iframe_playlist, render_ts_media_playlist, render_ts_multivariant_playlist,
+    render_ts_subtitle_playlist, ts_subtitle_segment, PackageError, Resource,
+};
+use crate::source::{ObjectIdentity, ObjectKey};
+use sample_aes::{sample_aes_segment, without_muxed_only_audio, without_playlists};
+
+/// Content type of TS segments (RFC 8216 3.2).
+pub(super) const MP2T: &str = "video/mp2t";
+
+/// A title's TS output and its rendered playlists, filled on first use.
+#[derive(Debug)]
+pub struct TsOutput {
+    /// The TS output, or why the title has none.
+    ts: Result<TsTitle, PackageError>,
+    master: OnceLock<Bytes>,
+    /// Media and I-frame playlists by TS rendition position.
+    media: Vec<OnceLock<Bytes>>,
+    iframes: Vec<OnceLock<Bytes>>,
+}
+
+impl TsOutput {
+    fn new(cached: &CachedTitle) -> Self {
+        let ts = TsTitle::new(&cached.title);
+        for reason in ts.iter().flat_map(|t| &t.skipped) {
+            tracing::info!(%reason, "rendition left out of the MPEG-TS output");
+        }
+        let n = ts.as_ref().map_or(0, |t| t.renditions.len());
+        Self {
+            ts,
+            master: OnceLock::new(),
+            media: (0..n).map(|_| OnceLock::new()).collect(),
+            iframes: (0..n).map(|_| OnceLock::new()).collect(),
+        }
+    }
+}
+
+/// What a TS resource answers with.
+pub(super) enum TsContent {
+    /// A playlist.
+    Playlist(Bytes),
+    /// A WebVTT segment.
+    Subtitle(Bytes),
+    /// A segment to stream.
+    Segment(TsSegmentJob),
+}
+
+/// A TS segment to stream: which, from which objects, and how long it is.
+pub(super) struct TsSegmentJob {
+    cached: Arc<CachedTitle>,
+    /// Position of the rendition in the TS output.
+    rendition: usize,
+    segment: usize,
+    /// The object (and version) each program stream is read from.
+    objects: Vec<(ObjectKey, ObjectIdentity)>,
+    /// Bytes of the answer: the whole segment, padded when encrypted.
+    pub len: u64,
+    /// How its bytes are protected.
+    protection: TsProtection,
+}
+
+/// How a TS segment's bytes are protected.
+enum TsProtection {
+    Clear,
+    /// HLS AES-128 (key, IV): the whole segment, CBC with PKCS#7 padding.
+    Aes128([u8; 16], [u8; 16]),
+    /// HLS SAMPLE-AES: the writer over the segment's samples, already encrypted (their
+    /// sizes shape the layout, `package::ts::sample_aes`), and those samples per stream.
+    SampleAes(Box<TsSegment>, Vec<Bytes>),
+}
+
+/// The TS output of `cached`, worked out on the blocking pool the first time.
+///
+/// # Errors
+/// 422 when no rendition can go in TS; 500 if the work is lost.
+async fn ts_output(cached: &Arc<CachedTitle>) -> Result<&TsOutput, ErrorAnswer> {
+    if cached.ts_slot().get().is_none() {
+        let title = cached.clone();
+        tokio::task::spawn_blocking(move || {
+            title.ts_slot().get_or_init(|| TsOutput::new(&title));
+        })
+        .instrument(tracing::info_span!("ts.layout"))
+        .await
+        .map_err(|_| ErrorAnswer::new(StatusCode::INTERNAL_SERVER_ERROR, "TS layout failed"))?;
+    }
+    cached
+        .ts_slot()
+        .get()
+        .ok_or_else(|| ErrorAnswer::new(StatusCode::INTERNAL_SERVER_ERROR, "TS layout failed"))
+}
+
+/// The content of TS resource `resource` of `cached` (the title at `key`, `identity`).
+///
+/// # Errors
+/// 404 for a rendition, track or segment the TS output does not have; 422 when the title
+/// has no TS output; the subtitle path's answers for WebVTT segments.
+pub(super) async fn ts_content(
+    app: &App,
+    cached: &Arc<CachedTitle>,
+    (key, identity): (&ObjectKey, &ObjectIdentity),
+    resource: Resource,
+    protected: Option<&Protected>,
+) -> Result<TsContent, ErrorAnswer> {
+    let not_found = |what: String| ErrorAnswer::new(StatusCode::NOT_FOUND, what);
+    // TS is encrypted as HLS is (AES-128 or SAMPLE-AES); DASH's `cenc` folder has no TS.
+    if protected.is_some_and(|p| !matches!(p.scheme, Scheme::Aes128 | Scheme::Cbcs)) {
+        return Err(not_found(format!("{resource} is not in this version")));
+    }
+    if let Resource::TsSubtitleSegment { track_id, number } = resource {
+        let (key, identity) = cached.object_of(track_id).unwrap_or((key, identity));
+        let request = SubtitleRequest::Segment { number };
+        let body = subtitle_body(app, cached, key, identity, track_id, request).await?;
+        let text = std::str::from_utf8(&body)
+            .ok()
+            .and_then(ts_subtitle_segment);
+        let text = text.ok_or_else(|| {
+            ErrorAnswer::new(StatusCode::INTERNAL_SERVER_ERROR, "WebVTT without its map")
+        })?;
+        return Ok(TsContent::Subtitle(Bytes::from(text)));
+    }
+    let output = ts_output(cached).await?;
+    let ts = output.ts.as_ref().map_err(ErrorAnswer::from)?;
+    let title = &cached.title;
+    let position = |track_id: u32| {
+        (ts.renditions.iter())
+            .position(|r| r.rendition.track_id == track_id)
+            .ok_or_else(|| not_found(format!("no TS rendition {track_id}")))
+    };
+    let cached_bytes = |slot: Option<&OnceLock<Bytes>>, render: &dyn Fn() -> String| {
+        slot.map(|s| s.get_or_init(|| Bytes::from(render())).clone())
+    };
+    // Apple's sample encryption covers H.264, AAC, AC-3 and E-AC-3: with SAMPLE-AES a TS
+    // rendition carrying anything else (HEVC, MP3) is not offered (fail closed).
+    let uncovered: Vec<u32> = match protected {
+        Some(p) if p.scheme == Scheme::Cbcs => (ts.renditions.iter())
+            .filter(|r| !r.program.sample_aes_covers())
+            .map(|r| r.rendition.track_id)
+            .collect(),
+        _ => Vec::new(),
+    };
+    let not_offered = |track_id: u32| {
+        uncovered.contains(&track_id).then(|| {
+            not_found(format!(
+                "TS rendition {track_id} is not offered with SAMPLE-AES, which covers H.264, \
+                 AAC, AC-3 and E-AC-3; use master.m3u8"
+            ))
+        })
+    };
+    match resource {
+        Resource::TsMediaPlaylist { track_id } | Resource::TsSegment { track_id, .. } => {
+            if let Some(refused) = not_offered(track_id) {
+                return Err(refused);
+            }
+        }
+        _ => {}
+    }
+    match resource {
+        Resource::MultivariantTs => {
+            let master = output
+                .master
+                .get_or_init(|| Bytes::from(render_ts_multivariant_playlist(title, ts)))
+                .clone();
+            if protected.is_none_or(|p| p.scheme != Scheme::Cbcs) {
+                return Ok(TsContent::Playlist(master));
+            }
+            // SAMPLE-AES: ffmpeg (5.1; its hls.c today reads the same) takes a variant
+            // with an audio group for packed audio and decrypts nothing, so a group that
+            // only names the muxed audio (no URI) is left out: it says nothing the
+            // variant does not.
+            let text = without_muxed_only_audio(&String::from_utf8_lossy(&master));
+            if uncovered.is_empty() {
+                return Ok(TsContent::Playlist(Bytes::from(text)));
+            }
+            if uncovered.len() == ts.renditions.len() {
+                return Err(not_found(
+                    "no TS rendition can be offered with SAMPLE-AES, which covers H.264, AAC, \
+                     AC-3 and E-AC-3; use master.m3u8"
+                        .into(),
+                ));
+            }
+            let names: Vec<String> = (uncovered.iter())
+                .map(|&track_id| Resource::TsMediaPlaylist { track_id }.to_string())
+                .collect();
+            let text = String::from_utf8_lossy(&master);
+            Ok(TsContent::Playlist(Bytes::from(without_playlists(
+                &text, &names,
+            ))))
+        }
+        Resource::TsMediaPlaylist { track_id } => {
+            if let Ok(pos) = position(track_id) {
+                let rendition = &ts.renditions[pos];
+                let render = || render_ts_media_playlist(title, rendition);
+                return cached_bytes(output.media.get(pos), &render)
+                    .map(TsContent::Playlist)
+                    .ok_or_else(|| not_found(format!("no TS rendition {track_id}")));
+            }
+            // A text track's subtitle playlist, if the title has it.
+            cached
+                .subtitle_playlist(track_id)
+                .ok_or_else(|| not_found(format!("no TS rendition {track_id}")))?;
+            let plan = cached.subtitle_plan();
+            Ok(TsContent::Playlist(Bytes::from(
+                render_ts_subtitle_playlist(plan, track_id),
+            )))
+        }
+        Resource::TsIframePlaylist { track_id } => {
+            let pos = position(track_id)?;
+            let rendition = &ts.renditions[pos];
+            if !rendition
+                .program
+                .streams
+                .first()
+                .is_some_and(|s| s.is_video())
+            {
+                return Err(not_found(format!("no TS video rendition {track_id}")));
+            }
+            let render = || render_ts_iframe_playlist(rendition);
+            cached_bytes(output.iframes.get(pos), &render)
+                .map(TsContent::Playlist)
+                .ok_or_else(|| not_found(format!("no TS rendition {track_id}")))
+        }
+        Resource::TsSegment { track_id, number } => {
+            let rendition = position(track_id)?;
+            let ts_rendition = &ts.renditions[rendition];
+            let segment = usize::try_from(number - 1).unwrap_or(usize::MAX);
+            let summary = ts_rendition.layout.segments.get(segment).ok_or_else(|| {
+                ErrorAnswer::from(&PackageError::SegmentOutOfRange {
+                    number,
+                    count: ts_rendition.layout.segments.len() as u64,
+                })
+            })?;
+            let objects: Vec<_> = (ts_rendition.program.streams.iter())
+                .map(|s| {
+                    let id = title
+                        .index
+                        .tracks
+                        .get(s.track_pos)
+                        .map_or(0, |t| t.track_id);
+                    let (k, i) = cached.object_of(id).unwrap_or((key, identity));
+                    (k.clone(), i.clone())
+                })
+                .collect();
+            let protection = match protected {
+                None => TsProtection::Clear,
+                Some(p) => {
+                    let iv = ts_segment_iv(cached, p, track_id, number);
+                    if p.scheme == Scheme::Aes128 {
+                        TsProtection::Aes128(p.key.key, iv)
+                    } else {
+                        let encrypt = (rendition, segment, p.key.key, iv);
+                        sample_aes_segment(app, cached, &objects, encrypt).await?
+                    }
+                }
+            };
+            let len = match &protection {
+                TsProtection::Clear => summary.bytes,
+                TsProtection::Aes128(..) => WholeSegmentEncryptor::encrypted_len(summary.bytes),
+                TsProtection::SampleAes(writer, _) => writer.content_length,
+            };
+            Ok(TsContent::Segment(TsSegmentJob {
+                cached: cached.clone(),
+                rendition,
+                segment,
+                objects,
+                len,
+                protection,
+            }))
+        }
+        _ => Err(not_found(format!("{resource} is not a TS resource"))),
+    }
+}
