@@ -38,6 +38,8 @@ type Aes128Cbc = cbc::Encryptor<Aes128>;
 /// 64 MiB, six seconds at 85 Mbit/s.
 pub const MAX_SEGMENT_SAMPLE_BYTES: u64 = 64 << 20;
 
+/// Most bytes of audio setup data written in the PMT.
+const MAX_SETUP_BYTES: usize = 48;
 /// Bytes of an H.264 slice NAL unit (emulation prevention removed) left clear first.
 const VIDEO_CLEAR_LEAD: usize = 32;
 /// A slice NAL unit is encrypted only when longer than this (emulation prevention removed).
@@ -72,7 +74,13 @@ pub(super) fn descriptors(kind: &StreamKind, setup: &[u8]) -> Option<Vec<u8>> {
     out.extend_from_slice(indicator);
     if let Some(audio_type) = audio_type {
         // registration_descriptor 'apad': audio_type, priming (0), version 1, setup data.
-        let setup = &setup[..setup.len().min(200)];
+        // Setup data past MAX_SETUP_BYTES (no real AudioSpecificConfig or `dec3` is that
+        // long) is left out rather than cut, so the PMT always fits its one packet.
+        let setup = if setup.len() > MAX_SETUP_BYTES {
+            &[][..]
+        } else {
+            setup
+        };
         out.push(0x05);
         out.push((4 + 4 + 2 + 1 + 1 + setup.len()) as u8);
         out.extend_from_slice(b"apad");

@@ -245,3 +245,18 @@ fn a_slice_with_emulation_prevention_decrypts_to_its_rbsp() {
     assert_eq!(reader_decrypts_nal(units[0]), rbsp);
     assert!(has_zero_pair(&nal), "the slow path is taken");
 }
+
+/// Given an AAC track whose AudioSpecificConfig claims 300 bytes (a hostile file), then
+/// the SAMPLE-AES PMT leaves the setup data out and still fits one packet with its CRC.
+#[test]
+fn an_overlong_audio_setup_is_left_out_of_the_pmt() {
+    let descriptors = descriptors(&StreamKind::Ac3, &[7u8; 300]).unwrap();
+    assert_eq!(descriptors.len(), 6 + 2 + 12, "no setup data");
+    let (_, title) = fixture("h264-aac-3s.mp4");
+    let mut program = main_program(&title).with_sample_aes(&title.index).unwrap();
+    program.streams[1].setup = vec![0x12; 300];
+    let pmt = crate::package::ts::psi::pmt_packet(&program.streams, true, 0);
+    let length = usize::from(u16::from_be_bytes([pmt[6], pmt[7]]) & 0x0FFF);
+    assert!(8 + length <= PACKET_LEN);
+    assert_eq!(crate::package::ts::psi::crc32(&pmt[5..8 + length]), 0);
+}
