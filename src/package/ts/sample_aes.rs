@@ -29,6 +29,7 @@ use bytes::Bytes;
 use super::layout::{segment_units, Unit};
 use super::writer::{prepare_sized_segment, TsSegment};
 use super::{StreamKind, TsLayout, TsProgram, PACKET_LEN};
+use crate::crypto::cipher::BLOCK;
 use crate::media::unescape_rbsp_into as unescape;
 use crate::package::{PackageError, Title};
 
@@ -48,7 +49,6 @@ const VIDEO_MIN_NAL: usize = 48;
 const VIDEO_CLEAR_RUN: usize = 144;
 /// Bytes of an audio frame left clear first.
 const AUDIO_CLEAR_LEAD: usize = 16;
-const BLOCK: usize = 16;
 
 /// `private_data_indicator_descriptor` and 'apad' audio setup of a stream, or `None` for a
 /// codec SAMPLE-AES does not cover (HEVC, MP3: Apple's format is H.264, AAC, AC-3 and
@@ -451,6 +451,18 @@ fn pad_video(
     sizes: &mut [Vec<u32>],
     bytes: &mut [Vec<u8>],
 ) -> Result<(), PackageError> {
+    // Most segments come out of encryption with every size unchanged: nothing to make up.
+    let clear_sizes = (program.streams.get(stream))
+        .and_then(|s| {
+            Some((
+                title.index.tracks.get(s.track_pos)?,
+                title.plan.tracks.get(s.track_pos)?,
+            ))
+        })
+        .and_then(|(t, p)| t.samples.sizes.get(p.samples(segment)?));
+    if clear_sizes.is_some_and(|c| Some(c) == sizes.get(stream).map(Vec::as_slice)) {
+        return Ok(());
+    }
     let (clear, _) = video_packets(title, program, segment, stream, None)?;
     let (encrypted, last) = video_packets(title, program, segment, stream, Some(sizes))?;
     let pad = (clear + 16 - encrypted % 16) % 16;

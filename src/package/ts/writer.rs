@@ -127,7 +127,11 @@ fn prepare(
     let units = segment_units(title, program, segment, sizes)?;
     let mut continuity = summary.continuity;
     let mut offset = 0u64;
-    let whole: u64 = units.iter().map(|u| u.packets() * PACKET_LEN as u64).sum();
+    // The layout knows a segment's length; sizes of the caller's change it (`sample_aes`).
+    let whole = match sizes {
+        None => summary.bytes,
+        Some(_) => units.iter().map(|u| u.packets() * PACKET_LEN as u64).sum(),
+    };
     let window = window.unwrap_or(0..whole);
     let mut placed = Vec::new();
     let mut first_offset = None;

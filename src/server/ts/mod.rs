@@ -51,6 +51,8 @@ pub struct TsOutput {
     /// The TS output, or why the title has none.
     ts: Result<TsTitle, PackageError>,
     master: OnceLock<Bytes>,
+    /// The multivariant playlist as SAMPLE-AES offers it (`ts_content`).
+    sample_aes_master: OnceLock<Bytes>,
     /// Media and I-frame playlists by TS rendition position.
     media: Vec<OnceLock<Bytes>>,
     iframes: Vec<OnceLock<Bytes>>,
@@ -66,6 +68,7 @@ impl TsOutput {
         Self {
             ts,
             master: OnceLock::new(),
+            sample_aes_master: OnceLock::new(),
             media: (0..n).map(|_| OnceLock::new()).collect(),
             iframes: (0..n).map(|_| OnceLock::new()).collect(),
         }
@@ -200,14 +203,6 @@ pub(super) async fn ts_content(
             if protected.is_none_or(|p| p.scheme != Scheme::Cbcs) {
                 return Ok(TsContent::Playlist(master));
             }
-            // SAMPLE-AES: ffmpeg (5.1; its hls.c today reads the same) takes a variant
-            // with an audio group for packed audio and decrypts nothing, so a group that
-            // only names the muxed audio (no URI) is left out: it says nothing the
-            // variant does not.
-            let text = without_muxed_only_audio(&String::from_utf8_lossy(&master));
-            if uncovered.is_empty() {
-                return Ok(TsContent::Playlist(Bytes::from(text)));
-            }
             if uncovered.len() == ts.renditions.len() {
                 return Err(not_found(
                     "no TS rendition can be offered with SAMPLE-AES, which covers H.264, AAC, \
@@ -215,13 +210,22 @@ pub(super) async fn ts_content(
                         .into(),
                 ));
             }
-            let names: Vec<String> = (uncovered.iter())
-                .map(|&track_id| Resource::TsMediaPlaylist { track_id }.to_string())
-                .collect();
-            let text = String::from_utf8_lossy(&master);
-            Ok(TsContent::Playlist(Bytes::from(without_playlists(
-                &text, &names,
-            ))))
+            // SAMPLE-AES: ffmpeg (5.1; its hls.c today reads the same) takes a variant
+            // with an audio group for packed audio and decrypts nothing, so a group that
+            // only names the muxed audio (no URI) is left out: it says nothing the
+            // variant does not. Renditions the format does not cover go too. Both depend
+            // on the title alone: trimmed once, kept beside the clear playlist.
+            let trimmed = output.sample_aes_master.get_or_init(|| {
+                let text = without_muxed_only_audio(&String::from_utf8_lossy(&master));
+                let names: Vec<String> = (uncovered.iter())
+                    .map(|&track_id| Resource::TsMediaPlaylist { track_id }.to_string())
+                    .collect();
+                Bytes::from(match names.is_empty() {
+                    true => text,
+                    false => without_playlists(&text, &names),
+                })
+            });
+            Ok(TsContent::Playlist(trimmed.clone()))
         }
         Resource::TsMediaPlaylist { track_id } => {
             if let Ok(pos) = position(track_id) {

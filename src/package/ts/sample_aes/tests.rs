@@ -260,3 +260,37 @@ fn an_overlong_audio_setup_is_left_out_of_the_pmt() {
     assert!(8 + length <= PACKET_LEN);
     assert_eq!(crate::package::ts::psi::crc32(&pmt[5..8 + length]), 0);
 }
+
+/// Given a segment whose encrypted video grew (emulation prevention added), then the
+/// filler NAL unit brings the video PID back to its clear packet count modulo 16, so the
+/// next segment's counters stay right.
+#[test]
+fn grown_video_is_padded_back_to_the_clear_count_modulo_16() {
+    let (_, title) = fixture("h264-aac-3s.mp4");
+    let program = main_program(&title).with_sample_aes(&title.index).unwrap();
+    let segment = 1;
+    let track = &title.index.tracks[program.streams[0].track_pos];
+    let range = title.plan.tracks[program.streams[0].track_pos]
+        .samples(segment)
+        .unwrap();
+    let audio = &title.index.tracks[program.streams[1].track_pos];
+    let audio_range = title.plan.tracks[program.streams[1].track_pos]
+        .samples(segment)
+        .unwrap();
+    for grow in [1u32, 200, 184 * 3 + 7] {
+        let mut video = track.samples.sizes[range.clone()].to_vec();
+        *video.last_mut().unwrap() += grow;
+        let mut sizes = vec![video, audio.samples.sizes[audio_range.clone()].to_vec()];
+        let total: u32 = sizes[0].iter().sum();
+        let mut bytes = vec![vec![0u8; total as usize], Vec::new()];
+        pad_video(&title, &program, segment, 0, &mut sizes, &mut bytes).unwrap();
+        let (clear, _) = video_packets(&title, &program, segment, 0, None).unwrap();
+        let (padded, _) = video_packets(&title, &program, segment, 0, Some(&sizes)).unwrap();
+        assert_eq!(padded % 16, clear % 16, "grown by {grow}");
+        assert_eq!(
+            bytes[0].len() as u32,
+            sizes[0].iter().sum::<u32>(),
+            "filler bytes"
+        );
+    }
+}
