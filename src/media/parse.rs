@@ -193,7 +193,7 @@ fn read_tables(
         .map(|(i, (trak, raw))| (i, trak.tkhd.track_id, raw))
         .collect();
     let bytes: usize = wanted.iter().map(|(_, _, raw)| raw.len()).sum();
-    let threads = std::thread::available_parallelism().map_or(1, usize::from);
+    let threads = cpu_cores();
     let mut out: Vec<Option<Result<super::SampleTable, MediaError>>> =
         (0..traks.len()).map(|_| None).collect();
     if wanted.len() < 2 || threads < 2 || bytes < min_bytes {
@@ -221,6 +221,13 @@ fn read_tables(
         }
     });
     out
+}
+
+/// The cores this process may use, worked out once: `available_parallelism` reads the
+/// cgroup quota files on every call (six system calls), and every cold load asks.
+fn cpu_cores() -> usize {
+    static CORES: std::sync::OnceLock<usize> = std::sync::OnceLock::new();
+    *CORES.get_or_init(|| std::thread::available_parallelism().map_or(1, usize::from))
 }
 
 /// Move a fragmented file whose every track starts late back to time 0, keeping the
