@@ -9,8 +9,9 @@
 # playlist, a media playlist, the DASH MPD and a middle segment, and reads the server's CPU
 # time from /proc before and after: CPU ms per request is what a request costs the origin,
 # whatever the client costs. Then it restarts vodpack RESTARTS times and times its first
-# multivariant playlist (wall, median), and does the same for the peer when PEER_RESTART is
-# a command that restarts it and prints nothing. It ends with the ratios vodpack / peer.
+# multivariant playlist (wall, median); when PEER_RESTART is a command that restarts the
+# peer and prints nothing, the peer's restarts alternate with vodpack's. It ends with the
+# ratios vodpack / peer.
 #
 # The asset is the budget harness's 60-minute file (target/bench/long-60min.mp4, made here
 # with ffmpeg from the 3 s fixture when missing). The peer must serve the same file from a
@@ -118,16 +119,17 @@ urls_of() {
   echo "$master $media $mpd $(resolve "$media" "$middle")"
 }
 
-# cold_first_master RESTART_COMMAND URL: restarts the origin RESTARTS times and sets RESULT
-# to the median wall time of its first answer for URL, in ms. Runs in this shell (not a
-# subshell), so the processes it starts stay ours to stop.
-cold_first_master() {
-  local restart=$1 url=$2 times=()
-  for _ in $(seq "$RESTARTS"); do
-    eval "$restart"
-    times+=("$(curl -s -o /dev/null -w '%{time_total}' "$url")")
-  done
-  RESULT=$(printf '%s\n' "${times[@]}" | sort -n | awk '{a[NR]=$1} END {printf "%.1f", a[int((NR+1)/2)]*1000}')
+# first_answer RESTART_COMMAND URL: restarts an origin and sets COLD_MS to the wall time
+# of its first answer for URL, in ms. Runs in this shell (not a subshell), so the
+# processes it starts stay ours to stop.
+first_answer() {
+  eval "$1"
+  COLD_MS=$(curl -s -o /dev/null -w '%{time_total}' "$2" | awk '{printf "%.2f", $1 * 1000}')
+}
+
+# median VALUES...: the middle value (the lower middle of an even count).
+median() {
+  printf '%s\n' "$@" | sort -n | awk '{a[NR]=$1} END {printf "%.1f", a[int((NR+1)/2)]}'
 }
 
 printf '\nvodpack %s, %s, %s cores, %s, wrk -c%s -d%ss\n' "$(git rev-parse --short HEAD)" \
@@ -146,10 +148,6 @@ mpd $V_MPD
 segment $V_SEGMENT
 EOF
 stop_vodpack
-cold_first_master 'stop_vodpack; start_vodpack' "$BASE/vod/$ASSET/master.m3u8"
-VODPACK[cold]=$RESULT
-echo "vodpack cold first master      ${VODPACK[cold]} ms wall (median of $RESTARTS restarts)"
-stop_vodpack
 
 if [ -n "${PEER_URL:-}" ] && [ -n "${PEER_PIDS:-}" ]; then
   read -r P_MASTER P_MEDIA P_MPD P_SEGMENT <<<"$(urls_of "$PEER_URL/hls/$ASSET/master.m3u8" "$PEER_URL/dash/$ASSET/manifest.mpd")"
@@ -162,11 +160,28 @@ media $P_MEDIA
 mpd $P_MPD
 segment $P_SEGMENT
 EOF
-  if [ -n "${PEER_RESTART:-}" ]; then
-    cold_first_master "$PEER_RESTART" "$PEER_URL/hls/$ASSET/master.m3u8"
-    PEER[cold]=$RESULT
-    echo "peer cold first master         ${PEER[cold]} ms wall (median of $RESTARTS restarts)"
+fi
+
+# Cold first master: restarts alternate between the two origins, so a drift of the machine
+# (this one moves by half between sittings) weighs on both alike.
+vodpack_times=() peer_times=()
+for _ in $(seq "$RESTARTS"); do
+  first_answer 'stop_vodpack; start_vodpack' "$BASE/vod/$ASSET/master.m3u8"
+  vodpack_times+=("$COLD_MS")
+  if [ -n "${PEER_URL:-}" ] && [ -n "${PEER_RESTART:-}" ]; then
+    first_answer "$PEER_RESTART" "$PEER_URL/hls/$ASSET/master.m3u8"
+    peer_times+=("$COLD_MS")
   fi
+done
+stop_vodpack
+VODPACK[cold]=$(median "${vodpack_times[@]}")
+echo "vodpack cold first master      ${VODPACK[cold]} ms wall (median of $RESTARTS restarts: ${vodpack_times[*]})"
+if [ ${#peer_times[@]} -gt 0 ]; then
+  PEER[cold]=$(median "${peer_times[@]}")
+  echo "peer cold first master         ${PEER[cold]} ms wall (median of $RESTARTS restarts: ${peer_times[*]})"
+fi
+
+if [ -n "${PEER_URL:-}" ] && [ -n "${PEER_PIDS:-}" ]; then
   echo
   echo "ratio vodpack / peer (below 1: vodpack is cheaper)"
   for label in master media mpd segment cold; do
