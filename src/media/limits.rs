@@ -41,6 +41,10 @@ pub struct MediaLimits {
     pub max_title_document_bytes: u64,
     /// Most entries (video, audio and subtitle files together) in one title document.
     pub max_title_renditions: usize,
+    /// Tracks with at most this many samples have their file offsets worked out when the
+    /// index is loaded; longer ones on first use (`media::SampleOffsets`). Not a setting:
+    /// tests set it to 0 to send every track down the later path.
+    pub offsets_at_load_max_samples: usize,
 }
 
 impl Default for MediaLimits {
@@ -60,6 +64,8 @@ impl Default for MediaLimits {
             max_text_read_bytes: 4 * 1024 * 1024,
             max_title_document_bytes: 64 * 1024,
             max_title_renditions: 32,
+            // 256 KiB of offsets.
+            offsets_at_load_max_samples: 32 * 1024,
         }
     }
 }

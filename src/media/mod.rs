@@ -263,12 +263,14 @@ pub struct CodecInfo {
 }
 
 /// Flat per-sample arrays of one track, all of the same length, in decode order.
-#[derive(Debug, Clone, Default, PartialEq, Eq)]
+#[derive(Debug, Clone, Default)]
 pub struct SampleTable {
     /// Sample sizes in bytes.
     pub sizes: Vec<u32>,
-    /// Absolute file offsets of each sample's first byte.
-    pub offsets: Vec<u64>,
+    /// Absolute file offsets of each sample's first byte: read them with
+    /// [`SampleTable::offsets`]. A long `moov` track's are worked out on first use (see
+    /// [`SampleOffsets`]).
+    pub offsets: SampleOffsets,
     /// Decode times in track ticks, non-decreasing, starting at 0 (in a fragmented file,
     /// at the first fragment's `tfdt`: its decode time on the media timeline, less the
     /// start all tracks share when every one starts late; see `parse::rebase_late_start`).
@@ -281,10 +283,76 @@ pub struct SampleTable {
     pub sync: Option<Vec<u32>>,
 }
 
+/// The file offsets of a track's samples: known (a fragmented file's, a presented edit
+/// list's, a short track's), or, for a long `moov` track, worked out from its `stsc` and
+/// `stco`/`co64` on first use and then kept.
+///
+/// Why: playlists need sizes and times, never offsets, and a 60-minute title's first master
+/// answers about a millisecond sooner without them (docs/performance.md). At load the chunk
+/// tables are still checked in full, with a sum of sizes per chunk instead of a stored
+/// offset per sample: every sample placed once, inside the file. So a broken or cut file is
+/// refused before its first playlist, as before, and working the offsets out later cannot
+/// fail. The catalog works them out on the blocking pool shortly after a load
+/// (`CachedTitle::with_offsets_soon`); whichever comes first, that or a segment, does it,
+/// once. The chunk tables are shared with the `moov` buffer, which is let go then.
+#[derive(Debug, Clone, Default)]
+pub struct SampleOffsets {
+    known: Vec<u64>,
+    /// Set while the offsets are still to be worked out (then `known` is empty).
+    later: Option<std::sync::Arc<tables::LaterOffsets>>,
+}
+
+impl From<Vec<u64>> for SampleOffsets {
+    fn from(known: Vec<u64>) -> Self {
+        Self { known, later: None }
+    }
+}
+
+impl FromIterator<u64> for SampleOffsets {
+    fn from_iter<I: IntoIterator<Item = u64>>(offsets: I) -> Self {
+        Vec::from_iter(offsets).into()
+    }
+}
+
+impl PartialEq for SampleTable {
+    fn eq(&self, other: &Self) -> bool {
+        self.sizes == other.sizes
+            && self.dts == other.dts
+            && self.durations == other.durations
+            && self.cts_offsets == other.cts_offsets
+            && self.sync == other.sync
+            && self.offsets() == other.offsets()
+    }
+}
+
+impl Eq for SampleTable {}
+
 impl SampleTable {
     /// Number of samples.
     pub fn len(&self) -> usize {
         self.sizes.len()
+    }
+
+    /// Every sample's file offset, worked out now if they are not known yet (a one-off
+    /// pass over the chunk tables: call it off the runtime workers for a long track).
+    pub fn offsets(&self) -> &[u64] {
+        match &self.offsets.later {
+            Some(later) => later.offsets(&self.sizes),
+            None => &self.offsets.known,
+        }
+    }
+
+    /// The offsets to change or extend (worked out first if need be).
+    pub fn offsets_mut(&mut self) -> &mut Vec<u64> {
+        if let Some(later) = self.offsets.later.take() {
+            self.offsets.known = later.offsets(&self.sizes).to_vec();
+        }
+        &mut self.offsets.known
+    }
+
+    /// Whether the offsets are known (not left to work out on first use).
+    pub fn offsets_known(&self) -> bool {
+        self.offsets.later.as_ref().is_none_or(|l| l.worked_out())
     }
 
     /// True when the track has no samples.
@@ -316,7 +384,8 @@ impl SampleTable {
     /// Approximate heap bytes held.
     pub fn heap_bytes(&self) -> usize {
         self.sizes.capacity() * 4
-            + self.offsets.capacity() * 8
+            // Offsets left for later are weighed as they will be.
+            + self.offsets.known.capacity().max(self.sizes.len()) * 8
             + self.dts.capacity() * 8
             + self.durations.capacity() * 4
             + self.cts_offsets.capacity() * 4

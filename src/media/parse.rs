@@ -201,9 +201,27 @@ fn read_tables(
     }
     let read = |raw: &RawTables, id: u32| tables::sample_table(raw, id, object_len, limits);
     // One group of tracks per thread, at most as many threads as cores, this one included.
+    // Each track goes, largest first, to the group with the least work so far, so this
+    // thread (which starts at once) takes the largest: a 60-minute title's audio track has
+    // more samples than its video, and read second on a new thread it finished last.
     let groups = threads.min(wanted.len());
+    let mut by_work: Vec<(u64, usize, u32, &RawTables)> = (wanted.iter())
+        .map(|&(i, id, raw)| (table_work(raw, id), i, id, raw))
+        .collect();
+    by_work.sort_by_key(|&(work, i, ..)| (std::cmp::Reverse(work), i));
+    let mut assigned: Vec<Vec<(usize, u32, &RawTables)>> = vec![Vec::new(); groups];
+    let mut loads = vec![0u64; groups];
+    for (work, i, id, raw) in by_work {
+        let least = (loads.iter().enumerate())
+            .min_by_key(|&(g, load)| (*load, g))
+            .map_or(0, |(g, _)| g);
+        if let (Some(load), Some(tracks)) = (loads.get_mut(least), assigned.get_mut(least)) {
+            *load = load.saturating_add(work);
+            tracks.push((i, id, raw));
+        }
+    }
     let group = |g: usize| {
-        (wanted.iter().skip(g).step_by(groups))
+        (assigned.get(g).into_iter().flatten())
             .map(|&(i, id, raw)| (i, read(raw, id)))
             .collect::<Vec<_>>()
     };
@@ -221,6 +239,14 @@ fn read_tables(
         }
     });
     out
+}
+
+/// About how many bytes of arrays reading a track's tables writes: its sample count times
+/// the bytes a sample takes (sizes, offsets, times, durations, and composition offsets when
+/// it has them). 0 when the count cannot be read (the read itself then says why).
+fn table_work(raw: &RawTables, track_id: u32) -> u64 {
+    let per_sample = if raw.ctts.is_some() { 28 } else { 24 };
+    tables::sample_count(raw, track_id).map_or(0, |n| n.saturating_mul(per_sample))
 }
 
 /// The cores this process may use, worked out once: `available_parallelism` reads the
@@ -625,7 +651,7 @@ mod reference {
         let offsets = sample_offsets(trak, &sizes, object_len)?;
         Ok(SampleTable {
             sizes,
-            offsets,
+            offsets: offsets.into(),
             dts,
             durations,
             cts_offsets,
@@ -770,6 +796,149 @@ mod tests {
             }
         }
         assert!(checked >= 20, "only {checked} tracks checked");
+    }
+
+    /// Limits that leave every track's offsets for later.
+    fn later_limits() -> MediaLimits {
+        MediaLimits {
+            offsets_at_load_max_samples: 0,
+            ..MediaLimits::default()
+        }
+    }
+
+    /// Given every progressive fixture, when its tables are read with the offsets left for
+    /// later (`offsets_at_load_max_samples` at 0), then no offsets are worked out at first,
+    /// and the ones worked out on first use are those worked out at load.
+    #[test]
+    fn offsets_left_for_later_are_the_ones_worked_out_at_load() {
+        let limits = MediaLimits::default();
+        let later = later_limits();
+        let dir = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("fixtures");
+        let mut checked = 0;
+        for entry in std::fs::read_dir(dir).unwrap() {
+            let name = entry.unwrap().file_name().into_string().unwrap();
+            if !(name.ends_with(".mp4") || name.ends_with(".m4a")) || name.contains("frag") {
+                continue;
+            }
+            let moov = fixture_moov(&name);
+            let skeleton = skeleton::build(&moov, &limits).unwrap();
+            for (raw, id) in skeleton.tables.iter().zip(1..) {
+                let object_len = u64::MAX / 2;
+                let Ok(now) = tables::sample_table(raw, id, object_len, &limits) else {
+                    continue;
+                };
+                let later = tables::sample_table(raw, id, object_len, &later).unwrap();
+                assert!(now.offsets_known(), "{name} track {id}");
+                assert!(
+                    !later.offsets_known() || later.is_empty(),
+                    "{name} track {id}"
+                );
+                assert_eq!(later.offsets(), now.offsets(), "{name} track {id}");
+                assert!(later.offsets_known());
+                let mut changed = later.clone();
+                changed.offsets_mut().truncate(1);
+                assert_eq!(changed.offsets(), &now.offsets()[..1.min(now.len())]);
+                checked += 1;
+            }
+        }
+        assert!(checked >= 20, "only {checked} tracks checked");
+    }
+
+    /// Given a track whose chunks lie past the end of the file, or whose `stsc` starts at
+    /// chunk 0, when its offsets are left for later, then the index is still refused at load
+    /// with the reason it is refused when they are worked out at once.
+    #[test]
+    fn offsets_left_for_later_are_still_checked_at_load() {
+        let limits = MediaLimits::default();
+        let later = later_limits();
+        let moov = fixture_moov("h264-aac-3s.mp4");
+        let skeleton = skeleton::build(&moov, &limits).unwrap();
+        let raw = &skeleton.tables[0];
+        let short = tables::sample_table(raw, 1, 1000, &later);
+        assert!(
+            matches!(short, Err(MediaError::Truncated { .. })),
+            "{short:?}"
+        );
+
+        let mut broken = raw.clone();
+        let mut stsc = broken.stsc.clone().unwrap().to_vec();
+        // Version and flags, entry count, then the first entry's first_chunk.
+        stsc[8..12].copy_from_slice(&0u32.to_be_bytes());
+        broken.stsc = Some(Bytes::from(stsc));
+        let at_once = tables::sample_table(&broken, 1, u64::MAX / 2, &limits).unwrap_err();
+        let later = tables::sample_table(&broken, 1, u64::MAX / 2, &later).unwrap_err();
+        assert_eq!(later.to_string(), at_once.to_string());
+        assert!(later.to_string().contains("first_chunk is 0"), "{later}");
+    }
+
+    /// Given a fixture's `stsc` changed in ways a broken muxer or a hostile file might, when
+    /// the offsets are left for later, then the load refuses exactly what working them out
+    /// at once refuses, with the same reason.
+    #[test]
+    fn later_offsets_are_refused_for_what_offsets_at_once_are() {
+        let limits = MediaLimits::default();
+        let later = later_limits();
+        let object_len = u64::MAX / 2;
+        let mut compared = 0;
+        for name in [
+            "h264-aac-3s.mp4",
+            "h264-aac-2lang-3s.mp4",
+            "hevc-aac-3s.mp4",
+        ] {
+            let moov = fixture_moov(name);
+            let skeleton = skeleton::build(&moov, &limits).unwrap();
+            for (raw, id) in skeleton.tables.iter().zip(1..) {
+                let Some(stsc) = raw.stsc.clone() else {
+                    continue;
+                };
+                let entries = (stsc.len() - 8) / 12;
+                // (entry, field: 0 first_chunk / 1 samples_per_chunk, new value)
+                let mut patches = vec![(0, 1, 0), (0, 1, 1), (0, 1, u32::MAX), (0, 0, 2)];
+                patches.push((entries - 1, 1, 1_000));
+                patches.push((entries - 1, 0, 1_000_000));
+                if entries > 1 {
+                    patches.push((1, 0, 1));
+                }
+                for (entry, field, value) in patches {
+                    let mut bytes = stsc.to_vec();
+                    let at = 8 + entry * 12 + field * 4;
+                    bytes[at..at + 4].copy_from_slice(&u32::to_be_bytes(value));
+                    let mut broken = raw.clone();
+                    broken.stsc = Some(Bytes::from(bytes));
+                    let at_once = tables::sample_table(&broken, id, object_len, &limits);
+                    let later = tables::sample_table(&broken, id, object_len, &later);
+                    assert_eq!(
+                        at_once.as_ref().err().map(ToString::to_string),
+                        later.as_ref().err().map(ToString::to_string),
+                        "{name} track {id}, entry {entry} field {field} = {value}"
+                    );
+                    if let (Ok(at_once), Ok(later)) = (at_once, later) {
+                        assert_eq!(later.offsets(), at_once.offsets());
+                    }
+                    compared += 1;
+                }
+            }
+        }
+        assert!(compared >= 40, "{compared} cases compared");
+    }
+
+    /// Given a long track whose file is cut inside its last chunk (an upload in progress),
+    /// when its offsets are left for later, then the index is refused at load, naming the
+    /// first sample past the end, as when they are worked out at once.
+    #[test]
+    fn a_cut_file_is_refused_at_load_with_offsets_left_for_later() {
+        let limits = MediaLimits::default();
+        let later = later_limits();
+        let moov = fixture_moov("h264-aac-3s.mp4");
+        let skeleton = skeleton::build(&moov, &limits).unwrap();
+        let raw = &skeleton.tables[0];
+        let whole = tables::sample_table(raw, 1, u64::MAX / 2, &limits).unwrap();
+        let (last, size) = (whole.offsets().len() - 1, *whole.sizes.last().unwrap());
+        let cut = whole.offsets()[last] + u64::from(size) - 1;
+        let at_once = tables::sample_table(raw, 1, cut, &limits).unwrap_err();
+        let later = tables::sample_table(raw, 1, cut, &later).unwrap_err();
+        assert!(matches!(later, MediaError::Truncated { .. }), "{later}");
+        assert_eq!(later.to_string(), at_once.to_string());
     }
 
     /// `h264-aac-two-clips-editlist.mp4` with its first `elst` (the video track's, version 1:

@@ -208,7 +208,9 @@ pub(super) fn stts_end(tables: &RawTables, track_id: u32) -> Result<u64, MediaEr
 
 /// Expand one track's sample tables into flat arrays, checking every count against the
 /// sample count, every offset against the object's length `object_len`, and every size
-/// against `limits`.
+/// against `limits`. The offsets of a track of more than
+/// `limits.offsets_at_load_max_samples` samples are checked now and worked out on first
+/// use (see [`super::SampleOffsets`]).
 ///
 /// # Errors
 /// [`MediaError::TooLarge`], [`MediaError::Truncated`] or [`MediaError::InvalidTable`]
@@ -342,7 +344,8 @@ pub(super) fn sample_table(
         }
     };
 
-    let offsets = sample_offsets(tables, track_id, &sizes, object_len)?;
+    let at_load_max = limits.offsets_at_load_max_samples;
+    let offsets = sample_offsets(tables, track_id, &sizes, object_len, at_load_max)?;
     Ok(SampleTable {
         sizes,
         offsets,
@@ -369,14 +372,158 @@ fn chunk_offsets(tables: &RawTables, track_id: u32) -> Result<(&[u8], usize), Me
     }
 }
 
-/// File offsets of every sample from stsc and stco/co64 (8.7.4, 8.7.5).
+/// A track's chunk tables (8.7.4 `stsc`, 8.7.5 `stco`/`co64`): the entries, after the
+/// entry counts were checked against the boxes.
+#[derive(Debug, Clone, Copy)]
+struct Chunks<'a> {
+    track_id: u32,
+    /// `stsc` entries, 12 bytes each.
+    stsc: &'a [u8],
+    /// Chunk offsets, `width` bytes each.
+    offsets: &'a [u8],
+    width: usize,
+    object_len: u64,
+}
+
+impl<'a> Chunks<'a> {
+    fn of(tables: &'a RawTables, track_id: u32, object_len: u64) -> Result<Self, MediaError> {
+        let (offsets, width) = chunk_offsets(tables, track_id)?;
+        let body = tables
+            .stsc
+            .as_deref()
+            .ok_or_else(|| invalid("stsc", track_id, "no sample-to-chunk table"))?;
+        let (_, rest) = full_box(body, "stsc", track_id)?;
+        let stsc = entries(rest, 12, "stsc", track_id)?;
+        Ok(Self {
+            track_id,
+            stsc,
+            offsets,
+            width,
+            object_len,
+        })
+    }
+}
+
+/// A long track's sample offsets, left to work out on first use (see
+/// [`super::SampleOffsets`]): its chunk tables, checked at load by [`walk_chunks`]. They
+/// are `Bytes` sharing the `moov` buffer: copying them cost as many fresh pages as the
+/// offsets (1.9 MB for the 60-minute asset, one sample a chunk). The buffer is let go once
+/// the offsets are worked out, which the catalog does shortly after the load.
+#[derive(Debug)]
+pub(super) struct LaterOffsets {
+    track_id: u32,
+    /// The samples the tables place: the track's first ones (a fragmented file's
+    /// fragments may append more, with their offsets known).
+    samples: usize,
+    object_len: u64,
+    /// `stsc` and `stco`/`co64`, taken when the offsets are worked out.
+    tables: std::sync::Mutex<Option<RawTables>>,
+    worked_out: std::sync::OnceLock<Vec<u64>>,
+}
+
+impl LaterOffsets {
+    fn new(tables: &RawTables, track_id: u32, samples: usize, object_len: u64) -> Self {
+        let chunk_tables = RawTables {
+            stsc: tables.stsc.clone(),
+            stco: tables.stco.clone(),
+            co64: tables.co64.clone(),
+            ..RawTables::default()
+        };
+        Self {
+            track_id,
+            samples,
+            object_len,
+            tables: std::sync::Mutex::new(Some(chunk_tables)),
+            worked_out: std::sync::OnceLock::new(),
+        }
+    }
+
+    /// The offsets of the samples the tables place, the first of `sizes` (the track's),
+    /// worked out on the first call. The same walk passed at load, over the same bytes;
+    /// were it to fail, the track would have no offsets, and its segments would answer an
+    /// error, never wrong bytes.
+    pub(super) fn offsets(&self, sizes: &[u32]) -> &[u64] {
+        self.worked_out.get_or_init(|| {
+            let taken = self.tables.lock().ok().and_then(|mut tables| tables.take());
+            let (Some(tables), Some(sizes)) = (taken, sizes.get(..self.samples)) else {
+                return Vec::new();
+            };
+            let mut offsets = Vec::with_capacity(sizes.len());
+            let walked = Chunks::of(&tables, self.track_id, self.object_len).and_then(|chunks| {
+                walk_chunks(chunks, sizes, |offset, sizes| {
+                    push_offsets(&mut offsets, offset, sizes)
+                })
+            });
+            match walked {
+                Ok(()) => offsets,
+                Err(e) => {
+                    tracing::warn!(error = %e, "sample offsets left for later do not hold");
+                    Vec::new()
+                }
+            }
+        })
+    }
+
+    /// Whether the offsets were worked out.
+    pub(super) fn worked_out(&self) -> bool {
+        self.worked_out.get().is_some()
+    }
+}
+
+/// Push the offsets of a chunk's samples (at `offset`, of `sizes`, end to end).
+fn push_offsets(offsets: &mut Vec<u64>, offset: u64, sizes: &[u32]) {
+    let mut at = offset;
+    for size in sizes {
+        offsets.push(at);
+        at = at.saturating_add(u64::from(*size));
+    }
+}
+
+/// The sample offsets of a track whose samples have `sizes`: checked in full now, and
+/// expanded now when there are at most `at_load_max` samples, else on first use.
 fn sample_offsets(
     tables: &RawTables,
     track_id: u32,
     sizes: &[u32],
     object_len: u64,
-) -> Result<Vec<u64>, MediaError> {
-    let (chunks, width) = chunk_offsets(tables, track_id)?;
+    at_load_max: usize,
+) -> Result<super::SampleOffsets, MediaError> {
+    let chunks = Chunks::of(tables, track_id, object_len)?;
+    if sizes.len() <= at_load_max {
+        let mut offsets = Vec::with_capacity(sizes.len());
+        walk_chunks(chunks, sizes, |offset, sizes| {
+            push_offsets(&mut offsets, offset, sizes)
+        })?;
+        return Ok(offsets.into());
+    }
+    walk_chunks(chunks, sizes, |_, _| {})?;
+    Ok(super::SampleOffsets {
+        known: Vec::new(),
+        later: Some(std::sync::Arc::new(LaterOffsets::new(
+            tables,
+            track_id,
+            sizes.len(),
+            object_len,
+        ))),
+    })
+}
+
+/// Walk the chunks of stsc and stco/co64 (8.7.4, 8.7.5) in order, giving each chunk's
+/// offset and the sizes of its samples, after checking that the tables place every sample
+/// exactly once and inside the file. Checking costs a sum of sizes per chunk, not a step
+/// per sample: a 60-minute title's check is a fraction of a millisecond.
+fn walk_chunks(
+    chunks: Chunks<'_>,
+    sizes: &[u32],
+    mut each: impl FnMut(u64, &[u32]),
+) -> Result<(), MediaError> {
+    let Chunks {
+        track_id,
+        stsc,
+        offsets: chunks,
+        width,
+        object_len,
+    } = chunks;
     let chunk_count = (chunks.len() / width) as u64;
     let chunk_offset = |chunk: u64| -> Option<u64> {
         let at = usize::try_from(chunk.checked_sub(1)?)
@@ -388,19 +535,14 @@ fn sample_offsets(
             _ => be_u64(bytes),
         })
     };
-    let body = tables
-        .stsc
-        .as_deref()
-        .ok_or_else(|| invalid("stsc", track_id, "no sample-to-chunk table"))?;
-    let (_, rest) = full_box(body, "stsc", track_id)?;
-    let stsc = entries(rest, 12, "stsc", track_id)?;
     // (first_chunk, samples_per_chunk) of each entry.
     let entry = |j: usize| -> Option<(u32, u32)> {
         let e = stsc.get(j.checked_mul(12)?..)?;
         Some((be_u32(e), be_u32(e.get(4..)?)))
     };
     let n = sizes.len();
-    let mut offsets = Vec::with_capacity(n);
+    // Samples placed so far.
+    let mut placed = 0usize;
     // The last chunk (1-based) that received samples.
     let mut used_chunks = 0u64;
     let mut j = 0;
@@ -416,38 +558,44 @@ fn sample_offsets(
             None => chunk_count + 1,
         };
         for chunk in u64::from(first_chunk)..next_first {
-            if offsets.len() == n {
+            if placed == n {
                 break;
             }
             used_chunks = chunk;
-            let mut offset = chunk_offset(chunk)
+            let offset = chunk_offset(chunk)
                 .ok_or_else(|| invalid("stsc", track_id, "chunk number past stco"))?;
-            let start = offsets.len();
-            let in_chunk = (samples_per_chunk as usize).min(n - start);
-            for size in sizes.get(start..start + in_chunk).unwrap_or_default() {
-                let end = offset.saturating_add(u64::from(*size));
-                if end > object_len {
-                    return Err(MediaError::Truncated {
-                        reason: format!(
-                            "track {track_id} sample {} at offset {offset} runs past the end of the file ({object_len} bytes)",
-                            offsets.len() + 1
-                        ),
-                    });
+            let in_chunk = (samples_per_chunk as usize).min(n - placed);
+            let in_chunk = sizes.get(placed..placed + in_chunk).unwrap_or_default();
+            // Samples lie end to end in a chunk, so its end bounds every one of them.
+            let chunk_len: u64 = in_chunk.iter().map(|s| u64::from(*s)).sum();
+            if offset.saturating_add(chunk_len) > object_len {
+                // Name the first sample that runs past the end.
+                let (mut at, mut sample) = (offset, placed + 1);
+                for size in in_chunk {
+                    match at.saturating_add(u64::from(*size)) {
+                        end if end > object_len => break,
+                        end => (at, sample) = (end, sample + 1),
+                    }
                 }
-                offsets.push(offset);
-                offset = end;
+                return Err(MediaError::Truncated {
+                    reason: format!(
+                        "track {track_id} sample {sample} at offset {at} runs past the end of the file ({object_len} bytes)"
+                    ),
+                });
             }
+            each(offset, in_chunk);
+            placed += in_chunk.len();
         }
-        if offsets.len() == n {
+        if placed == n {
             break;
         }
         j += 1;
     }
-    if offsets.len() != n {
+    if placed != n {
         return Err(invalid(
             "stsc",
             track_id,
-            format!("places {} of {n} samples", offsets.len()),
+            format!("places {} of {n} samples", placed),
         ));
     }
     // Every chunk holds a sample: chunks left over mean stsc claims more samples per chunk
@@ -459,5 +607,5 @@ fn sample_offsets(
             format!("places all {n} samples in the first {used_chunks} of {chunk_count} chunks"),
         ));
     }
-    Ok(offsets)
+    Ok(())
 }

@@ -259,7 +259,7 @@ fn concatenate(track: &TrackIndex, runs: &[Run]) -> Result<(SampleTable, i128), 
     let has_cts = !table.cts_offsets.is_empty();
     let mut out = SampleTable {
         sizes: Vec::with_capacity(count),
-        offsets: Vec::with_capacity(count),
+        offsets: Vec::with_capacity(count).into(),
         dts: Vec::with_capacity(count),
         durations: Vec::with_capacity(count),
         cts_offsets: Vec::with_capacity(if has_cts { count } else { 0 }),
@@ -295,12 +295,12 @@ fn concatenate(track: &TrackIndex, runs: &[Run]) -> Result<(SampleTable, i128), 
                     })?;
                 }
             }
-            let (Some(size), Some(offset)) = (table.sizes.get(i), table.offsets.get(i)) else {
+            let (Some(size), Some(offset)) = (table.sizes.get(i), table.offsets().get(i)) else {
                 continue;
             };
             let j = out.sizes.len();
             out.sizes.push(*size);
-            out.offsets.push(*offset);
+            out.offsets_mut().push(*offset);
             out.dts.push(u64::try_from(at - lead).unwrap_or(u64::MAX));
             out.durations.push(duration);
             if has_cts {
@@ -352,8 +352,15 @@ mod tests {
 
     /// Source sample of each output sample, found by its (unique) file offset.
     fn sources(source: &TrackIndex, presented: &TrackIndex) -> Vec<usize> {
-        (presented.samples.offsets.iter())
-            .map(|o| source.samples.offsets.iter().position(|s| s == o).unwrap())
+        (presented.samples.offsets().iter())
+            .map(|o| {
+                source
+                    .samples
+                    .offsets()
+                    .iter()
+                    .position(|s| s == o)
+                    .unwrap()
+            })
             .collect()
     }
 
@@ -490,7 +497,7 @@ mod tests {
         let table = &mut track.samples;
         let display = [0u64, 3, 1, 2];
         table.sizes.truncate(16);
-        table.offsets.truncate(16);
+        table.offsets_mut().truncate(16);
         table.dts.truncate(16);
         table.durations.truncate(16);
         table.cts_offsets = (0..16u64)

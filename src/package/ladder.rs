@@ -461,7 +461,7 @@ mod tests {
         let mut short = video(15360, 512, 30, 2000, false);
         let table = &mut short.samples;
         table.sizes.truncate(150);
-        table.offsets.truncate(150);
+        table.offsets_mut().truncate(150);
         table.dts.truncate(150);
         table.durations.truncate(150);
         table.sync = Some((0..150).step_by(30).collect());

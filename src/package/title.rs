@@ -411,7 +411,7 @@ mod tests {
             .collect();
         let table = SampleTable {
             sizes: vec![1; 64],
-            offsets: vec![0; 64],
+            offsets: vec![0; 64].into(),
             dts,
             durations,
             ..SampleTable::default()

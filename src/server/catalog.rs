@@ -48,6 +48,11 @@ impl TitleError {
     }
 }
 
+/// How long after a load the offsets left for later are worked out: past the first
+/// playlist's answer (a few milliseconds), before a player has read a media playlist and an
+/// init segment and asks for a segment (several round trips).
+const OFFSETS_AFTER: std::time::Duration = std::time::Duration::from_millis(20);
+
 /// A title with its rendered manifests and init segments, filled on first use.
 #[derive(Debug)]
 pub struct CachedTitle {
@@ -96,6 +101,28 @@ impl CachedTitle {
             files: Vec::new(),
             ts: OnceLock::new(),
         }
+    }
+
+    /// A new title's long tracks leave their sample offsets to be worked out on first use
+    /// (`media::SampleOffsets`), so its first playlist does not wait for them. They are
+    /// worked out on the blocking pool a little later ([`OFFSETS_AFTER`]), once that
+    /// playlist is on its way, so a first segment rarely waits either, and the `moov`
+    /// buffer they are worked out from is let go. Returns the title, shared.
+    pub(super) fn with_offsets_soon(self) -> Arc<Self> {
+        let title = Arc::new(self);
+        if (title.title.index.tracks.iter()).any(|t| !t.samples.offsets_known()) {
+            let title = title.clone();
+            tokio::spawn(async move {
+                tokio::time::sleep(OFFSETS_AFTER).await;
+                let _ = tokio::task::spawn_blocking(move || {
+                    for track in &title.title.index.tracks {
+                        let _ = track.samples.offsets();
+                    }
+                })
+                .await;
+            });
+        }
+        title
     }
 
     /// The slot of the title's MPEG-TS output (see `ts.rs`).
@@ -332,7 +359,7 @@ impl Catalog {
                         .map_err(|e| MediaError::Internal {
                             reason: e.to_string(),
                         })??;
-                    Ok::<_, TitleError>(Arc::new(CachedTitle::new(title)))
+                    Ok::<_, TitleError>(CachedTitle::new(title).with_offsets_soon())
                 }
                 .instrument(load),
             )

@@ -291,7 +291,7 @@ async fn load_ladder(
         tracing::info!(encryption = %policy, "title document sets its own encryption");
         cached.encryption = Some(policy);
     }
-    Ok(Arc::new(cached))
+    Ok(cached.with_offsets_soon())
 }
 
 /// `title` cut to the document's `"clip"` (issue 16). A clip the title cannot have is the

@@ -113,7 +113,7 @@ pub(super) async fn viewed_title(
                         ErrorAnswer::new(StatusCode::INTERNAL_SERVER_ERROR, e.to_string())
                     })?
                     .map_err(|e| ErrorAnswer::from(&e))?;
-            Ok::<_, ErrorAnswer>(Arc::new(whole.derived(title)))
+            Ok::<_, ErrorAnswer>(whole.derived(title).with_offsets_soon())
         })
         .await
         .map_err(|e| e.as_ref().clone())

@@ -447,7 +447,7 @@ fn decode_traf(
                 None => {}
             }
             track.table.sizes.push(size);
-            track.table.offsets.push(data);
+            track.table.offsets_mut().push(data);
             track.table.dts.push(dts);
             track.table.durations.push(duration);
             dts = dts.saturating_add(u64::from(duration));
@@ -521,6 +521,9 @@ impl FragmentSamples {
             }
         }
         let mut table = fragments.table;
+        // The moov samples' offsets, worked out now if they were left for later: they are
+        // the samples the moov's tables place.
+        samples.offsets_mut();
         if moov_len == 0 {
             samples.sizes = table.sizes;
             samples.offsets = table.offsets;
@@ -528,13 +531,13 @@ impl FragmentSamples {
             samples.durations = table.durations;
         } else {
             samples.sizes.append(&mut table.sizes);
-            samples.offsets.append(&mut table.offsets);
+            samples.offsets_mut().append(table.offsets_mut());
             samples.dts.append(&mut table.dts);
             samples.durations.append(&mut table.durations);
         }
         // The arrays grew run by run: give back the spare capacity the cache would weigh.
         samples.sizes.shrink_to_fit();
-        samples.offsets.shrink_to_fit();
+        samples.offsets_mut().shrink_to_fit();
         samples.dts.shrink_to_fit();
         samples.durations.shrink_to_fit();
         samples.cts_offsets.shrink_to_fit();

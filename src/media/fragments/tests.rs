@@ -47,7 +47,7 @@ fn fragmented_files_index_like_the_progressive_file() {
             assert_eq!(sync(fs), sync(ps), "{what}");
             for i in 0..fs.len() {
                 let at = |file: &Bytes, t: &SampleTable| {
-                    let start = t.offsets[i] as usize;
+                    let start = t.offsets()[i] as usize;
                     file.slice(start..start + t.sizes[i] as usize)
                 };
                 assert_eq!(
@@ -191,7 +191,7 @@ fn track_fragments_follow_the_defaults_and_offset_rules() {
     let decoded = decode(&moov, &moofs, &[(1, 0, 0), (2, 0, 0)], 10_000, &limits).unwrap();
     let video = samples_of(decoded, 1);
     assert_eq!(video.sizes, [10, 10, 10, 7, 8, 10]);
-    assert_eq!(video.offsets, [1200, 1210, 1220, 1230, 1237, 2000]);
+    assert_eq!(video.offsets(), [1200, 1210, 1220, 1230, 1237, 2000]);
     assert_eq!(video.durations, [100, 100, 100, 50, 60, 90]);
     assert_eq!(video.dts, [0, 100, 200, 300, 350, 410]);
     assert_eq!(video.cts_offsets, [0, 0, 0, -20, 30, 0]);
@@ -199,7 +199,7 @@ fn track_fragments_follow_the_defaults_and_offset_rules() {
     let decoded = decode(&moov, &moofs, &[(1, 0, 0), (2, 0, 0)], 10_000, &limits).unwrap();
     let audio = samples_of(decoded, 2);
     assert_eq!(audio.sizes, [5, 5]);
-    assert_eq!(audio.offsets, [1245, 1250]);
+    assert_eq!(audio.offsets(), [1245, 1250]);
     assert_eq!(audio.dts, [5000, 6024]);
     assert_eq!(audio.sync, None);
     assert!(audio.cts_offsets.is_empty());
@@ -250,7 +250,7 @@ fn sample_data_inside_its_own_moof_is_refused() {
     let len = inside[0].bytes.len() as u64;
     let after = [moof(100, &[traf(100 + len)])];
     let decoded = decode(&moov, &after, &[(1, 0, 0)], 1000, &limits).unwrap();
-    assert_eq!(samples_of(decoded, 1).offsets, [100 + len]);
+    assert_eq!(samples_of(decoded, 1).offsets(), [100 + len]);
 }
 
 /// A tfdt ahead of where the previous fragment ended lengthens the last sample; one
@@ -272,7 +272,7 @@ fn decode_times_only_move_forward_and_tracks_must_be_declared() {
     let table = samples_of(decoded, 1);
     assert_eq!(table.dts, [0, 150]);
     assert_eq!(table.durations, [150, 100]);
-    assert_eq!(table.offsets, [200, 400]);
+    assert_eq!(table.offsets(), [200, 400]);
 
     let back = [moof(100, &[traf(500)]), moof(300, &[traf(450)])];
     let err = decode(&moov, &back, &[(1, 0, 0)], 1000, &limits).unwrap_err();
@@ -294,7 +294,7 @@ fn decode_times_only_move_forward_and_tracks_must_be_declared() {
     let mut decoded = decode(&moov, &after_moov, &[(1, 2, 200)], 1000, &limits).unwrap();
     let mut table = SampleTable {
         sizes: vec![10, 10],
-        offsets: vec![0, 10],
+        offsets: vec![0, 10].into(),
         dts: vec![0, 100],
         durations: vec![100, 100],
         ..SampleTable::default()

@@ -216,7 +216,7 @@ pub(crate) mod tests {
                 let mut at = traf.trun[0].data_offset.unwrap() as usize;
                 for i in range {
                     let (offset, size) = (
-                        track.samples.offsets[i] as usize,
+                        track.samples.offsets()[i] as usize,
                         track.samples.sizes[i] as usize,
                     );
                     assert!(

@@ -245,7 +245,7 @@ fn fragment(runs: &[TrackRun<'_>], sequence: u32) -> Option<Fragment> {
         let table = &run.track.samples;
         let (Some(sizes), Some(offsets), Some(_)) = (
             table.sizes.get(run.samples.clone()),
-            table.offsets.get(run.samples.clone()),
+            table.offsets().get(run.samples.clone()),
             table.durations.get(run.samples.clone()),
         ) else {
             return None;

@@ -192,7 +192,7 @@ fn prepare(
             })?;
         let (Some(sizes), Some(offsets)) = (
             table.sizes.get(pes.samples()),
-            table.offsets.get(pes.samples()),
+            table.offsets().get(pes.samples()),
         ) else {
             continue;
         };

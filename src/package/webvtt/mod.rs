@@ -177,7 +177,7 @@ pub fn plan_text_read(
     let mut ranges: Vec<ByteRange> = Vec::new();
     let mut placement = Vec::with_capacity(samples.len());
     for i in samples.clone() {
-        let (Some(&offset), Some(&size)) = (table.offsets.get(i), table.sizes.get(i)) else {
+        let (Some(&offset), Some(&size)) = (table.offsets().get(i), table.sizes.get(i)) else {
             break;
         };
         let size = u64::from(size);

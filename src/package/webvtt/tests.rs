@@ -15,7 +15,7 @@ fn text_track(
     let mut file = vec![0xee; 1000];
     let mut table = SampleTable::default();
     for (start, duration, payload) in samples {
-        table.offsets.push(file.len() as u64);
+        table.offsets_mut().push(file.len() as u64);
         table.sizes.push(payload.len() as u32);
         table.dts.push(*start);
         table.durations.push(*duration);
@@ -216,7 +216,7 @@ fn reads_are_merged_bounded_and_checked() {
     assert_eq!(read.ranges, [ByteRange::new(1000, 10)]);
     // Move the second sample away from the first.
     file.extend_from_slice(&tx3g("two"));
-    track.samples.offsets[1] = file.len() as u64 - 5;
+    track.samples.offsets_mut()[1] = file.len() as u64 - 5;
     let read = plan_text_read(&track, 0, None, &limits).unwrap();
     assert_eq!(
         read.ranges,

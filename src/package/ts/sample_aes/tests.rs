@@ -56,7 +56,7 @@ fn slices_decrypt_to_the_clear_rbsp_as_readers_do() {
             .find(|t| t.kind == crate::media::TrackKind::Video)
             .unwrap();
         let mut changed = 0;
-        for (offset, size) in track.samples.offsets.iter().zip(&track.samples.sizes) {
+        for (offset, size) in track.samples.offsets().iter().zip(&track.samples.sizes) {
             let clear = &file[*offset as usize..(*offset + u64::from(*size)) as usize];
             let mut encrypted = Vec::new();
             encrypt_avc_sample(&aes, &IV, clear, &mut encrypted);
