@@ -761,19 +761,23 @@ mod tests {
         panic!("no moov in {name}");
     }
 
+    /// The names of the fixtures that are progressive MP4s (a `moov` with every sample).
+    fn progressive_fixtures() -> Vec<String> {
+        let dir = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("fixtures");
+        (std::fs::read_dir(dir).unwrap())
+            .map(|entry| entry.unwrap().file_name().into_string().unwrap())
+            .filter(|n| (n.ends_with(".mp4") || n.ends_with(".m4a")) && !n.contains("frag"))
+            .collect()
+    }
+
     /// Given every progressive fixture, when its tables are read straight from the `moov`
     /// bytes, then every track's sample table equals mp4-atom's decoding expanded as before
     /// (sizes, offsets, times, composition offsets, sync samples).
     #[test]
     fn tables_read_from_the_bytes_equal_the_decoded_and_expanded_ones() {
         let limits = MediaLimits::default();
-        let dir = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("fixtures");
         let mut checked = 0;
-        for entry in std::fs::read_dir(dir).unwrap() {
-            let name = entry.unwrap().file_name().into_string().unwrap();
-            if !(name.ends_with(".mp4") || name.ends_with(".m4a")) || name.contains("frag") {
-                continue;
-            }
+        for name in progressive_fixtures() {
             let moov = fixture_moov(&name);
             let decoded = Moov::decode(&mut &moov[..]).unwrap();
             let skeleton = skeleton::build(&moov, &limits).unwrap();
@@ -813,13 +817,8 @@ mod tests {
     fn offsets_left_for_later_are_the_ones_worked_out_at_load() {
         let limits = MediaLimits::default();
         let later = later_limits();
-        let dir = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("fixtures");
         let mut checked = 0;
-        for entry in std::fs::read_dir(dir).unwrap() {
-            let name = entry.unwrap().file_name().into_string().unwrap();
-            if !(name.ends_with(".mp4") || name.ends_with(".m4a")) || name.contains("frag") {
-                continue;
-            }
+        for name in progressive_fixtures() {
             let moov = fixture_moov(&name);
             let skeleton = skeleton::build(&moov, &limits).unwrap();
             for (raw, id) in skeleton.tables.iter().zip(1..) {
