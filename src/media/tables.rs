@@ -448,14 +448,9 @@ impl LaterOffsets {
             let (Some(tables), Some(sizes)) = (taken, sizes.get(..self.samples)) else {
                 return Vec::new();
             };
-            let mut offsets = Vec::with_capacity(sizes.len());
-            let walked = Chunks::of(&tables, self.track_id, self.object_len).and_then(|chunks| {
-                walk_chunks(chunks, sizes, |offset, sizes| {
-                    push_offsets(&mut offsets, offset, sizes)
-                })
-            });
-            match walked {
-                Ok(()) => offsets,
+            let chunks = Chunks::of(&tables, self.track_id, self.object_len);
+            match chunks.and_then(|chunks| expand_offsets(chunks, sizes)) {
+                Ok(offsets) => offsets,
                 Err(e) => {
                     tracing::warn!(error = %e, "sample offsets left for later do not hold");
                     Vec::new()
@@ -470,13 +465,17 @@ impl LaterOffsets {
     }
 }
 
-/// Push the offsets of a chunk's samples (at `offset`, of `sizes`, end to end).
-fn push_offsets(offsets: &mut Vec<u64>, offset: u64, sizes: &[u32]) {
-    let mut at = offset;
-    for size in sizes {
-        offsets.push(at);
-        at = at.saturating_add(u64::from(*size));
-    }
+/// Every sample's file offset, by [`walk_chunks`]: each chunk's samples lie end to end.
+fn expand_offsets(chunks: Chunks<'_>, sizes: &[u32]) -> Result<Vec<u64>, MediaError> {
+    let mut offsets = Vec::with_capacity(sizes.len());
+    walk_chunks(chunks, sizes, |offset, sizes| {
+        let mut at = offset;
+        for size in sizes {
+            offsets.push(at);
+            at = at.saturating_add(u64::from(*size));
+        }
+    })?;
+    Ok(offsets)
 }
 
 /// The sample offsets of a track whose samples have `sizes`: checked in full now, and
@@ -490,11 +489,7 @@ fn sample_offsets(
 ) -> Result<super::SampleOffsets, MediaError> {
     let chunks = Chunks::of(tables, track_id, object_len)?;
     if sizes.len() <= at_load_max {
-        let mut offsets = Vec::with_capacity(sizes.len());
-        walk_chunks(chunks, sizes, |offset, sizes| {
-            push_offsets(&mut offsets, offset, sizes)
-        })?;
-        return Ok(offsets.into());
+        return Ok(expand_offsets(chunks, sizes)?.into());
     }
     walk_chunks(chunks, sizes, |_, _| {})?;
     Ok(super::SampleOffsets {
