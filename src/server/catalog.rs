@@ -332,6 +332,19 @@ impl Catalog {
             return Err(failure);
         }
         tracing::Span::current().record("vod.cache", "miss");
+        // Boxed: the load's future is large and rare, and a request's future (which every
+        // cached answer moves and copies) must not carry it inline.
+        Box::pin(self.load_title(cache_key, key, identity)).await
+    }
+
+    /// [`Catalog::title`] on a miss: load the title once for every request waiting on it,
+    /// and remember a failure that is about the file.
+    async fn load_title(
+        &self,
+        cache_key: (ObjectKey, ObjectIdentity),
+        key: &ObjectKey,
+        identity: &ObjectIdentity,
+    ) -> Result<Arc<CachedTitle>, Arc<TitleError>> {
         let load = tracing::info_span!(
             "metadata.load",
             vod.key = %key,

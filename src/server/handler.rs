@@ -3,6 +3,11 @@
 //! response. Segment payloads are streamed as pulled bodies, read from the source as the
 //! connection sends them (`pulled.rs`, `ts.rs`); everything else is answered from bytes
 //! cached with the title.
+//!
+//! Rare or long branches (segments, MPEG-TS, subtitles, encryption, licences, nginx-vod
+//! names, loads on a miss) are awaited as boxed futures. A request's future is built and
+//! moved several times before it first runs; kept inline, those branches made it 11 KiB,
+//! and copying it was a visible part of a cached manifest's cost (issue 13).
 
 use std::sync::Arc;
 use std::time::{Duration, Instant};
@@ -363,7 +368,7 @@ where
                     detail: None,
                 })
             } else {
-                match app.catalog.source().check_ready().await {
+                match Box::pin(app.catalog.source().check_ready()).await {
                     Ok(()) => Ok(plain(Bytes::from_static(b"ready\n"))),
                     Err(e) => Err(ErrorAnswer {
                         retry_after: Some(1),
@@ -377,35 +382,20 @@ where
             }
         }
         Route::Metrics => Ok(Answer {
-            content: Content::Inline(Bytes::from(app.render_metrics().await)),
+            content: Content::Inline(Bytes::from(Box::pin(app.render_metrics()).await)),
             content_type: "text/plain; version=0.0.4; charset=utf-8",
             cache_control: "no-store",
             etag: None,
         }),
-        Route::Key { key } => protect::key_answer(app, &key).await.map(|bytes| Answer {
-            content: Content::Inline(bytes),
-            content_type: "application/octet-stream",
-            cache_control: KEYS,
-            etag: None,
-        }),
-        Route::Licence { key } => {
-            use http_body_util::BodyExt;
-            let limited = http_body_util::Limited::new(body, 16 * 1024);
-            match limited.collect().await {
-                Err(_) => Err(ErrorAnswer::new(
-                    StatusCode::BAD_REQUEST,
-                    "unreadable licence request",
-                )),
-                Ok(collected) => protect::licence_answer(app, &key, &collected.to_bytes())
-                    .await
-                    .map(|bytes| Answer {
-                        content: Content::Inline(bytes),
-                        content_type: "application/json",
-                        cache_control: KEYS,
-                        etag: None,
-                    }),
-            }
-        }
+        Route::Key { key } => Box::pin(protect::key_answer(app, &key))
+            .await
+            .map(|bytes| Answer {
+                content: Content::Inline(bytes),
+                content_type: "application/octet-stream",
+                cache_control: KEYS,
+                etag: None,
+            }),
+        Route::Licence { key } => Box::pin(licence(app, key, body)).await,
         Route::Vod {
             key,
             version,
@@ -459,7 +449,7 @@ where
                     Resolved::Redirect(location) => Ok(Err(location)),
                 }
             };
-            match tokio::time::timeout(deadline, answer).await {
+            match tokio::time::timeout(deadline, Box::pin(answer)).await {
                 Ok(Ok(Err(location))) => return redirect(&location),
                 Ok(Ok(Ok(answer))) => Ok(answer),
                 Ok(Err(e)) => Err(e),
@@ -473,6 +463,31 @@ where
     match result {
         Ok(answer) => respond(app, req, answer, admitted).await,
         Err(e) => error_response(&e),
+    }
+}
+
+/// The licence route's answer: the request body read (16 KiB at most), then the licence.
+async fn licence<B>(app: &Arc<App>, key: ObjectKey, body: B) -> Result<Answer, ErrorAnswer>
+where
+    B: http_body::Body + Send + 'static,
+    B::Data: Send,
+    B::Error: Into<Box<dyn std::error::Error + Send + Sync>>,
+{
+    use http_body_util::BodyExt;
+    let limited = http_body_util::Limited::new(body, 16 * 1024);
+    match limited.collect().await {
+        Err(_) => Err(ErrorAnswer::new(
+            StatusCode::BAD_REQUEST,
+            "unreadable licence request",
+        )),
+        Ok(collected) => protect::licence_answer(app, &key, &collected.to_bytes())
+            .await
+            .map(|bytes| Answer {
+                content: Content::Inline(bytes),
+                content_type: "application/json",
+                cache_control: KEYS,
+                etag: None,
+            }),
     }
 }
 
@@ -559,16 +574,23 @@ async fn vod_answer(
         | Resource::TsSegment { .. }
         | Resource::TsSubtitleSegment { .. } => {
             // Playlists carry the key signalling and the request's token as the CMAF ones.
-            let (content, content_type, etag) =
-                match ts_content(app, &cached, (&key, &identity), resource, protected).await? {
-                    TsContent::Playlist(bytes) => (
-                        Content::Inline(decorate(bytes)),
-                        "application/vnd.apple.mpegurl",
-                        manifest_etag,
-                    ),
-                    TsContent::Subtitle(bytes) => (Content::Inline(bytes), WEBVTT, etag),
-                    TsContent::Segment(job) => (Content::TsSegment(job), MP2T, etag),
-                };
+            let (content, content_type, etag) = match Box::pin(ts_content(
+                app,
+                &cached,
+                (&key, &identity),
+                resource,
+                protected,
+            ))
+            .await?
+            {
+                TsContent::Playlist(bytes) => (
+                    Content::Inline(decorate(bytes)),
+                    "application/vnd.apple.mpegurl",
+                    manifest_etag,
+                ),
+                TsContent::Subtitle(bytes) => (Content::Inline(bytes), WEBVTT, etag),
+                TsContent::Segment(job) => (Content::TsSegment(job), MP2T, etag),
+            };
             Answer {
                 content,
                 content_type,
@@ -643,7 +665,7 @@ async fn vod_answer(
                 vod.track_id = track_id,
                 vod.segment = number
             );
-            let prepared = assemble_off_runtime(assemble, move || {
+            let prepared = Box::pin(assemble_off_runtime(assemble, move || {
                 let title = &title.title;
                 let rendition = title.rendition(track_id).ok_or(PackageError::NoSuchTrack {
                     track: u64::from(track_id),
@@ -660,17 +682,17 @@ async fn vod_answer(
                         )
                     }
                 }
-            })
+            }))
             .await?;
             if let Some(p) = protected {
-                let segment = protect::protect_segment(
+                let segment = Box::pin(protect::protect_segment(
                     app,
                     (&key, &identity),
                     &cached,
                     (track_id, number),
                     prepared,
                     p,
-                )
+                ))
                 .await?;
                 return Ok(Answer {
                     content: Content::Protected {
@@ -700,14 +722,14 @@ async fn vod_answer(
         }
         Resource::SubtitleSegment { track_id, number } => Answer {
             content: Content::Inline(
-                subtitle_body(
+                Box::pin(subtitle_body(
                     app,
                     &cached,
                     cached.object_of(track_id).map_or(&key, |o| o.0),
                     cached.object_of(track_id).map_or(&identity, |o| o.1),
                     track_id,
                     SubtitleRequest::Segment { number },
-                )
+                ))
                 .await?,
             ),
             content_type: WEBVTT,
@@ -716,14 +738,14 @@ async fn vod_answer(
         },
         Resource::SubtitleFile { track_id } => Answer {
             content: Content::Inline(
-                subtitle_body(
+                Box::pin(subtitle_body(
                     app,
                     &cached,
                     cached.object_of(track_id).map_or(&key, |o| o.0),
                     cached.object_of(track_id).map_or(&identity, |o| o.1),
                     track_id,
                     SubtitleRequest::File,
-                )
+                ))
                 .await?,
             ),
             content_type: WEBVTT,
@@ -843,7 +865,14 @@ async fn respond<B>(
             segment,
         } => {
             let parts = (key, identity, segment);
-            return respond_protected(app, builder, parts, (start, end), admitted).await;
+            return Box::pin(respond_protected(
+                app,
+                builder,
+                parts,
+                (start, end),
+                admitted,
+            ))
+            .await;
         }
         Content::Inline(bytes) => {
             // start <= end <= len == bytes.len(), so these casts and the slice are in bounds.
@@ -892,10 +921,12 @@ async fn respond<B>(
             let stream = super::pulled::PulledSegment::new(app, parts, chunks, admitted);
             ResponseBody::pulled(end - start, stream)
         }
-        Content::TsSegment(job) => match ts_segment_body(app, job, start, end, admitted).await {
-            Ok(body) => body,
-            Err(e) => return error_response(&e),
-        },
+        Content::TsSegment(job) => {
+            match Box::pin(ts_segment_body(app, job, start, end, admitted)).await {
+                Ok(body) => body,
+                Err(e) => return error_response(&e),
+            }
+        }
     };
     finish(builder, body)
 }

@@ -234,6 +234,28 @@ pub async fn select(
             _ => Ok(Selected::Clear),
         };
     }
+    // Boxed, so a clear answer's future does not carry the key lookup inline.
+    Box::pin(select_protected(
+        app, key, cached, version, resource, policy,
+    ))
+    .await
+}
+
+/// [`select`] for a title with an encrypted output.
+async fn select_protected(
+    app: &App,
+    key: &ObjectKey,
+    cached: &CachedTitle,
+    version: Option<&str>,
+    resource: &Resource,
+    policy: EncryptionPolicy,
+) -> Result<Selected, ErrorAnswer> {
+    let gone = || {
+        ErrorAnswer::new(
+            StatusCode::NOT_FOUND,
+            "this version of the title is gone; reload the playlist",
+        )
+    };
     let ts = matches!(
         resource,
         Resource::MultivariantTs

@@ -51,18 +51,28 @@ pub(super) async fn load_view(
             );
             return Err(ErrorAnswer::new(StatusCode::BAD_REQUEST, reason));
         }
-        title_of_document(&app.catalog, key, &identity, Arc::new(document))
-            .await
-            .map_err(|e| ErrorAnswer::from(e.as_ref()).with_detail(&e))?
+        // Documents and views are boxed: their futures are large, and a plain file's
+        // cached answer should not carry them (see handler.rs).
+        Box::pin(title_of_document(
+            &app.catalog,
+            key,
+            &identity,
+            Arc::new(document),
+        ))
+        .await
+        .map_err(|e| ErrorAnswer::from(e.as_ref()).with_detail(&e))?
     } else if is_title_document(key) {
-        document_title(&app.catalog, key, &identity)
+        Box::pin(document_title(&app.catalog, key, &identity))
             .await
             .map_err(|e| ErrorAnswer::from(e.as_ref()).with_detail(&e))?
     } else {
         (app.catalog.title(key, &identity).await)
             .map_err(|e| ErrorAnswer::from(e.as_ref()).with_detail(&e))?
     };
-    let cached = viewed_title(&app.catalog, key, &identity, whole, view).await?;
+    let cached = match view.is_whole() {
+        true => whole,
+        false => Box::pin(viewed_title(&app.catalog, key, &identity, whole, view)).await?,
+    };
     Ok((identity, cached))
 }
 
