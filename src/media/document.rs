@@ -140,7 +140,7 @@ const MAX_LABEL_BYTES: usize = 256;
 
 /// True when `key` names a title document (ends in `.json`, any case).
 pub fn is_title_document(key: &ObjectKey) -> bool {
-    key.as_str().to_ascii_lowercase().ends_with(".json")
+    key.ends_with_ignore_case(".json")
 }
 
 /// Parse the title document stored under `key` from its `bytes`, resolving each path

@@ -404,7 +404,7 @@ where
         } => {
             let deadline = Duration::from_millis(app.settings.server.request_timeout_ms);
             let place = RequestPlace {
-                base_url: protect::base_url(app, req.headers()),
+                headers: Some(req.headers()),
                 path: req.uri().path(),
                 query: req.uri().query(),
             };
@@ -429,7 +429,7 @@ where
                 match resolve(app, &key, view, &name).await? {
                     Resolved::Native(resource, view) => {
                         let place = RequestPlace {
-                            base_url: protect::base_url(app, req.headers()),
+                            headers: Some(req.headers()),
                             path: req.uri().path(),
                             query: req.uri().query(),
                         };
@@ -439,7 +439,7 @@ where
                     }
                     Resolved::Muxed(muxed, view) => {
                         let place = RequestPlace {
-                            base_url: String::new(),
+                            headers: None,
                             path: req.uri().path(),
                             query: req.uri().query(),
                         };
@@ -546,12 +546,10 @@ async fn vod_answer(
         Selected::Clear => (&cached.token, None),
         Selected::Protected(p) => (&p.token, Some(p)),
     };
-    let etag = Some(format!("\"{etag_token}-{resource}\""));
-    // Manifests carrying the request's token (signed URLs) differ per token.
-    let manifest_etag = match protect::RequestPlace::carries_token(app, place) {
-        true => None,
-        false => etag.clone(),
-    };
+    let etag = Some(entity_tag(etag_token, &resource));
+    // Manifests carrying the request's token (signed URLs) differ per token: no tag.
+    let carries_token = protect::RequestPlace::carries_token(app, place);
+    let manifest_etag = |etag: Option<String>| etag.filter(|_| !carries_token);
     let decorate = |clear: Bytes| match protected {
         None => protect::clear_manifest(app, &resource, clear, place.query),
         Some(p) => protect::protected_manifest(app, &cached, &resource, &clear, p, place),
@@ -566,7 +564,7 @@ async fn vod_answer(
             content: Content::Inline(decorate(cached.multivariant())),
             content_type: "application/vnd.apple.mpegurl",
             cache_control,
-            etag: manifest_etag,
+            etag: manifest_etag(etag),
         },
         Resource::MultivariantTs
         | Resource::TsMediaPlaylist { .. }
@@ -586,7 +584,7 @@ async fn vod_answer(
                 TsContent::Playlist(bytes) => (
                     Content::Inline(decorate(bytes)),
                     "application/vnd.apple.mpegurl",
-                    manifest_etag,
+                    manifest_etag(etag),
                 ),
                 TsContent::Subtitle(bytes) => (Content::Inline(bytes), WEBVTT, etag),
                 TsContent::Segment(job) => (Content::TsSegment(job), MP2T, etag),
@@ -602,7 +600,7 @@ async fn vod_answer(
             content: Content::Inline(decorate(cached.mpd())),
             content_type: "application/dash+xml",
             cache_control,
-            etag: manifest_etag,
+            etag: manifest_etag(etag),
         },
         Resource::MediaPlaylist { track_id } => Answer {
             content: Content::Inline(decorate(
@@ -613,7 +611,7 @@ async fn vod_answer(
             )),
             content_type: "application/vnd.apple.mpegurl",
             cache_control,
-            etag: manifest_etag,
+            etag: manifest_etag(etag),
         },
         Resource::Init { track_id } => {
             let rendition = cached
@@ -754,6 +752,18 @@ async fn vod_answer(
         },
     };
     Ok(answer)
+}
+
+/// The entity tag of `resource` in the output with version token `token`: `"TOKEN-NAME"`.
+fn entity_tag(token: &str, resource: &Resource) -> String {
+    use std::fmt::Write;
+    let mut tag = String::with_capacity(token.len() + 32);
+    tag.push('"');
+    tag.push_str(token);
+    tag.push('-');
+    let _ = write!(tag, "{resource}");
+    tag.push('"');
+    tag
 }
 
 /// Run `work` (a segment's header construction) on the blocking pool, off the runtime

@@ -312,8 +312,9 @@ async fn select_protected(
 /// Where a request came from, for the URLs protected manifests write.
 #[derive(Debug, Clone)]
 pub struct RequestPlace<'r> {
-    /// Scheme and authority (`http://host:port`), no trailing slash.
-    pub base_url: String,
+    /// The request's headers, for its base URL (see [`base_url`]); `None` writes URLs
+    /// relative to the server.
+    pub headers: Option<&'r HeaderMap>,
     /// The request path.
     pub path: &'r str,
     /// The query string.
@@ -324,6 +325,12 @@ impl RequestPlace<'_> {
     /// Whether manifests answered to this request carry its token into their URLs.
     pub fn carries_token(app: &App, place: &RequestPlace<'_>) -> bool {
         app.protect.carried_token(place.query).is_some()
+    }
+
+    /// Scheme and authority (`http://host:port`), no trailing slash; empty without
+    /// headers. Worked out only by the manifests that write absolute URLs.
+    fn base_url(&self, app: &App) -> String {
+        self.headers.map_or_else(String::new, |h| base_url(app, h))
     }
 
     /// `/vod/KEY/` of the request (its path without the name and version folder), as sent.
@@ -364,7 +371,7 @@ pub fn protected_manifest(
     let text = String::from_utf8_lossy(clear);
     let token = app.protect.carried_token(place.query);
     let query = token.map(|t| format!("token={t}"));
-    let licence = format!("{}{}{LICENCE_NAME}", place.base_url, place.title_dir());
+    let licence = format!("{}{}{LICENCE_NAME}", place.base_url(app), place.title_dir());
     let with_token = |url: &str| match &query {
         Some(q) => format!("{url}?{q}"),
         None => url.to_owned(),
@@ -806,7 +813,7 @@ mod tests {
     #[test]
     fn the_title_folder_is_found_with_or_without_a_version() {
         let place = |path| RequestPlace {
-            base_url: String::new(),
+            headers: None,
             path,
             query: None,
         };

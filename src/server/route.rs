@@ -114,8 +114,10 @@ pub fn parse_route(path: &str) -> Result<Route, RouteError> {
             reason: "key is not valid percent-encoded UTF-8".into(),
         })?;
     let key = ObjectKey::parse(&key)?;
-    let lower = key.as_str().to_ascii_lowercase();
-    if !MEDIA_EXTENSIONS.iter().any(|ext| lower.ends_with(ext)) {
+    if !MEDIA_EXTENSIONS
+        .iter()
+        .any(|ext| key.ends_with_ignore_case(ext))
+    {
         return Err(RouteError::NotFound);
     }
     let Some(resource) = resource else {

@@ -31,7 +31,7 @@ pub(super) async fn load_view(
     key: &ObjectKey,
     view: &View,
 ) -> Result<(ObjectIdentity, Arc<CachedTitle>), ErrorAnswer> {
-    let urlset = key.as_str().to_ascii_lowercase().ends_with(URLSET_SUFFIX);
+    let urlset = key.ends_with_ignore_case(URLSET_SUFFIX);
     let identity = match urlset {
         true => ObjectIdentity {
             size: 0,

@@ -63,6 +63,13 @@ impl ObjectKey {
     pub fn as_str(&self) -> &str {
         &self.0
     }
+
+    /// Whether the key ends in `suffix`, ASCII case ignored (`A.MP4` ends in `.mp4`).
+    pub fn ends_with_ignore_case(&self, suffix: &str) -> bool {
+        (self.0.len().checked_sub(suffix.len()))
+            .and_then(|at| self.0.as_bytes().get(at..))
+            .is_some_and(|tail| tail.eq_ignore_ascii_case(suffix.as_bytes()))
+    }
 }
 
 impl fmt::Display for ObjectKey {
@@ -74,6 +81,19 @@ impl fmt::Display for ObjectKey {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn a_suffix_matches_in_any_ascii_case_and_never_panics() {
+        let key = |k| ObjectKey::parse(k).unwrap();
+        assert!(key("dir/A.MP4").ends_with_ignore_case(".mp4"));
+        assert!(key("a.Json").ends_with_ignore_case(".json"));
+        assert!(!key("a.mp4").ends_with_ignore_case(".json"));
+        assert!(!key("mp4").ends_with_ignore_case(".mp4"));
+        // A suffix boundary inside a multi-byte character is simply no match.
+        assert!(key("vidéo.MP4").ends_with_ignore_case(".mp4"));
+        assert!(!key("é").ends_with_ignore_case("x"));
+        assert!(!key("é").ends_with_ignore_case("\u{a9}"));
+    }
 
     #[test]
     fn plain_nested_and_unicode_keys_are_accepted() {

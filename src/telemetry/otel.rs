@@ -131,6 +131,10 @@ impl Extractor for HeaderExtractor<'_> {
 
 /// The caller's trace context from `traceparent`/`tracestate`, to parent the request span.
 pub fn extract_parent(headers: &http::HeaderMap) -> opentelemetry::Context {
+    // Most requests carry none: what the propagator would answer, without its parse.
+    if !headers.contains_key("traceparent") {
+        return opentelemetry::Context::current();
+    }
     TraceContextPropagator::new().extract(&HeaderExtractor(headers))
 }
 
