@@ -34,7 +34,7 @@ use crate::media::TrackKind;
 use crate::package::trick::prepare_key_frame;
 use crate::package::{prepare_media_segment, PackageError, PreparedSegment, Resource, View};
 use crate::source::{ByteRange, ObjectIdentity, ObjectKey};
-use crate::telemetry::{extract_parent, trace_id_of, HttpLabels, ShedLabels, REQUEST_SPAN_TARGET};
+use crate::telemetry::{extract_parent, trace_id_of, ShedLabels, REQUEST_SPAN_TARGET};
 use futures_util::StreamExt;
 use tracing::field::Empty;
 use tracing::{Instrument, Span};
@@ -219,16 +219,8 @@ where
             response.headers_mut().insert(TRACE_ID_HEADER, value);
         }
     }
-    let labels = HttpLabels {
-        route: label,
-        status,
-    };
     let elapsed = started.elapsed();
-    app.metrics.requests.get_or_create(&labels).inc();
-    app.metrics
-        .request_seconds
-        .get_or_create(&labels)
-        .observe(elapsed.as_secs_f64());
+    (app.metrics).observe_request(label, status, elapsed.as_secs_f64());
     if app.settings.server.access_log {
         let bytes = response
             .headers()

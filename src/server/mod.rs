@@ -151,8 +151,12 @@ pub async fn run(
             continue;
         };
         let app_for_conn = app.clone();
+        // The extension map is allocated on first insert: only when a token check reads it.
+        let client_addr = app.protect.reads_client_addr().then(|| peer.ip());
         let service = service_fn(move |mut req: hyper::Request<hyper::body::Incoming>| {
-            req.extensions_mut().insert(protect::ClientAddr(peer.ip()));
+            if let Some(ip) = client_addr {
+                req.extensions_mut().insert(protect::ClientAddr(ip));
+            }
             let app = app_for_conn.clone();
             async move { Ok::<_, std::convert::Infallible>(handler::handle(app, req).await) }
         });

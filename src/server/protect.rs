@@ -139,6 +139,12 @@ impl Protector {
         signer.check(token_in_query(query), path, &ip, now)
     }
 
+    /// Whether [`Protector::check`] reads the client's address (signed URLs are on): the
+    /// server attaches it to each request only then.
+    pub fn reads_client_addr(&self) -> bool {
+        self.signer.is_some()
+    }
+
     /// The token to carry into the URLs a manifest refers to, when signing is on.
     fn carried_token<'q>(&self, query: Option<&'q str>) -> Option<&'q str> {
         (self.settings.signed_urls != SignedUrls::Off)

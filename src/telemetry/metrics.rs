@@ -1,6 +1,6 @@
 //! The Prometheus registry and the HTTP metrics the server keeps.
 
-use std::sync::Mutex;
+use std::sync::{Mutex, OnceLock};
 
 use prometheus_client::encoding::EncodeLabelSet;
 use prometheus_client::metrics::counter::Counter;
@@ -54,6 +54,21 @@ pub struct Metrics {
     pub cache_entries: Gauge,
     /// Weighted bytes of the metadata cache (set at scrape time).
     pub cache_weighted_bytes: Gauge,
+    /// The `(route, 200)` series of `requests` and `request_seconds`, held beside the
+    /// families so that most requests neither hash their labels nor take a family's lock
+    /// (issue 13). Filled on first use, so the exposition is as before.
+    ok_series: [OnceLock<OkSeries>; OK_SERIES],
+}
+
+/// Room for the `(route, 200)` series held apart: more than there are route labels.
+const OK_SERIES: usize = 32;
+
+/// The handles of one route's `200` series (each shares its family's value).
+#[derive(Debug)]
+struct OkSeries {
+    route: &'static str,
+    requests: Counter,
+    seconds: Histogram,
 }
 
 impl std::fmt::Debug for Metrics {
@@ -84,6 +99,7 @@ impl Metrics {
             cache_misses: Counter::default(),
             cache_entries: Gauge::default(),
             cache_weighted_bytes: Gauge::default(),
+            ok_series: std::array::from_fn(|_| OnceLock::new()),
         };
         registry.register(
             "vod_http_requests",
@@ -155,6 +171,30 @@ impl Metrics {
         metrics
     }
 
+    /// Count one answered request of `route` with `status`, `seconds` to its head.
+    pub fn observe_request(&self, route: &'static str, status: u16, seconds: f64) {
+        if status == 200 {
+            for slot in &self.ok_series {
+                let series = slot.get_or_init(|| {
+                    let labels = HttpLabels { route, status };
+                    OkSeries {
+                        route,
+                        requests: self.requests.get_or_create(&labels).clone(),
+                        seconds: self.request_seconds.get_or_create(&labels).clone(),
+                    }
+                });
+                if series.route == route {
+                    series.requests.inc();
+                    series.seconds.observe(seconds);
+                    return;
+                }
+            }
+        }
+        let labels = HttpLabels { route, status };
+        self.requests.get_or_create(&labels).inc();
+        (self.request_seconds.get_or_create(&labels)).observe(seconds);
+    }
+
     /// The Prometheus text exposition of every metric.
     pub fn render(&self) -> String {
         let mut out = String::new();
@@ -162,5 +202,44 @@ impl Metrics {
             let _ = prometheus_client::encoding::text::encode(&mut out, &registry);
         }
         out
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn line<'a>(text: &'a str, start: &str) -> Option<&'a str> {
+        text.lines().find(|l| l.starts_with(start))
+    }
+
+    #[test]
+    fn requests_are_counted_in_their_series_however_many_routes_there_are() {
+        let metrics = Metrics::new("local", &SourceCounters::default());
+        // Given more routes than the series held apart, and statuses other than 200,
+        for i in 0..(OK_SERIES + 8) {
+            let route: &'static str = Box::leak(format!("r{i}").into_boxed_str());
+            metrics.observe_request(route, 200, 0.001);
+        }
+        for _ in 0..3 {
+            metrics.observe_request("master", 200, 0.000_05);
+        }
+        metrics.observe_request("master", 404, 0.2);
+        // then each lands in its own series of the exposition.
+        let text = metrics.render();
+        let last = format!(
+            "vod_http_requests_total{{route=\"r{}\",status=\"200\"}} 1",
+            OK_SERIES + 7
+        );
+        assert!(text.contains(&last), "{text}");
+        assert!(text.contains("vod_http_requests_total{route=\"master\",status=\"200\"} 3"));
+        assert!(text.contains("vod_http_requests_total{route=\"master\",status=\"404\"} 1"));
+        let bucket =
+            "vod_http_request_seconds_bucket{le=\"0.0001\",route=\"master\",status=\"200\"}";
+        assert_eq!(
+            line(&text, bucket).map(|l| l.ends_with(" 3")),
+            Some(true),
+            "{text}"
+        );
     }
 }
