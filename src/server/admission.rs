@@ -7,9 +7,8 @@
 //! segment's permit is held until its body has been streamed, so the segment limit bounds
 //! the streams in flight and with them the memory they hold.
 
+use std::sync::atomic::{AtomicUsize, Ordering};
 use std::sync::Arc;
-
-use tokio::sync::{OwnedSemaphorePermit, Semaphore};
 
 /// What a request is, for admission.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -36,22 +35,59 @@ pub struct AdmissionLimits {
 /// The shared counters of admission.
 #[derive(Debug)]
 pub struct Admission {
-    connections: Arc<Semaphore>,
-    segments: Arc<Semaphore>,
-    manifests: Arc<Semaphore>,
+    connections: Arc<Pool>,
+    segments: Arc<Pool>,
+    manifests: Arc<Pool>,
 }
 
 /// A request admitted: hold it for as long as the request (and its body) runs.
 #[derive(Debug)]
-pub struct Admitted(#[allow(dead_code)] Option<OwnedSemaphorePermit>);
+pub struct Admitted(#[allow(dead_code)] Option<Permit>);
+
+/// One of a pool's places, given back when dropped.
+#[derive(Debug)]
+pub struct Permit(Arc<Pool>);
+
+impl Drop for Permit {
+    fn drop(&mut self) {
+        self.0.in_use.fetch_sub(1, Ordering::Release);
+    }
+}
+
+/// Places in use against a limit. Admission only ever tries and never waits, so a counter
+/// is enough; a `tokio::sync::Semaphore` took a mutex on every release (issue 13).
+#[derive(Debug)]
+struct Pool {
+    in_use: AtomicUsize,
+    limit: usize,
+}
+
+impl Pool {
+    fn new(limit: usize) -> Arc<Self> {
+        Arc::new(Self {
+            in_use: AtomicUsize::new(0),
+            limit: limit.max(1),
+        })
+    }
+
+    /// A place, or `None` when all `limit` are taken.
+    fn try_take(self: &Arc<Self>) -> Option<Permit> {
+        (self.in_use)
+            .fetch_update(Ordering::Acquire, Ordering::Relaxed, |n| {
+                (n < self.limit).then_some(n + 1)
+            })
+            .ok()
+            .map(|_| Permit(self.clone()))
+    }
+}
 
 impl Admission {
     /// Admission with `limits`.
     pub fn new(limits: AdmissionLimits) -> Self {
         Self {
-            connections: Arc::new(Semaphore::new(limits.max_connections.max(1))),
-            segments: Arc::new(Semaphore::new(limits.max_segment_requests.max(1))),
-            manifests: Arc::new(Semaphore::new(limits.max_manifest_requests.max(1))),
+            connections: Pool::new(limits.max_connections),
+            segments: Pool::new(limits.max_segment_requests),
+            manifests: Pool::new(limits.max_manifest_requests),
         }
     }
 
@@ -62,16 +98,13 @@ impl Admission {
             RequestClass::Manifest => &self.manifests,
             RequestClass::Control => return Some(Admitted(None)),
         };
-        pool.clone()
-            .try_acquire_owned()
-            .ok()
-            .map(|p| Admitted(Some(p)))
+        pool.try_take().map(|p| Admitted(Some(p)))
     }
 
     /// Admit a connection, or `None` when the connection cap is reached. Hold the permit
     /// for the connection's life.
-    pub fn admit_connection(&self) -> Option<OwnedSemaphorePermit> {
-        self.connections.clone().try_acquire_owned().ok()
+    pub fn admit_connection(&self) -> Option<Permit> {
+        self.connections.try_take()
     }
 }
 
@@ -99,5 +132,35 @@ mod tests {
         assert!(admission.admit(RequestClass::Segment).is_some());
         let c1 = admission.admit_connection();
         assert!(c1.is_some() && admission.admit_connection().is_none());
+        drop(c1);
+        assert!(admission.admit_connection().is_some());
+    }
+
+    #[test]
+    fn places_given_back_from_many_threads_are_all_free_again() {
+        let admission = Arc::new(Admission::new(AdmissionLimits {
+            max_connections: 4,
+            max_segment_requests: 4,
+            max_manifest_requests: 4,
+        }));
+        let threads: Vec<_> = (0..4)
+            .map(|_| {
+                let admission = admission.clone();
+                std::thread::spawn(move || {
+                    for _ in 0..10_000 {
+                        let permit = admission.admit(RequestClass::Manifest);
+                        assert!(permit.is_some());
+                    }
+                })
+            })
+            .collect();
+        for t in threads {
+            assert!(t.join().is_ok());
+        }
+        let all: Vec<_> = (0..4)
+            .map(|_| admission.admit(RequestClass::Manifest))
+            .collect();
+        assert!(all.iter().all(Option::is_some));
+        assert!(admission.admit(RequestClass::Manifest).is_none());
     }
 }
