@@ -298,6 +298,49 @@ async fn with_reused_identities_a_replaced_file_is_served_within_the_window() {
     assert_ne!(before.header("etag"), fresh.header("etag"));
 }
 
+/// Given identities reused for an hour, when a master, an MPD and a media playlist are
+/// each asked twice, then the second answers are held ones (answers.rs): the same bytes and
+/// headers as the first, date aside, still counted in the metrics. A conditional, a ranged
+/// or a HEAD request of the same path still gets its own answer.
+#[tokio::test]
+async fn repeated_manifest_requests_get_the_same_answer_held() {
+    let source = vodpack::source::LocalMediaSource::new(&common::fixtures())
+        .unwrap()
+        .with_identity_ttl(std::time::Duration::from_secs(3600));
+    let server = common::start_server_on(std::sync::Arc::new(source), Default::default()).await;
+    let without_date = |reply: &common::Reply| -> Vec<(String, String)> {
+        let mut headers: Vec<_> = (reply.headers.iter())
+            .filter(|(k, _)| !k.eq_ignore_ascii_case("date"))
+            .cloned()
+            .collect();
+        headers.sort();
+        headers
+    };
+    for name in ["master.m3u8", "manifest.mpd", "index-t1.m3u8"] {
+        let path = format!("{MAIN}/{name}");
+        let first = get(server.addr, &path).await;
+        assert_eq!(first.status, 200, "{path}");
+        let second = get(server.addr, &path).await;
+        assert_eq!(second.status, 200);
+        assert_eq!(second.body, first.body, "{path}");
+        assert_eq!(without_date(&second), without_date(&first), "{path}");
+        let etag = first.header("etag").unwrap().to_owned();
+        let revalidated = request(server.addr, "GET", &path, &[("If-None-Match", &etag)]).await;
+        assert_eq!(revalidated.status, 304);
+        let ranged = request(server.addr, "GET", &path, &[("Range", "bytes=0-6")]).await;
+        assert_eq!(ranged.status, 206);
+        assert_eq!(ranged.body, first.body[..7]);
+        let head = request(server.addr, "HEAD", &path, &[]).await;
+        assert_eq!((head.status, head.body.len()), (200, 0));
+    }
+    assert_eq!(server.app.answers.len(), 3);
+    let metrics = get(server.addr, "/metrics").await.text();
+    assert!(
+        metrics.contains("vod_http_requests_total{route=\"master\",status=\"200\"} 3"),
+        "{metrics}"
+    );
+}
+
 /// Health, readiness and metrics answer; metrics count source bytes.
 #[tokio::test]
 async fn health_readiness_and_metrics_answer() {

@@ -16,6 +16,7 @@ use bytes::Bytes;
 use http::header::{self, HeaderValue};
 use http::{Method, Request, Response, StatusCode};
 
+use super::answers::Keep;
 use super::body::ResponseBody;
 use super::error::ErrorAnswer;
 use super::log_context::{self, RequestFacts};
@@ -27,10 +28,10 @@ use super::range::{parse_range, RangeRequest};
 use super::route::{parse_route, Route, RouteError};
 use super::subtitle::{subtitle_body, SubtitleRequest};
 use super::ts::{ts_content, ts_segment_body, TsContent, TsSegmentJob, MP2T};
-use super::views::load_view;
+use super::views::load_view_until;
 use super::App;
 use super::{Admitted, RequestClass};
-use crate::media::TrackKind;
+use crate::media::{is_title_document, TrackKind};
 use crate::package::trick::prepare_key_frame;
 use crate::package::{prepare_media_segment, PackageError, PreparedSegment, Resource, View};
 use crate::source::{ByteRange, ObjectIdentity, ObjectKey};
@@ -116,25 +117,28 @@ impl From<MuxedAnswer> for Answer {
 /// The metrics label of a route.
 fn route_label(route: Option<&Route>) -> &'static str {
     match route {
-        Some(Route::Vod { resource, .. }) => match resource {
-            Resource::Multivariant | Resource::MultivariantTs => "master",
-            Resource::MediaPlaylist { .. } | Resource::IframePlaylist { .. } => "media_playlist",
-            Resource::Mpd => "mpd",
-            Resource::Init { .. } => "init",
-            Resource::Segment { .. } | Resource::KeyFrame { .. } => "segment",
-            Resource::SubtitleSegment { .. } | Resource::SubtitleFile { .. } => "subtitle",
-            Resource::TsMediaPlaylist { .. } | Resource::TsIframePlaylist { .. } => {
-                "media_playlist"
-            }
-            Resource::TsSegment { .. } => "segment",
-            Resource::TsSubtitleSegment { .. } => "subtitle",
-        },
+        Some(Route::Vod { resource, .. }) => resource_label(resource),
         Some(Route::NginxVod { name, .. }) => name.label(),
         Some(Route::Key { .. }) => "key",
         Some(Route::Licence { .. }) => "licence",
         Some(Route::Metrics) => "metrics",
         Some(Route::Healthz) | Some(Route::Readyz) => "health",
         None => "other",
+    }
+}
+
+/// The metrics label of a native resource.
+fn resource_label(resource: &Resource) -> &'static str {
+    match resource {
+        Resource::Multivariant | Resource::MultivariantTs => "master",
+        Resource::MediaPlaylist { .. } | Resource::IframePlaylist { .. } => "media_playlist",
+        Resource::Mpd => "mpd",
+        Resource::Init { .. } => "init",
+        Resource::Segment { .. } | Resource::KeyFrame { .. } => "segment",
+        Resource::SubtitleSegment { .. } | Resource::SubtitleFile { .. } => "subtitle",
+        Resource::TsMediaPlaylist { .. } | Resource::TsIframePlaylist { .. } => "media_playlist",
+        Resource::TsSegment { .. } => "segment",
+        Resource::TsSubtitleSegment { .. } => "subtitle",
     }
 }
 
@@ -146,6 +150,14 @@ where
     B::Data: Send,
     B::Error: Into<Box<dyn std::error::Error + Send + Sync>>,
 {
+    // A plain GET of a manifest whose answer is held (answers.rs): given as it is.
+    let now = Instant::now();
+    if let Some(given) = app.answers.answer(&req, now) {
+        app.metrics.cache_hits.inc();
+        app.metrics.sent_bytes.inc_by(given.bytes as u64);
+        (app.metrics).observe_request(given.route, 200, now.elapsed().as_secs_f64());
+        return given.response;
+    }
     // The preview page at `/` (preview.rs), when it is on; otherwise routed as usual.
     if let Some(page) = super::preview::answer(&app, &req).await {
         return page;
@@ -402,7 +414,7 @@ where
             };
             tokio::time::timeout(
                 deadline,
-                vod_answer(app, key, version, resource, view, &place),
+                vod_answer(app, key, version, resource, view, &place, true),
             )
             .await
             .unwrap_or_else(|_| {
@@ -425,7 +437,7 @@ where
                             path: req.uri().path(),
                             query: req.uri().query(),
                         };
-                        vod_answer(app, key, None, resource, view, &place)
+                        vod_answer(app, key, None, resource, view, &place, false)
                             .await
                             .map(Ok)
                     }
@@ -521,9 +533,10 @@ async fn vod_answer(
     resource: Resource,
     view: View,
     place: &RequestPlace<'_>,
+    keep: bool,
 ) -> Result<Answer, ErrorAnswer> {
     // The object's identity and title: a file, a title document or a urlset, as viewed.
-    let (identity, cached) = load_view(app, &key, &view).await?;
+    let (identity, cached, until) = load_view_until(app, &key, &view).await?;
     let not_found = |what: String| ErrorAnswer {
         status: StatusCode::NOT_FOUND,
         reason: what,
@@ -551,6 +564,7 @@ async fn vod_answer(
     } else {
         MANIFEST
     };
+    let plain_file = !is_title_document(&key);
     let answer = match resource {
         Resource::Multivariant => Answer {
             content: Content::Inline(decorate(cached.multivariant())),
@@ -743,6 +757,34 @@ async fn vod_answer(
             etag,
         },
     };
+    // A clear manifest of a plain file, asked for by its own name, is held for the
+    // requests like it until the file's identity window ends (answers.rs). A title
+    // document's tracks are files of their own, so its answers are not held.
+    let manifest = matches!(
+        resource,
+        Resource::Multivariant
+            | Resource::MultivariantTs
+            | Resource::Mpd
+            | Resource::MediaPlaylist { .. }
+            | Resource::IframePlaylist { .. }
+            | Resource::TsMediaPlaylist { .. }
+            | Resource::TsIframePlaylist { .. }
+    );
+    if keep && manifest && plain_file && protected.is_none() {
+        if let (Some(until), Content::Inline(body), Some(etag)) =
+            (until, &answer.content, &answer.etag)
+        {
+            let held = Keep {
+                body,
+                content_type: answer.content_type,
+                cache_control: answer.cache_control,
+                etag,
+                route: resource_label(&resource),
+                until,
+            };
+            app.answers.keep(place.path, held, Instant::now());
+        }
+    }
     Ok(answer)
 }
 
@@ -1034,20 +1076,26 @@ fn segment_parts(
 }
 
 fn finish(builder: http::response::Builder, body: ResponseBody) -> Response<ResponseBody> {
-    let builder = builder
-        .header(
-            header::ACCESS_CONTROL_ALLOW_ORIGIN,
-            HeaderValue::from_static("*"),
-        )
-        .header(
-            header::ACCESS_CONTROL_EXPOSE_HEADERS,
-            HeaderValue::from_static("Content-Length, Content-Range, ETag"),
-        );
-    builder.body(body).unwrap_or_else(|_| {
+    let mut response = builder.body(body).unwrap_or_else(|_| {
         let mut fallback = Response::new(ResponseBody::Empty);
         *fallback.status_mut() = StatusCode::INTERNAL_SERVER_ERROR;
         fallback
-    })
+    });
+    add_cors(response.headers_mut());
+    response
+}
+
+/// The CORS headers every answer carries (a configured origin list narrows them later:
+/// `Protector::apply_cors`).
+pub(super) fn add_cors(headers: &mut http::HeaderMap) {
+    headers.insert(
+        header::ACCESS_CONTROL_ALLOW_ORIGIN,
+        HeaderValue::from_static("*"),
+    );
+    headers.insert(
+        header::ACCESS_CONTROL_EXPOSE_HEADERS,
+        HeaderValue::from_static("Content-Length, Content-Range, ETag"),
+    );
 }
 
 /// The one-line error answer, and its log line (which names the key and the route, from

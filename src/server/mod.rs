@@ -6,6 +6,7 @@
 //! `handler.rs`; the mapping of errors to answers in `error.rs`; URL parsing in `route.rs`.
 
 mod admission;
+mod answers;
 mod body;
 mod catalog;
 mod describe;
@@ -71,6 +72,8 @@ pub struct App {
     pub admission: Admission,
     /// Encryption policy, keys and token checks.
     pub protect: protect::Protector,
+    /// Answers to plain manifest requests, held within the identity window (answers.rs).
+    pub answers: answers::Answers,
     draining: AtomicBool,
 }
 
@@ -91,8 +94,14 @@ impl App {
             max_manifest_requests: settings.server.max_manifest_requests,
         });
         let protect = protect::Protector::new(&settings.protect);
+        // Held answers are the same for every request: not with signed URLs (tokens are
+        // carried into manifests), a CORS origin list, or access log lines per request.
+        let answers = answers::Answers::new(
+            !settings.server.access_log && !protect.answers_vary_by_request(),
+        );
         Arc::new(Self {
             protect,
+            answers,
             settings,
             catalog,
             metrics,

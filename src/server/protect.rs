@@ -139,6 +139,12 @@ impl Protector {
         signer.check(token_in_query(query), path, &ip, now)
     }
 
+    /// Whether answers depend on more than the request's path and the title: signed URLs
+    /// (their tokens are carried into manifests) or a CORS origin list.
+    pub fn answers_vary_by_request(&self) -> bool {
+        self.settings.signed_urls != SignedUrls::Off || !self.settings.cors_origins.is_empty()
+    }
+
     /// Whether [`Protector::check`] reads the client's address (signed URLs are on): the
     /// server attaches it to each request only then.
     pub fn reads_client_addr(&self) -> bool {

@@ -8,6 +8,7 @@
 //! like any title; its version token differs from the whole title's.
 
 use std::sync::Arc;
+use std::time::Instant;
 
 use http::StatusCode;
 
@@ -31,13 +32,30 @@ pub(super) async fn load_view(
     key: &ObjectKey,
     view: &View,
 ) -> Result<(ObjectIdentity, Arc<CachedTitle>), ErrorAnswer> {
+    let (identity, cached, _) = load_view_until(app, key, view).await?;
+    Ok((identity, cached))
+}
+
+/// [`load_view`], with the instant until which the source reuses the object's identity
+/// (`MediaSource::identify_until`; `None` for a urlset, whose identity is made here).
+///
+/// # Errors
+/// As [`load_view`].
+pub(super) async fn load_view_until(
+    app: &App,
+    key: &ObjectKey,
+    view: &View,
+) -> Result<(ObjectIdentity, Arc<CachedTitle>, Option<Instant>), ErrorAnswer> {
     let urlset = key.ends_with_ignore_case(URLSET_SUFFIX);
-    let identity = match urlset {
-        true => ObjectIdentity {
-            size: 0,
-            version: "urlset".into(),
-        },
-        false => (app.catalog.source().identify(key).await)
+    let (identity, until) = match urlset {
+        true => {
+            let identity = ObjectIdentity {
+                size: 0,
+                version: "urlset".into(),
+            };
+            (identity, None)
+        }
+        false => (app.catalog.source().identify_until(key).await)
             .map_err(|e| ErrorAnswer::from(&e).with_detail(&e))?,
     };
     let whole = if urlset {
@@ -73,7 +91,7 @@ pub(super) async fn load_view(
         true => whole,
         false => Box::pin(viewed_title(&app.catalog, key, &identity, whole, view)).await?,
     };
-    Ok((identity, cached))
+    Ok((identity, cached, until))
 }
 
 impl From<&ViewError> for ErrorAnswer {

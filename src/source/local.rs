@@ -34,8 +34,8 @@ use tracing::Instrument;
 
 use super::nowait;
 use super::{
-    check_ranges, chunk_batches, ByteRange, ByteStream, MediaSource, ObjectIdentity, ObjectKey,
-    SourceCounters, SourceError, SourceKind, MAX_READ_BYTES,
+    check_ranges, chunk_batches, ByteRange, ByteStream, KnownIdentity, MediaSource, ObjectIdentity,
+    ObjectKey, SourceCounters, SourceError, SourceKind, MAX_READ_BYTES,
 };
 use crate::telemetry::SOURCE_READ_SPAN_TARGET;
 
@@ -59,7 +59,9 @@ pub struct LocalMediaSource {
     counters: Arc<SourceCounters>,
     /// Identities taken within the reuse window; `None` when every request takes a fresh
     /// one. Failures (a missing file) are never kept.
-    identities: Option<Cache<ObjectKey, ObjectIdentity>>,
+    identities: Option<Cache<ObjectKey, KnownIdentity>>,
+    /// How long an identity is reused (zero: never).
+    identity_ttl: Duration,
     /// Files opened to take an identity, kept open for the same window.
     open_files: Option<Cache<ObjectKey, OpenFile>>,
 }
@@ -81,6 +83,7 @@ impl LocalMediaSource {
             root,
             counters: Arc::new(SourceCounters::default()),
             identities: None,
+            identity_ttl: Duration::ZERO,
             open_files: None,
         })
     }
@@ -89,6 +92,7 @@ impl LocalMediaSource {
     /// that answers served from memory cost no filesystem call. A zero `ttl` takes a fresh
     /// identity per request (the default of [`LocalMediaSource::new`]).
     pub fn with_identity_ttl(mut self, ttl: Duration) -> Self {
+        self.identity_ttl = ttl;
         self.identities = (!ttl.is_zero()).then(|| {
             Cache::builder()
                 .max_capacity(IDENTITY_CACHE_ENTRIES)
@@ -415,18 +419,31 @@ impl MediaSource for LocalMediaSource {
     }
 
     async fn identify(&self, key: &ObjectKey) -> Result<ObjectIdentity, SourceError> {
+        Ok(self.identify_until(key).await?.0)
+    }
+
+    async fn identify_until(
+        &self,
+        key: &ObjectKey,
+    ) -> Result<(ObjectIdentity, Option<Instant>), SourceError> {
         if let Some(known) = match &self.identities {
             Some(cache) => cache.get(key).await,
             None => None,
         } {
-            return Ok(known);
+            return Ok((known.identity, Some(known.until)));
         }
+        // Counted from before the check, so the reuse ends no later than the cache's own.
+        let until = Instant::now() + self.identity_ttl;
         let owned = key.clone();
         let (file, identity) = self
             .blocking(key, move |root| open_checked(root, &owned))
             .await?;
+        let known = KnownIdentity {
+            identity: identity.clone(),
+            until,
+        };
         if let Some(cache) = &self.identities {
-            cache.insert(key.clone(), identity.clone()).await;
+            cache.insert(key.clone(), known).await;
         }
         if let Some(files) = &self.open_files {
             let file = Arc::new(file);
@@ -436,7 +453,7 @@ impl MediaSource for LocalMediaSource {
             };
             files.insert(key.clone(), open).await;
         }
-        Ok(identity)
+        Ok((identity, self.identities.is_some().then_some(until)))
     }
 
     async fn read_range(

@@ -133,6 +133,13 @@ pub enum SourceError {
     },
 }
 
+/// An identity a source reuses within its identity window, and the end of that reuse.
+#[derive(Debug, Clone)]
+pub(crate) struct KnownIdentity {
+    pub identity: ObjectIdentity,
+    pub until: std::time::Instant,
+}
+
 /// A stream of byte chunks, as produced by [`MediaSource::stream_ranges`].
 pub type ByteStream = BoxStream<'static, Result<Bytes, SourceError>>;
 
@@ -168,6 +175,20 @@ pub trait MediaSource: Send + Sync + 'static {
     /// # Errors
     /// [`SourceError::NotFound`] when there is no such object; transport errors otherwise.
     async fn identify(&self, key: &ObjectKey) -> Result<ObjectIdentity, SourceError>;
+
+    /// [`MediaSource::identify`], with the instant until which the source gives this answer
+    /// again without asking the storage (its identity window), or `None` when every call
+    /// asks. A replaced object is seen from that instant on, so nothing kept for the
+    /// answer (server::answers) may outlive it. The default asks every time.
+    ///
+    /// # Errors
+    /// As [`MediaSource::identify`].
+    async fn identify_until(
+        &self,
+        key: &ObjectKey,
+    ) -> Result<(ObjectIdentity, Option<std::time::Instant>), SourceError> {
+        Ok((self.identify(key).await?, None))
+    }
 
     /// The bytes of `range` of the object version `identity`.
     ///

@@ -40,8 +40,8 @@ use self::runs::{plan_runs, Run, RunCursor};
 use self::store::{attempt_tag, build_store, copy_error, io_error, map_error};
 use self::stream::{OpenRun, RunStream};
 use super::{
-    ByteRange, ByteStream, MediaSource, ObjectIdentity, ObjectKey, SourceCounters, SourceError,
-    SourceKind, MAX_READ_BYTES,
+    ByteRange, ByteStream, KnownIdentity, MediaSource, ObjectIdentity, ObjectKey, SourceCounters,
+    SourceError, SourceKind, MAX_READ_BYTES,
 };
 
 /// Most bytes one read (a segment's ranges, or a batch) may read and not pass on: the
@@ -147,7 +147,9 @@ pub struct ObjectStoreSource {
     max_merge_gap_bytes: u64,
     /// Identities by key, each kept for the identity TTL; `None` when the TTL is 0.
     /// Loads are single-flight: concurrent requests for one key share one HEAD.
-    identities: Option<Cache<ObjectKey, ObjectIdentity>>,
+    identities: Option<Cache<ObjectKey, KnownIdentity>>,
+    /// How long an identity is reused (zero: never).
+    identity_ttl: Duration,
     counters: Arc<SourceCounters>,
 }
 
@@ -228,6 +230,7 @@ impl ObjectStoreSource {
             timeout: Duration::from_millis(options.timeout_ms),
             max_merge_gap_bytes: options.max_merge_gap_bytes,
             identities,
+            identity_ttl: Duration::from_millis(options.identity_ttl_ms),
             counters,
         }
     }
@@ -466,13 +469,25 @@ impl MediaSource for ObjectStoreSource {
     }
 
     async fn identify(&self, key: &ObjectKey) -> Result<ObjectIdentity, SourceError> {
-        match &self.identities {
-            None => self.head(key).await,
-            Some(identities) => identities
-                .try_get_with_by_ref(key, self.head(key))
-                .await
-                .map_err(|shared| copy_error(&shared)),
-        }
+        Ok(self.identify_until(key).await?.0)
+    }
+
+    async fn identify_until(
+        &self,
+        key: &ObjectKey,
+    ) -> Result<(ObjectIdentity, Option<Instant>), SourceError> {
+        let Some(identities) = &self.identities else {
+            return Ok((self.head(key).await?, None));
+        };
+        // The reuse is counted from before the HEAD, so it ends no later than the cache's.
+        let ask = async {
+            let until = Instant::now() + self.identity_ttl;
+            let identity = self.head(key).await?;
+            Ok::<_, SourceError>(KnownIdentity { identity, until })
+        };
+        let known = (identities.try_get_with_by_ref(key, ask).await)
+            .map_err(|shared| copy_error(&shared))?;
+        Ok((known.identity, Some(known.until)))
     }
 
     async fn read_range(

@@ -1,0 +1,305 @@
+//! Answers held in memory: the whole `200` answer to a `GET` of a manifest of a plain file,
+//! kept under its request path until the file's identity window ends (issue 13).
+//!
+//! Why: a cached manifest is a few hundred bytes taken from the cached title, yet building
+//! its answer (routing, the identity and title lookups, the version check, the entity tag,
+//! the headers) cost more CPU than hyper's whole exchange, which on its own costs about
+//! what nginx-vod-module's answer does (docs/performance.md). nginx-vod-module keeps a
+//! response cache for the same reason (`vod_response_cache`).
+//!
+//! Correctness rests on two rules:
+//! - An answer is kept only until the instant the source stops reusing the identity it
+//!   was built from (`MediaSource::identify_until`), so a replaced file is seen exactly as
+//!   without this map; a source that reuses no identity gets nothing kept.
+//! - Only the plainest requests are answered here: `GET`, no query, and none of the
+//!   headers that change an answer (conditionals, `Range`, `Origin`, `traceparent`). The
+//!   map is not used at all when anything is configured per request (signed URLs, a CORS
+//!   list, access logs, request spans exported or logged). Everything else takes the full
+//!   path in `handler.rs`, which is also what fills the map.
+//!
+//! Bounded: at most [`MAX_ANSWERS`] answers and [`MAX_BYTES`] of bodies; past either, an
+//! answer is simply not kept (expired ones are dropped first).
+
+use std::collections::HashMap;
+use std::sync::RwLock;
+use std::time::Instant;
+
+use bytes::Bytes;
+use http::header::{self, HeaderName, HeaderValue};
+use http::{Method, Request, Response, StatusCode};
+
+use super::body::ResponseBody;
+use crate::telemetry::REQUEST_SPAN_TARGET;
+
+/// Most answers held at once.
+pub const MAX_ANSWERS: usize = 4096;
+/// Most body bytes held at once (the bodies share the cached title's bytes while it lives).
+pub const MAX_BYTES: usize = 16 * 1024 * 1024;
+
+/// The headers that make a request take the full path: each can change its answer.
+const PER_REQUEST_HEADERS: [HeaderName; 6] = [
+    header::RANGE,
+    header::IF_MATCH,
+    header::IF_NONE_MATCH,
+    header::IF_RANGE,
+    header::IF_MODIFIED_SINCE,
+    header::ORIGIN,
+];
+
+/// One kept answer.
+#[derive(Debug)]
+struct Held {
+    body: Bytes,
+    content_type: &'static str,
+    cache_control: &'static str,
+    etag: HeaderValue,
+    /// The metrics label of its route.
+    route: &'static str,
+    /// When the source stops reusing the identity it was built from.
+    until: Instant,
+}
+
+/// What a manifest answer needs to be kept: see [`Answers::keep`].
+#[derive(Debug)]
+pub struct Keep<'a> {
+    pub body: &'a Bytes,
+    pub content_type: &'static str,
+    pub cache_control: &'static str,
+    pub etag: &'a str,
+    pub route: &'static str,
+    pub until: Instant,
+}
+
+/// An answer given from the map, with what the request's metrics need.
+#[derive(Debug)]
+pub struct Given {
+    pub response: Response<ResponseBody>,
+    pub route: &'static str,
+    pub bytes: usize,
+}
+
+/// The answers held, by request path.
+#[derive(Debug)]
+pub struct Answers {
+    /// False when something per request is configured (see the module documentation).
+    enabled: bool,
+    held: RwLock<Map>,
+}
+
+#[derive(Debug, Default)]
+struct Map {
+    by_path: HashMap<String, Held>,
+    bytes: usize,
+}
+
+impl Answers {
+    /// A map that is used only when `enabled`.
+    pub fn new(enabled: bool) -> Self {
+        Self {
+            enabled,
+            held: RwLock::new(Map::default()),
+        }
+    }
+
+    /// The held answer to `req`, if it is a plain `GET` of a path whose answer is held and
+    /// still current at `now`.
+    pub fn answer<B>(&self, req: &Request<B>, now: Instant) -> Option<Given> {
+        if !self.enabled || req.method() != Method::GET || req.uri().query().is_some() {
+            return None;
+        }
+        let headers = req.headers();
+        if PER_REQUEST_HEADERS.iter().any(|h| headers.contains_key(h))
+            || headers.contains_key("traceparent")
+            || tracing::enabled!(target: REQUEST_SPAN_TARGET, tracing::Level::INFO)
+        {
+            return None;
+        }
+        let held = self.held.read().ok()?;
+        let answer = held.by_path.get(req.uri().path())?;
+        if now >= answer.until {
+            return None;
+        }
+        let mut response = Response::new(ResponseBody::Full(Some(answer.body.clone())));
+        let out = response.headers_mut();
+        out.reserve(8);
+        out.insert(
+            header::CONTENT_TYPE,
+            HeaderValue::from_static(answer.content_type),
+        );
+        out.insert(
+            header::CACHE_CONTROL,
+            HeaderValue::from_static(answer.cache_control),
+        );
+        out.insert(header::ACCEPT_RANGES, HeaderValue::from_static("bytes"));
+        out.insert(header::ETAG, answer.etag.clone());
+        out.insert(header::CONTENT_LENGTH, HeaderValue::from(answer.body.len()));
+        super::handler::add_cors(out);
+        *response.status_mut() = StatusCode::OK;
+        Some(Given {
+            route: answer.route,
+            bytes: answer.body.len(),
+            response,
+        })
+    }
+
+    /// Keep the answer to a `GET` of `path` (see the module documentation for which), as
+    /// of `now`: expired answers are dropped first, and nothing is kept past the bounds.
+    pub fn keep(&self, path: &str, answer: Keep<'_>, now: Instant) {
+        if !self.enabled || now >= answer.until {
+            return;
+        }
+        let Ok(etag) = HeaderValue::from_str(answer.etag) else {
+            return;
+        };
+        let Ok(mut held) = self.held.write() else {
+            return;
+        };
+        let len = answer.body.len();
+        if let Some(old) = held.by_path.remove(path) {
+            held.bytes -= old.body.len();
+        }
+        if held.by_path.len() >= MAX_ANSWERS || held.bytes + len > MAX_BYTES {
+            held.by_path.retain(|_, a| a.until > now);
+            held.bytes = held.by_path.values().map(|a| a.body.len()).sum();
+            if held.by_path.len() >= MAX_ANSWERS || held.bytes + len > MAX_BYTES {
+                return;
+            }
+        }
+        held.bytes += len;
+        held.by_path.insert(
+            path.to_owned(),
+            Held {
+                body: answer.body.clone(),
+                content_type: answer.content_type,
+                cache_control: answer.cache_control,
+                etag,
+                route: answer.route,
+                until: answer.until,
+            },
+        );
+    }
+
+    /// Answers held now (tests).
+    pub fn len(&self) -> usize {
+        self.held.read().map_or(0, |h| h.by_path.len())
+    }
+
+    /// Whether no answer is held (tests).
+    pub fn is_empty(&self) -> bool {
+        self.len() == 0
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use std::time::Duration;
+
+    fn get(path: &str) -> Request<()> {
+        Request::get(path).body(()).unwrap()
+    }
+
+    fn keep_master(answers: &Answers, body: &Bytes, until: Instant, now: Instant) {
+        let keep = Keep {
+            body,
+            content_type: "application/vnd.apple.mpegurl",
+            cache_control: "public, max-age=60",
+            etag: "\"t-master.m3u8\"",
+            route: "master",
+            until,
+        };
+        answers.keep("/vod/a.mp4/master.m3u8", keep, now);
+    }
+
+    #[test]
+    fn a_kept_answer_is_given_until_its_identity_window_ends() {
+        let answers = Answers::new(true);
+        let now = Instant::now();
+        let body = Bytes::from_static(b"#EXTM3U\n");
+        keep_master(&answers, &body, now + Duration::from_secs(1), now);
+        let given = answers.answer(&get("/vod/a.mp4/master.m3u8"), now).unwrap();
+        assert_eq!(given.route, "master");
+        let headers = given.response.headers();
+        assert_eq!(headers[header::ETAG], "\"t-master.m3u8\"");
+        assert_eq!(headers[header::CONTENT_LENGTH], "8");
+        assert_eq!(headers[header::ACCESS_CONTROL_ALLOW_ORIGIN], "*");
+        // At the end of the window the full path answers (and sees a replaced file).
+        let later = now + Duration::from_secs(1);
+        assert!(answers
+            .answer(&get("/vod/a.mp4/master.m3u8"), later)
+            .is_none());
+        assert!(answers
+            .answer(&get("/vod/b.mp4/master.m3u8"), now)
+            .is_none());
+    }
+
+    #[test]
+    fn requests_that_can_change_the_answer_take_the_full_path() {
+        let answers = Answers::new(true);
+        let now = Instant::now();
+        keep_master(
+            &answers,
+            &Bytes::from_static(b"x"),
+            now + Duration::from_secs(1),
+            now,
+        );
+        let path = "/vod/a.mp4/master.m3u8";
+        let with =
+            |name: &str, value: &str| Request::get(path).header(name, value).body(()).unwrap();
+        for request in [
+            with("range", "bytes=0-0"),
+            with("if-none-match", "\"t-master.m3u8\""),
+            with("if-match", "*"),
+            with("if-range", "\"x\""),
+            with("if-modified-since", "Sun, 19 Nov 2000 08:52:00 GMT"),
+            with("origin", "https://player.example"),
+            with(
+                "traceparent",
+                "00-0af7651916cd43dd8448eb211c80319c-b7ad6b7169203331-01",
+            ),
+            Request::head(path).body(()).unwrap(),
+            get("/vod/a.mp4/master.m3u8?token=x"),
+        ] {
+            assert!(answers.answer(&request, now).is_none(), "{request:?}");
+        }
+        assert!(answers.answer(&get(path), now).is_some());
+    }
+
+    #[test]
+    fn nothing_is_kept_when_off_expired_or_past_the_bounds() {
+        let now = Instant::now();
+        let soon = now + Duration::from_secs(1);
+        let off = Answers::new(false);
+        keep_master(&off, &Bytes::from_static(b"x"), soon, now);
+        assert!(off.is_empty());
+        let answers = Answers::new(true);
+        keep_master(&answers, &Bytes::from_static(b"x"), now, now);
+        assert!(answers.is_empty());
+        let big = Bytes::from(vec![0u8; MAX_BYTES + 1]);
+        keep_master(&answers, &big, soon, now);
+        assert!(answers.is_empty());
+        // Full of current answers: a new one is not kept; once they expire, it is.
+        let small = Bytes::from_static(b"x");
+        for i in 0..MAX_ANSWERS {
+            let keep = Keep {
+                body: &small,
+                content_type: "application/dash+xml",
+                cache_control: "public, max-age=60",
+                etag: "\"t\"",
+                route: "mpd",
+                until: soon,
+            };
+            answers.keep(&format!("/vod/{i}.mp4/manifest.mpd"), keep, now);
+        }
+        assert_eq!(answers.len(), MAX_ANSWERS);
+        keep_master(&answers, &small, soon + Duration::from_secs(1), now);
+        assert!(answers
+            .answer(&get("/vod/a.mp4/master.m3u8"), now)
+            .is_none());
+        keep_master(&answers, &small, soon + Duration::from_secs(1), soon);
+        assert_eq!(answers.len(), 1);
+        assert!(answers
+            .answer(&get("/vod/a.mp4/master.m3u8"), soon)
+            .is_some());
+    }
+}
