@@ -57,6 +57,16 @@ struct Held {
     route: &'static str,
     /// When the source stops reusing the identity it was built from.
     until: Instant,
+    /// The source's identity epoch before that identity was asked for.
+    epoch: u64,
+}
+
+/// How long an identity answered by the source is reused: until `until`, unless the
+/// source's identity epoch (`MediaSource::identity_epoch`, read before asking) moves on.
+#[derive(Debug, Clone, Copy)]
+pub struct Reuse {
+    pub until: Instant,
+    pub epoch: u64,
 }
 
 /// What a manifest answer needs to be kept: see [`Answers::keep`].
@@ -67,7 +77,7 @@ pub struct Keep<'a> {
     pub cache_control: &'static str,
     pub etag: &'a str,
     pub route: &'static str,
-    pub until: Instant,
+    pub reuse: Reuse,
 }
 
 /// An answer given from the map, with what the request's metrics need.
@@ -102,8 +112,8 @@ impl Answers {
     }
 
     /// The held answer to `req`, if it is a plain `GET` of a path whose answer is held and
-    /// still current at `now`.
-    pub fn answer<B>(&self, req: &Request<B>, now: Instant) -> Option<Given> {
+    /// still current at `now` with the source at identity epoch `epoch`.
+    pub fn answer<B>(&self, req: &Request<B>, now: Instant, epoch: u64) -> Option<Given> {
         if !self.enabled || req.method() != Method::GET || req.uri().query().is_some() {
             return None;
         }
@@ -116,7 +126,7 @@ impl Answers {
         }
         let held = self.held.read().ok()?;
         let answer = held.by_path.get(req.uri().path())?;
-        if now >= answer.until {
+        if now >= answer.until || epoch != answer.epoch {
             return None;
         }
         let mut response = Response::new(ResponseBody::Full(Some(answer.body.clone())));
@@ -145,7 +155,7 @@ impl Answers {
     /// Keep the answer to a `GET` of `path` (see the module documentation for which), as
     /// of `now`: expired answers are dropped first, and nothing is kept past the bounds.
     pub fn keep(&self, path: &str, answer: Keep<'_>, now: Instant) {
-        if !self.enabled || now >= answer.until {
+        if !self.enabled || now >= answer.reuse.until {
             return;
         }
         let Ok(etag) = HeaderValue::from_str(answer.etag) else {
@@ -174,7 +184,8 @@ impl Answers {
                 cache_control: answer.cache_control,
                 etag,
                 route: answer.route,
-                until: answer.until,
+                until: answer.reuse.until,
+                epoch: answer.reuse.epoch,
             },
         );
     }
@@ -206,7 +217,7 @@ mod tests {
             cache_control: "public, max-age=60",
             etag: "\"t-master.m3u8\"",
             route: "master",
-            until,
+            reuse: Reuse { until, epoch: 7 },
         };
         answers.keep("/vod/a.mp4/master.m3u8", keep, now);
     }
@@ -217,7 +228,13 @@ mod tests {
         let now = Instant::now();
         let body = Bytes::from_static(b"#EXTM3U\n");
         keep_master(&answers, &body, now + Duration::from_secs(1), now);
-        let given = answers.answer(&get("/vod/a.mp4/master.m3u8"), now).unwrap();
+        let given = answers
+            .answer(&get("/vod/a.mp4/master.m3u8"), now, 7)
+            .unwrap();
+        // An identity the source dropped early (an object found changed) ends it at once.
+        assert!(answers
+            .answer(&get("/vod/a.mp4/master.m3u8"), now, 8)
+            .is_none());
         assert_eq!(given.route, "master");
         let headers = given.response.headers();
         assert_eq!(headers[header::ETAG], "\"t-master.m3u8\"");
@@ -226,10 +243,10 @@ mod tests {
         // At the end of the window the full path answers (and sees a replaced file).
         let later = now + Duration::from_secs(1);
         assert!(answers
-            .answer(&get("/vod/a.mp4/master.m3u8"), later)
+            .answer(&get("/vod/a.mp4/master.m3u8"), later, 7)
             .is_none());
         assert!(answers
-            .answer(&get("/vod/b.mp4/master.m3u8"), now)
+            .answer(&get("/vod/b.mp4/master.m3u8"), now, 7)
             .is_none());
     }
 
@@ -260,9 +277,9 @@ mod tests {
             Request::head(path).body(()).unwrap(),
             get("/vod/a.mp4/master.m3u8?token=x"),
         ] {
-            assert!(answers.answer(&request, now).is_none(), "{request:?}");
+            assert!(answers.answer(&request, now, 7).is_none(), "{request:?}");
         }
-        assert!(answers.answer(&get(path), now).is_some());
+        assert!(answers.answer(&get(path), now, 7).is_some());
     }
 
     #[test]
@@ -287,19 +304,22 @@ mod tests {
                 cache_control: "public, max-age=60",
                 etag: "\"t\"",
                 route: "mpd",
-                until: soon,
+                reuse: Reuse {
+                    until: soon,
+                    epoch: 7,
+                },
             };
             answers.keep(&format!("/vod/{i}.mp4/manifest.mpd"), keep, now);
         }
         assert_eq!(answers.len(), MAX_ANSWERS);
         keep_master(&answers, &small, soon + Duration::from_secs(1), now);
         assert!(answers
-            .answer(&get("/vod/a.mp4/master.m3u8"), now)
+            .answer(&get("/vod/a.mp4/master.m3u8"), now, 7)
             .is_none());
         keep_master(&answers, &small, soon + Duration::from_secs(1), soon);
         assert_eq!(answers.len(), 1);
         assert!(answers
-            .answer(&get("/vod/a.mp4/master.m3u8"), soon)
+            .answer(&get("/vod/a.mp4/master.m3u8"), soon, 7)
             .is_some());
     }
 }

@@ -152,7 +152,8 @@ where
 {
     // A plain GET of a manifest whose answer is held (answers.rs): given as it is.
     let now = Instant::now();
-    if let Some(given) = app.answers.answer(&req, now) {
+    let epoch = app.catalog.source().identity_epoch();
+    if let Some(given) = app.answers.answer(&req, now, epoch) {
         app.metrics.cache_hits.inc();
         app.metrics.sent_bytes.inc_by(given.bytes as u64);
         (app.metrics).observe_request(given.route, 200, now.elapsed().as_secs_f64());
@@ -536,7 +537,7 @@ async fn vod_answer(
     keep: bool,
 ) -> Result<Answer, ErrorAnswer> {
     // The object's identity and title: a file, a title document or a urlset, as viewed.
-    let (identity, cached, until) = load_view_until(app, &key, &view).await?;
+    let (identity, cached, reuse) = load_view_until(app, &key, &view).await?;
     let not_found = |what: String| ErrorAnswer {
         status: StatusCode::NOT_FOUND,
         reason: what,
@@ -771,8 +772,8 @@ async fn vod_answer(
             | Resource::TsIframePlaylist { .. }
     );
     if keep && manifest && plain_file && protected.is_none() {
-        if let (Some(until), Content::Inline(body), Some(etag)) =
-            (until, &answer.content, &answer.etag)
+        if let (Some(reuse), Content::Inline(body), Some(etag)) =
+            (reuse, &answer.content, &answer.etag)
         {
             let held = Keep {
                 body,
@@ -780,7 +781,7 @@ async fn vod_answer(
                 cache_control: answer.cache_control,
                 etag,
                 route: resource_label(&resource),
-                until,
+                reuse,
             };
             app.answers.keep(place.path, held, Instant::now());
         }

@@ -8,10 +8,10 @@
 //! like any title; its version token differs from the whole title's.
 
 use std::sync::Arc;
-use std::time::Instant;
 
 use http::StatusCode;
 
+use super::answers::Reuse;
 use super::catalog::{CachedTitle, Catalog};
 use super::error::ErrorAnswer;
 use super::nginx_vod::{urlset_document, URLSET_SUFFIX};
@@ -36,7 +36,7 @@ pub(super) async fn load_view(
     Ok((identity, cached))
 }
 
-/// [`load_view`], with the instant until which the source reuses the object's identity
+/// [`load_view`], with how long the source reuses the object's identity
 /// (`MediaSource::identify_until`; `None` for a urlset, whose identity is made here).
 ///
 /// # Errors
@@ -45,8 +45,10 @@ pub(super) async fn load_view_until(
     app: &App,
     key: &ObjectKey,
     view: &View,
-) -> Result<(ObjectIdentity, Arc<CachedTitle>, Option<Instant>), ErrorAnswer> {
+) -> Result<(ObjectIdentity, Arc<CachedTitle>, Option<Reuse>), ErrorAnswer> {
     let urlset = key.ends_with_ignore_case(URLSET_SUFFIX);
+    // Read before asking, so an identity dropped meanwhile ends the reuse at once.
+    let epoch = app.catalog.source().identity_epoch();
     let (identity, until) = match urlset {
         true => {
             let identity = ObjectIdentity {
@@ -91,7 +93,7 @@ pub(super) async fn load_view_until(
         true => whole,
         false => Box::pin(viewed_title(&app.catalog, key, &identity, whole, view)).await?,
     };
-    Ok((identity, cached, until))
+    Ok((identity, cached, until.map(|until| Reuse { until, epoch })))
 }
 
 impl From<&ViewError> for ErrorAnswer {

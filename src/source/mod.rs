@@ -176,6 +176,13 @@ pub trait MediaSource: Send + Sync + 'static {
     /// [`SourceError::NotFound`] when there is no such object; transport errors otherwise.
     async fn identify(&self, key: &ObjectKey) -> Result<ObjectIdentity, SourceError>;
 
+    /// A number that changes whenever the source stops reusing an identity before its
+    /// window ends (an object found changed under a read). Whatever was kept for an
+    /// identity (server::answers) is dropped when it changes. The default never changes.
+    fn identity_epoch(&self) -> u64 {
+        0
+    }
+
     /// [`MediaSource::identify`], with the instant until which the source gives this answer
     /// again without asking the storage (its identity window), or `None` when every call
     /// asks. A replaced object is seen from that instant on, so nothing kept for the

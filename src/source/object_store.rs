@@ -26,6 +26,7 @@ mod stream;
 
 use std::collections::VecDeque;
 use std::fmt;
+use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::Arc;
 use std::time::{Duration, Instant};
 
@@ -150,6 +151,8 @@ pub struct ObjectStoreSource {
     identities: Option<Cache<ObjectKey, KnownIdentity>>,
     /// How long an identity is reused (zero: never).
     identity_ttl: Duration,
+    /// Identities forgotten before their window ended (`MediaSource::identity_epoch`).
+    forgotten: AtomicU64,
     counters: Arc<SourceCounters>,
 }
 
@@ -231,6 +234,7 @@ impl ObjectStoreSource {
             max_merge_gap_bytes: options.max_merge_gap_bytes,
             identities,
             identity_ttl: Duration::from_millis(options.identity_ttl_ms),
+            forgotten: AtomicU64::new(0),
             counters,
         }
     }
@@ -251,6 +255,7 @@ impl ObjectStoreSource {
         if let Some(identities) = &self.identities {
             identities.invalidate(key).await;
         }
+        self.forgotten.fetch_add(1, Ordering::Release);
     }
 
     /// Run one store request: count it, bound the wait for its head by the timeout, time
@@ -470,6 +475,10 @@ impl MediaSource for ObjectStoreSource {
 
     async fn identify(&self, key: &ObjectKey) -> Result<ObjectIdentity, SourceError> {
         Ok(self.identify_until(key).await?.0)
+    }
+
+    fn identity_epoch(&self) -> u64 {
+        self.forgotten.load(Ordering::Acquire)
     }
 
     async fn identify_until(
