@@ -142,8 +142,9 @@ fn resource_label(resource: &Resource) -> &'static str {
     }
 }
 
-/// Answer one request, inside its `request` span (see docs/observability.md), with its
-/// route and path kept for its log lines (`log_context`).
+/// Answer one request: from a held answer (answers.rs) when it is a plain GET of one, else
+/// inside its `request` span (see docs/observability.md), with its route and path kept
+/// for its log lines (`log_context`).
 pub async fn handle<B>(app: Arc<App>, req: Request<B>) -> Response<ResponseBody>
 where
     B: http_body::Body + Send + 'static,
@@ -373,7 +374,7 @@ where
                     detail: None,
                 })
             } else {
-                match Box::pin(app.catalog.source().check_ready()).await {
+                match app.catalog.source().check_ready().await {
                     Ok(()) => Ok(plain(Bytes::from_static(b"ready\n"))),
                     Err(e) => Err(ErrorAnswer {
                         retry_after: Some(1),
