@@ -22,7 +22,7 @@
 
 use std::collections::HashMap;
 use std::sync::RwLock;
-use std::time::Instant;
+use std::time::{Duration, Instant};
 
 use bytes::Bytes;
 use http::header::{self, HeaderName, HeaderValue};
@@ -101,7 +101,14 @@ pub struct Answers {
 struct Map {
     by_path: HashMap<String, Held>,
     bytes: usize,
+    /// When expired answers were last dropped to make room.
+    swept_at: Option<Instant>,
 }
+
+/// Expired answers are dropped to make room at most this often: a sweep walks every
+/// answer under the write lock, so a storm of new paths into a full map must not sweep on
+/// every request.
+const SWEEP_EVERY: Duration = Duration::from_millis(50);
 
 impl Answers {
     /// A map that is used only when `enabled`.
@@ -171,10 +178,15 @@ impl Answers {
         if let Some(old) = held.by_path.remove(path) {
             held.bytes -= old.body.len();
         }
-        if held.by_path.len() >= MAX_ANSWERS || held.bytes + len > MAX_BYTES {
+        let full = |held: &Map| held.by_path.len() >= MAX_ANSWERS || held.bytes + len > MAX_BYTES;
+        if full(&held) {
+            if held.swept_at.is_some_and(|at| now < at + SWEEP_EVERY) {
+                return;
+            }
+            held.swept_at = Some(now);
             held.by_path.retain(|_, a| a.until > now);
             held.bytes = held.by_path.values().map(|a| a.body.len()).sum();
-            if held.by_path.len() >= MAX_ANSWERS || held.bytes + len > MAX_BYTES {
+            if full(&held) {
                 return;
             }
         }
@@ -208,7 +220,6 @@ impl Answers {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use std::time::Duration;
 
     fn get(path: &str) -> Request<()> {
         Request::get(path).body(()).unwrap()
@@ -320,6 +331,10 @@ mod tests {
         assert!(answers
             .answer(&get("/vod/a.mp4/master.m3u8"), now, 7)
             .is_none());
+        // Within SWEEP_EVERY of that sweep, no other is made.
+        let shortly = now + SWEEP_EVERY / 2;
+        keep_master(&answers, &small, soon + Duration::from_secs(1), shortly);
+        assert_eq!(answers.len(), MAX_ANSWERS);
         keep_master(&answers, &small, soon + Duration::from_secs(1), soon);
         assert_eq!(answers.len(), 1);
         assert!(answers
