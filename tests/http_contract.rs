@@ -341,6 +341,46 @@ async fn repeated_manifest_requests_get_the_same_answer_held() {
     );
 }
 
+/// Given identities reused for an hour, when a title document's master, an encrypted
+/// output's master and a clear DASH manifest beside it are each asked twice, then only the
+/// clear manifest of the plain file is held: a document's tracks are files of their own,
+/// and encrypted manifests are never held. With a CORS origin list nothing is held.
+#[tokio::test]
+async fn only_clear_manifests_of_plain_files_are_held() {
+    let reusing = || {
+        let source = vodpack::source::LocalMediaSource::new(&common::fixtures()).unwrap();
+        std::sync::Arc::new(source.with_identity_ttl(std::time::Duration::from_secs(3600)))
+    };
+    let mut settings = vodpack::config::Settings::default();
+    settings.protect.encryption = vodpack::crypto::EncryptionPolicy::parse("hls=aes-128").unwrap();
+    settings.protect.key_secret =
+        Some(vodpack::crypto::Secret::from_text("held answers test key secret 01", "k").unwrap());
+    let server = common::start_server_on(reusing(), settings).await;
+    for path in [
+        "/vod/ladder/ladder.json/master.m3u8",
+        &format!("{MAIN}/master.m3u8"),
+        &format!("{MAIN}/manifest.mpd"),
+    ] {
+        for _ in 0..2 {
+            assert_eq!(get(server.addr, path).await.status, 200, "{path}");
+        }
+    }
+    assert_eq!(server.app.answers.len(), 1);
+
+    let mut settings = vodpack::config::Settings::default();
+    settings.protect.cors_origins = vec!["https://player.example".into()];
+    let server = common::start_server_on(reusing(), settings).await;
+    for _ in 0..2 {
+        assert_eq!(
+            get(server.addr, &format!("{MAIN}/manifest.mpd"))
+                .await
+                .status,
+            200
+        );
+    }
+    assert!(server.app.answers.is_empty());
+}
+
 /// Health, readiness and metrics answer; metrics count source bytes.
 #[tokio::test]
 async fn health_readiness_and_metrics_answer() {
