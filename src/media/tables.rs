@@ -604,3 +604,67 @@ fn walk_chunks(
     }
     Ok(())
 }
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// `stsc` entries `(first_chunk, samples_per_chunk)` (description index 1), as bytes.
+    fn stsc(entries: &[(u32, u32)]) -> Vec<u8> {
+        let words = entries.iter().flat_map(|&(first, per)| [first, per, 1]);
+        words.flat_map(u32::to_be_bytes).collect()
+    }
+
+    /// Chunk offsets as `stco` (4 bytes each) or `co64` (8).
+    fn offsets(values: &[u64], width: usize) -> Vec<u8> {
+        let word = |v: u64| match width {
+            4 => u32::try_from(v).unwrap().to_be_bytes().to_vec(),
+            _ => v.to_be_bytes().to_vec(),
+        };
+        values.iter().flat_map(|&v| word(v)).collect()
+    }
+
+    /// Walk the tables, returning each sample's offset, or the error.
+    fn walk(
+        entries: &[(u32, u32)],
+        chunk_offsets: &[u64],
+        width: usize,
+        sizes: &[u32],
+        object_len: u64,
+    ) -> Result<Vec<u64>, String> {
+        let (stsc, table) = (stsc(entries), offsets(chunk_offsets, width));
+        let chunks = Chunks {
+            track_id: 1,
+            stsc: &stsc,
+            offsets: &table,
+            width,
+            object_len,
+        };
+        expand_offsets(chunks, sizes).map_err(|e| e.to_string())
+    }
+
+    #[test]
+    fn one_sample_chunks_are_placed_in_order_in_both_widths() {
+        for width in [4, 8] {
+            let placed = walk(&[(1, 1)], &[100, 200, 300, 400], width, &[10; 4], 1000);
+            assert_eq!(placed, Ok(vec![100, 200, 300, 400]));
+        }
+        // One-sample chunks, then two-sample chunks.
+        let placed = walk(&[(1, 1), (3, 2)], &[100, 200, 300, 400], 8, &[10; 6], 1000);
+        assert_eq!(placed, Ok(vec![100, 200, 300, 310, 400, 410]));
+    }
+
+    #[test]
+    fn a_one_sample_chunk_past_the_end_or_past_stco_is_named() {
+        let cut = walk(&[(1, 1)], &[100, 200, 300, 400], 4, &[10; 4], 305).unwrap_err();
+        assert!(
+            cut.contains("sample 3 at offset 300 runs past the end"),
+            "{cut}"
+        );
+        let short = walk(&[(1, 1)], &[100, 200, 300], 4, &[10; 4], 1000).unwrap_err();
+        assert!(short.contains("places 3 of 4 samples"), "{short}");
+        let past = walk(&[(1, 1), (10, 1)], &[100, 200, 300], 4, &[10; 4], 1000).unwrap_err();
+        assert!(past.contains("chunk number past stco"), "{past}");
+        let unused = walk(&[(1, 1)], &[100, 200, 300, 400], 4, &[10; 3], 1000).unwrap_err();
+        assert!(unused.contains("in the first 3 of 4 chunks"), "{unused}");
+    }
+}
