@@ -12,10 +12,11 @@
 //!   was built from (`MediaSource::identify_until`), so a replaced file is seen exactly as
 //!   without this map; a source that reuses no identity gets nothing kept.
 //! - Only the plainest requests are answered here: `GET`, no query, and none of the
-//!   headers that change an answer (conditionals, `Range`, `Origin`, `traceparent`). The
-//!   map is not used at all when anything is configured per request (signed URLs, a CORS
-//!   list, access logs, request spans exported or logged). Everything else takes the full
-//!   path in `handler.rs`, which is also what fills the map.
+//!   headers that change an answer (conditionals, `Range`, `traceparent`). The map is not
+//!   used at all when anything is configured per request (signed URLs, a CORS origin list,
+//!   access logs, request spans exported or logged); without an origin list, `Origin`
+//!   changes nothing. Everything else takes the full path in `handler.rs`, which is also
+//!   what fills the map.
 //!
 //! Bounded: at most [`MAX_ANSWERS`] answers and [`MAX_BYTES`] of bodies; past either, an
 //! answer is simply not kept (expired ones are dropped first).
@@ -37,17 +38,16 @@ pub const MAX_ANSWERS: usize = 4096;
 pub const MAX_BYTES: usize = 16 * 1024 * 1024;
 
 /// The headers that make a request take the full path: each can change its answer.
-const PER_REQUEST_HEADERS: [HeaderName; 6] = [
+const PER_REQUEST_HEADERS: [HeaderName; 5] = [
     header::RANGE,
     header::IF_MATCH,
     header::IF_NONE_MATCH,
     header::IF_RANGE,
     header::IF_MODIFIED_SINCE,
-    header::ORIGIN,
 ];
 
 /// One kept answer.
-#[derive(Debug)]
+#[derive(Debug, Clone)]
 struct Held {
     body: Bytes,
     content_type: &'static str,
@@ -60,6 +60,13 @@ struct Held {
     until: Instant,
     /// The source's identity epoch before that identity was asked for.
     epoch: u64,
+}
+
+impl Held {
+    /// Whether it may still be given: within its identity's reuse, the epoch unmoved.
+    fn current(&self, now: Instant, epoch: u64) -> bool {
+        now < self.until && epoch == self.epoch
+    }
 }
 
 /// How long an identity answered by the source is reused: until `until`, unless the
@@ -134,12 +141,16 @@ impl Answers {
         {
             return None;
         }
-        let held = self.held.read().ok()?;
-        let answer = held.by_path.get(req.uri().path())?;
-        if now >= answer.until || epoch != answer.epoch {
-            return None;
-        }
-        let mut response = Response::new(ResponseBody::Full(Some(answer.body.clone())));
+        let answer = {
+            let held = self.held.read().ok()?;
+            let answer = held.by_path.get(req.uri().path())?;
+            if !answer.current(now, epoch) {
+                return None;
+            }
+            answer.clone()
+        };
+        let bytes = answer.body.len();
+        let mut response = Response::new(ResponseBody::Full(Some(answer.body)));
         let out = response.headers_mut();
         out.reserve(8);
         out.insert(
@@ -151,13 +162,13 @@ impl Answers {
             HeaderValue::from_static(answer.cache_control),
         );
         out.insert(header::ACCEPT_RANGES, HeaderValue::from_static("bytes"));
-        out.insert(header::ETAG, answer.etag.clone());
-        out.insert(header::CONTENT_LENGTH, answer.content_length.clone());
+        out.insert(header::ETAG, answer.etag);
+        out.insert(header::CONTENT_LENGTH, answer.content_length);
         super::handler::add_cors(out);
         *response.status_mut() = StatusCode::OK;
         Some(Given {
             route: answer.route,
-            bytes: answer.body.len(),
+            bytes,
             response,
         })
     }
@@ -166,6 +177,15 @@ impl Answers {
     /// of `now`: expired answers are dropped first, and nothing is kept past the bounds.
     pub fn keep(&self, path: &str, answer: Keep<'_>, now: Instant) {
         if !self.enabled || now >= answer.reuse.until {
+            return;
+        }
+        // A current answer is the same answer (the source gives the same identity until
+        // it ends): the requests that take the full path (conditionals, HEAD, ...) do not
+        // each take the write lock.
+        let current = |held: &Map| {
+            (held.by_path.get(path)).is_some_and(|a| a.current(now, answer.reuse.epoch))
+        };
+        if self.held.read().map_or(true, |held| current(&held)) {
             return;
         }
         let Ok(etag) = HeaderValue::from_str(answer.etag) else {
@@ -284,7 +304,6 @@ mod tests {
             with("if-match", "*"),
             with("if-range", "\"x\""),
             with("if-modified-since", "Sun, 19 Nov 2000 08:52:00 GMT"),
-            with("origin", "https://player.example"),
             with(
                 "traceparent",
                 "00-0af7651916cd43dd8448eb211c80319c-b7ad6b7169203331-01",
@@ -295,6 +314,9 @@ mod tests {
             assert!(answers.answer(&request, now, 7).is_none(), "{request:?}");
         }
         assert!(answers.answer(&get(path), now, 7).is_some());
+        // Without a CORS origin list (else nothing is held), Origin changes nothing.
+        let from_a_page = with("origin", "https://player.example");
+        assert!(answers.answer(&from_a_page, now, 7).is_some());
     }
 
     #[test]
