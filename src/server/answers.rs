@@ -94,6 +94,8 @@ pub struct Given {
     pub response: Response<ResponseBody>,
     pub route: &'static str,
     pub bytes: usize,
+    /// When the request was taken up.
+    pub started: Instant,
 }
 
 /// The answers held, by request path.
@@ -126,24 +128,47 @@ impl Answers {
         }
     }
 
-    /// The held answer to `req`, if it is a plain `GET` of a path whose answer is held and
-    /// still current at `now` with the source at identity epoch `epoch`.
-    pub fn answer<B>(&self, req: &Request<B>, now: Instant, epoch: u64) -> Option<Given> {
-        if !self.enabled || req.method() != Method::GET || req.uri().query().is_some() {
+    /// The held answer to `req`, if it is a plain `GET` of a manifest whose answer is held
+    /// and still current with the source at the identity epoch `epoch` gives. Any other
+    /// request (a segment's) costs a few comparisons here.
+    pub fn answer<B>(&self, req: &Request<B>, epoch: impl FnOnce() -> u64) -> Option<Given> {
+        if !self.plain(req) {
             return None;
+        }
+        self.held_answer(req.uri().path(), Instant::now(), epoch())
+    }
+
+    /// [`Answers::answer`] as of `now` (tests).
+    #[cfg(test)]
+    fn answer_at<B>(&self, req: &Request<B>, now: Instant, epoch: u64) -> Option<Given> {
+        self.plain(req)
+            .then(|| self.held_answer(req.uri().path(), now, epoch))
+            .flatten()
+    }
+
+    /// Whether `req` is one a held answer may answer: a plain `GET` of a manifest name.
+    fn plain<B>(&self, req: &Request<B>) -> bool {
+        let path = req.uri().path();
+        if !self.enabled
+            || req.method() != Method::GET
+            || req.uri().query().is_some()
+            || !(path.ends_with(".m3u8") || path.ends_with(".mpd"))
+        {
+            return false;
         }
         // One pass over the request's few headers, cheaper than a lookup for each name.
         let per_request = |name: &HeaderName| {
             PER_REQUEST_HEADERS.contains(name) || name.as_str() == "traceparent"
         };
-        if req.headers().keys().any(per_request)
-            || tracing::enabled!(target: REQUEST_SPAN_TARGET, tracing::Level::INFO)
-        {
-            return None;
-        }
+        !(req.headers().keys().any(per_request)
+            || tracing::enabled!(target: REQUEST_SPAN_TARGET, tracing::Level::INFO))
+    }
+
+    /// The answer held for `path`, if current at `now` and `epoch`.
+    fn held_answer(&self, path: &str, now: Instant, epoch: u64) -> Option<Given> {
         let answer = {
             let held = self.held.read().ok()?;
-            let answer = held.by_path.get(req.uri().path())?;
+            let answer = held.by_path.get(path)?;
             if !answer.current(now, epoch) {
                 return None;
             }
@@ -170,6 +195,7 @@ impl Answers {
             route: answer.route,
             bytes,
             response,
+            started: now,
         })
     }
 
@@ -264,11 +290,11 @@ mod tests {
         let body = Bytes::from_static(b"#EXTM3U\n");
         keep_master(&answers, &body, now + Duration::from_secs(1), now);
         let given = answers
-            .answer(&get("/vod/a.mp4/master.m3u8"), now, 7)
+            .answer_at(&get("/vod/a.mp4/master.m3u8"), now, 7)
             .unwrap();
         // An identity the source dropped early (an object found changed) ends it at once.
         assert!(answers
-            .answer(&get("/vod/a.mp4/master.m3u8"), now, 8)
+            .answer_at(&get("/vod/a.mp4/master.m3u8"), now, 8)
             .is_none());
         assert_eq!(given.route, "master");
         let headers = given.response.headers();
@@ -278,10 +304,10 @@ mod tests {
         // At the end of the window the full path answers (and sees a replaced file).
         let later = now + Duration::from_secs(1);
         assert!(answers
-            .answer(&get("/vod/a.mp4/master.m3u8"), later, 7)
+            .answer_at(&get("/vod/a.mp4/master.m3u8"), later, 7)
             .is_none());
         assert!(answers
-            .answer(&get("/vod/b.mp4/master.m3u8"), now, 7)
+            .answer_at(&get("/vod/b.mp4/master.m3u8"), now, 7)
             .is_none());
     }
 
@@ -311,12 +337,27 @@ mod tests {
             Request::head(path).body(()).unwrap(),
             get("/vod/a.mp4/master.m3u8?token=x"),
         ] {
-            assert!(answers.answer(&request, now, 7).is_none(), "{request:?}");
+            assert!(answers.answer_at(&request, now, 7).is_none(), "{request:?}");
         }
-        assert!(answers.answer(&get(path), now, 7).is_some());
+        assert!(answers.answer_at(&get(path), now, 7).is_some());
+        // Only manifest names are looked up at all.
+        let segment = "/vod/a.mp4/seg-t1-1.m4s";
+        let keep = Keep {
+            body: &Bytes::from_static(b"x"),
+            content_type: "video/mp4",
+            cache_control: "public, max-age=60",
+            etag: "\"t\"",
+            route: "segment",
+            reuse: Reuse {
+                until: now + Duration::from_secs(1),
+                epoch: 7,
+            },
+        };
+        answers.keep(segment, keep, now);
+        assert!(answers.answer_at(&get(segment), now, 7).is_none());
         // Without a CORS origin list (else nothing is held), Origin changes nothing.
         let from_a_page = with("origin", "https://player.example");
-        assert!(answers.answer(&from_a_page, now, 7).is_some());
+        assert!(answers.answer_at(&from_a_page, now, 7).is_some());
     }
 
     #[test]
@@ -351,7 +392,7 @@ mod tests {
         assert_eq!(answers.len(), MAX_ANSWERS);
         keep_master(&answers, &small, soon + Duration::from_secs(1), now);
         assert!(answers
-            .answer(&get("/vod/a.mp4/master.m3u8"), now, 7)
+            .answer_at(&get("/vod/a.mp4/master.m3u8"), now, 7)
             .is_none());
         // Within SWEEP_EVERY of that sweep, no other is made.
         let shortly = now + SWEEP_EVERY / 2;
@@ -360,7 +401,7 @@ mod tests {
         keep_master(&answers, &small, soon + Duration::from_secs(1), soon);
         assert_eq!(answers.len(), 1);
         assert!(answers
-            .answer(&get("/vod/a.mp4/master.m3u8"), soon, 7)
+            .answer_at(&get("/vod/a.mp4/master.m3u8"), soon, 7)
             .is_some());
     }
 }

@@ -152,12 +152,12 @@ where
     B::Error: Into<Box<dyn std::error::Error + Send + Sync>>,
 {
     // A plain GET of a manifest whose answer is held (answers.rs): given as it is.
-    let now = Instant::now();
-    let epoch = app.catalog.source().identity_epoch();
-    if let Some(given) = app.answers.answer(&req, now, epoch) {
+    let epoch = || app.catalog.source().identity_epoch();
+    if let Some(given) = app.answers.answer(&req, epoch) {
         app.metrics.cache_hits.inc();
         app.metrics.sent_bytes.inc_by(given.bytes as u64);
-        (app.metrics).observe_request(given.route, 200, now.elapsed().as_secs_f64());
+        let seconds = given.started.elapsed().as_secs_f64();
+        (app.metrics).observe_request(given.route, 200, seconds);
         return given.response;
     }
     // The preview page at `/` (preview.rs), when it is on; otherwise routed as usual.

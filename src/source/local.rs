@@ -430,19 +430,20 @@ impl MediaSource for LocalMediaSource {
             Some(cache) => cache.get(key).await,
             None => None,
         } {
-            return Ok((known.identity, Some(known.until)));
+            return Ok((known.identity, known.until));
         }
-        // Counted from before the check, so the reuse ends no later than the cache's own.
-        let until = Instant::now() + self.identity_ttl;
+        // Counted from before the check, so the reuse ends no later than the cache's own
+        // (none past what an Instant can hold: then nothing is kept for it).
+        let until = Instant::now().checked_add(self.identity_ttl);
         let owned = key.clone();
         let (file, identity) = self
             .blocking(key, move |root| open_checked(root, &owned))
             .await?;
-        let known = KnownIdentity {
-            identity: identity.clone(),
-            until,
-        };
-        if let Some(cache) = &self.identities {
+        if let (Some(cache), Some(until)) = (&self.identities, until) {
+            let known = KnownIdentity {
+                identity: identity.clone(),
+                until: Some(until),
+            };
             cache.insert(key.clone(), known).await;
         }
         if let Some(files) = &self.open_files {
@@ -453,7 +454,7 @@ impl MediaSource for LocalMediaSource {
             };
             files.insert(key.clone(), open).await;
         }
-        Ok((identity, self.identities.is_some().then_some(until)))
+        Ok((identity, until.filter(|_| self.identities.is_some())))
     }
 
     async fn read_range(

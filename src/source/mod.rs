@@ -137,7 +137,8 @@ pub enum SourceError {
 #[derive(Debug, Clone)]
 pub(crate) struct KnownIdentity {
     pub identity: ObjectIdentity,
-    pub until: std::time::Instant,
+    /// `None` past what an `Instant` can hold: then nothing is kept for it.
+    pub until: Option<std::time::Instant>,
 }
 
 /// A stream of byte chunks, as produced by [`MediaSource::stream_ranges`].

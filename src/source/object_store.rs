@@ -490,13 +490,13 @@ impl MediaSource for ObjectStoreSource {
         };
         // The reuse is counted from before the HEAD, so it ends no later than the cache's.
         let ask = async {
-            let until = Instant::now() + self.identity_ttl;
+            let until = Instant::now().checked_add(self.identity_ttl);
             let identity = self.head(key).await?;
             Ok::<_, SourceError>(KnownIdentity { identity, until })
         };
         let known = (identities.try_get_with_by_ref(key, ask).await)
             .map_err(|shared| copy_error(&shared))?;
-        Ok((known.identity, Some(known.until)))
+        Ok((known.identity, known.until))
     }
 
     async fn read_range(
