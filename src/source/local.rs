@@ -433,16 +433,17 @@ impl MediaSource for LocalMediaSource {
             return Ok((known.identity, known.until));
         }
         // Counted from before the check, so the reuse ends no later than the cache's own
-        // (none past what an Instant can hold: then nothing is kept for it).
+        // (none past what an Instant can hold: the identity is still reused, but no answer
+        // is held for it).
         let until = Instant::now().checked_add(self.identity_ttl);
         let owned = key.clone();
         let (file, identity) = self
             .blocking(key, move |root| open_checked(root, &owned))
             .await?;
-        if let (Some(cache), Some(until)) = (&self.identities, until) {
+        if let Some(cache) = &self.identities {
             let known = KnownIdentity {
                 identity: identity.clone(),
-                until: Some(until),
+                until,
             };
             cache.insert(key.clone(), known).await;
         }
