@@ -159,6 +159,22 @@ mod tests {
         }
     }
 
+    /// Given a loaded index, then none of its bytes are a window on the file's: the
+    /// `moov` buffer (megabytes for a long title) is let go once the offsets are worked
+    /// out, instead of being held by a few hundred bytes of `stsd` for as long as the title
+    /// is cached, unweighed by the metadata cache.
+    #[test]
+    fn an_index_holds_no_window_on_the_file() {
+        let file = fixture("h264-aac-3s.mp4");
+        let index = index_from_bytes(&file, &MediaLimits::default()).unwrap();
+        let within = file.as_ptr_range();
+        for track in &index.tracks {
+            let stsd = track.sample_description.as_ptr();
+            assert!(!within.contains(&stsd), "track {} stsd", track.track_id);
+            assert_eq!(&track.sample_description[4..8], b"stsd");
+        }
+    }
+
     #[test]
     fn header_reads_past_the_probe_are_limited() {
         // ftyp, then 40 empty `free` boxes, each outside a 16-byte probe.

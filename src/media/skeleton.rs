@@ -12,7 +12,7 @@
 //! ...). Inside that path only the sample descriptions (`stsd`) have a shape the file
 //! chooses; their nesting is measured (see [`check_nesting`]) before they are copied.
 //!
-//! It also cuts out each track's raw `stsd`, which init segments carry byte for byte, and
+//! It also copies out each track's raw `stsd`, which init segments carry byte for byte, and
 //! sets aside the bodies of its sample tables (`stts`, `ctts`, `stss`, `stsz`, `stsc`,
 //! `stco`, `co64`), which `tables.rs` reads straight into the index: the copy holds empty
 //! stand-ins for the three tables mp4-atom requires, so mp4-atom never decodes a table.
@@ -282,7 +282,11 @@ fn sample_tables(
                     }
                 })?;
                 out.copy(moov, &table);
-                stsd.get_or_insert_with(|| moov.slice(table.whole.clone()));
+                // A copy, not a slice: the index keeps it as long as the title is cached,
+                // and a slice would keep the whole `moov` buffer with it, unweighed.
+                if stsd.is_none() {
+                    stsd = moov.get(table.whole.clone()).map(Bytes::copy_from_slice);
+                }
             }
             b"stts" | b"ctts" | b"stss" | b"stsz" | b"stsc" | b"stco" | b"co64" => {
                 // A stand-in for each table mp4-atom requires (one per copy in the file,
