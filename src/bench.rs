@@ -39,9 +39,14 @@ impl BenchServer {
     /// When the folder cannot be opened or the port bound.
     pub async fn start(root: &Path, mut settings: Settings) -> std::io::Result<Self> {
         // As `vodpack serve` builds it.
-        let source = LocalMediaSource::new(root)?.with_identity_ttl(
-            std::time::Duration::from_millis(settings.object_store.identity_ttl_ms),
-        );
+        let source = LocalMediaSource::new(root)?
+            .with_identity_ttl(std::time::Duration::from_millis(
+                settings.object_store.identity_ttl_ms,
+            ))
+            .with_warm_buffers(
+                2,
+                usize::try_from(settings.load_buffer_bytes / 2).unwrap_or(0),
+            );
         settings.root = root.to_path_buf();
         Self::start_on(Arc::new(source), settings).await
     }

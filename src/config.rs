@@ -38,6 +38,9 @@ pub struct Settings {
     pub stream_chunk_bytes: usize,
     /// Bytes of parsed metadata kept in the cache.
     pub metadata_cache_bytes: u64,
+    /// Memory faulted in at start, in two buffers, for reading `moov` boxes from a folder
+    /// (`source/warm.rs`); 0 turns it off.
+    pub load_buffer_bytes: u64,
     /// Limits on what a file may make us read or allocate.
     pub limits: MediaLimits,
     /// How an object-store `source` connects, waits, retries and coalesces reads.
@@ -128,6 +131,9 @@ impl Default for Settings {
             // per byte: measured in docs/performance.md (issue 13).
             stream_chunk_bytes: 64 * 1024,
             metadata_cache_bytes: 256 * 1024 * 1024,
+            // Two loads at once of titles up to about two hours (a 60-minute title's
+            // `moov` is 4 MB): docs/performance.md, issue 13.
+            load_buffer_bytes: 16 * 1024 * 1024,
             limits: MediaLimits::default(),
             object_store: ObjectStoreOptions::default(),
             server: ServerOptions::default(),
@@ -139,6 +145,9 @@ impl Default for Settings {
     }
 }
 
+/// Most memory `load-buffer-bytes` may set aside (it is all resident from the start).
+const MAX_LOAD_BUFFER_BYTES: u64 = 1024 * 1024 * 1024;
+
 /// Every setting: (TOML key and flag name, environment variable, default, meaning).
 /// The configuration reference is generated from and tested against this table.
 pub const SETTINGS: &[(&str, &str, &str, &str)] = &[
@@ -148,6 +157,7 @@ pub const SETTINGS: &[(&str, &str, &str, &str)] = &[
     ("segment-duration-ms", "VODPACK_SEGMENT_DURATION_MS", "6000", "Target segment duration; segments are cut on the first key frame at or after each multiple"),
     ("stream-chunk-bytes", "VODPACK_STREAM_CHUNK_BYTES", "65536", "Size of one streamed body chunk; at most two are buffered per streaming connection"),
     ("metadata-cache-bytes", "VODPACK_METADATA_CACHE_BYTES", "268435456", "Bytes of parsed sample indexes kept in the metadata cache"),
+    ("load-buffer-bytes", "VODPACK_LOAD_BUFFER_BYTES", "16777216", "Memory set aside at start, in two buffers, to read titles' moov boxes from a folder: faulted in once, so a title's first load touches no fresh pages (0: off). A moov larger than half of it, or a third load at the same time, is read into fresh memory"),
     ("max-moov-bytes", "VODPACK_MAX_MOOV_BYTES", "134217728", "Largest moov box accepted"),
     ("probe-bytes", "VODPACK_PROBE_BYTES", "262144", "First read at the start of a file, sized to catch ftyp and a typical moov"),
     ("max-title-document-bytes", "VODPACK_MAX_TITLE_DOCUMENT_BYTES", "65536", "Largest title document (.json key) accepted; a larger one is refused with 422"),
@@ -208,6 +218,9 @@ pub struct SettingsArgs {
     /// Bytes of parsed metadata kept in the cache [default: 268435456]
     #[arg(long, env = "VODPACK_METADATA_CACHE_BYTES")]
     pub metadata_cache_bytes: Option<u64>,
+    /// Memory faulted in at start to read titles' moov boxes from a folder [default: 16777216]
+    #[arg(long, env = "VODPACK_LOAD_BUFFER_BYTES")]
+    pub load_buffer_bytes: Option<u64>,
     /// Largest moov box accepted, in bytes [default: 134217728]
     #[arg(long, env = "VODPACK_MAX_MOOV_BYTES")]
     pub max_moov_bytes: Option<u64>,
@@ -307,6 +320,7 @@ struct FileSettings {
     segment_duration_ms: Option<u32>,
     stream_chunk_bytes: Option<usize>,
     metadata_cache_bytes: Option<u64>,
+    load_buffer_bytes: Option<u64>,
     max_moov_bytes: Option<u64>,
     probe_bytes: Option<u64>,
     max_title_document_bytes: Option<u64>,
@@ -455,6 +469,10 @@ impl SettingsArgs {
                 .metadata_cache_bytes
                 .or(file.metadata_cache_bytes)
                 .unwrap_or(d.metadata_cache_bytes),
+            load_buffer_bytes: self
+                .load_buffer_bytes
+                .or(file.load_buffer_bytes)
+                .unwrap_or(d.load_buffer_bytes),
             limits: MediaLimits {
                 max_moov_bytes: self
                     .max_moov_bytes
@@ -591,6 +609,12 @@ impl SettingsArgs {
             return Err(ConfigError::Invalid {
                 name,
                 reason: "must be at least 4096 bytes".into(),
+            });
+        }
+        if settings.load_buffer_bytes > MAX_LOAD_BUFFER_BYTES {
+            return Err(ConfigError::Invalid {
+                name: "load-buffer-bytes",
+                reason: format!("must be at most {MAX_LOAD_BUFFER_BYTES} (0 turns it off)"),
             });
         }
         if limits.probe_bytes > limits.max_moov_bytes {

@@ -91,7 +91,11 @@ pub fn open_source(settings: &Settings) -> Result<OpenedSource, StartupError> {
             path: root.clone(),
             problem: e.to_string(),
         })?
-        .with_identity_ttl(Duration::from_millis(settings.object_store.identity_ttl_ms));
+        .with_identity_ttl(Duration::from_millis(settings.object_store.identity_ttl_ms))
+        .with_warm_buffers(
+            2,
+            usize::try_from(settings.load_buffer_bytes / 2).unwrap_or(0),
+        );
     let root = source.root().to_path_buf();
     Ok(OpenedSource {
         description: root.display().to_string(),
@@ -146,6 +150,7 @@ pub fn log_startup(settings: &Settings, opened: &OpenedSource) {
         listen = %settings.listen,
         segment_duration_ms = settings.segment_duration_ms,
         metadata_cache_bytes = settings.metadata_cache_bytes,
+        load_buffer_bytes = settings.load_buffer_bytes,
         max_moov_bytes = settings.limits.max_moov_bytes,
         stream_chunk_bytes = settings.stream_chunk_bytes,
         max_connections = server.max_connections,

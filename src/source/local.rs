@@ -33,6 +33,7 @@ use moka::future::Cache;
 use tracing::Instrument;
 
 use super::nowait;
+use super::warm::WarmBuffers;
 use super::{
     check_ranges, chunk_batches, ByteRange, ByteStream, KnownIdentity, MediaSource, ObjectIdentity,
     ObjectKey, SourceCounters, SourceError, SourceKind, MAX_READ_BYTES,
@@ -64,6 +65,8 @@ pub struct LocalMediaSource {
     identity_ttl: Duration,
     /// Files opened to take an identity, kept open for the same window.
     open_files: Option<Cache<ObjectKey, OpenFile>>,
+    /// Buffers faulted in at start, lent to large reads (`warm.rs`); `None`: fresh memory.
+    warm: Option<Arc<WarmBuffers>>,
 }
 
 impl LocalMediaSource {
@@ -85,7 +88,15 @@ impl LocalMediaSource {
             identities: None,
             identity_ttl: Duration::ZERO,
             open_files: None,
+            warm: None,
         })
+    }
+
+    /// The same source, lending large reads (an index's `moov`) one of `count` buffers of
+    /// `size` bytes, faulted in now, instead of fresh memory (see `warm.rs`).
+    pub fn with_warm_buffers(mut self, count: usize, size: usize) -> Self {
+        self.warm = (count > 0 && size > 0).then(|| WarmBuffers::new(count, size));
+        self
     }
 
     /// The same source, reusing each file's identity (size, mtime, inode) for `ttl`, so
@@ -178,9 +189,10 @@ fn read_checked(
     key: &ObjectKey,
     expected: &ObjectIdentity,
     ranges: &[ByteRange],
+    warm: Option<&Arc<WarmBuffers>>,
 ) -> Result<Bytes, SourceError> {
     let file = open_expected(root, key, expected)?;
-    read_open(&file, key, expected, ranges)
+    read_open(&file, key, expected, ranges, warm)
 }
 
 /// Open `key` and check it is still `expected`.
@@ -205,10 +217,26 @@ fn read_open(
     key: &ObjectKey,
     identity: &ObjectIdentity,
     ranges: &[ByteRange],
+    warm: Option<&Arc<WarmBuffers>>,
 ) -> Result<Bytes, SourceError> {
     let total = check_ranges(key, identity, ranges, Some(MAX_READ_BYTES))?;
     // Bounded by MAX_READ_BYTES just above, so the casts below cannot truncate.
+    if let Some(mut lent) = warm.and_then(|warm| warm.lend(total as usize)) {
+        fill(file, key, ranges, lent.as_mut_slice())?;
+        return Ok(lent.freeze());
+    }
     let mut buf = BytesMut::zeroed(total as usize);
+    fill(file, key, ranges, &mut buf)?;
+    Ok(buf.freeze())
+}
+
+/// Read `ranges` of `file`, concatenated, into `buf` (their total length).
+fn fill(
+    file: &File,
+    key: &ObjectKey,
+    ranges: &[ByteRange],
+    buf: &mut [u8],
+) -> Result<(), SourceError> {
     let mut at = 0usize;
     for range in ranges {
         let len = range.len as usize;
@@ -228,7 +256,7 @@ fn read_open(
             })?;
         at += len;
     }
-    Ok(buf.freeze())
+    Ok(())
 }
 
 impl LocalMediaSource {
@@ -240,10 +268,11 @@ impl LocalMediaSource {
         identity: &ObjectIdentity,
         ranges: Vec<ByteRange>,
     ) -> Result<Bytes, SourceError> {
-        let (owned, expected) = (key.clone(), identity.clone());
+        let (owned, expected, warm) = (key.clone(), identity.clone(), self.warm.clone());
         let (bytes, ()) = self
             .read_counted(key, ranges, move |root, ranges| {
-                Ok((read_checked(root, &owned, &expected, ranges)?, ()))
+                let bytes = read_checked(root, &owned, &expected, ranges, warm.as_ref())?;
+                Ok((bytes, ()))
             })
             .await?;
         Ok(bytes)
@@ -277,7 +306,7 @@ impl LocalMediaSource {
                 Some(file) => file,
                 None => Arc::new(open_expected(root, &owned, &expected)?),
             };
-            Ok((read_open(&file, &owned, &expected, ranges)?, file))
+            Ok((read_open(&file, &owned, &expected, ranges, None)?, file))
         })
         .await
     }
@@ -566,6 +595,49 @@ mod tests {
         assert_eq!(&bytes[..], b"234");
         assert_eq!(source.counters().read_bytes.get(), 3);
         assert_eq!(source.counters().read_requests.get(), 1);
+    }
+
+    /// Given a source with warm buffers, when a large range is read (a `moov`), then its
+    /// bytes are the file's, the buffer is lent for as long as they are held, and a read
+    /// while it is lent gets the same bytes from fresh memory.
+    #[tokio::test]
+    async fn large_reads_borrow_a_warm_buffer_and_give_it_back() {
+        let dir = tempdir::Dir::new("local-source-warm");
+        let file: Vec<u8> = (0..3 * 1024 * 1024u32).map(|i| (i % 251) as u8).collect();
+        std::fs::write(dir.path().join("long.mp4"), &file).unwrap();
+        let source = LocalMediaSource::new(dir.path())
+            .unwrap()
+            .with_warm_buffers(1, 2 * 1024 * 1024);
+        let warm = source.warm.clone().unwrap();
+        let key = ObjectKey::parse("long.mp4").unwrap();
+        let id = source.identify(&key).await.unwrap();
+        let moov = ByteRange::new(1000, 1536 * 1024);
+        let expected = &file[1000..1000 + 1536 * 1024];
+
+        let first = source.read_range(&key, &id, moov).await.unwrap();
+        assert_eq!(&first[..], expected);
+        assert_eq!(warm.available(), 0, "lent while held");
+        let second = source.read_range(&key, &id, moov).await.unwrap();
+        assert_eq!(
+            &second[..],
+            expected,
+            "fresh memory while the buffer is lent"
+        );
+        drop(first);
+        assert_eq!(warm.available(), 1, "back once let go");
+
+        // Too large for a buffer, or too small to borrow one: fresh memory, same bytes.
+        let whole = ByteRange::new(0, file.len() as u64);
+        assert_eq!(
+            &source.read_range(&key, &id, whole).await.unwrap()[..],
+            &file[..]
+        );
+        let small = ByteRange::new(5, 100);
+        assert_eq!(
+            &source.read_range(&key, &id, small).await.unwrap()[..],
+            &file[5..105]
+        );
+        assert_eq!(warm.available(), 1);
     }
 
     #[tokio::test]
