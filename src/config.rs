@@ -103,6 +103,8 @@ pub struct ServerOptions {
     pub drain_timeout_ms: u64,
     /// Write one log line per request (the access log).
     pub access_log: bool,
+    /// Threads serving connections (tokio's workers); `None`: one per available core.
+    pub worker_threads: Option<usize>,
 }
 
 impl Default for ServerOptions {
@@ -115,6 +117,7 @@ impl Default for ServerOptions {
             send_timeout_ms: 30_000,
             drain_timeout_ms: 25_000,
             access_log: false,
+            worker_threads: None,
         }
     }
 }
@@ -169,6 +172,7 @@ pub const SETTINGS: &[(&str, &str, &str, &str)] = &[
     ("source-retries", "VODPACK_SOURCE_RETRIES", "3", "Retries of an object-store request that failed with a 5xx, a transport error or a timeout, with exponential backoff from 100 ms"),
     ("source-merge-gap-bytes", "VODPACK_SOURCE_MERGE_GAP_BYTES", "65536", "Byte ranges of a segment closer than this are read with one GET; the bytes between them are over-read, at most 262144 per segment"),
     ("source-identity-ttl-ms", "VODPACK_SOURCE_IDENTITY_TTL_MS", "1000", "How long an object's identity is reused (a file's size, mtime and inode; an object's ETag and size) before it is checked again; a replaced file or object is served within this time (0: a stat or HEAD per request). A local file opened to take its identity stays open for the same time (at most 1,024 files), and segments read from it"),
+    ("worker-threads", "VODPACK_WORKER_THREADS", "(one per available core)", "Threads serving connections (1 to 1024; the cgroup's CPU quota counts). On cores shared with other busy processes, fewer cost less CPU per small answer and serve fewer segments per second (docs/performance.md)"),
     ("max-connections", "VODPACK_MAX_CONNECTIONS", "10000", "Open client connections; past it a new connection gets 503 with Retry-After and is closed"),
     ("max-segment-requests", "VODPACK_MAX_SEGMENT_REQUESTS", "2048", "Segment and init requests in flight, streaming included; past it they are shed with 503 and Retry-After before any read"),
     ("max-manifest-requests", "VODPACK_MAX_MANIFEST_REQUESTS", "512", "Playlist and MPD requests in flight, metadata loads included; a separate limit, so a segment storm cannot starve playlists"),
@@ -260,6 +264,9 @@ pub struct SettingsArgs {
     /// How long a file's or object's identity is reused, in milliseconds [default: 1000]
     #[arg(long, env = "VODPACK_SOURCE_IDENTITY_TTL_MS")]
     pub source_identity_ttl_ms: Option<u64>,
+    /// Threads serving connections [default: one per available core]
+    #[arg(long, env = "VODPACK_WORKER_THREADS")]
+    pub worker_threads: Option<usize>,
     /// Open client connections [default: 10000]
     #[arg(long, env = "VODPACK_MAX_CONNECTIONS")]
     pub max_connections: Option<usize>,
@@ -332,6 +339,7 @@ struct FileSettings {
     source_retries: Option<u32>,
     source_merge_gap_bytes: Option<u64>,
     source_identity_ttl_ms: Option<u64>,
+    worker_threads: Option<usize>,
     max_connections: Option<usize>,
     max_segment_requests: Option<usize>,
     max_manifest_requests: Option<usize>,
@@ -548,6 +556,7 @@ impl SettingsArgs {
                     .access_log
                     .or(file.access_log)
                     .unwrap_or(d.server.access_log),
+                worker_threads: self.worker_threads.or(file.worker_threads),
             },
             log_format: self.log_format.or(file.log_format).unwrap_or(d.log_format),
             preview: PreviewOptions {
@@ -597,6 +606,15 @@ impl SettingsArgs {
             return Err(ConfigError::Invalid {
                 name,
                 reason: "must be greater than 0".into(),
+            });
+        }
+        if server
+            .worker_threads
+            .is_some_and(|n| !(1..=1024).contains(&n))
+        {
+            return Err(ConfigError::Invalid {
+                name: "worker-threads",
+                reason: "must be between 1 and 1024".into(),
             });
         }
         let limits = &settings.limits;
@@ -858,6 +876,54 @@ mod tests {
                 ..
             })
         ));
+    }
+
+    /// Given worker threads and load buffers from the file, a flag winning over the file,
+    /// then they resolve as given; out of range, they are refused; unset, the runtime's
+    /// default (a worker per core) and 16 MiB of load buffers stand.
+    #[test]
+    fn worker_threads_and_load_buffers_resolve_and_are_checked() {
+        let dir = std::env::temp_dir().join(format!("vodpack-config-wt-{}", std::process::id()));
+        std::fs::create_dir_all(&dir).unwrap();
+        let path = dir.join("vodpack.toml");
+        std::fs::write(
+            &path,
+            "worker-threads = 3
+load-buffer-bytes = 0
+",
+        )
+        .unwrap();
+        let from_file = SettingsArgs {
+            config: Some(path.clone()),
+            ..Default::default()
+        };
+        let s = from_file.resolve().unwrap();
+        assert_eq!((s.server.worker_threads, s.load_buffer_bytes), (Some(3), 0));
+        let flag = SettingsArgs {
+            worker_threads: Some(1),
+            ..from_file
+        };
+        assert_eq!(flag.resolve().unwrap().server.worker_threads, Some(1));
+        let unset = SettingsArgs::default().resolve().unwrap();
+        assert_eq!(unset.server.worker_threads, None);
+        assert_eq!(unset.load_buffer_bytes, 16 * 1024 * 1024);
+
+        for (bad, name) in [
+            ("worker-threads = 0\n", "worker-threads"),
+            ("worker-threads = 5000\n", "worker-threads"),
+            ("load-buffer-bytes = 2147483648\n", "load-buffer-bytes"),
+        ] {
+            std::fs::write(&path, bad).unwrap();
+            let args = SettingsArgs {
+                config: Some(path.clone()),
+                ..Default::default()
+            };
+            assert!(
+                matches!(args.resolve(), Err(ConfigError::Invalid { name: n, .. }) if n == name),
+                "{bad}"
+            );
+        }
+        let _ = std::fs::remove_dir_all(dir);
     }
 
     #[test]

@@ -73,34 +73,60 @@ enum Command {
 
 fn main() -> ExitCode {
     let cli = Cli::parse();
-    let runtime = match tokio::runtime::Builder::new_multi_thread()
-        .enable_all()
-        .build()
+    // `serve` sizes the runtime from its settings, so they are resolved (and checked) first.
+    let serve_settings = match &cli.command {
+        Command::Serve(args) => match args.resolve() {
+            Ok(settings) => Some(settings),
+            Err(e) => {
+                eprintln!("vodpack: {}", StartupError::from(e).one_line());
+                return ExitCode::from(StartupError::EXIT_CODE as u8);
+            }
+        },
+        _ => None,
+    };
+    let mut builder = tokio::runtime::Builder::new_multi_thread();
+    if let Some(threads) = serve_settings
+        .as_ref()
+        .and_then(|s| s.server.worker_threads)
     {
+        builder.worker_threads(threads);
+    }
+    let runtime = match builder.enable_all().build() {
         Ok(runtime) => runtime,
         Err(e) => {
             eprintln!("vodpack: cannot start the tokio runtime: {e}");
             return ExitCode::FAILURE;
         }
     };
-    let result = match cli.command {
-        Command::Serve(args) => serve_command(&runtime, &args),
-        Command::Inspect {
-            target,
-            json,
-            settings,
-        } => runtime.block_on(inspect_command(&target, json, &settings)),
-        Command::Check {
-            prefix,
-            concurrency,
-            json,
-            settings,
-        } => runtime.block_on(check_command(&prefix, concurrency.into(), json, &settings)),
-        Command::SignUrl {
-            prefix,
-            expires_in_secs,
-            client_ip,
-        } => sign_url(&prefix, expires_in_secs, client_ip.as_deref())
+    let result = match (cli.command, serve_settings) {
+        (Command::Serve(_), Some(settings)) => serve_command(&runtime, settings),
+        // Not reached: `serve` settings were resolved above, or the process ended there.
+        (Command::Serve(_), None) => Ok(ExitCode::FAILURE),
+        (
+            Command::Inspect {
+                target,
+                json,
+                settings,
+            },
+            _,
+        ) => runtime.block_on(inspect_command(&target, json, &settings)),
+        (
+            Command::Check {
+                prefix,
+                concurrency,
+                json,
+                settings,
+            },
+            _,
+        ) => runtime.block_on(check_command(&prefix, concurrency.into(), json, &settings)),
+        (
+            Command::SignUrl {
+                prefix,
+                expires_in_secs,
+                client_ip,
+            },
+            _,
+        ) => sign_url(&prefix, expires_in_secs, client_ip.as_deref())
             .map(|()| ExitCode::SUCCESS)
             .map_err(Failure::from),
     };
@@ -144,9 +170,8 @@ impl From<TargetError> for Failure {
 
 fn serve_command(
     runtime: &tokio::runtime::Runtime,
-    args: &SettingsArgs,
+    settings: Settings,
 ) -> Result<ExitCode, Failure> {
-    let settings = args.resolve().map_err(StartupError::from)?;
     // The source is opened (and with it every store setting checked) before telemetry
     // and before the listener, so a setting that cannot work stops here.
     let opened = {

@@ -179,6 +179,9 @@ fn a_limit_of_zero_stops_the_start() {
     assert_refused(&stopped, &["max-connections", "must be greater than 0"]);
     let stopped = serve(&[], &[("VODPACK_METADATA_CACHE_BYTES", "0")]);
     assert_refused(&stopped, &["metadata-cache-bytes", "at least 4096"]);
+    // Checked before the runtime is built, since it sizes the runtime.
+    let stopped = serve(&["--worker-threads", "0"], &[]);
+    assert_refused(&stopped, &["worker-threads", "between 1 and 1024"]);
 }
 
 /// Given --s3-endpoint with a gs:// source, then the impossible pair is refused.
