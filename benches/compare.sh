@@ -18,8 +18,14 @@
 # folder as /hls/long-60min.mp4/master.m3u8, /dash/long-60min.mp4/manifest.mpd (nginx-vod
 # defaults: 6 s segments aligned to key frames). Needs: wrk, curl, ffmpeg (once).
 #
+# With PEER_STATIC_DIR and PEER_STATIC_URL (a folder the peer serves as plain files, with
+# sendfile, and its URL prefix), vodpack's middle segment is copied there and the peer's
+# static answer of the same bytes is measured too: the physical limit a segment is held to
+# (issue 13: within 2.5x of it).
+#
 # Variables: SECS (5), CONNS (20), RESTARTS (5), PORT (18390), ASSET (long-60min.mp4),
-# PEER_URL, PEER_PIDS (comma-separated: master and workers), PEER_RESTART.
+# PEER_URL, PEER_PIDS (comma-separated: master and workers), PEER_RESTART, PEER_STATIC_DIR,
+# PEER_STATIC_URL.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 
@@ -147,6 +153,11 @@ media $V_MEDIA
 mpd $V_MPD
 segment $V_SEGMENT
 EOF
+STATIC_COPY=
+if [ -n "${PEER_STATIC_DIR:-}" ] && [ -n "${PEER_STATIC_URL:-}" ] && [ -n "${PEER_PIDS:-}" ]; then
+  STATIC_COPY="$PEER_STATIC_DIR/vodpack-compare-segment.bin"
+  curl -sf -o "$STATIC_COPY" "$V_SEGMENT"
+fi
 stop_vodpack
 
 if [ -n "${PEER_URL:-}" ] && [ -n "${PEER_PIDS:-}" ]; then
@@ -160,6 +171,11 @@ media $P_MEDIA
 mpd $P_MPD
 segment $P_SEGMENT
 EOF
+  if [ -n "$STATIC_COPY" ]; then
+    measure "peer static (same bytes)" "$PEER_PIDS" "${PEER_STATIC_URL%/}/$(basename "$STATIC_COPY")"
+    PEER[static]=$RESULT
+    rm -f "$STATIC_COPY"
+  fi
 fi
 
 # Cold first master: restarts alternate between the two origins, so a drift of the machine
@@ -189,4 +205,8 @@ if [ -n "${PEER_URL:-}" ] && [ -n "${PEER_PIDS:-}" ]; then
     awk -v l="$label" -v v="${VODPACK[$label]}" -v p="${PEER[$label]}" \
       'BEGIN { printf "  %-8s %6.2f\n", l, (p > 0 ? v / p : 0) }'
   done
+  if [ -n "${PEER[static]:-}" ]; then
+    awk -v v="${VODPACK[segment]}" -v p="${PEER[static]}" \
+      'BEGIN { printf "  segment against the peer sending the same bytes as a static file %6.2f\n", (p > 0 ? v / p : 0) }'
+  fi
 fi

@@ -46,7 +46,8 @@ impl BenchServer {
             .with_warm_buffers(
                 2,
                 usize::try_from(settings.load_buffer_bytes / 2).unwrap_or(0),
-            );
+            )
+            .with_merge_gap(settings.local_merge_gap_bytes);
         settings.root = root.to_path_buf();
         Self::start_on(Arc::new(source), settings).await
     }

@@ -41,6 +41,9 @@ pub struct Settings {
     /// Memory faulted in at start, in two buffers, for reading `moov` boxes from a folder
     /// (`source/warm.rs`); 0 turns it off.
     pub load_buffer_bytes: u64,
+    /// Gaps between a segment's ranges in a local file read through instead of skipped
+    /// with another `pread`; 0 (the default) never over-reads a local file.
+    pub local_merge_gap_bytes: u64,
     /// Limits on what a file may make us read or allocate.
     pub limits: MediaLimits,
     /// How an object-store `source` connects, waits, retries and coalesces reads.
@@ -137,6 +140,9 @@ impl Default for Settings {
             // Two loads at once of titles up to about two hours (a 60-minute title's
             // `moov` is 4 MB): docs/performance.md, issue 13.
             load_buffer_bytes: 16 * 1024 * 1024,
+            // The brief's bar: no over-read on local files (docs/performance.md measures
+            // what 8 KiB saves on a file interleaved sample by sample).
+            local_merge_gap_bytes: 0,
             limits: MediaLimits::default(),
             object_store: ObjectStoreOptions::default(),
             server: ServerOptions::default(),
@@ -161,6 +167,7 @@ pub const SETTINGS: &[(&str, &str, &str, &str)] = &[
     ("stream-chunk-bytes", "VODPACK_STREAM_CHUNK_BYTES", "65536", "Size of one streamed body chunk; at most two are buffered per streaming connection"),
     ("metadata-cache-bytes", "VODPACK_METADATA_CACHE_BYTES", "268435456", "Bytes of parsed sample indexes kept in the metadata cache"),
     ("load-buffer-bytes", "VODPACK_LOAD_BUFFER_BYTES", "16777216", "Memory set aside at start, in two buffers, to read titles' moov boxes from a folder: faulted in once, so a title's first load touches no fresh pages (0: off). A moov larger than half of it, or a third load at the same time, is read into fresh memory"),
+    ("local-merge-gap-bytes", "VODPACK_LOCAL_MERGE_GAP_BYTES", "0", "Gaps between a segment's byte ranges in a local file up to this size are read through instead of skipped with another read (at most 262144 bytes of over-read per segment): fewer system calls for files interleaved sample by sample, for bytes read from the page cache and not sent (0: none)"),
     ("max-moov-bytes", "VODPACK_MAX_MOOV_BYTES", "134217728", "Largest moov box accepted"),
     ("probe-bytes", "VODPACK_PROBE_BYTES", "262144", "First read at the start of a file, sized to catch ftyp and a typical moov"),
     ("max-title-document-bytes", "VODPACK_MAX_TITLE_DOCUMENT_BYTES", "65536", "Largest title document (.json key) accepted; a larger one is refused with 422"),
@@ -225,6 +232,9 @@ pub struct SettingsArgs {
     /// Memory faulted in at start to read titles' moov boxes from a folder [default: 16777216]
     #[arg(long, env = "VODPACK_LOAD_BUFFER_BYTES")]
     pub load_buffer_bytes: Option<u64>,
+    /// Gaps read through between a segment's ranges in a local file [default: 0]
+    #[arg(long, env = "VODPACK_LOCAL_MERGE_GAP_BYTES")]
+    pub local_merge_gap_bytes: Option<u64>,
     /// Largest moov box accepted, in bytes [default: 134217728]
     #[arg(long, env = "VODPACK_MAX_MOOV_BYTES")]
     pub max_moov_bytes: Option<u64>,
@@ -328,6 +338,7 @@ struct FileSettings {
     stream_chunk_bytes: Option<usize>,
     metadata_cache_bytes: Option<u64>,
     load_buffer_bytes: Option<u64>,
+    local_merge_gap_bytes: Option<u64>,
     max_moov_bytes: Option<u64>,
     probe_bytes: Option<u64>,
     max_title_document_bytes: Option<u64>,
@@ -481,6 +492,10 @@ impl SettingsArgs {
                 .load_buffer_bytes
                 .or(file.load_buffer_bytes)
                 .unwrap_or(d.load_buffer_bytes),
+            local_merge_gap_bytes: self
+                .local_merge_gap_bytes
+                .or(file.local_merge_gap_bytes)
+                .unwrap_or(d.local_merge_gap_bytes),
             limits: MediaLimits {
                 max_moov_bytes: self
                     .max_moov_bytes
@@ -627,6 +642,12 @@ impl SettingsArgs {
             return Err(ConfigError::Invalid {
                 name,
                 reason: "must be at least 4096 bytes".into(),
+            });
+        }
+        if settings.local_merge_gap_bytes > crate::source::OVER_READ_BUDGET_BYTES {
+            return Err(ConfigError::Invalid {
+                name: "local-merge-gap-bytes",
+                reason: format!("must be at most {}", crate::source::OVER_READ_BUDGET_BYTES),
             });
         }
         if settings.load_buffer_bytes > MAX_LOAD_BUFFER_BYTES {
@@ -882,15 +903,13 @@ mod tests {
     /// then they resolve as given; out of range, they are refused; unset, the runtime's
     /// default (a worker per core) and 16 MiB of load buffers stand.
     #[test]
-    fn worker_threads_and_load_buffers_resolve_and_are_checked() {
+    fn worker_threads_load_buffers_and_local_gaps_resolve_and_are_checked() {
         let dir = std::env::temp_dir().join(format!("vodpack-config-wt-{}", std::process::id()));
         std::fs::create_dir_all(&dir).unwrap();
         let path = dir.join("vodpack.toml");
         std::fs::write(
             &path,
-            "worker-threads = 3
-load-buffer-bytes = 0
-",
+            "worker-threads = 3\nload-buffer-bytes = 0\nlocal-merge-gap-bytes = 8192\n",
         )
         .unwrap();
         let from_file = SettingsArgs {
@@ -899,6 +918,7 @@ load-buffer-bytes = 0
         };
         let s = from_file.resolve().unwrap();
         assert_eq!((s.server.worker_threads, s.load_buffer_bytes), (Some(3), 0));
+        assert_eq!(s.local_merge_gap_bytes, 8192);
         let flag = SettingsArgs {
             worker_threads: Some(1),
             ..from_file
@@ -907,11 +927,13 @@ load-buffer-bytes = 0
         let unset = SettingsArgs::default().resolve().unwrap();
         assert_eq!(unset.server.worker_threads, None);
         assert_eq!(unset.load_buffer_bytes, 16 * 1024 * 1024);
+        assert_eq!(unset.local_merge_gap_bytes, 0);
 
         for (bad, name) in [
             ("worker-threads = 0\n", "worker-threads"),
             ("worker-threads = 5000\n", "worker-threads"),
             ("load-buffer-bytes = 2147483648\n", "load-buffer-bytes"),
+            ("local-merge-gap-bytes = 262145\n", "local-merge-gap-bytes"),
         ] {
             std::fs::write(&path, bad).unwrap();
             let args = SettingsArgs {

@@ -95,7 +95,8 @@ pub fn open_source(settings: &Settings) -> Result<OpenedSource, StartupError> {
         .with_warm_buffers(
             2,
             usize::try_from(settings.load_buffer_bytes / 2).unwrap_or(0),
-        );
+        )
+        .with_merge_gap(settings.local_merge_gap_bytes);
     let root = source.root().to_path_buf();
     Ok(OpenedSource {
         description: root.display().to_string(),

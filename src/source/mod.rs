@@ -25,6 +25,7 @@ mod listing;
 mod local;
 mod nowait;
 mod object_store;
+mod runs;
 mod warm;
 
 use std::fmt;

@@ -16,11 +16,10 @@
 //! merges gaps of up to 1 MiB, and put our own deadline on the response head because its
 //! default timeout covers a whole body, which a slow client can stretch without limit.
 //!
-//! Beside this file: `runs.rs` plans GETs and cuts their bodies back into ranges (pure),
-//! `stream.rs` is the `stream_ranges` stream, `store.rs` builds the store, counts its
-//! retries and maps its errors.
+//! Beside this file: `stream.rs` is the `stream_ranges` stream, `store.rs` builds the
+//! store, counts its retries and maps its errors. `../runs.rs` plans GETs and cuts their
+//! bodies back into ranges (pure; the local source plans its reads with it too).
 
-mod runs;
 mod store;
 mod stream;
 
@@ -37,9 +36,9 @@ use bytes::{Bytes, BytesMut};
 use futures_util::stream::{StreamExt, TryStreamExt};
 use moka::future::Cache;
 
-use self::runs::{plan_runs, Run, RunCursor};
 use self::store::{attempt_tag, build_store, copy_error, io_error, map_error};
 use self::stream::{OpenRun, RunStream};
+use super::runs::{plan_runs, Run, RunCursor};
 use super::{
     ByteRange, ByteStream, KnownIdentity, MediaSource, ObjectIdentity, ObjectKey, SourceCounters,
     SourceError, SourceKind, MAX_READ_BYTES,

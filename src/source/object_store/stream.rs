@@ -14,9 +14,9 @@ use bytes::Bytes;
 use futures_util::stream::{BoxStream, StreamExt};
 use tracing::Instrument;
 
-use super::runs::{Run, RunCursor};
 use super::store::{io_error, map_error};
 use super::ObjectStoreSource;
+use crate::source::runs::{Run, RunCursor};
 use crate::source::{ObjectIdentity, ObjectKey, SourceError};
 
 /// GETs a stream opens ahead of the run it is streaming: one, so two are open at most.

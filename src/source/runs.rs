@@ -1,4 +1,6 @@
-//! Planning GETs for a list of byte ranges, and cutting the answers back into those ranges.
+//! Planning reads for a list of byte ranges, and cutting the answers back into those
+//! ranges: one GET per run for an object store, one `pread` per run for a local file
+//! (`local.rs`, with a smaller gap: there a merged gap costs a copy, not a round trip).
 //!
 //! [`plan_runs`] groups the ranges a caller wants into runs, one GET each: ranges that follow
 //! one another with a gap of at most `max_gap` bytes share a GET, and the gap bytes are read
