@@ -25,7 +25,8 @@ pub struct SourceCounters {
     /// Seconds per read request (object stores: to the response head).
     pub read_seconds: Histogram,
     /// Bytes read but not passed on: gaps between ranges merged into one request
-    /// (`vod_source_over_read_bytes`). Always 0 for the local source.
+    /// (`vod_source_over_read_bytes`). 0 for the local source unless it reads small gaps
+    /// through (`--local-merge-gap-bytes`).
     pub over_read_bytes: Counter,
 }
 
