@@ -23,7 +23,8 @@
 # static answer of the same bytes is measured too: the physical limit a segment is held to
 # (issue 13: within 2.5x of it).
 #
-# Variables: SECS (5), CONNS (20), RESTARTS (5), PORT (18390), ASSET (long-60min.mp4),
+# Variables: SECS (5), CONNS (20), ROUNDS (3: runs of each request, vodpack's and the
+# peer's alternating, medians compared), RESTARTS (5), PORT (18390), ASSET (long-60min.mp4),
 # PEER_URL, PEER_PIDS (comma-separated: master and workers), PEER_RESTART, PEER_STATIC_DIR,
 # PEER_STATIC_URL.
 set -euo pipefail
@@ -32,6 +33,7 @@ cd "$(dirname "$0")/.."
 SECS=${SECS:-5}
 CONNS=${CONNS:-20}
 RESTARTS=${RESTARTS:-5}
+ROUNDS=${ROUNDS:-3}
 PORT=${PORT:-18390}
 ASSET=${ASSET:-long-60min.mp4}
 DIR=target/bench
@@ -92,6 +94,10 @@ cpu_ticks() {
 # to the CPU milliseconds per request.
 measure() {
   local name=$1 pids=$2 url=$3 before after out requests errors
+  if [ "$url" = - ]; then
+    RESULT=
+    return 0
+  fi
   curl -sf -o /dev/null "$url" || { echo "compare.sh: $url does not answer" >&2; exit 1; }
   before=$(cpu_ticks "$pids")
   out=$(wrk -t1 -c"$CONNS" -d"${SECS}s" "$url")
@@ -138,45 +144,65 @@ median() {
   printf '%s\n' "$@" | sort -n | awk '{a[NR]=$1} END {printf "%.1f", a[int((NR+1)/2)]}'
 }
 
+# median4 VALUES...: the same, to four decimals (CPU ms per request).
+median4() {
+  [ $# -gt 0 ] || return 0
+  printf '%s\n' "$@" | sort -n | awk '{a[NR]=$1} END {printf "%.4f", a[int((NR+1)/2)]}'
+}
+
 printf '\nvodpack %s, %s, %s cores, %s, wrk -c%s -d%ss\n' "$(git rev-parse --short HEAD)" \
   "$(date -u +%Y-%m-%dT%H:%MZ)" "$(nproc)" "$ASSET" "$CONNS" "$SECS"
 
 start_vodpack
 read -r V_MASTER V_MEDIA V_MPD V_SEGMENT <<<"$(urls_of "$BASE/vod/$ASSET/master.m3u8" "$BASE/vod/$ASSET/manifest.mpd")"
 declare -A VODPACK PEER
-while read -r label url; do
-  measure "vodpack $label" "$VODPACK_PID" "$url"
-  VODPACK[$label]=$RESULT
-done <<EOF
-master $V_MASTER
-media $V_MEDIA
-mpd $V_MPD
-segment $V_SEGMENT
-EOF
+PEERED=
+if [ -n "${PEER_URL:-}" ] && [ -n "${PEER_PIDS:-}" ]; then
+  PEERED=1
+  read -r P_MASTER P_MEDIA P_MPD P_SEGMENT <<<"$(urls_of "$PEER_URL/hls/$ASSET/master.m3u8" "$PEER_URL/dash/$ASSET/manifest.mpd")"
+fi
 STATIC_COPY=
-if [ -n "${PEER_STATIC_DIR:-}" ] && [ -n "${PEER_STATIC_URL:-}" ] && [ -n "${PEER_PIDS:-}" ]; then
+if [ -n "$PEERED" ] && [ -n "${PEER_STATIC_DIR:-}" ] && [ -n "${PEER_STATIC_URL:-}" ]; then
   STATIC_COPY="$PEER_STATIC_DIR/vodpack-compare-segment.bin"
   curl -sf -o "$STATIC_COPY" "$V_SEGMENT"
 fi
-stop_vodpack
 
-if [ -n "${PEER_URL:-}" ] && [ -n "${PEER_PIDS:-}" ]; then
-  read -r P_MASTER P_MEDIA P_MPD P_SEGMENT <<<"$(urls_of "$PEER_URL/hls/$ASSET/master.m3u8" "$PEER_URL/dash/$ASSET/manifest.mpd")"
-  while read -r label url; do
-    measure "peer $label" "$PEER_PIDS" "$url"
-    PEER[$label]=$RESULT
+# Each request is measured ROUNDS times, vodpack's and the peer's runs alternating, and
+# the medians compared: one run of either moves by 10-15 % on this machine.
+declare -A V_RUNS P_RUNS
+for round in $(seq "$ROUNDS"); do
+  while read -r label v_url p_url; do
+    measure "vodpack $label ($round)" "$VODPACK_PID" "$v_url"
+    V_RUNS[$label]+="$RESULT "
+    if [ -n "$PEERED" ] && [ -n "$p_url" ] && [ "$p_url" != - ]; then
+      measure "peer $label ($round)" "$PEER_PIDS" "$p_url"
+      P_RUNS[$label]+="$RESULT "
+    fi
   done <<EOF
-master $P_MASTER
-media $P_MEDIA
-mpd $P_MPD
-segment $P_SEGMENT
+master $V_MASTER ${P_MASTER:--}
+media $V_MEDIA ${P_MEDIA:--}
+mpd $V_MPD ${P_MPD:--}
+segment $V_SEGMENT ${P_SEGMENT:--}
+static - ${STATIC_COPY:+${PEER_STATIC_URL%/}/$(basename "$STATIC_COPY")}
 EOF
-  if [ -n "$STATIC_COPY" ]; then
-    measure "peer static (same bytes)" "$PEER_PIDS" "${PEER_STATIC_URL%/}/$(basename "$STATIC_COPY")"
-    PEER[static]=$RESULT
-    rm -f "$STATIC_COPY"
-  fi
-fi
+done
+stop_vodpack
+[ -z "$STATIC_COPY" ] || rm -f "$STATIC_COPY"
+for label in "${!V_RUNS[@]}"; do
+  # shellcheck disable=SC2086 # word splitting of the runs is meant
+  VODPACK[$label]=$(median4 ${V_RUNS[$label]})
+done
+for label in "${!P_RUNS[@]}"; do
+  # shellcheck disable=SC2086
+  PEER[$label]=$(median4 ${P_RUNS[$label]})
+done
+echo
+echo "medians of $ROUNDS runs, CPU ms per request (vodpack / peer)"
+for label in master media mpd segment static; do
+  [ -n "${VODPACK[$label]:-}${PEER[$label]:-}" ] || continue
+  printf '  %-8s %8s / %s\n' "$label" "${VODPACK[$label]:--}" "${PEER[$label]:--}"
+done
+echo
 
 # Cold first master: restarts alternate between the two origins, so a drift of the machine
 # (this one moves by half between sittings) weighs on both alike.
