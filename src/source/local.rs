@@ -237,24 +237,70 @@ fn read_open(
     ranges: &[ByteRange],
     warm: Option<&Arc<WarmBuffers>>,
 ) -> Result<Bytes, SourceError> {
-    let runs: Vec<Run> = ranges.iter().copied().map(Run::single).collect();
-    read_runs(file, key, identity, &runs, warm)
+    read_spans(file, key, identity, &Reads::Ranges(ranges.to_vec()), warm)
 }
 
-/// Read the wanted parts of `runs` of `file` (opened and checked as `identity`),
-/// concatenated, into one buffer: one pread per run.
-fn read_runs(
+/// What one batch reads: its ranges one by one (nothing over-read), or runs of close
+/// ranges, each read whole with the gaps between its parts (`with_merge_gap`).
+enum Reads {
+    Ranges(Vec<ByteRange>),
+    Runs(Vec<Run>),
+}
+
+/// One read: the bytes fetched, and the wanted parts within them, in order.
+type Span<'a> = (ByteRange, &'a [ByteRange]);
+
+impl Reads {
+    /// Each read, in order (no allocation: a segment's batch is read on the hot path).
+    fn spans(&self) -> impl Iterator<Item = Span<'_>> + '_ {
+        let (ranges, runs): (&[ByteRange], &[Run]) = match self {
+            Reads::Ranges(ranges) => (ranges, &[]),
+            Reads::Runs(runs) => (&[], runs),
+        };
+        (ranges.iter().map(|r| (*r, std::slice::from_ref(r))))
+            .chain(runs.iter().map(|r| (r.fetch, r.parts.as_slice())))
+    }
+
+    /// How many reads.
+    fn count(&self) -> usize {
+        match self {
+            Reads::Ranges(ranges) => ranges.len(),
+            Reads::Runs(runs) => runs.len(),
+        }
+    }
+
+    /// The wanted bytes.
+    fn wanted(&self) -> u64 {
+        (self.spans())
+            .flat_map(|(_, parts)| parts.iter())
+            .map(|part| part.len)
+            .sum()
+    }
+
+    /// Bytes read through and not wanted.
+    fn gaps(&self) -> u64 {
+        match self {
+            Reads::Ranges(_) => 0,
+            Reads::Runs(runs) => (runs.iter())
+                .map(|run| run.fetch.len.saturating_sub(run.wanted()))
+                .sum(),
+        }
+    }
+}
+
+/// Read the wanted parts of `reads` of `file` (opened and checked as `identity`),
+/// concatenated, into one buffer: one pread per span.
+fn read_spans(
     file: &File,
     key: &ObjectKey,
     identity: &ObjectIdentity,
-    runs: &[Run],
+    reads: &Reads,
     warm: Option<&Arc<WarmBuffers>>,
 ) -> Result<Bytes, SourceError> {
-    let fetched: Vec<ByteRange> = runs.iter().map(|run| run.fetch).collect();
-    check_ranges(key, identity, &fetched, Some(MAX_READ_BYTES))?;
+    check_fetched(key, identity, reads)?;
     // Within what was fetched, checked against MAX_READ_BYTES just above: the casts below
     // cannot truncate.
-    let total: u64 = runs.iter().map(Run::wanted).sum();
+    let total = reads.wanted();
     let read_at = |slot: &mut [u8], at: u64| {
         file.read_exact_at(slot, at)
             .map_err(|source| match source.kind() {
@@ -269,26 +315,48 @@ fn read_runs(
             })
     };
     if let Some(mut lent) = warm.and_then(|warm| warm.lend(total as usize)) {
-        fill_runs(runs, lent.as_mut_slice(), read_at)?;
+        fill(reads.spans(), lent.as_mut_slice(), read_at)?;
         return Ok(lent.freeze());
     }
     let mut buf = BytesMut::zeroed(total as usize);
-    fill_runs(runs, &mut buf, read_at)?;
+    fill(reads.spans(), &mut buf, read_at)?;
     Ok(buf.freeze())
 }
 
-/// Fill `out` (the wanted bytes of `runs`, concatenated) with one `read_at` per run. A run
-/// of one part is read in place; a run of several is read whole, gaps included, into a
-/// scratch buffer and its parts copied out.
-fn fill_runs<E>(
-    runs: &[Run],
+/// The checks of [`check_ranges`] on what `reads` fetch, without collecting it: each
+/// inside the object, all together within `MAX_READ_BYTES`.
+fn check_fetched(
+    key: &ObjectKey,
+    identity: &ObjectIdentity,
+    reads: &Reads,
+) -> Result<(), SourceError> {
+    let mut fetched = 0u64;
+    for (fetch, _) in reads.spans() {
+        let within = check_ranges(key, identity, std::slice::from_ref(&fetch), None)?;
+        fetched = fetched.saturating_add(within);
+    }
+    if fetched > MAX_READ_BYTES {
+        return Err(SourceError::TooLarge {
+            key: key.to_string(),
+            len: fetched,
+            limit: MAX_READ_BYTES,
+        });
+    }
+    Ok(())
+}
+
+/// Fill `out` (the wanted bytes of `spans`, concatenated) with one `read_at` per span. A
+/// span of one whole part is read in place; a span with gaps is read whole into a scratch
+/// buffer and its parts copied out.
+fn fill<'a, E>(
+    spans: impl Iterator<Item = Span<'a>>,
     out: &mut [u8],
     mut read_at: impl FnMut(&mut [u8], u64) -> Result<(), E>,
 ) -> Result<(), E> {
     let mut scratch = Vec::new();
     let mut at = 0usize;
-    for run in runs {
-        if let [part] = run.parts.as_slice() {
+    for (fetch, parts) in spans {
+        if let [part] = parts {
             let len = part.len as usize;
             let Some(slot) = out.get_mut(at..at + len) else {
                 break;
@@ -298,10 +366,11 @@ fn fill_runs<E>(
             continue;
         }
         // Bounded: a run fetches its parts and gaps within the over-read budget.
-        scratch.resize(run.fetch.len as usize, 0);
-        read_at(&mut scratch, run.fetch.start)?;
-        for part in &run.parts {
-            let (from, len) = ((part.start - run.fetch.start) as usize, part.len as usize);
+        scratch.resize(fetch.len as usize, 0);
+        read_at(&mut scratch, fetch.start)?;
+        for part in parts {
+            let len = part.len as usize;
+            let from = part.start.saturating_sub(fetch.start) as usize;
             if let (Some(slot), Some(bytes)) =
                 (out.get_mut(at..at + len), scratch.get(from..from + len))
             {
@@ -341,7 +410,7 @@ impl LocalMediaSource {
         key: &ObjectKey,
         identity: &ObjectIdentity,
         file: Option<Arc<File>>,
-        runs: Vec<Run>,
+        reads: Reads,
     ) -> Result<(Bytes, Arc<File>), SourceError> {
         let file = match (file, &self.open_files) {
             (Some(file), _) => Some(file),
@@ -350,22 +419,22 @@ impl LocalMediaSource {
                 .map(|open| open.file),
             (None, None) => None,
         };
-        let gaps: u64 = runs.iter().map(|run| run.fetch.len - run.wanted()).sum();
+        let gaps = reads.gaps();
         if let Some(file) = &file {
-            if let Some(bytes) = self.read_from_cache(key, identity, file, &runs)? {
+            if let Some(bytes) = self.read_from_cache(key, identity, file, &reads)? {
                 self.count_over_read(gaps);
                 return Ok((bytes, file.clone()));
             }
         }
         let (owned, expected) = (key.clone(), identity.clone());
-        let fetched = runs.iter().map(|run| run.fetch).collect();
+        let fetched = reads.spans().map(|(fetch, _)| fetch).collect();
         let read = self
             .read_counted(key, fetched, move |root, _| {
                 let file = match file {
                     Some(file) => file,
                     None => Arc::new(open_expected(root, &owned, &expected)?),
                 };
-                Ok((read_runs(&file, &owned, &expected, &runs, None)?, file))
+                Ok((read_spans(&file, &owned, &expected, &reads, None)?, file))
             })
             .await?;
         self.count_over_read(gaps);
@@ -374,8 +443,10 @@ impl LocalMediaSource {
 
     /// Gap bytes read through between the parts of a batch: read, and over-read.
     fn count_over_read(&self, gaps: u64) {
-        self.counters.read_bytes.inc_by(gaps);
-        self.counters.over_read_bytes.inc_by(gaps);
+        if gaps > 0 {
+            self.counters.read_bytes.inc_by(gaps);
+            self.counters.over_read_bytes.inc_by(gaps);
+        }
     }
 
     /// A batch of a stream read here, on the runtime worker, when every byte of it is in
@@ -386,13 +457,11 @@ impl LocalMediaSource {
         key: &ObjectKey,
         identity: &ObjectIdentity,
         file: &File,
-        runs: &[Run],
+        reads: &Reads,
     ) -> Result<Option<Bytes>, SourceError> {
         let started = Instant::now();
-        let ranges: Vec<ByteRange> = runs.iter().map(|run| run.fetch).collect();
-        let ranges = ranges.as_slice();
-        check_ranges(key, identity, ranges, Some(MAX_READ_BYTES))?;
-        let total: u64 = runs.iter().map(Run::wanted).sum();
+        check_fetched(key, identity, reads)?;
+        let total = reads.wanted();
         // The same span as a read on the blocking pool, for traces (its target is off in
         // the log filter, so it costs nothing unless spans are exported).
         let span = tracing::info_span!(
@@ -400,9 +469,9 @@ impl LocalMediaSource {
             "source.read",
             vod.source = "local",
             vod.key = %key,
-            vod.range_start = ranges.first().map_or(0, |r| r.start),
+            vod.range_start = reads.spans().next().map_or(0, |(fetch, _)| fetch.start),
             vod.range_len = total,
-            vod.ranges = ranges.len(),
+            vod.ranges = reads.count(),
             vod.attempt = 1,
             vod.page_cache = true,
             vod.bytes = tracing::field::Empty,
@@ -411,19 +480,21 @@ impl LocalMediaSource {
         let _entered = span.enter();
         // Bounded by MAX_READ_BYTES just above, so the casts below cannot truncate.
         let mut buf = BytesMut::zeroed(total as usize);
-        let cached = fill_runs(runs, &mut buf, |slot, at| {
-            match nowait::read_exact_cached(file, slot, at) {
+        let cached = fill(
+            reads.spans(),
+            &mut buf,
+            |slot, at| match nowait::read_exact_cached(file, slot, at) {
                 true => Ok(()),
                 false => Err(()),
-            }
-        });
+            },
+        );
         if cached.is_err() {
             span.record("vod.outcome", "not in the page cache");
             return Ok(None);
         }
         span.record("vod.bytes", total);
         span.record("vod.outcome", "ok");
-        self.counters.read_requests.inc_by(ranges.len() as u64);
+        self.counters.read_requests.inc_by(reads.count() as u64);
         self.counters.read_bytes.inc_by(total);
         self.counters
             .read_seconds
@@ -601,10 +672,13 @@ impl MediaSource for LocalMediaSource {
                 if failed {
                     return None;
                 }
-                let runs = plan_runs(&batches.next()?, source.merge_gap, left);
-                let gaps: u64 = runs.iter().map(|run| run.fetch.len - run.wanted()).sum();
-                let left = left.saturating_sub(gaps);
-                match source.read_streamed(&key, &identity, file, runs).await {
+                let batch = batches.next()?;
+                let reads = match source.merge_gap {
+                    0 => Reads::Ranges(batch),
+                    gap => Reads::Runs(plan_runs(&batch, gap, left)),
+                };
+                let left = left.saturating_sub(reads.gaps());
+                match source.read_streamed(&key, &identity, file, reads).await {
                     Ok((bytes, file)) => Some((
                         Ok(bytes),
                         (source, key, identity, batches, Some(file), left, false),
