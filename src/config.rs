@@ -899,9 +899,10 @@ mod tests {
         ));
     }
 
-    /// Given worker threads and load buffers from the file, a flag winning over the file,
-    /// then they resolve as given; out of range, they are refused; unset, the runtime's
-    /// default (a worker per core) and 16 MiB of load buffers stand.
+    /// Given worker threads, load buffers and a local merge gap from the file, a flag
+    /// winning over the file, then they resolve as given; out of range, they are refused;
+    /// unset, the runtime's default (a worker per core), 16 MiB of load buffers and no
+    /// local over-read stand.
     #[test]
     fn worker_threads_load_buffers_and_local_gaps_resolve_and_are_checked() {
         let dir = std::env::temp_dir().join(format!("vodpack-config-wt-{}", std::process::id()));
