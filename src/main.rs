@@ -73,60 +73,35 @@ enum Command {
 
 fn main() -> ExitCode {
     let cli = Cli::parse();
-    // `serve` sizes the runtime from its settings, so they are resolved (and checked) first.
-    let serve_settings = match &cli.command {
-        Command::Serve(args) => match args.resolve() {
-            Ok(settings) => Some(settings),
-            Err(e) => {
-                eprintln!("vodpack: {}", StartupError::from(e).one_line());
-                return ExitCode::from(StartupError::EXIT_CODE as u8);
-            }
-        },
-        _ => None,
-    };
-    let mut builder = tokio::runtime::Builder::new_multi_thread();
-    if let Some(threads) = serve_settings
-        .as_ref()
-        .and_then(|s| s.server.worker_threads)
-    {
-        builder.worker_threads(threads);
-    }
-    let runtime = match builder.enable_all().build() {
-        Ok(runtime) => runtime,
-        Err(e) => {
-            eprintln!("vodpack: cannot start the tokio runtime: {e}");
-            return ExitCode::FAILURE;
-        }
-    };
-    let result = match (cli.command, serve_settings) {
-        (Command::Serve(_), Some(settings)) => serve_command(&runtime, settings),
-        // Not reached: `serve` settings were resolved above, or the process ended there.
-        (Command::Serve(_), None) => Ok(ExitCode::FAILURE),
-        (
-            Command::Inspect {
-                target,
-                json,
-                settings,
-            },
-            _,
-        ) => runtime.block_on(inspect_command(&target, json, &settings)),
-        (
-            Command::Check {
-                prefix,
-                concurrency,
-                json,
-                settings,
-            },
-            _,
-        ) => runtime.block_on(check_command(&prefix, concurrency.into(), json, &settings)),
-        (
-            Command::SignUrl {
-                prefix,
-                expires_in_secs,
-                client_ip,
-            },
-            _,
-        ) => sign_url(&prefix, expires_in_secs, client_ip.as_deref())
+    let result = match cli.command {
+        // `serve` sizes the runtime from its settings, so they are resolved (and checked)
+        // before it is built.
+        Command::Serve(args) => args
+            .resolve()
+            .map_err(|e| Failure::from(StartupError::from(e)))
+            .and_then(|settings| {
+                let runtime = runtime(settings.server.worker_threads)?;
+                serve_command(&runtime, settings)
+            }),
+        Command::Inspect {
+            target,
+            json,
+            settings,
+        } => runtime(None)
+            .and_then(|runtime| runtime.block_on(inspect_command(&target, json, &settings))),
+        Command::Check {
+            prefix,
+            concurrency,
+            json,
+            settings,
+        } => runtime(None).and_then(|runtime| {
+            runtime.block_on(check_command(&prefix, concurrency.into(), json, &settings))
+        }),
+        Command::SignUrl {
+            prefix,
+            expires_in_secs,
+            client_ip,
+        } => sign_url(&prefix, expires_in_secs, client_ip.as_deref())
             .map(|()| ExitCode::SUCCESS)
             .map_err(Failure::from),
     };
@@ -142,6 +117,16 @@ fn main() -> ExitCode {
             ExitCode::FAILURE
         }
     }
+}
+
+/// The tokio runtime, with `worker_threads` workers (`None`: one per available core).
+fn runtime(worker_threads: Option<usize>) -> Result<tokio::runtime::Runtime, Failure> {
+    let mut builder = tokio::runtime::Builder::new_multi_thread();
+    if let Some(threads) = worker_threads {
+        builder.worker_threads(threads);
+    }
+    (builder.enable_all().build())
+        .map_err(|e| Failure::Other(anyhow::anyhow!("cannot start the tokio runtime: {e}")))
 }
 
 /// How a command failed: at startup (exit 2, one line) or later (exit 1).
