@@ -18,8 +18,8 @@
 //!   changes nothing. Everything else takes the full path in `handler.rs`, which is also
 //!   what fills the map.
 //!
-//! Bounded: at most [`MAX_ANSWERS`] answers and [`MAX_BYTES`] of bodies; past either, an
-//! answer is simply not kept (expired ones are dropped first).
+//! Bounded: at most [`MAX_ANSWERS`] answers and [`MAX_BYTES`] of paths and bodies; past
+//! either, an answer is simply not kept (expired ones are dropped first).
 
 use std::collections::HashMap;
 use std::sync::RwLock;
@@ -34,7 +34,8 @@ use crate::telemetry::REQUEST_SPAN_TARGET;
 
 /// Most answers held at once.
 pub const MAX_ANSWERS: usize = 4096;
-/// Most body bytes held at once (the bodies share the cached title's bytes while it lives).
+/// Most bytes of paths and bodies held at once (the bodies share the cached title's bytes
+/// while it lives).
 pub const MAX_BYTES: usize = 16 * 1024 * 1024;
 
 /// The headers that make a request take the full path: each can change its answer.
@@ -220,9 +221,9 @@ impl Answers {
         let Ok(mut held) = self.held.write() else {
             return;
         };
-        let len = answer.body.len();
-        if let Some(old) = held.by_path.remove(path) {
-            held.bytes -= old.body.len();
+        let len = weight(path, answer.body);
+        if let Some((old_path, old)) = held.by_path.remove_entry(path) {
+            held.bytes = held.bytes.saturating_sub(weight(&old_path, &old.body));
         }
         let full = |held: &Map| held.by_path.len() >= MAX_ANSWERS || held.bytes + len > MAX_BYTES;
         if full(&held) {
@@ -231,7 +232,7 @@ impl Answers {
             }
             held.swept_at = Some(now);
             held.by_path.retain(|_, a| a.until > now);
-            held.bytes = held.by_path.values().map(|a| a.body.len()).sum();
+            held.bytes = (held.by_path.iter()).map(|(p, a)| weight(p, &a.body)).sum();
             if full(&held) {
                 return;
             }
@@ -244,7 +245,7 @@ impl Answers {
                 content_type: answer.content_type,
                 cache_control: answer.cache_control,
                 etag,
-                content_length: HeaderValue::from(len),
+                content_length: HeaderValue::from(answer.body.len()),
                 route: answer.route,
                 until: answer.reuse.until,
                 epoch: answer.reuse.epoch,
@@ -261,6 +262,11 @@ impl Answers {
     pub fn is_empty(&self) -> bool {
         self.len() == 0
     }
+}
+
+/// What an answer held under `path` counts against [`MAX_BYTES`]: its key and its body.
+fn weight(path: &str, body: &Bytes) -> usize {
+    path.len() + body.len()
 }
 
 #[cfg(test)]
@@ -372,6 +378,10 @@ mod tests {
         assert!(answers.is_empty());
         let big = Bytes::from(vec![0u8; MAX_BYTES + 1]);
         keep_master(&answers, &big, soon, now);
+        assert!(answers.is_empty());
+        // The path counts too: a body that fits alone does not fit with its path.
+        let nearly = Bytes::from(vec![0u8; MAX_BYTES - 5]);
+        keep_master(&answers, &nearly, soon, now);
         assert!(answers.is_empty());
         // Full of current answers: a new one is not kept; once they expire, it is.
         let small = Bytes::from_static(b"x");
