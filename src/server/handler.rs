@@ -395,12 +395,7 @@ where
         }),
         Route::Key { key } => Box::pin(protect::key_answer(app, &key))
             .await
-            .map(|bytes| Answer {
-                content: Content::Inline(bytes),
-                content_type: "application/octet-stream",
-                cache_control: KEYS,
-                etag: None,
-            }),
+            .map(|bytes| key_material(bytes, "application/octet-stream")),
         Route::Licence { key } => Box::pin(licence(app, key, body)).await,
         Route::Vod {
             key,
@@ -488,12 +483,17 @@ where
         )),
         Ok(collected) => protect::licence_answer(app, &key, &collected.to_bytes())
             .await
-            .map(|bytes| Answer {
-                content: Content::Inline(bytes),
-                content_type: "application/json",
-                cache_control: KEYS,
-                etag: None,
-            }),
+            .map(|bytes| key_material(bytes, "application/json")),
+    }
+}
+
+/// The answer of a key or a licence: `KEYS` caching, no entity tag.
+fn key_material(bytes: Bytes, content_type: &'static str) -> Answer {
+    Answer {
+        content: Content::Inline(bytes),
+        content_type,
+        cache_control: KEYS,
+        etag: None,
     }
 }
 
