@@ -822,12 +822,18 @@ impl std::str::FromStr for NginxVodLocations {
 mod tests {
     use super::*;
 
-    #[test]
-    fn flags_win_over_the_file_which_wins_over_defaults() {
-        let dir = std::env::temp_dir().join(format!("vodpack-config-{}", std::process::id()));
+    /// A config file holding `text`, in a folder of its own for this test (`tag`).
+    fn config_file(tag: &str, text: &str) -> (std::path::PathBuf, std::path::PathBuf) {
+        let dir = std::env::temp_dir().join(format!("vodpack-config-{tag}-{}", std::process::id()));
         std::fs::create_dir_all(&dir).unwrap();
         let path = dir.join("vodpack.toml");
-        std::fs::write(&path, "segment-duration-ms = 4000\nroot = \"/media\"\n").unwrap();
+        std::fs::write(&path, text).unwrap();
+        (dir, path)
+    }
+
+    #[test]
+    fn flags_win_over_the_file_which_wins_over_defaults() {
+        let (dir, path) = config_file("plain", "segment-duration-ms = 4000\nroot = \"/media\"\n");
         let args = SettingsArgs {
             root: Some("/override".into()),
             config: Some(path),
@@ -856,10 +862,7 @@ mod tests {
         ] {
             assert!(bad.parse::<NginxVodLocations>().is_err(), "{bad}");
         }
-        let dir = std::env::temp_dir().join(format!("vodpack-config-nginx-{}", std::process::id()));
-        std::fs::create_dir_all(&dir).unwrap();
-        let path = dir.join("vodpack.toml");
-        std::fs::write(&path, "nginx-vod-locations = \"hlsts=/ts/\"\n").unwrap();
+        let (dir, path) = config_file("nginx", "nginx-vod-locations = \"hlsts=/ts/\"\n");
         let args = SettingsArgs {
             config: Some(path.clone()),
             ..Default::default()
@@ -905,14 +908,10 @@ mod tests {
     /// local over-read stand.
     #[test]
     fn worker_threads_load_buffers_and_local_gaps_resolve_and_are_checked() {
-        let dir = std::env::temp_dir().join(format!("vodpack-config-wt-{}", std::process::id()));
-        std::fs::create_dir_all(&dir).unwrap();
-        let path = dir.join("vodpack.toml");
-        std::fs::write(
-            &path,
+        let (dir, path) = config_file(
+            "wt",
             "worker-threads = 3\nload-buffer-bytes = 0\nlocal-merge-gap-bytes = 8192\n",
-        )
-        .unwrap();
+        );
         let from_file = SettingsArgs {
             config: Some(path.clone()),
             ..Default::default()
@@ -951,10 +950,7 @@ mod tests {
 
     #[test]
     fn an_unknown_key_in_the_file_is_an_error() {
-        let dir = std::env::temp_dir().join(format!("vodpack-config-bad-{}", std::process::id()));
-        std::fs::create_dir_all(&dir).unwrap();
-        let path = dir.join("vodpack.toml");
-        std::fs::write(&path, "segment-seconds = 4\n").unwrap();
+        let (dir, path) = config_file("bad", "segment-seconds = 4\n");
         let args = SettingsArgs {
             config: Some(path),
             ..Default::default()
@@ -965,11 +961,8 @@ mod tests {
 
     #[test]
     fn object_store_settings_come_from_flags_and_file_and_are_checked() {
-        let dir = std::env::temp_dir().join(format!("vodpack-config-s3-{}", std::process::id()));
-        std::fs::create_dir_all(&dir).unwrap();
-        let path = dir.join("vodpack.toml");
-        std::fs::write(
-            &path,
+        let (dir, path) = config_file(
+            "s3",
             "source = \"s3://bucket/prefix\"\n\
              s3-endpoint = \"http://127.0.0.1:9000\"\n\
              source-allow-http = true\n\
@@ -977,8 +970,7 @@ mod tests {
              source-retries = 1\n\
              source-merge-gap-bytes = 0\n\
              source-identity-ttl-ms = 0\n",
-        )
-        .unwrap();
+        );
         let args = SettingsArgs {
             source_retries: Some(5),
             config: Some(path.clone()),
