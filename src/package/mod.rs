@@ -43,7 +43,7 @@ pub use hls::{
 pub use ladder::{build_ladder, LadderEntry, LadderRole, SidecarSubtitle, CUT_TOLERANCE_MS};
 pub use names::{
     document_track_id, parse_version_folder, split_document_track_id, version_folder, Resource,
-    MAX_DOCUMENT_FILES,
+    ResourceKind, MAX_DOCUMENT_FILES,
 };
 pub use plan::{plan_segments, SegmentPlan, TrackPlan};
 pub use title::{Rendition, Title};

@@ -52,6 +52,119 @@ pub enum Resource {
     TsIframePlaylist { track_id: u32 },
 }
 
+/// What kind of answer a resource is: its metrics label and the request class it is
+/// admitted in follow from it.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum ResourceKind {
+    /// A multivariant playlist (`master.m3u8`, `master-ts.m3u8`).
+    Multivariant,
+    /// The DASH MPD.
+    Mpd,
+    /// A media, I-frame or subtitle playlist.
+    MediaPlaylist,
+    /// An init segment.
+    Init,
+    /// A media segment or a trick-play key frame.
+    Segment,
+    /// A WebVTT segment or file.
+    Subtitle,
+}
+
+impl ResourceKind {
+    /// The stable short name used as the `route` label of metrics and spans.
+    pub fn label(self) -> &'static str {
+        match self {
+            ResourceKind::Multivariant => "master",
+            ResourceKind::Mpd => "mpd",
+            ResourceKind::MediaPlaylist => "media_playlist",
+            ResourceKind::Init => "init",
+            ResourceKind::Segment => "segment",
+            ResourceKind::Subtitle => "subtitle",
+        }
+    }
+
+    /// True for manifests: text rendered from the title alone, small and cheap to answer.
+    pub fn is_manifest(self) -> bool {
+        matches!(
+            self,
+            ResourceKind::Multivariant | ResourceKind::Mpd | ResourceKind::MediaPlaylist
+        )
+    }
+}
+
+/// The facts about a resource that routing, admission, metrics, spans and protection ask
+/// for, answered here once rather than in a `match` of their own each.
+impl Resource {
+    /// What kind of answer it is.
+    pub fn kind(&self) -> ResourceKind {
+        match self {
+            Resource::Multivariant | Resource::MultivariantTs => ResourceKind::Multivariant,
+            Resource::Mpd => ResourceKind::Mpd,
+            Resource::MediaPlaylist { .. }
+            | Resource::IframePlaylist { .. }
+            | Resource::TsMediaPlaylist { .. }
+            | Resource::TsIframePlaylist { .. } => ResourceKind::MediaPlaylist,
+            Resource::Init { .. } => ResourceKind::Init,
+            Resource::Segment { .. } | Resource::KeyFrame { .. } | Resource::TsSegment { .. } => {
+                ResourceKind::Segment
+            }
+            Resource::SubtitleSegment { .. }
+            | Resource::SubtitleFile { .. }
+            | Resource::TsSubtitleSegment { .. } => ResourceKind::Subtitle,
+        }
+    }
+
+    /// The track it belongs to; `None` for the title-wide manifests.
+    pub fn track_id(&self) -> Option<u32> {
+        match *self {
+            Resource::Multivariant | Resource::MultivariantTs | Resource::Mpd => None,
+            Resource::MediaPlaylist { track_id }
+            | Resource::IframePlaylist { track_id }
+            | Resource::Init { track_id }
+            | Resource::SubtitleFile { track_id }
+            | Resource::TsMediaPlaylist { track_id }
+            | Resource::TsIframePlaylist { track_id }
+            | Resource::Segment { track_id, .. }
+            | Resource::KeyFrame { track_id, .. }
+            | Resource::SubtitleSegment { track_id, .. }
+            | Resource::TsSegment { track_id, .. }
+            | Resource::TsSubtitleSegment { track_id, .. } => Some(track_id),
+        }
+    }
+
+    /// Its number (1-based) among its track's segments or key frames, if it is one.
+    pub fn number(&self) -> Option<u64> {
+        match *self {
+            Resource::Segment { number, .. }
+            | Resource::KeyFrame { number, .. }
+            | Resource::SubtitleSegment { number, .. }
+            | Resource::TsSegment { number, .. }
+            | Resource::TsSubtitleSegment { number, .. } => Some(number),
+            _ => None,
+        }
+    }
+
+    /// True for the entry points a player starts from (the names with no version folder).
+    pub fn is_entry(&self) -> bool {
+        matches!(
+            self,
+            Resource::Multivariant | Resource::MultivariantTs | Resource::Mpd
+        )
+    }
+
+    /// True for the resources of the MPEG-TS output.
+    pub fn is_ts(&self) -> bool {
+        matches!(
+            self,
+            Resource::MultivariantTs
+                | Resource::TsMediaPlaylist { .. }
+                | Resource::TsIframePlaylist { .. }
+                | Resource::TsSegment { .. }
+                | Resource::TsSubtitleSegment { .. }
+        )
+    }
+}
+
 impl Resource {
     /// Parse a file name (the last path segment of a request).
     pub fn parse(name: &str) -> Option<Self> {

@@ -21,6 +21,16 @@ pub enum RequestClass {
     Control,
 }
 
+impl RequestClass {
+    /// The `class` label of `vod_shed_requests_total` (control requests are never shed).
+    pub fn shed_label(self) -> &'static str {
+        match self {
+            RequestClass::Segment => "segment",
+            RequestClass::Manifest | RequestClass::Control => "manifest",
+        }
+    }
+}
+
 /// The limits, from the settings.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub struct AdmissionLimits {

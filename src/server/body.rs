@@ -115,3 +115,12 @@ fn next_frame(
         Poll::Ready(None) => Poll::Ready(None),
     }
 }
+
+/// The part of `bytes`, which sit at `from` in a stream, that falls in `window` of it;
+/// `None` when none does.
+pub fn window_part(bytes: &Bytes, from: u64, window: std::ops::Range<u64>) -> Option<Bytes> {
+    let to = from + bytes.len() as u64;
+    let (a, b) = (window.start.max(from), window.end.min(to));
+    // from <= a < b <= to, so the slice lies within `bytes`.
+    (a < b).then(|| bytes.slice((a - from) as usize..(b - from) as usize))
+}

@@ -1,317 +1,372 @@
-//! Every error to its HTTP answer, in one `match` (see the table test below).
+//! Every error the server answers with, as a typed [`ServeError`], and its answer (status,
+//! one-line reason, `Retry-After`, extra headers) in one table: [`ServeError::answer`].
 //!
 //! Unknown key, rendition or segment: 404. Malformed URL: 400. A file that is not a usable
 //! MP4: 422 with the reason, never 404 (a CDN must not cache "missing" for a broken
 //! upload it can re-fetch once fixed). Source unreachable: 502; timing out: 504; an object
 //! that changed while being read: 503 with `Retry-After`. Bucket details never reach the
 //! body: the full error goes to the log line, the client gets the one-line reason.
+//! Signed-URL refusals are a bare 403: the reason is only logged, never the token.
+
+use std::sync::Arc;
 
 use http::StatusCode;
 
-use super::catalog::TitleError;
-use super::route::RouteError;
-use super::titles::DocumentTitleError;
+use super::route::error::RouteError;
+use super::titles::catalog::TitleError;
+use super::titles::documents::DocumentTitleError;
+use super::titles::load::LoadError;
+use super::titles::views::ViewLoadError;
+use crate::crypto::KeyError;
 use crate::media::MediaError;
-use crate::package::PackageError;
+use crate::package::protect::ProtectError;
+use crate::package::{PackageError, ViewError};
 use crate::source::SourceError;
 
-/// An error answer: status, one-line reason for the body, and an optional `Retry-After`.
+/// Why a request gets an error answer. Every error answer the server gives is one of these.
+#[derive(Debug, thiserror::Error)]
+pub enum ServeError {
+    // The request itself.
+    /// The path names nothing we serve, or is malformed.
+    #[error(transparent)]
+    Route(#[from] RouteError),
+    /// A signed URL's token is missing, wrong or expired.
+    #[error("forbidden")]
+    Forbidden,
+    /// The route does not answer this method.
+    #[error("method not allowed")]
+    MethodNotAllowed {
+        /// The methods it answers, for `Allow`.
+        allow: &'static str,
+    },
+    /// A licence request whose body could not be read.
+    #[error("unreadable licence request")]
+    UnreadableLicenceRequest,
+    /// A licence request that is not W3C ClearKey JSON.
+    #[error("not a ClearKey licence request")]
+    BadLicenceRequest,
+
+    // The server's own state.
+    /// Over a request class's limit: shed before any read.
+    #[error("overloaded; retry")]
+    Overloaded,
+    /// Shutting down (readiness).
+    #[error("draining")]
+    Draining,
+    /// The media source does not answer (readiness).
+    #[error("media source unreachable: {0}")]
+    SourceNotReady(SourceError),
+    /// The request's answer did not start within the request deadline.
+    #[error("request deadline exceeded")]
+    DeadlineExceeded,
+    /// A worker or a layout failed where nothing else could (the reason is fixed text).
+    #[error("{0}")]
+    Internal(&'static str),
+
+    // The source.
+    /// Reading the object failed.
+    #[error(transparent)]
+    Source(#[from] SourceError),
+    /// The source gave no first bytes of a segment within the request deadline.
+    #[error("media source timed out")]
+    SourceStalled,
+    /// The source ended before a segment's bytes did.
+    #[error("media source ended early")]
+    SourceEndedEarly,
+
+    // What the object holds, and the title made of it.
+    /// The file is not a usable MP4.
+    #[error(transparent)]
+    Media(#[from] MediaError),
+    /// The title cannot be packaged as asked.
+    #[error(transparent)]
+    Package(#[from] PackageError),
+    /// The media file could not be loaded.
+    #[error(transparent)]
+    Title(Arc<TitleError>),
+    /// The title document could not be served.
+    #[error(transparent)]
+    Document(Arc<DocumentTitleError>),
+    /// The view the path asks for could not be made.
+    #[error(transparent)]
+    View(Arc<ViewLoadError>),
+    /// An nginx-vod urlset that names no usable set of files.
+    #[error("{0}")]
+    Urlset(String),
+    /// A subtitle file over the text read limit.
+    #[error("subtitle file is {size} bytes, over the limit of {max}")]
+    SubtitleTooLarge { size: u64, max: u64 },
+    /// A subtitle file that is not WebVTT or SRT.
+    #[error("{key}: {reason}")]
+    SubtitleMalformed { key: String, reason: String },
+
+    // What this title and version offer.
+    /// No rendition with this track id.
+    #[error("no rendition {0}")]
+    NoRendition(u32),
+    /// No video rendition with this track id.
+    #[error("no video rendition {0}")]
+    NoVideoRendition(u32),
+    /// No MPEG-TS rendition with this track id.
+    #[error("no TS rendition {0}")]
+    NoTsRendition(u32),
+    /// No MPEG-TS video rendition with this track id.
+    #[error("no TS video rendition {0}")]
+    NoTsVideoRendition(u32),
+    /// A version folder that is no current output of the title.
+    #[error("this version of the title is gone; reload the playlist")]
+    VersionGone,
+    /// Something this title or output does not offer, with the reason and what to ask for
+    /// instead (encrypted outputs without trick play, nginx-vod names vodpack does not
+    /// serve, ...).
+    #[error("{0}")]
+    NotOffered(String),
+    /// A key or licence of a title whose output has none.
+    #[error("not found")]
+    NoKey,
+
+    // Protection.
+    /// The content key could not be had.
+    #[error(transparent)]
+    Key(#[from] KeyError),
+    /// A sample could not be encrypted.
+    #[error(transparent)]
+    Protect(#[from] ProtectError),
+    /// Encryption is configured but no key provider could be made.
+    #[error("no key provider")]
+    NoKeyProvider,
+}
+
+/// The answer to an error: what the client gets, and the detail only the log sees.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct ErrorAnswer {
     /// HTTP status.
     pub status: StatusCode,
     /// One line for the body (no bucket names, no paths beyond the key).
     pub reason: String,
-    /// Seconds for `Retry-After`, on 503.
+    /// Seconds for `Retry-After`.
     pub retry_after: Option<u32>,
+    /// `Allow`, on 405.
+    pub allow: Option<&'static str>,
     /// The full error, for the log line only (it may name buckets or paths).
     pub detail: Option<String>,
 }
 
 impl ErrorAnswer {
-    /// An answer with `status` and the one-line `reason`.
-    pub fn new(status: StatusCode, reason: impl Into<String>) -> Self {
+    fn new(status: StatusCode, reason: impl Into<String>) -> Self {
         Self {
             status,
             reason: reason.into(),
             retry_after: None,
+            allow: None,
             detail: None,
         }
     }
 
-    /// The same answer, with `detail` kept for the log line.
-    pub fn with_detail(mut self, detail: impl std::fmt::Display) -> Self {
+    fn retry_after(mut self, seconds: u32) -> Self {
+        self.retry_after = Some(seconds);
+        self
+    }
+
+    fn detail(mut self, detail: &impl std::fmt::Display) -> Self {
         self.detail = Some(detail.to_string());
+        self
+    }
+
+    /// The same answer with the reason `reason` (a title document's errors name the entry).
+    fn reason(mut self, reason: String) -> Self {
+        self.reason = reason;
         self
     }
 }
 
-impl From<&RouteError> for ErrorAnswer {
-    fn from(e: &RouteError) -> Self {
-        match e {
-            RouteError::NotFound => ErrorAnswer::new(StatusCode::NOT_FOUND, "not found"),
-            RouteError::BadPath { .. } => ErrorAnswer::new(StatusCode::BAD_REQUEST, e.to_string()),
-        }
-    }
-}
-
-impl From<&SourceError> for ErrorAnswer {
-    fn from(e: &SourceError) -> Self {
-        match e {
-            SourceError::NotFound { .. } | SourceError::OutsideRoot { .. } => {
-                ErrorAnswer::new(StatusCode::NOT_FOUND, "not found")
-            }
-            SourceError::Changed { .. } => ErrorAnswer {
-                retry_after: Some(1),
-                ..ErrorAnswer::new(
-                    StatusCode::SERVICE_UNAVAILABLE,
-                    "object changed while being read; retry",
-                )
+impl ServeError {
+    /// The answer to this error: the one table.
+    pub fn answer(&self) -> ErrorAnswer {
+        use StatusCode as S;
+        let said = |status: StatusCode| ErrorAnswer::new(status, self.to_string());
+        match self {
+            ServeError::Route(RouteError::NotFound) => ErrorAnswer::new(S::NOT_FOUND, "not found"),
+            ServeError::Route(RouteError::BadPath { .. }) => said(S::BAD_REQUEST),
+            ServeError::Forbidden => said(S::FORBIDDEN),
+            ServeError::MethodNotAllowed { allow } => ErrorAnswer {
+                allow: Some(allow),
+                ..said(S::METHOD_NOT_ALLOWED)
             },
-            SourceError::Timeout { .. } => {
-                ErrorAnswer::new(StatusCode::GATEWAY_TIMEOUT, "media source timed out")
+            ServeError::UnreadableLicenceRequest | ServeError::BadLicenceRequest => {
+                said(S::BAD_REQUEST)
             }
-            SourceError::Unreachable { .. } | SourceError::OutOfRange { .. } => {
-                ErrorAnswer::new(StatusCode::BAD_GATEWAY, "media source unavailable")
+            ServeError::Overloaded | ServeError::Draining => {
+                said(S::SERVICE_UNAVAILABLE).retry_after(1)
             }
-            SourceError::TooLarge { .. } | SourceError::Io { .. } => {
-                ErrorAnswer::new(StatusCode::INTERNAL_SERVER_ERROR, "error reading media")
+            ServeError::SourceNotReady(e) => {
+                ErrorAnswer::new(S::SERVICE_UNAVAILABLE, "media source unreachable")
+                    .retry_after(1)
+                    .detail(e)
             }
-        }
-    }
-}
-
-impl From<&MediaError> for ErrorAnswer {
-    fn from(e: &MediaError) -> Self {
-        match e {
-            MediaError::Source(source) => ErrorAnswer::from(source),
-            MediaError::Internal { .. } => {
-                ErrorAnswer::new(StatusCode::INTERNAL_SERVER_ERROR, e.to_string())
-            }
-            MediaError::NotMp4 { .. }
-            | MediaError::Truncated { .. }
-            | MediaError::InvalidTable { .. }
-            | MediaError::Malformed { .. }
-            | MediaError::UnsupportedCodec { .. }
-            | MediaError::TooLarge { .. }
-            | MediaError::UnsupportedEdit { .. }
-            | MediaError::NoTracks => {
-                ErrorAnswer::new(StatusCode::UNPROCESSABLE_ENTITY, e.to_string())
-            }
-        }
-    }
-}
-
-impl From<&crate::package::protect::ProtectError> for ErrorAnswer {
-    fn from(e: &crate::package::protect::ProtectError) -> Self {
-        use crate::package::protect::ProtectError;
-        match e {
-            ProtectError::UnsupportedCodec { .. } | ProtectError::MalformedSample { .. } => {
-                ErrorAnswer::new(StatusCode::UNPROCESSABLE_ENTITY, e.to_string())
-            }
-            ProtectError::Layout { .. } => {
-                ErrorAnswer::new(StatusCode::INTERNAL_SERVER_ERROR, "encryption failed")
-                    .with_detail(e)
-            }
-        }
-    }
-}
-
-impl From<&crate::crypto::KeyError> for ErrorAnswer {
-    fn from(e: &crate::crypto::KeyError) -> Self {
-        use crate::crypto::KeyError;
-        match e {
-            // Never clear content instead: the client retries.
-            KeyError::Unavailable { .. } => ErrorAnswer {
-                retry_after: Some(5),
-                ..ErrorAnswer::new(
-                    StatusCode::SERVICE_UNAVAILABLE,
-                    "content key unavailable; retry",
-                )
-            }
-            .with_detail(e),
-            KeyError::Config { .. } => ErrorAnswer::new(
-                StatusCode::INTERNAL_SERVER_ERROR,
-                "key provider misconfigured",
-            )
-            .with_detail(e),
-        }
-    }
-}
-
-impl From<&PackageError> for ErrorAnswer {
-    fn from(e: &PackageError) -> Self {
-        match e {
-            PackageError::NoSuchTrack { .. } | PackageError::SegmentOutOfRange { .. } => {
-                ErrorAnswer::new(StatusCode::NOT_FOUND, e.to_string())
-            }
-            // Never an empty success: a CDN would cache a title that plays nothing. And a
-            // file that cannot be packaged as it is is unusable, not missing.
-            PackageError::NoRenditions
-            | PackageError::EmptyTrack { .. }
-            | PackageError::ZeroDuration { .. }
-            | PackageError::UnsupportedEdit { .. }
-            | PackageError::LadderMisaligned { .. }
-            | PackageError::LadderDuration { .. }
-            | PackageError::LadderTrack { .. }
-            | PackageError::NotInTs { .. }
-            | PackageError::NoTsRenditions => {
-                ErrorAnswer::new(StatusCode::UNPROCESSABLE_ENTITY, e.to_string())
-            }
-        }
-    }
-}
-
-impl From<&DocumentTitleError> for ErrorAnswer {
-    fn from(e: &DocumentTitleError) -> Self {
-        let unusable = || ErrorAnswer::new(StatusCode::UNPROCESSABLE_ENTITY, e.to_string());
-        match e {
-            // The document, or what it names, cannot be packaged: 422 naming the entry.
-            DocumentTitleError::Document(_) | DocumentTitleError::Missing { .. } => unusable(),
-            DocumentTitleError::Package(p) => ErrorAnswer {
-                reason: e.to_string(),
-                ..ErrorAnswer::from(p)
+            ServeError::DeadlineExceeded | ServeError::SourceStalled => said(S::GATEWAY_TIMEOUT),
+            ServeError::Internal(_) | ServeError::NoKeyProvider => said(S::INTERNAL_SERVER_ERROR),
+            ServeError::Source(e) => source_answer(e).detail(e),
+            ServeError::SourceEndedEarly => said(S::BAD_GATEWAY),
+            ServeError::Media(e) => media_answer(e),
+            ServeError::Package(e) => package_answer(e),
+            ServeError::Title(e) => title_answer(e).detail(e),
+            ServeError::Document(e) => document_answer(e).detail(e),
+            ServeError::View(e) => match e.as_ref() {
+                ViewLoadError::View(v) => view_answer(v),
+                ViewLoadError::Worker(_) => said(S::INTERNAL_SERVER_ERROR),
             },
-            // A rendition's file: 422 when it is at fault, else the source's answer.
-            DocumentTitleError::Rendition { source, .. } => match source.is_about_the_file() {
-                true => unusable(),
-                false => ErrorAnswer::from(source.as_ref()),
-            },
-            DocumentTitleError::Source(s) => ErrorAnswer::from(s),
-            DocumentTitleError::Internal { .. } => {
-                ErrorAnswer::new(StatusCode::INTERNAL_SERVER_ERROR, "internal error")
+            ServeError::Urlset(_) => said(S::BAD_REQUEST),
+            ServeError::SubtitleTooLarge { .. } | ServeError::SubtitleMalformed { .. } => {
+                said(S::UNPROCESSABLE_ENTITY)
             }
+            ServeError::NoRendition(_)
+            | ServeError::NoVideoRendition(_)
+            | ServeError::NoTsRendition(_)
+            | ServeError::NoTsVideoRendition(_)
+            | ServeError::VersionGone
+            | ServeError::NotOffered(_)
+            | ServeError::NoKey => said(S::NOT_FOUND),
+            ServeError::Key(e) => key_answer(e).detail(e),
+            ServeError::Protect(e) => protect_answer(e),
         }
     }
 }
 
-impl From<&TitleError> for ErrorAnswer {
-    fn from(e: &TitleError) -> Self {
+impl From<LoadError> for ServeError {
+    fn from(e: LoadError) -> Self {
         match e {
-            TitleError::Media(m) => m.into(),
-            // A file with no audio or video track to offer is unusable, not missing.
-            TitleError::Package(p) => {
-                ErrorAnswer::new(StatusCode::UNPROCESSABLE_ENTITY, p.to_string())
-            }
+            LoadError::Source(e) => ServeError::Source(e),
+            LoadError::Urlset(reason) => ServeError::Urlset(reason),
+            LoadError::Title(e) => ServeError::Title(e),
+            LoadError::Document(e) => ServeError::Document(e),
+            LoadError::View(e) => ServeError::View(e),
+        }
+    }
+}
+
+fn source_answer(e: &SourceError) -> ErrorAnswer {
+    use StatusCode as S;
+    match e {
+        SourceError::NotFound { .. } | SourceError::OutsideRoot { .. } => {
+            ErrorAnswer::new(S::NOT_FOUND, "not found")
+        }
+        SourceError::Changed { .. } => ErrorAnswer::new(
+            S::SERVICE_UNAVAILABLE,
+            "object changed while being read; retry",
+        )
+        .retry_after(1),
+        SourceError::Timeout { .. } => {
+            ErrorAnswer::new(S::GATEWAY_TIMEOUT, "media source timed out")
+        }
+        SourceError::Unreachable { .. } | SourceError::OutOfRange { .. } => {
+            ErrorAnswer::new(S::BAD_GATEWAY, "media source unavailable")
+        }
+        SourceError::TooLarge { .. } | SourceError::Io { .. } => {
+            ErrorAnswer::new(S::INTERNAL_SERVER_ERROR, "error reading media")
+        }
+    }
+}
+
+fn media_answer(e: &MediaError) -> ErrorAnswer {
+    match e {
+        MediaError::Source(source) => source_answer(source),
+        MediaError::Internal { .. } => {
+            ErrorAnswer::new(StatusCode::INTERNAL_SERVER_ERROR, e.to_string())
+        }
+        MediaError::NotMp4 { .. }
+        | MediaError::Truncated { .. }
+        | MediaError::InvalidTable { .. }
+        | MediaError::Malformed { .. }
+        | MediaError::UnsupportedCodec { .. }
+        | MediaError::TooLarge { .. }
+        | MediaError::UnsupportedEdit { .. }
+        | MediaError::NoTracks => ErrorAnswer::new(StatusCode::UNPROCESSABLE_ENTITY, e.to_string()),
+    }
+}
+
+fn package_answer(e: &PackageError) -> ErrorAnswer {
+    match e {
+        PackageError::NoSuchTrack { .. } | PackageError::SegmentOutOfRange { .. } => {
+            ErrorAnswer::new(StatusCode::NOT_FOUND, e.to_string())
+        }
+        // Never an empty success: a CDN would cache a title that plays nothing. And a
+        // file that cannot be packaged as it is is unusable, not missing.
+        PackageError::NoRenditions
+        | PackageError::EmptyTrack { .. }
+        | PackageError::ZeroDuration { .. }
+        | PackageError::UnsupportedEdit { .. }
+        | PackageError::LadderMisaligned { .. }
+        | PackageError::LadderDuration { .. }
+        | PackageError::LadderTrack { .. }
+        | PackageError::NotInTs { .. }
+        | PackageError::NoTsRenditions => {
+            ErrorAnswer::new(StatusCode::UNPROCESSABLE_ENTITY, e.to_string())
+        }
+    }
+}
+
+fn title_answer(e: &TitleError) -> ErrorAnswer {
+    match e {
+        TitleError::Media(m) => media_answer(m),
+        // A file with no audio or video track to offer is unusable, not missing.
+        TitleError::Package(p) => ErrorAnswer::new(StatusCode::UNPROCESSABLE_ENTITY, p.to_string()),
+    }
+}
+
+fn document_answer(e: &DocumentTitleError) -> ErrorAnswer {
+    let unusable = || ErrorAnswer::new(StatusCode::UNPROCESSABLE_ENTITY, e.to_string());
+    match e {
+        // The document, or what it names, cannot be packaged: 422 naming the entry.
+        DocumentTitleError::Document(_) | DocumentTitleError::Missing { .. } => unusable(),
+        DocumentTitleError::Package(p) => package_answer(p).reason(e.to_string()),
+        // A rendition's file: 422 when it is at fault, else the source's answer.
+        DocumentTitleError::Rendition { source, .. } => match source.is_about_the_file() {
+            true => unusable(),
+            false => title_answer(source),
+        },
+        DocumentTitleError::Source(s) => source_answer(s),
+        DocumentTitleError::Internal { .. } => {
+            ErrorAnswer::new(StatusCode::INTERNAL_SERVER_ERROR, "internal error")
+        }
+    }
+}
+
+fn view_answer(e: &ViewError) -> ErrorAnswer {
+    match e {
+        ViewError::Package(p) => package_answer(p),
+        ViewError::Malformed { .. }
+        | ViewError::EmptyClip { .. }
+        | ViewError::PastEnd { .. }
+        | ViewError::NoTracks { .. } => ErrorAnswer::new(StatusCode::BAD_REQUEST, e.to_string()),
+    }
+}
+
+fn key_answer(e: &KeyError) -> ErrorAnswer {
+    match e {
+        // Never clear content instead: the client retries.
+        KeyError::Unavailable { .. } => ErrorAnswer::new(
+            StatusCode::SERVICE_UNAVAILABLE,
+            "content key unavailable; retry",
+        )
+        .retry_after(5),
+        KeyError::Config { .. } => ErrorAnswer::new(
+            StatusCode::INTERNAL_SERVER_ERROR,
+            "key provider misconfigured",
+        ),
+    }
+}
+
+fn protect_answer(e: &ProtectError) -> ErrorAnswer {
+    match e {
+        ProtectError::UnsupportedCodec { .. } | ProtectError::MalformedSample { .. } => {
+            ErrorAnswer::new(StatusCode::UNPROCESSABLE_ENTITY, e.to_string())
+        }
+        ProtectError::Layout { .. } => {
+            ErrorAnswer::new(StatusCode::INTERNAL_SERVER_ERROR, "encryption failed").detail(e)
         }
     }
 }
 
 #[cfg(test)]
-mod tests {
-    use super::*;
-
-    #[test]
-    fn each_error_maps_to_its_status() {
-        let key = || "k.mp4".to_string();
-        let table: Vec<(ErrorAnswer, StatusCode)> = vec![
-            ((&RouteError::NotFound).into(), StatusCode::NOT_FOUND),
-            (
-                (&RouteError::BadPath { reason: "x".into() }).into(),
-                StatusCode::BAD_REQUEST,
-            ),
-            (
-                (&SourceError::NotFound { key: key() }).into(),
-                StatusCode::NOT_FOUND,
-            ),
-            (
-                (&SourceError::OutsideRoot { key: key() }).into(),
-                StatusCode::NOT_FOUND,
-            ),
-            (
-                (&SourceError::Timeout { key: key() }).into(),
-                StatusCode::GATEWAY_TIMEOUT,
-            ),
-            (
-                (&SourceError::Unreachable {
-                    key: key(),
-                    reason: "refused".into(),
-                })
-                    .into(),
-                StatusCode::BAD_GATEWAY,
-            ),
-            (
-                (&SourceError::Changed { key: key() }).into(),
-                StatusCode::SERVICE_UNAVAILABLE,
-            ),
-            (
-                (&MediaError::NotMp4 { reason: "x".into() }).into(),
-                StatusCode::UNPROCESSABLE_ENTITY,
-            ),
-            (
-                (&MediaError::Truncated { reason: "x".into() }).into(),
-                StatusCode::UNPROCESSABLE_ENTITY,
-            ),
-            (
-                (&MediaError::Source(SourceError::Timeout { key: key() })).into(),
-                StatusCode::GATEWAY_TIMEOUT,
-            ),
-            (
-                (&PackageError::SegmentOutOfRange {
-                    number: 9,
-                    count: 1,
-                })
-                    .into(),
-                StatusCode::NOT_FOUND,
-            ),
-            (
-                (&PackageError::EmptyTrack { track_id: 1 }).into(),
-                StatusCode::UNPROCESSABLE_ENTITY,
-            ),
-            (
-                (&PackageError::ZeroDuration { track_id: 1 }).into(),
-                StatusCode::UNPROCESSABLE_ENTITY,
-            ),
-            (
-                (&PackageError::NoRenditions).into(),
-                StatusCode::UNPROCESSABLE_ENTITY,
-            ),
-            (
-                (&PackageError::NoTsRenditions).into(),
-                StatusCode::UNPROCESSABLE_ENTITY,
-            ),
-            (
-                (&PackageError::NotInTs {
-                    track_id: 1,
-                    reason: "x".into(),
-                })
-                    .into(),
-                StatusCode::UNPROCESSABLE_ENTITY,
-            ),
-            (
-                (&MediaError::UnsupportedEdit {
-                    track_id: 1,
-                    edit: 2,
-                    reason: "x".into(),
-                })
-                    .into(),
-                StatusCode::UNPROCESSABLE_ENTITY,
-            ),
-            (
-                (&PackageError::UnsupportedEdit {
-                    track_id: 1,
-                    edit: 2,
-                    at_ms: 1000,
-                    reason: "x".into(),
-                })
-                    .into(),
-                StatusCode::UNPROCESSABLE_ENTITY,
-            ),
-        ];
-        for (answer, status) in table {
-            assert_eq!(answer.status, status, "{answer:?}");
-        }
-        let changed: ErrorAnswer = (&SourceError::Changed { key: key() }).into();
-        assert_eq!(changed.retry_after, Some(1));
-    }
-
-    #[test]
-    fn bucket_details_do_not_reach_the_body() {
-        let answer: ErrorAnswer = (&SourceError::Unreachable {
-            key: "k.mp4".into(),
-            reason: "403 AccessDenied for bucket secret-bucket".into(),
-        })
-            .into();
-        assert!(!answer.reason.contains("secret-bucket"));
-    }
-}
+mod tests;

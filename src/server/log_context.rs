@@ -12,11 +12,11 @@
 
 use std::future::Future;
 
-use super::route::{parse_route, Route};
+use super::route::paths::{parse_route, Route};
 
 /// The request a task is answering, for its log lines.
 #[derive(Debug, Clone)]
-pub(super) struct RequestFacts {
+pub(crate) struct RequestFacts {
     /// The metrics route label (`master`, `segment`, ...).
     pub route: &'static str,
     /// The request URI as received.
@@ -28,24 +28,24 @@ tokio::task_local! {
 }
 
 /// Run `future` with `facts` as its request's facts.
-pub(super) fn scope<F: Future>(facts: RequestFacts, future: F) -> impl Future<Output = F::Output> {
+pub(crate) fn scope<F: Future>(facts: RequestFacts, future: F) -> impl Future<Output = F::Output> {
     REQUEST.scope(facts, future)
 }
 
 /// The facts of the request this task answers, to carry into a task it spawns.
-pub(super) fn current() -> Option<RequestFacts> {
+pub(crate) fn current() -> Option<RequestFacts> {
     REQUEST.try_with(RequestFacts::clone).ok()
 }
 
 /// Call `f` with `facts` as its request's facts (for a line written outside the
 /// request's task, such as by a body its connection polls).
-pub(super) fn sync_scope<R>(facts: RequestFacts, f: impl FnOnce() -> R) -> R {
+pub(crate) fn sync_scope<R>(facts: RequestFacts, f: impl FnOnce() -> R) -> R {
     REQUEST.sync_scope(facts, f)
 }
 
 /// Call `f` with the object key (when the path names one) and the route label of the
 /// request this task answers; `(None, "other")` outside a request.
-pub(super) fn facts<R>(f: impl FnOnce(Option<&str>, &'static str) -> R) -> R {
+pub(crate) fn facts<R>(f: impl FnOnce(Option<&str>, &'static str) -> R) -> R {
     let Ok(facts) = REQUEST.try_with(RequestFacts::clone) else {
         return f(None, "other");
     };

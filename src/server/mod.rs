@@ -1,226 +1,54 @@
-//! The HTTP server: hyper 1 on tokio, one task per connection.
+//! The HTTP server: hyper 1 on tokio, one task per connection. A request goes down it once:
 //!
-//! `run` accepts connections until the shutdown future completes, then stops accepting,
-//! marks the server draining (so `/readyz` answers 503), asks every connection to finish
-//! its in-flight requests, and waits for them up to the drain deadline. Handlers live in
-//! `handler.rs`; the mapping of errors to answers in `error.rs`; URL parsing in `route.rs`.
+//! - `listen.rs`: the accept loop (connection cap, send timeout, drain);
+//! - `service.rs`: a held answer, the preview page, or the request's life;
+//! - `request.rs`: the request's life: route (`route/`), span, signed-URL check, methods,
+//!   admission (`admission.rs`), then the output that owns the route, then the response;
+//! - `outputs/`: one module per output (HLS, DASH, CMAF segments, MPEG-TS, subtitles, keys
+//!   and licences, nginx-vod names, health), each returning a plain `Answer`;
+//! - `respond/`: the answer sent: conditionals, `Range`, `HEAD`, and the one way a
+//!   segment streams (clear, encrypted or TS).
+//!
+//! Below the outputs, what they share: `titles/` (the catalog of titles, documents,
+//! views), `protect/` (keys, tokens, the version folder an output lives in, encrypted
+//! segments), `error.rs` (every error answer, in one table), `offload.rs` (work moved off
+//! the runtime workers), `held.rs` (manifest answers held for the requests like them),
+//! `body.rs` (response bodies), `cors.rs`, `log_context.rs`. `app.rs` holds the shared
+//! state.
+//! `preview/` (the page at `/`, `probe`, `describe`) sits above the request's life: it asks
+//! the server as a client would. No file here imports one that imports it back.
 
 mod admission;
-mod answers;
+pub mod app;
 mod body;
-mod catalog;
-mod describe;
-mod error;
-mod handler;
+mod cors;
+pub mod error;
+mod held;
+mod listen;
 mod log_context;
-mod nginx_vod;
-mod preview;
-mod probe;
+mod offload;
+mod outputs;
+pub mod preview;
 pub mod protect;
-mod pulled;
-mod range;
-mod route;
+mod request;
+mod respond;
+pub mod route;
 mod send_timeout;
-mod subtitle;
-mod titles;
-mod ts;
-mod views;
-
-use std::future::Future;
-use std::sync::atomic::{AtomicBool, Ordering};
-use std::sync::Arc;
-use std::time::Duration;
-
-use hyper::service::service_fn;
-use hyper_util::rt::{TokioIo, TokioTimer};
-use tokio::net::TcpListener;
+mod service;
+pub mod titles;
 
 pub use admission::{Admission, AdmissionLimits, Admitted, RequestClass};
+pub use app::App;
 pub use body::ResponseBody;
-pub use catalog::{CachedTitle, Catalog, TitleError};
-pub use describe::{describe, DetailError};
-pub use error::ErrorAnswer;
-pub use preview::preview_enabled;
-pub use probe::{encode_key, probe, KeyReport, Rendition, Variant, Verdict};
-pub use route::{parse_route, Route, RouteError};
-pub use titles::DocumentTitleError;
-
-use crate::config::Settings;
-use crate::source::MediaSource;
-use crate::telemetry::Metrics;
-
-/// hyper's buffer limit per connection, for reading a request head and for queueing body
-/// bytes to write. It bounds a request head (16 KiB, twice nginx's default 8 KiB buffer),
-/// and how much of a streamed body hyper takes from the body channel ahead of the socket:
-/// at 64 KiB it held up to 64 KiB per streaming connection on top of the channel's chunks
-/// (issue 13: at most 64 KiB extra per streaming connection).
-const MAX_BUF_BYTES: usize = 16 * 1024;
-
-/// How long a client may take to send a request head.
-const HEADER_READ_TIMEOUT: Duration = Duration::from_secs(10);
-
-/// Shared state of a running server.
-#[derive(Debug)]
-pub struct App {
-    /// Resolved settings.
-    pub settings: Settings,
-    /// Titles by key and version.
-    pub catalog: Catalog,
-    /// Metrics registry and handles.
-    pub metrics: Arc<Metrics>,
-    /// Connection and request limits.
-    pub admission: Admission,
-    /// Encryption policy, keys and token checks.
-    pub protect: protect::Protector,
-    /// Answers to plain manifest requests, held within the identity window (answers.rs).
-    pub answers: answers::Answers,
-    draining: AtomicBool,
-}
-
-impl App {
-    /// Build the shared state over `source`.
-    pub fn new(settings: Settings, source: Arc<dyn MediaSource>) -> Arc<Self> {
-        let metrics = Arc::new(Metrics::new(source.kind().as_str(), source.counters()));
-        let catalog = Catalog::new(
-            source,
-            settings.metadata_cache_bytes,
-            settings.limits,
-            settings.segment_duration_ms,
-            metrics.clone(),
-        );
-        let admission = Admission::new(AdmissionLimits {
-            max_connections: settings.server.max_connections,
-            max_segment_requests: settings.server.max_segment_requests,
-            max_manifest_requests: settings.server.max_manifest_requests,
-        });
-        let protect = protect::Protector::new(&settings.protect);
-        // Held answers are the same for every request: not with signed URLs (tokens are
-        // carried into manifests), a CORS origin list, or access log lines per request.
-        let answers = answers::Answers::new(
-            !settings.server.access_log && !protect.answers_vary_by_request(),
-        );
-        Arc::new(Self {
-            protect,
-            answers,
-            settings,
-            catalog,
-            metrics,
-            admission,
-            draining: AtomicBool::new(false),
-        })
-    }
-
-    /// True once shutdown has begun.
-    pub fn is_draining(&self) -> bool {
-        self.draining.load(Ordering::Relaxed)
-    }
-
-    /// The Prometheus exposition, with the cache gauges read at scrape time.
-    pub async fn render_metrics(&self) -> String {
-        let (entries, bytes) = self.catalog.stats().await;
-        self.metrics
-            .cache_entries
-            .set(i64::try_from(entries).unwrap_or(i64::MAX));
-        self.metrics
-            .cache_weighted_bytes
-            .set(i64::try_from(bytes).unwrap_or(i64::MAX));
-        self.metrics.render()
-    }
-}
-
-/// Serve `app` on `listener` until `shutdown` completes, then drain.
-///
-/// # Errors
-/// Never for a single connection (those are logged); only if the listener itself fails
-/// irrecoverably, which `accept` backs off from.
-pub async fn run(
-    listener: TcpListener,
-    app: Arc<App>,
-    shutdown: impl Future<Output = ()>,
-) -> std::io::Result<()> {
-    let graceful = hyper_util::server::graceful::GracefulShutdown::new();
-    tokio::pin!(shutdown);
-    loop {
-        let (stream, peer) = tokio::select! {
-            accepted = listener.accept() => match accepted {
-                Ok(pair) => pair,
-                Err(e) => {
-                    // Usually EMFILE or a reset before accept: back off briefly, keep serving.
-                    tracing::warn!(error = %e, "accept failed");
-                    tokio::time::sleep(Duration::from_millis(50)).await;
-                    continue;
-                }
-            },
-            () = &mut shutdown => break,
-        };
-        let _ = stream.set_nodelay(true);
-        let Some(permit) = app.admission.admit_connection() else {
-            app.metrics.rejected_connections.inc();
-            tokio::spawn(reject_connection(stream));
-            continue;
-        };
-        let app_for_conn = app.clone();
-        // The extension map is allocated on first insert: only when a token check reads it.
-        let client_addr = app.protect.reads_client_addr().then(|| peer.ip());
-        let service = service_fn(move |mut req: hyper::Request<hyper::body::Incoming>| {
-            if let Some(ip) = client_addr {
-                req.extensions_mut().insert(protect::ClientAddr(ip));
-            }
-            let app = app_for_conn.clone();
-            async move { Ok::<_, std::convert::Infallible>(handler::handle(app, req).await) }
-        });
-        let send_timeout = Duration::from_millis(app.settings.server.send_timeout_ms);
-        let stream = send_timeout::SendTimeout::new(
-            stream,
-            send_timeout,
-            app.metrics.stalled_streams.clone(),
-        );
-        let conn = hyper::server::conn::http1::Builder::new()
-            .timer(TokioTimer::new())
-            .header_read_timeout(HEADER_READ_TIMEOUT)
-            .max_buf_size(MAX_BUF_BYTES)
-            .serve_connection(TokioIo::new(stream), service);
-        let watched = graceful.watch(conn);
-        let metrics = app.metrics.clone();
-        tokio::spawn(async move {
-            let _permit = permit;
-            metrics.connections_open.inc();
-            if let Err(e) = watched.await {
-                tracing::debug!(error = %e, "connection ended with an error");
-            }
-            metrics.connections_open.dec();
-        });
-    }
-    app.draining.store(true, Ordering::Relaxed);
-    drop(listener);
-    tracing::info!("draining connections");
-    let deadline = Duration::from_millis(app.settings.server.drain_timeout_ms);
-    if tokio::time::timeout(deadline, graceful.shutdown())
-        .await
-        .is_err()
-    {
-        tracing::warn!("drain deadline passed with connections still open");
-    }
-    Ok(())
-}
-
-/// Answer a connection over the cap with a 503 and close it, without parsing its request.
-/// Bounded: a second at most, however the client behaves.
-async fn reject_connection(mut stream: tokio::net::TcpStream) {
-    use tokio::io::{AsyncReadExt, AsyncWriteExt};
-    const ANSWER: &[u8] = b"HTTP/1.1 503 Service Unavailable\r\nretry-after: 1\r\n\
-content-type: text/plain; charset=utf-8\r\ncache-control: no-store\r\n\
-access-control-allow-origin: *\r\ncontent-length: 21\r\nconnection: close\r\n\r\n\
-too many connections\n";
-    let _ = tokio::time::timeout(Duration::from_secs(1), async {
-        // Take what the client sent first, so closing does not reset the connection
-        // before it reads the answer.
-        let mut buf = [0u8; 4096];
-        let _ = tokio::time::timeout(Duration::from_millis(100), stream.read(&mut buf)).await;
-        stream.write_all(ANSWER).await?;
-        stream.shutdown().await?;
-        while stream.read(&mut buf).await? > 0 {}
-        Ok::<_, std::io::Error>(())
-    })
-    .await;
-}
+pub use error::{ErrorAnswer, ServeError};
+pub use listen::run;
+pub use preview::describe::{describe, DetailError};
+pub use preview::page::preview_enabled;
+pub use preview::probe::{encode_key, probe, KeyReport, Rendition, Variant, Verdict};
+pub use request::TRACE_ID_HEADER;
+pub use route::error::RouteError;
+pub use route::paths::{parse_route, Route};
+pub use service::handle;
+pub use titles::cached::CachedTitle;
+pub use titles::catalog::{Catalog, TitleError};
+pub use titles::documents::DocumentTitleError;

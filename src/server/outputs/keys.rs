@@ -1,0 +1,108 @@
+//! Keys and licences: the HLS key (`hls.key`: AES-128, and SAMPLE-AES for MPEG-TS) and the
+//! W3C ClearKey licence (`clearkey.json`, POST) of a title, answered only when the title's
+//! output uses them, and never cached by a CDN.
+
+use base64::engine::general_purpose::URL_SAFE_NO_PAD;
+use base64::Engine as _;
+use bytes::Bytes;
+
+use crate::crypto::{EncryptionPolicy, Scheme};
+use crate::package::View;
+use crate::server::app::App;
+use crate::server::error::ServeError;
+use crate::server::respond::answer::Answer;
+use crate::server::titles::load::load_view;
+use crate::source::ObjectKey;
+
+/// Largest licence request body read.
+const MAX_LICENCE_REQUEST_BYTES: usize = 16 * 1024;
+
+/// The encryption policy of the title at `key` (which must exist): a title document's own,
+/// else the server's.
+///
+/// # Errors
+/// 404 for no such object, 422 for a broken title document, source errors as usual.
+async fn title_policy(app: &App, key: &ObjectKey) -> Result<EncryptionPolicy, ServeError> {
+    if !crate::media::is_title_document(key) {
+        app.catalog.source().identify(key).await?;
+        return Ok(app.protect.policy());
+    }
+    let (_, cached) = load_view(&app.catalog, key, &View::default()).await?;
+    Ok(cached.encryption.unwrap_or(app.protect.policy()))
+}
+
+/// The HLS key of the title at `key` (AES-128, and SAMPLE-AES for MPEG-TS): 16 raw bytes.
+///
+/// # Errors
+/// 404 when the title's HLS output is clear, 503 when the key is unavailable.
+pub async fn key(app: &App, key: &ObjectKey) -> Result<Answer, ServeError> {
+    if !matches!(
+        title_policy(app, key).await?.hls,
+        Some(Scheme::Aes128 | Scheme::Cbcs)
+    ) {
+        return Err(ServeError::NoKey);
+    }
+    let content_key = app.protect.content_key(key).await?;
+    let bytes = Bytes::copy_from_slice(&content_key.key);
+    Ok(Answer::key_material(bytes, "application/octet-stream"))
+}
+
+/// The licence route's answer: the request body read (16 KiB at most), then the licence.
+///
+/// # Errors
+/// 400 for a body that cannot be read, else as [`licence_answer`].
+pub async fn licence<B>(app: &App, key: &ObjectKey, body: B) -> Result<Answer, ServeError>
+where
+    B: http_body::Body + Send + 'static,
+    B::Data: Send,
+    B::Error: Into<Box<dyn std::error::Error + Send + Sync>>,
+{
+    use http_body_util::BodyExt;
+    let limited = http_body_util::Limited::new(body, MAX_LICENCE_REQUEST_BYTES);
+    let collected = (limited.collect().await).map_err(|_| ServeError::UnreadableLicenceRequest)?;
+    let bytes = licence_answer(app, key, &collected.to_bytes()).await?;
+    Ok(Answer::key_material(bytes, "application/json"))
+}
+
+/// The W3C ClearKey licence (EME, "Clear Key" 9.1.4) for the title at `key`: the keys
+/// among the request's `kids` that the title has.
+///
+/// # Errors
+/// 400 for a request that is not ClearKey JSON, 404 when the title uses no CENC scheme,
+/// 503 when the key is unavailable.
+async fn licence_answer(app: &App, key: &ObjectKey, body: &[u8]) -> Result<Bytes, ServeError> {
+    let policy = title_policy(app, key).await?;
+    let cenc = |s: Option<Scheme>| matches!(s, Some(Scheme::Cenc | Scheme::Cbcs));
+    if !cenc(policy.hls) && !cenc(policy.dash) {
+        return Err(ServeError::NoKey);
+    }
+    #[derive(serde::Deserialize)]
+    struct LicenceRequest {
+        kids: Vec<String>,
+        #[serde(rename = "type")]
+        session_type: Option<String>,
+    }
+    let bad = || ServeError::BadLicenceRequest;
+    if body.len() > MAX_LICENCE_REQUEST_BYTES {
+        return Err(bad());
+    }
+    let request: LicenceRequest = serde_json::from_slice(body).map_err(|_| bad())?;
+    let content_key = app.protect.content_key(key).await?;
+    let kid = URL_SAFE_NO_PAD.encode(content_key.kid);
+    let keys: Vec<serde_json::Value> = (request.kids.iter())
+        .filter(|k| k.trim_end_matches('=') == kid)
+        .take(1)
+        .map(|_| {
+            serde_json::json!({
+                "kty": "oct",
+                "kid": kid,
+                "k": URL_SAFE_NO_PAD.encode(content_key.key),
+            })
+        })
+        .collect();
+    let answer = serde_json::json!({
+        "keys": keys,
+        "type": request.session_type.unwrap_or_else(|| "temporary".into()),
+    });
+    Ok(Bytes::from(answer.to_string()))
+}

@@ -1,0 +1,233 @@
+//! The MPEG-TS output over HTTP: `master-ts.m3u8`, TS media, I-frame and subtitle
+//! playlists, and TS segments streamed from the source.
+//!
+//! A title's TS output (`package::ts::TsTitle`: programs, layouts, bandwidths) is worked
+//! out once, on the blocking pool, on the first TS request, and kept with the cached title
+//! with its rendered playlists, as the CMAF manifests are. A segment streams like a CMAF
+//! one: the head goes out once the first chunk is made, then the writer turns the source
+//! bytes into packets as the connection pulls each chunk (`TsChunks`), with the same send
+//! timeout, metrics and source read counters. The program streams of one object (video,
+//! muxed audio) are read together in file order (`source::InterleavedReads`). With HLS
+//! AES-128 the chunks go through the cipher (`CutChunks`). With HLS SAMPLE-AES the
+//! segment's samples are read whole and encrypted first (their sizes shape its layout,
+//! `package::ts::sample_aes`), then written from memory.
+//!
+//! A segment's body is streamed by `respond::ts_stream`; SAMPLE-AES's part is in
+//! `sample_aes.rs`.
+
+use std::sync::{Arc, OnceLock};
+
+use bytes::Bytes;
+use tracing::Instrument;
+
+use super::sample_aes::{sample_aes_segment, without_muxed_only_audio, without_playlists};
+use crate::crypto::{Scheme, WholeSegmentEncryptor};
+use crate::package::{
+    render_ts_iframe_playlist, render_ts_media_playlist, render_ts_multivariant_playlist,
+    render_ts_subtitle_playlist, ts_subtitle_segment, PackageError, Resource,
+};
+use crate::server::error::ServeError;
+use crate::server::outputs::context::TitleRequest;
+use crate::server::outputs::subtitles::{subtitle_body, SubtitleRequest};
+use crate::server::protect::manifest::ts_segment_iv;
+use crate::server::respond::answer::{
+    Answer, Content, TsProtection, TsSegmentJob, M3U8, MP2T, WEBVTT,
+};
+use crate::server::titles::cached::{CachedTitle, TsOutput};
+
+/// The TS output of `cached`, worked out on the blocking pool the first time.
+///
+/// # Errors
+/// 422 when no rendition can go in TS; 500 if the work is lost.
+async fn ts_output(cached: &Arc<CachedTitle>) -> Result<&TsOutput, ServeError> {
+    let failed = ServeError::Internal("TS layout failed");
+    if cached.ts_slot().get().is_none() {
+        let title = cached.clone();
+        tokio::task::spawn_blocking(move || {
+            title.ts_slot().get_or_init(|| TsOutput::new(&title));
+        })
+        .instrument(tracing::info_span!("ts.layout"))
+        .await
+        .map_err(|_| ServeError::Internal("TS layout failed"))?;
+    }
+    cached.ts_slot().get().ok_or(failed)
+}
+
+/// The answer to TS resource `req.resource`.
+///
+/// # Errors
+/// 404 for a rendition, track or segment the TS output does not have (or the selected
+/// output does not offer); 422 when the title has no TS output; the subtitle path's
+/// answers for WebVTT segments.
+pub async fn answer(req: &TitleRequest<'_>) -> Result<Answer, ServeError> {
+    let (app, cached, resource) = (req.app, &req.cached, req.resource);
+    let protected = req.protected.as_ref();
+    // TS is encrypted as HLS is (AES-128 or SAMPLE-AES); DASH's `cenc` folder has no TS.
+    if protected.is_some_and(|p| !matches!(p.scheme, Scheme::Aes128 | Scheme::Cbcs)) {
+        return Err(ServeError::NotOffered(format!(
+            "{resource} is not in this version"
+        )));
+    }
+    if let Resource::TsSubtitleSegment { track_id, number } = resource {
+        let (key, identity) = req.object_of(track_id);
+        let request = SubtitleRequest::Segment { number };
+        let body = subtitle_body(app, cached, &key, &identity, track_id, request).await?;
+        let text = std::str::from_utf8(&body)
+            .ok()
+            .and_then(ts_subtitle_segment);
+        let text = text.ok_or(ServeError::Internal("WebVTT without its map"))?;
+        return Ok(req.answer(Content::Inline(Bytes::from(text)), WEBVTT));
+    }
+    let output = ts_output(cached).await?;
+    let ts = output.ts.as_ref().map_err(Clone::clone)?;
+    let title = &cached.title;
+    let position = |track_id: u32| {
+        (ts.renditions.iter())
+            .position(|r| r.rendition.track_id == track_id)
+            .ok_or(ServeError::NoTsRendition(track_id))
+    };
+    let cached_bytes = |slot: Option<&OnceLock<Bytes>>, render: &dyn Fn() -> String| {
+        slot.map(|s| s.get_or_init(|| Bytes::from(render())).clone())
+    };
+    // Apple's sample encryption covers H.264, AAC, AC-3 and E-AC-3: with SAMPLE-AES a TS
+    // rendition carrying anything else (HEVC, MP3) is not offered (fail closed).
+    let uncovered: Vec<u32> = match protected {
+        Some(p) if p.scheme == Scheme::Cbcs => (ts.renditions.iter())
+            .filter(|r| !r.program.sample_aes_covers())
+            .map(|r| r.rendition.track_id)
+            .collect(),
+        _ => Vec::new(),
+    };
+    let not_offered = |track_id: u32| {
+        uncovered.contains(&track_id).then(|| {
+            ServeError::NotOffered(format!(
+                "TS rendition {track_id} is not offered with SAMPLE-AES, which covers H.264, \
+                 AAC, AC-3 and E-AC-3; use master.m3u8"
+            ))
+        })
+    };
+    match resource {
+        Resource::TsMediaPlaylist { track_id } | Resource::TsSegment { track_id, .. } => {
+            if let Some(refused) = not_offered(track_id) {
+                return Err(refused);
+            }
+        }
+        _ => {}
+    }
+    match resource {
+        Resource::MultivariantTs => {
+            let master = output
+                .master
+                .get_or_init(|| Bytes::from(render_ts_multivariant_playlist(title, ts)))
+                .clone();
+            if protected.is_none_or(|p| p.scheme != Scheme::Cbcs) {
+                return Ok(req.manifest(master, M3U8));
+            }
+            if uncovered.len() == ts.renditions.len() {
+                return Err(ServeError::NotOffered(
+                    "no TS rendition can be offered with SAMPLE-AES, which covers H.264, AAC, \
+                     AC-3 and E-AC-3; use master.m3u8"
+                        .into(),
+                ));
+            }
+            // SAMPLE-AES: ffmpeg (5.1; its hls.c today reads the same) takes a variant
+            // with an audio group for packed audio and decrypts nothing, so a group that
+            // only names the muxed audio (no URI) is left out: it says nothing the
+            // variant does not. Renditions the format does not cover go too. Both depend
+            // on the title alone: trimmed once, kept beside the clear playlist.
+            let trimmed = output.sample_aes_master.get_or_init(|| {
+                let text = without_muxed_only_audio(&String::from_utf8_lossy(&master));
+                let names: Vec<String> = (uncovered.iter())
+                    .map(|&track_id| Resource::TsMediaPlaylist { track_id }.to_string())
+                    .collect();
+                Bytes::from(match names.is_empty() {
+                    true => text,
+                    false => without_playlists(&text, &names),
+                })
+            });
+            Ok(req.manifest(trimmed.clone(), M3U8))
+        }
+        Resource::TsMediaPlaylist { track_id } => {
+            if let Ok(pos) = position(track_id) {
+                let rendition = &ts.renditions[pos];
+                let render = || render_ts_media_playlist(title, rendition);
+                return cached_bytes(output.media.get(pos), &render)
+                    .map(|bytes| req.manifest(bytes, M3U8))
+                    .ok_or(ServeError::NoTsRendition(track_id));
+            }
+            // A text track's subtitle playlist, if the title has it.
+            cached
+                .subtitle_playlist(track_id)
+                .ok_or(ServeError::NoTsRendition(track_id))?;
+            let plan = cached.subtitle_plan();
+            let playlist = Bytes::from(render_ts_subtitle_playlist(plan, track_id));
+            Ok(req.manifest(playlist, M3U8))
+        }
+        Resource::TsIframePlaylist { track_id } => {
+            let pos = position(track_id)?;
+            let rendition = &ts.renditions[pos];
+            if !rendition
+                .program
+                .streams
+                .first()
+                .is_some_and(|s| s.is_video())
+            {
+                return Err(ServeError::NoTsVideoRendition(track_id));
+            }
+            let render = || render_ts_iframe_playlist(rendition);
+            cached_bytes(output.iframes.get(pos), &render)
+                .map(|bytes| req.manifest(bytes, M3U8))
+                .ok_or(ServeError::NoTsRendition(track_id))
+        }
+        Resource::TsSegment { track_id, number } => {
+            let rendition = position(track_id)?;
+            let ts_rendition = &ts.renditions[rendition];
+            let segment = usize::try_from(number - 1).unwrap_or(usize::MAX);
+            let summary = ts_rendition.layout.segments.get(segment).ok_or(
+                PackageError::SegmentOutOfRange {
+                    number,
+                    count: ts_rendition.layout.segments.len() as u64,
+                },
+            )?;
+            let objects: Vec<_> = (ts_rendition.program.streams.iter())
+                .map(|s| {
+                    let id = title
+                        .index
+                        .tracks
+                        .get(s.track_pos)
+                        .map_or(0, |t| t.track_id);
+                    req.object_of(id)
+                })
+                .collect();
+            let protection = match protected {
+                None => TsProtection::Clear,
+                Some(p) => {
+                    let iv = ts_segment_iv(cached, p, track_id, number);
+                    if p.scheme == Scheme::Aes128 {
+                        TsProtection::Aes128(p.key.key, iv)
+                    } else {
+                        let encrypt = (rendition, segment, p.key.key, iv);
+                        sample_aes_segment(app, (cached, ts), &objects, encrypt).await?
+                    }
+                }
+            };
+            let len = match &protection {
+                TsProtection::Clear => summary.bytes,
+                TsProtection::Aes128(..) => WholeSegmentEncryptor::encrypted_len(summary.bytes),
+                TsProtection::SampleAes(writer, _) => writer.content_length,
+            };
+            let job = TsSegmentJob {
+                cached: cached.clone(),
+                rendition,
+                segment,
+                objects,
+                len,
+                protection,
+            };
+            Ok(req.answer(Content::Ts(job), MP2T))
+        }
+        _ => Err(ServeError::NotOffered(format!(
+            "{resource} is not a TS resource"
+        ))),
+    }
+}

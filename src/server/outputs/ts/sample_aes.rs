@@ -1,0 +1,255 @@
+//! SAMPLE-AES for the TS output: a segment's samples read whole and encrypted before its
+//! layout is known (`package::ts::sample_aes`), and the multivariant playlist trimmed to
+//! what Apple's sample encryption covers and what readers take right.
+
+use std::sync::Arc;
+
+use bytes::Bytes;
+
+use crate::package::ts::{
+    encrypt_sample_aes_segment, prepare_ts_segment, TsTitle, MAX_SEGMENT_SAMPLE_BYTES,
+};
+use crate::package::PackageError;
+use crate::server::app::App;
+use crate::server::error::ServeError;
+use crate::server::offload::assemble_off_runtime;
+use crate::server::respond::answer::TsProtection;
+use crate::server::titles::cached::CachedTitle;
+use crate::source::{ByteRange, ObjectIdentity, ObjectKey};
+
+/// Multivariant playlist `text` without its audio groups whose renditions all lack a URI
+/// (the audio muxed in the variants): their `EXT-X-MEDIA` tags and the variants' `AUDIO`
+/// attributes naming them go.
+pub(super) fn without_muxed_only_audio(text: &str) -> String {
+    let group_of = |line: &str| {
+        let at = line.find("GROUP-ID=\"")? + "GROUP-ID=\"".len();
+        let rest = line.get(at..)?;
+        rest.find('"').map(|end| rest[..end].to_owned())
+    };
+    let audio = |line: &&str| line.starts_with("#EXT-X-MEDIA:") && line.contains("TYPE=AUDIO");
+    let mut muxed_only: Vec<String> = text.lines().filter(audio).filter_map(group_of).collect();
+    for line in text.lines().filter(audio) {
+        if line.contains("URI=\"") {
+            if let Some(group) = group_of(line) {
+                muxed_only.retain(|g| *g != group);
+            }
+        }
+    }
+    let mut out = String::with_capacity(text.len());
+    for line in text.lines() {
+        if audio(&line) && group_of(line).is_some_and(|g| muxed_only.contains(&g)) {
+            continue;
+        }
+        let mut line = line.to_owned();
+        if line.starts_with("#EXT-X-STREAM-INF:") {
+            for group in &muxed_only {
+                line = line.replace(&format!(",AUDIO=\"{group}\""), "");
+            }
+        }
+        out.push_str(&line);
+        out.push('\n');
+    }
+    out
+}
+
+/// Multivariant playlist `text` without the variants and renditions whose playlist is
+/// one of `names`.
+pub(super) fn without_playlists(text: &str, names: &[String]) -> String {
+    let names_uri = |line: &str| {
+        let uri = line.rsplit('/').next().unwrap_or(line);
+        names.iter().any(|n| n == uri)
+    };
+    let quoted = |line: &str| names.iter().any(|n| line.contains(&format!("{n}\"")));
+    let lines: Vec<&str> = text.lines().collect();
+    let mut out = String::with_capacity(text.len());
+    for (k, line) in lines.iter().enumerate() {
+        let dropped = if line.starts_with("#EXT-X-STREAM-INF") {
+            lines.get(k + 1).is_some_and(|next| names_uri(next))
+        } else if line.starts_with("#EXT-X-MEDIA") {
+            quoted(line)
+        } else {
+            !line.starts_with('#') && names_uri(line)
+        };
+        if !dropped {
+            out.push_str(line);
+            out.push('\n');
+        }
+    }
+    out
+}
+
+/// Segment `segment` of TS rendition `rendition` of `cached` with HLS SAMPLE-AES: its
+/// samples read whole from `objects` (one per program stream) and encrypted on the
+/// blocking pool, giving the writer and its input. Encryption changes the video's sizes,
+/// so the segment's length is known only now: a SAMPLE-AES segment holds its samples in
+/// memory (at most `MAX_SEGMENT_SAMPLE_BYTES`), where a clear or AES-128 one streams.
+///
+/// # Errors
+/// 422 for a program SAMPLE-AES does not cover or a segment too large; the source's
+/// answers for its reads.
+pub(super) async fn sample_aes_segment(
+    app: &App,
+    (cached, ts): (&Arc<CachedTitle>, &TsTitle),
+    objects: &[(ObjectKey, ObjectIdentity)],
+    (rendition, segment, key, iv): (usize, usize, [u8; 16], [u8; 16]),
+) -> Result<TsProtection, ServeError> {
+    let r = ts
+        .renditions
+        .get(rendition)
+        .ok_or(PackageError::NoTsRenditions)?;
+    let title = &cached.title;
+    let program = r.program.with_sample_aes(&title.index)?;
+    let clear = prepare_ts_segment(title, &r.program, &r.layout, segment, None)?;
+    let total: u64 = clear.ranges.iter().flatten().map(|r| r.len).sum();
+    if total > MAX_SEGMENT_SAMPLE_BYTES {
+        let e = PackageError::NotInTs {
+            track_id: r.rendition.track_id,
+            reason: format!("a segment of {total} bytes of samples is too large for SAMPLE-AES"),
+        };
+        return Err(e.into());
+    }
+    let samples = read_samples(app, objects, &clear.ranges).await?;
+    let title = cached.clone();
+    let encrypt = move || {
+        let output = title.ts_slot().get().and_then(|o| o.ts.as_ref().ok());
+        let r = (output.and_then(|t| t.renditions.get(rendition)))
+            .ok_or(PackageError::NoTsRenditions)?;
+        encrypt_sample_aes_segment(
+            &title.title,
+            &program,
+            &r.layout,
+            segment,
+            samples,
+            &key,
+            &iv,
+        )
+    };
+    // A usual segment (a few hundred KB) encrypts in well under a millisecond, less than a
+    // hop to the blocking pool costs (docs/performance.md); large ones go there.
+    let span = tracing::info_span!("segment.encrypt", vod.segment = segment + 1);
+    let (writer, samples) = if total <= INLINE_ENCRYPT_BYTES {
+        span.in_scope(encrypt)?
+    } else {
+        assemble_off_runtime(span, encrypt).await?
+    };
+    Ok(TsProtection::SampleAes(Box::new(writer), samples))
+}
+
+/// The bytes of each program stream's `ranges` (its samples, in order), read from its
+/// object in `objects`. The streams of one object whose ranges fill most of the span they
+/// cover (a muxed file interleaves them sample by sample) are read as that one span: one
+/// read, where a read per range would be hundreds.
+async fn read_samples(
+    app: &App,
+    objects: &[(ObjectKey, ObjectIdentity)],
+    ranges: &[Vec<ByteRange>],
+) -> Result<Vec<Bytes>, ServeError> {
+    let source = app.catalog.source();
+    let mut out = vec![Bytes::new(); ranges.len()];
+    let mut done = vec![false; ranges.len()];
+    for (s, (key, identity)) in objects.iter().enumerate() {
+        if done.get(s).copied().unwrap_or(true) {
+            continue;
+        }
+        let group: Vec<usize> = (s..objects.len())
+            .filter(|t| {
+                objects
+                    .get(*t)
+                    .is_some_and(|o| o.0 == *key && o.1 == *identity)
+            })
+            .collect();
+        let (mut first, mut end, mut total) = (u64::MAX, 0u64, 0u64);
+        for t in &group {
+            for r in ranges.get(*t).map(Vec::as_slice).unwrap_or_default() {
+                (first, end, total) = (first.min(r.start), end.max(r.end()), total + r.len);
+            }
+        }
+        let first = first.min(end);
+        let span = end - first;
+        let whole = if span == 0 {
+            Some(Bytes::new())
+        } else if span <= total + total / 4 + SPAN_SLACK_BYTES {
+            let bytes = source.read_range(key, identity, ByteRange::new(first, span));
+            Some(bytes.await?)
+        } else {
+            None
+        };
+        for t in group {
+            let list = ranges.get(t).map(Vec::as_slice).unwrap_or_default();
+            let parts = match &whole {
+                Some(whole) => cut_ranges(whole, first, list)?,
+                None => source.read_ranges(key, identity, list).await?,
+            };
+            if let (Some(slot), Some(flag)) = (out.get_mut(t), done.get_mut(t)) {
+                *slot = match <[Bytes; 1]>::try_from(parts) {
+                    Ok([one]) => one,
+                    Err(parts) => Bytes::from(parts.concat()),
+                };
+                *flag = true;
+            }
+        }
+    }
+    Ok(out)
+}
+
+/// `ranges` cut from `whole`, the bytes from offset `first` on.
+fn cut_ranges(whole: &Bytes, first: u64, ranges: &[ByteRange]) -> Result<Vec<Bytes>, ServeError> {
+    let mut out = Vec::with_capacity(ranges.len());
+    for r in ranges {
+        let at = usize::try_from(r.start - first).unwrap_or(usize::MAX);
+        let part = at
+            .checked_add(r.len as usize)
+            .filter(|end| *end <= whole.len())
+            .map(|end| whole.slice(at..end));
+        out.push(part.ok_or(ServeError::SourceEndedEarly)?);
+    }
+    Ok(out)
+}
+
+/// Bytes between a muxed file's ranges read over rather than split into more reads.
+const SPAN_SLACK_BYTES: u64 = 256 * 1024;
+/// Most bytes of samples of a SAMPLE-AES segment encrypted on the runtime worker itself.
+const INLINE_ENCRYPT_BYTES: u64 = 1024 * 1024;
+
+#[cfg(test)]
+mod tests {
+    use super::{without_muxed_only_audio, without_playlists};
+
+    /// Given a TS multivariant playlist whose audio group only names the muxed audio, then
+    /// the group and the variants' reference to it go; a group with an alternate rendition
+    /// (a URI) stays whole.
+    #[test]
+    fn audio_groups_of_muxed_audio_only_leave_the_playlist() {
+        let muxed = "#EXTM3U\n\
+            #EXT-X-MEDIA:TYPE=AUDIO,GROUP-ID=\"audio\",NAME=\"a\",DEFAULT=YES\n\
+            #EXT-X-STREAM-INF:BANDWIDTH=1,CODECS=\"avc1,mp4a\",AUDIO=\"audio\"\nv1/index-ts-t1.m3u8\n";
+        assert_eq!(
+            without_muxed_only_audio(muxed),
+            "#EXTM3U\n#EXT-X-STREAM-INF:BANDWIDTH=1,CODECS=\"avc1,mp4a\"\nv1/index-ts-t1.m3u8\n"
+        );
+        let alternate = "#EXTM3U\n\
+            #EXT-X-MEDIA:TYPE=AUDIO,GROUP-ID=\"audio\",NAME=\"a\",DEFAULT=YES\n\
+            #EXT-X-MEDIA:TYPE=AUDIO,GROUP-ID=\"audio\",NAME=\"b\",URI=\"v1/index-ts-t3.m3u8\"\n\
+            #EXT-X-STREAM-INF:BANDWIDTH=1,AUDIO=\"audio\"\nv1/index-ts-t1.m3u8\n";
+        assert_eq!(without_muxed_only_audio(alternate), alternate);
+    }
+
+    /// Given a TS multivariant playlist with an MP3 audio rendition and a variant whose
+    /// muxed audio SAMPLE-AES cannot carry, then both go and the rest stays as it was.
+    #[test]
+    fn uncovered_renditions_leave_the_multivariant_playlist() {
+        let master = "#EXTM3U\n#EXT-X-VERSION:4\n\
+            #EXT-X-MEDIA:TYPE=AUDIO,GROUP-ID=\"audio\",NAME=\"a\",DEFAULT=YES\n\
+            #EXT-X-MEDIA:TYPE=AUDIO,GROUP-ID=\"audio\",NAME=\"mp3\",URI=\"v1/index-ts-t3.m3u8\"\n\
+            #EXT-X-STREAM-INF:BANDWIDTH=1,AUDIO=\"audio\"\nv1/index-ts-t1.m3u8\n\
+            #EXT-X-STREAM-INF:BANDWIDTH=2,AUDIO=\"audio\"\nv1/index-ts-t2.m3u8\n";
+        let names = ["index-ts-t2.m3u8".to_owned(), "index-ts-t3.m3u8".to_owned()];
+        let out = without_playlists(master, &names);
+        assert_eq!(
+            out,
+            "#EXTM3U\n#EXT-X-VERSION:4\n\
+             #EXT-X-MEDIA:TYPE=AUDIO,GROUP-ID=\"audio\",NAME=\"a\",DEFAULT=YES\n\
+             #EXT-X-STREAM-INF:BANDWIDTH=1,AUDIO=\"audio\"\nv1/index-ts-t1.m3u8\n"
+        );
+    }
+}

@@ -1,0 +1,132 @@
+//! A resource of a title (`/vod/KEY/...`, and nginx-vod names that resolve to one): the
+//! title loaded as the path views it, the output its version folder selects, then the
+//! output that owns the resource answers. A new output is a new arm here and a module
+//! beside this one.
+
+use std::sync::Arc;
+use std::time::Instant;
+
+use super::context::TitleRequest;
+use super::{cmaf, dash, hls, subtitles, ts};
+use crate::media::is_title_document;
+use crate::package::{Resource, View};
+use crate::server::app::App;
+use crate::server::error::ServeError;
+use crate::server::held::Keep;
+use crate::server::protect::manifest::RequestPlace;
+use crate::server::protect::select::{select, Selected};
+use crate::server::respond::answer::{Answer, Content, IMMUTABLE, MANIFEST, WEBVTT};
+use crate::server::respond::conditional::entity_tag;
+use crate::server::titles::load::load_view_until;
+use crate::source::ObjectKey;
+
+/// Whether a clear manifest answer may be held for the requests like it (`respond::held`):
+/// only when it was asked for by its own name, not through an nginx-vod name.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Hold {
+    Allowed,
+    Never,
+}
+
+/// The answer to `resource` of the title at `key` as `view` shows it, in version folder
+/// `version` (`None` for an entry manifest or an unversioned nginx-vod name).
+///
+/// # Errors
+/// The title's load errors, a gone version, and each output's own.
+pub async fn answer(
+    app: &Arc<App>,
+    (key, version): (ObjectKey, Option<String>),
+    resource: Resource,
+    view: View,
+    place: &RequestPlace<'_>,
+    hold: Hold,
+) -> Result<Answer, ServeError> {
+    // The object's identity and title: a file, a title document or a urlset, as viewed.
+    let (identity, cached, reuse) = load_view_until(&app.catalog, &key, &view).await?;
+    // A request pinned to another version (a playlist cached before the file was replaced)
+    // must not get this version's bytes under that name; an encrypted output's folder
+    // selects it.
+    let selected = select(&app.protect, &key, &cached, version.as_deref(), &resource).await?;
+    let protected = match selected {
+        Selected::Clear => None,
+        Selected::Protected(p) => Some(p),
+    };
+    let etag = entity_tag(
+        protected.as_ref().map_or(&cached.token, |p| &p.token),
+        &resource,
+    );
+    let plain_file = !is_title_document(&key);
+    let req = TitleRequest {
+        app,
+        resource,
+        key,
+        identity,
+        cached,
+        protected,
+        place,
+        etag,
+        cache_control: if version.is_some() {
+            IMMUTABLE
+        } else {
+            MANIFEST
+        },
+    };
+    let answer = match resource {
+        Resource::Multivariant => hls::multivariant(&req),
+        Resource::MediaPlaylist { track_id } => hls::media_playlist(&req, track_id)?,
+        Resource::IframePlaylist { track_id } => hls::iframe_playlist(&req, track_id)?,
+        Resource::Mpd => dash::mpd(&req),
+        Resource::Init { track_id } => cmaf::init(&req, track_id)?,
+        Resource::Segment { track_id, number } | Resource::KeyFrame { track_id, number } => {
+            Box::pin(cmaf::segment(&req, track_id, number)).await?
+        }
+        Resource::SubtitleSegment { track_id, number } => {
+            let request = subtitles::SubtitleRequest::Segment { number };
+            Box::pin(subtitle(&req, track_id, request)).await?
+        }
+        Resource::SubtitleFile { track_id } => {
+            let request = subtitles::SubtitleRequest::File;
+            Box::pin(subtitle(&req, track_id, request)).await?
+        }
+        Resource::MultivariantTs
+        | Resource::TsMediaPlaylist { .. }
+        | Resource::TsIframePlaylist { .. }
+        | Resource::TsSegment { .. }
+        | Resource::TsSubtitleSegment { .. } => Box::pin(ts::output::answer(&req)).await?,
+    };
+    // A clear manifest of a plain file, asked for by its own name, is held for the
+    // requests like it until the file's identity window ends (`respond::held`). A title
+    // document's tracks are files of their own, so its answers are not held.
+    if hold == Hold::Allowed
+        && resource.kind().is_manifest()
+        && plain_file
+        && req.protected.is_none()
+    {
+        if let (Some(reuse), Content::Inline(body), Some(etag)) =
+            (reuse, &answer.content, &answer.etag)
+        {
+            let held = Keep {
+                body,
+                content_type: answer.content_type,
+                cache_control: answer.cache_control,
+                etag,
+                route: resource.kind().label(),
+                reuse,
+            };
+            app.answers.keep(place.path, held, Instant::now());
+        }
+    }
+    Ok(answer)
+}
+
+/// A text track's WebVTT segment or whole file.
+async fn subtitle(
+    req: &TitleRequest<'_>,
+    track_id: u32,
+    request: subtitles::SubtitleRequest,
+) -> Result<Answer, ServeError> {
+    let (key, identity) = req.object_of(track_id);
+    let body =
+        subtitles::subtitle_body(req.app, &req.cached, &key, &identity, track_id, request).await?;
+    Ok(req.answer(Content::Inline(body), WEBVTT))
+}

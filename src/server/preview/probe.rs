@@ -1,0 +1,275 @@
+//! What the server would answer for a key, asked of the server itself, in process.
+//!
+//! `inspect`, `check` and the preview page must give the reason a player would get, word
+//! for word. Rather than re-derive it, [`probe`] sends `GET /vod/KEY/master.m3u8` and
+//! `GET /vod/KEY/manifest.mpd` through the server's handler, the same code
+//! path a client's request takes (routing, admission, the catalog, the error table), and
+//! reads the answers: on success the multivariant playlist's variants and its audio and
+//! subtitle renditions (RFC 8216 4.4.6.1, 4.4.6.2), else the status and one-line reason.
+//! The title is then in the catalog, so a preview that plays it next reads nothing again.
+
+use std::sync::Arc;
+
+use http::{Request, StatusCode};
+use http_body_util::BodyExt;
+use serde::Serialize;
+
+use crate::server::app::App;
+use crate::server::request::handle_routed;
+
+use crate::source::ObjectKey;
+
+/// Largest manifest body read back; a multivariant playlist or MPD is a few KiB.
+const MAX_MANIFEST_BYTES: usize = 4 * 1024 * 1024;
+
+/// The server's answers for one key.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+pub struct KeyReport {
+    /// The object key.
+    pub key: String,
+    /// `ok` when both manifests are served, else the first failure's status.
+    pub verdict: Verdict,
+    /// Status of `master.m3u8`.
+    pub hls_status: u16,
+    /// Status of `manifest.mpd`.
+    pub dash_status: u16,
+    /// The one-line reason of the first failing answer; `None` when both are served.
+    pub reason: Option<String>,
+    /// The variant streams of the multivariant playlist, in its order.
+    pub variants: Vec<Variant>,
+    /// Its audio and subtitle renditions (`EXT-X-MEDIA`), in its order.
+    pub renditions: Vec<Rendition>,
+}
+
+/// Whether a key is served.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
+#[serde(rename_all = "lowercase")]
+pub enum Verdict {
+    /// Both manifests are answered with 200.
+    Ok,
+    /// A manifest is answered with an error.
+    Failed,
+}
+
+/// One `EXT-X-STREAM-INF` of the multivariant playlist.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+pub struct Variant {
+    /// `BANDWIDTH`, in bits per second.
+    pub bandwidth: u64,
+    /// `RESOLUTION` (`WxH`), for video.
+    pub resolution: Option<String>,
+    /// `CODECS`.
+    pub codecs: Option<String>,
+    /// `FRAME-RATE`.
+    pub frame_rate: Option<String>,
+    /// `VIDEO-RANGE`.
+    pub video_range: Option<String>,
+    /// `AUDIO` group.
+    pub audio: Option<String>,
+    /// `SUBTITLES` group.
+    pub subtitles: Option<String>,
+    /// URI of the media playlist, relative to the multivariant playlist.
+    pub uri: String,
+}
+
+/// One `EXT-X-MEDIA` of the multivariant playlist.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+pub struct Rendition {
+    /// `TYPE`: `AUDIO`, `SUBTITLES`, ...
+    pub kind: String,
+    /// `GROUP-ID`.
+    pub group: String,
+    /// `LANGUAGE`.
+    pub language: Option<String>,
+    /// `NAME`.
+    pub name: Option<String>,
+    /// `DEFAULT=YES`.
+    pub default: bool,
+    /// `URI`, relative to the multivariant playlist.
+    pub uri: Option<String>,
+}
+
+impl KeyReport {
+    /// True when the key is served.
+    pub fn is_ok(&self) -> bool {
+        self.verdict == Verdict::Ok
+    }
+
+    /// The status the first failing manifest answers (200 when both are served).
+    pub fn status(&self) -> u16 {
+        match self.hls_status {
+            200 => self.dash_status,
+            other => other,
+        }
+    }
+}
+
+/// Ask `app` for the HLS and DASH manifests of `key`, as a client would.
+pub async fn probe(app: &Arc<App>, key: &ObjectKey) -> KeyReport {
+    let base = format!("/vod/{}", encode_key(key.as_str()));
+    let (hls_status, hls_body) = get(app, &format!("{base}/master.m3u8")).await;
+    let (dash_status, dash_body) = get(app, &format!("{base}/manifest.mpd")).await;
+    let ok = |status: StatusCode| status == StatusCode::OK;
+    let reason = match (ok(hls_status), ok(dash_status)) {
+        (false, _) => Some(one_line(&hls_body)),
+        (true, false) => Some(one_line(&dash_body)),
+        (true, true) => None,
+    };
+    let (variants, renditions) = match ok(hls_status) {
+        true => parse_multivariant(&hls_body),
+        false => (Vec::new(), Vec::new()),
+    };
+    KeyReport {
+        key: key.to_string(),
+        verdict: match reason {
+            None => Verdict::Ok,
+            Some(_) => Verdict::Failed,
+        },
+        hls_status: hls_status.as_u16(),
+        dash_status: dash_status.as_u16(),
+        reason,
+        variants,
+        renditions,
+    }
+}
+
+/// GET `path` through the server's handler: status and body text (bounded).
+async fn get(app: &Arc<App>, path: &str) -> (StatusCode, String) {
+    let Ok(request) = Request::get(path).body(http_body_util::Empty::<bytes::Bytes>::new()) else {
+        return (StatusCode::BAD_REQUEST, "bad request path".into());
+    };
+    let response = handle_routed(app.clone(), request).await;
+    let status = response.status();
+    let limited = http_body_util::Limited::new(response.into_body(), MAX_MANIFEST_BYTES);
+    let text = match limited.collect().await {
+        Ok(collected) => String::from_utf8_lossy(&collected.to_bytes()).into_owned(),
+        Err(e) => format!("answer could not be read: {e}"),
+    };
+    (status, text)
+}
+
+/// The first non-empty line of an error body, trimmed.
+fn one_line(body: &str) -> String {
+    body.lines()
+        .map(str::trim)
+        .find(|l| !l.is_empty())
+        .unwrap_or("(empty answer)")
+        .to_owned()
+}
+
+/// Characters percent-encoded in a key's path segments: everything but unreserved ones.
+const KEY_SEGMENT: &percent_encoding::AsciiSet = &percent_encoding::NON_ALPHANUMERIC
+    .remove(b'-')
+    .remove(b'.')
+    .remove(b'_')
+    .remove(b'~');
+
+/// `key` as a URL path, each segment percent-encoded, slashes kept.
+pub fn encode_key(key: &str) -> String {
+    key.split('/')
+        .map(|s| percent_encoding::utf8_percent_encode(s, KEY_SEGMENT).to_string())
+        .collect::<Vec<_>>()
+        .join("/")
+}
+
+/// The variants and renditions of a multivariant playlist.
+fn parse_multivariant(playlist: &str) -> (Vec<Variant>, Vec<Rendition>) {
+    let mut variants = Vec::new();
+    let mut renditions = Vec::new();
+    let mut lines = playlist.lines().map(str::trim);
+    while let Some(line) = lines.next() {
+        if let Some(list) = line.strip_prefix("#EXT-X-STREAM-INF:") {
+            let attrs = attributes(list);
+            let uri = lines
+                .by_ref()
+                .find(|l| !l.is_empty() && !l.starts_with('#'))
+                .unwrap_or_default()
+                .to_owned();
+            let get = |name: &str| {
+                attrs
+                    .iter()
+                    .find(|(k, _)| k == name)
+                    .map(|(_, v)| v.clone())
+            };
+            variants.push(Variant {
+                bandwidth: get("BANDWIDTH").and_then(|b| b.parse().ok()).unwrap_or(0),
+                resolution: get("RESOLUTION"),
+                codecs: get("CODECS"),
+                frame_rate: get("FRAME-RATE"),
+                video_range: get("VIDEO-RANGE"),
+                audio: get("AUDIO"),
+                subtitles: get("SUBTITLES"),
+                uri,
+            });
+        } else if let Some(list) = line.strip_prefix("#EXT-X-MEDIA:") {
+            let attrs = attributes(list);
+            let get = |name: &str| {
+                attrs
+                    .iter()
+                    .find(|(k, _)| k == name)
+                    .map(|(_, v)| v.clone())
+            };
+            renditions.push(Rendition {
+                kind: get("TYPE").unwrap_or_default(),
+                group: get("GROUP-ID").unwrap_or_default(),
+                language: get("LANGUAGE"),
+                name: get("NAME"),
+                default: get("DEFAULT").as_deref() == Some("YES"),
+                uri: get("URI"),
+            });
+        }
+    }
+    (variants, renditions)
+}
+
+/// An attribute list (RFC 8216 4.2): `NAME=value` pairs split on commas outside quotes,
+/// quoted values unquoted.
+fn attributes(list: &str) -> Vec<(String, String)> {
+    let mut pairs = Vec::new();
+    let mut rest = list;
+    while !rest.is_empty() {
+        let Some((name, after)) = rest.split_once('=') else {
+            break;
+        };
+        let (value, next) = match after.strip_prefix('"') {
+            Some(quoted) => match quoted.split_once('"') {
+                Some((value, tail)) => (value, tail.strip_prefix(',').unwrap_or(tail)),
+                None => (quoted, ""),
+            },
+            None => match after.split_once(',') {
+                Some((value, tail)) => (value, tail),
+                None => (after, ""),
+            },
+        };
+        pairs.push((name.trim().to_owned(), value.to_owned()));
+        rest = next;
+    }
+    pairs
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn variants_and_renditions_are_read_from_a_multivariant_playlist() {
+        let playlist = "#EXTM3U\n\
+#EXT-X-MEDIA:TYPE=AUDIO,GROUP-ID=\"aac\",LANGUAGE=\"fra\",NAME=\"Français, stéréo\",DEFAULT=YES,URI=\"v1/index-t2.m3u8\"\n\
+#EXT-X-STREAM-INF:BANDWIDTH=540000,CODECS=\"avc1.64001e,mp4a.40.2\",RESOLUTION=320x180,AUDIO=\"aac\"\n\
+v1/index-t1.m3u8\n";
+        let (variants, renditions) = parse_multivariant(playlist);
+        assert_eq!(variants.len(), 1);
+        assert_eq!(variants[0].bandwidth, 540_000);
+        assert_eq!(variants[0].codecs.as_deref(), Some("avc1.64001e,mp4a.40.2"));
+        assert_eq!(variants[0].resolution.as_deref(), Some("320x180"));
+        assert_eq!(variants[0].uri, "v1/index-t1.m3u8");
+        assert_eq!(renditions[0].name.as_deref(), Some("Français, stéréo"));
+        assert_eq!(renditions[0].language.as_deref(), Some("fra"));
+        assert!(renditions[0].default);
+    }
+
+    #[test]
+    fn keys_are_encoded_per_segment() {
+        assert_eq!(encode_key("a b/é#.mp4"), "a%20b/%C3%A9%23.mp4");
+    }
+}

@@ -1,0 +1,139 @@
+//! The protection of a running server: its key provider (a secret or a CPIX server), its
+//! signed-URL checks, and the encryption policy and CORS origins it was configured with.
+
+use std::net::IpAddr;
+use std::sync::Arc;
+use std::time::{SystemTime, UNIX_EPOCH};
+
+use crate::crypto::cpix::CpixKeyProvider;
+use crate::crypto::settings::{ProtectSettings, SignedUrls};
+use crate::crypto::token::token_in_query;
+use crate::crypto::{
+    ContentKey, EncryptionPolicy, KeyProvider, SecretKeyProvider, TokenError, TokenSigner,
+};
+use crate::server::error::ServeError;
+use crate::server::route::paths::Route;
+use crate::source::ObjectKey;
+
+/// The client's address, put in each request's extensions by the accept loop.
+#[derive(Debug, Clone, Copy)]
+pub struct ClientAddr(pub IpAddr);
+
+/// Keys, policy and token checks of a running server.
+#[derive(Debug)]
+pub struct Protector {
+    settings: ProtectSettings,
+    provider: Option<Arc<dyn KeyProvider>>,
+    signer: Option<TokenSigner>,
+}
+
+impl Protector {
+    /// The protection of `settings` (already checked by `config`).
+    pub fn new(settings: &ProtectSettings) -> Self {
+        let provider = match (&settings.cpix, settings.key_secret.clone()) {
+            (Some(options), _) => match CpixKeyProvider::new(options.clone()) {
+                Ok(p) => Some(Arc::new(p) as Arc<dyn KeyProvider>),
+                Err(e) => {
+                    // Fail closed: every encrypted request is then an error answer.
+                    tracing::error!(error = %e, "cpix key provider unavailable");
+                    None
+                }
+            },
+            (None, Some(secret)) => Some(Arc::new(SecretKeyProvider::new(secret)) as _),
+            (None, None) => None,
+        };
+        let signer =
+            (settings.url_secret.clone()).map(|s| TokenSigner::new(s, settings.token_skew_secs));
+        Self {
+            settings: settings.clone(),
+            provider,
+            signer,
+        }
+    }
+
+    /// The server's default encryption per output.
+    pub fn policy(&self) -> EncryptionPolicy {
+        self.settings.encryption
+    }
+
+    /// The key provider's name, if keys are configured.
+    pub fn provider_kind(&self) -> Option<&'static str> {
+        self.provider.as_ref().map(|p| p.kind())
+    }
+
+    /// Whether `route` needs a token.
+    pub fn needs_token(&self, route: &Route) -> bool {
+        match (self.settings.signed_urls, route) {
+            (SignedUrls::Off, _) => false,
+            (_, Route::Key { .. } | Route::Licence { .. }) => true,
+            // nginx-vod's names carry no version folder and may be manifests or media:
+            // with signing on, each needs its own token (fail closed).
+            (_, Route::NginxVod { .. }) => true,
+            (SignedUrls::All, Route::Vod { .. }) => true,
+            (SignedUrls::Entry, Route::Vod { resource, .. }) => resource.is_entry(),
+            _ => false,
+        }
+    }
+
+    /// Check the token of a request for `route` at `path` with `query`, from `client`.
+    ///
+    /// # Errors
+    /// Why it is refused (the client only ever sees a bare 403).
+    pub fn check(
+        &self,
+        route: &Route,
+        path: &str,
+        query: Option<&str>,
+        client: Option<IpAddr>,
+    ) -> Result<(), TokenError> {
+        if !self.needs_token(route) {
+            return Ok(());
+        }
+        let Some(signer) = &self.signer else {
+            return Err(TokenError::Missing);
+        };
+        let now = SystemTime::now()
+            .duration_since(UNIX_EPOCH)
+            .map_or(0, |d| d.as_secs());
+        let ip = client.map(|ip| ip.to_string()).unwrap_or_default();
+        signer.check(token_in_query(query), path, &ip, now)
+    }
+
+    /// Whether answers depend on more than the request's path and the title: signed URLs
+    /// (their tokens are carried into manifests) or a CORS origin list.
+    pub fn answers_vary_by_request(&self) -> bool {
+        self.settings.signed_urls != SignedUrls::Off || !self.settings.cors_origins.is_empty()
+    }
+
+    /// Whether [`Protector::check`] reads the client's address (signed URLs are on): the
+    /// server attaches it to each request only then.
+    pub fn reads_client_addr(&self) -> bool {
+        self.signer.is_some()
+    }
+
+    /// The token to carry into the URLs a manifest refers to, when signing is on.
+    pub fn carried_token<'q>(&self, query: Option<&'q str>) -> Option<&'q str> {
+        (self.settings.signed_urls != SignedUrls::Off)
+            .then(|| token_in_query(query))
+            .flatten()
+    }
+
+    /// The origins CORS answers name (`cors-origins`); empty: any origin (`*`).
+    pub fn cors_origins(&self) -> &[String] {
+        &self.settings.cors_origins
+    }
+
+    /// The public base URL manifests write absolute URLs with, when configured.
+    pub fn public_url(&self) -> Option<&str> {
+        self.settings.public_url.as_deref()
+    }
+
+    /// The content key of the title at `title_key`.
+    ///
+    /// # Errors
+    /// When no provider could be made, or the provider has no key for it now.
+    pub async fn content_key(&self, title_key: &ObjectKey) -> Result<Arc<ContentKey>, ServeError> {
+        let provider = self.provider.as_ref().ok_or(ServeError::NoKeyProvider)?;
+        Ok(provider.content_key(title_key.as_str()).await?)
+    }
+}

@@ -1,0 +1,140 @@
+//! What an output answers with before HTTP semantics apply: its content (bytes in hand, or
+//! a segment to stream: clear, encrypted or MPEG-TS), content type, cache policy and
+//! entity tag. Plain data, made by `server::outputs` and sent by `reply.rs`.
+
+use std::sync::Arc;
+
+use bytes::Bytes;
+
+use crate::media::TrackKind;
+use crate::package::ts::TsSegment;
+use crate::package::PreparedSegment;
+use crate::server::protect::segment::ProtectedSegment;
+use crate::server::titles::cached::CachedTitle;
+use crate::source::{ObjectIdentity, ObjectKey};
+
+/// Cache-Control for resources in a version folder (`v{token}/`): the token changes with
+/// the object version and the packaging settings, so a CDN may keep them for ever.
+pub const IMMUTABLE: &str = "public, max-age=31536000, immutable";
+/// Cache-Control for the entry manifests and unversioned names: short, so a replaced file
+/// shows within a minute.
+pub const MANIFEST: &str = "public, max-age=60";
+/// Cache-Control for keys and licences: never stored by a CDN or a shared cache.
+pub const KEYS: &str = "no-store, private";
+
+/// Content type of HLS playlists.
+pub const M3U8: &str = "application/vnd.apple.mpegurl";
+/// Content type of the DASH MPD.
+pub const MPD: &str = "application/dash+xml";
+/// Content type of WebVTT subtitles.
+pub const WEBVTT: &str = "text/vtt; charset=utf-8";
+/// Content type of TS segments (RFC 8216 3.2).
+pub const MP2T: &str = "video/mp2t";
+
+/// Content type of a CMAF init or media segment of a `kind` track.
+pub fn mp4_type(kind: TrackKind) -> &'static str {
+    match kind {
+        TrackKind::Video => "video/mp4",
+        TrackKind::Audio => "audio/mp4",
+    }
+}
+
+/// A successful answer's content and headers.
+#[derive(Debug)]
+pub struct Answer {
+    pub content: Content,
+    pub content_type: &'static str,
+    pub cache_control: &'static str,
+    pub etag: Option<String>,
+}
+
+impl Answer {
+    /// Bytes known in full, not to be cached by anyone (health, metrics).
+    pub fn plain(bytes: Bytes, content_type: &'static str) -> Self {
+        Answer {
+            content: Content::Inline(bytes),
+            content_type,
+            cache_control: "no-store",
+            etag: None,
+        }
+    }
+
+    /// A key or a licence: never stored by a CDN, no entity tag.
+    pub fn key_material(bytes: Bytes, content_type: &'static str) -> Self {
+        Answer {
+            content: Content::Inline(bytes),
+            content_type,
+            cache_control: KEYS,
+            etag: None,
+        }
+    }
+}
+
+/// What a successful request answers with, before HEAD, conditionals and ranges.
+#[derive(Debug)]
+pub enum Content {
+    /// Bytes known in full (manifests, init segments, subtitles, metrics).
+    Inline(Bytes),
+    /// A media segment: header bytes, then payload streamed from the source, its ranges
+    /// read from the objects of `reads` in turn.
+    Segment {
+        prepared: PreparedSegment,
+        reads: Vec<SegmentRead>,
+    },
+    /// An encrypted media segment, encrypted as it streams (`protect::segment`).
+    Protected {
+        key: ObjectKey,
+        identity: ObjectIdentity,
+        segment: ProtectedSegment,
+    },
+    /// An MPEG-TS segment, written from the source as it streams (`ts_stream.rs`).
+    Ts(TsSegmentJob),
+}
+
+impl Content {
+    /// Bytes of the whole content.
+    pub fn len(&self) -> u64 {
+        match self {
+            Content::Inline(b) => b.len() as u64,
+            Content::Segment { prepared, .. } => prepared.content_length(),
+            Content::Protected { segment, .. } => segment.len,
+            Content::Ts(job) => job.len,
+        }
+    }
+}
+
+/// The object some of a segment's source ranges are read from: the next `ranges` of its
+/// `PreparedSegment::ranges` (a muxed segment's tracks may come from several objects).
+#[derive(Debug, Clone)]
+pub struct SegmentRead {
+    pub key: ObjectKey,
+    pub identity: ObjectIdentity,
+    pub ranges: usize,
+}
+
+/// A TS segment to stream: which, from which objects, and how long it is.
+#[derive(Debug)]
+pub struct TsSegmentJob {
+    pub cached: Arc<CachedTitle>,
+    /// Position of the rendition in the TS output.
+    pub rendition: usize,
+    /// Position of the segment (0-based).
+    pub segment: usize,
+    /// The object (and version) each program stream is read from.
+    pub objects: Vec<(ObjectKey, ObjectIdentity)>,
+    /// Bytes of the answer: the whole segment, padded when encrypted.
+    pub len: u64,
+    /// How its bytes are protected.
+    pub protection: TsProtection,
+}
+
+/// How a TS segment's bytes are protected.
+#[derive(Debug)]
+pub enum TsProtection {
+    Clear,
+    /// HLS AES-128 (key, IV): the whole segment, CBC with PKCS#7 padding.
+    Aes128([u8; 16], [u8; 16]),
+    /// HLS SAMPLE-AES: the writer over the segment's samples, already encrypted (their
+    /// sizes shape the layout, `package::ts::sample_aes`), and those samples per stream.
+    SampleAes(Box<TsSegment>, Vec<Bytes>),
+}

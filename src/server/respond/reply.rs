@@ -1,0 +1,239 @@
+//! From an output's [`Answer`] to the HTTP response: conditionals (If-Match,
+//! If-None-Match, If-Range), HEAD and `Range` applied once here for every output, then the
+//! body: a slice of the bytes in hand, or a segment streamed (`stream.rs`), clear,
+//! encrypted or MPEG-TS. Error answers, redirects and the CORS preflight are written here
+//! too, so every response leaves through this file with its CORS headers.
+
+use std::sync::Arc;
+
+use http::header::{self, HeaderValue};
+use http::{Method, Request, Response, StatusCode};
+
+use super::answer::{Answer, Content, MANIFEST};
+use super::conditional::etag_list_matches;
+use super::range::{parse_range, RangeRequest};
+use super::stream::{segment_parts, start_stream};
+use super::ts_stream::ts_chunks;
+use crate::server::admission::Admitted;
+use crate::server::app::App;
+use crate::server::body::ResponseBody;
+use crate::server::cors::add_cors;
+use crate::server::error::ServeError;
+use crate::server::log_context;
+use crate::server::protect::segment::encrypted_stream;
+
+/// Apply conditionals, HEAD and Range to a successful answer. `admitted` is held until the
+/// body is sent: by this call for whole bodies, by the streamed body for segments.
+pub async fn respond<B>(
+    app: &Arc<App>,
+    req: &Request<B>,
+    answer: Answer,
+    admitted: Admitted,
+) -> Response<ResponseBody> {
+    let len = answer.content.len();
+    let mut builder = Response::builder();
+    if let Some(headers) = builder.headers_mut() {
+        // Room for every header of an answer, so the map never grows.
+        headers.reserve(12);
+    }
+    // The static strings are taken as they are (no copy, no check per request).
+    let mut builder = builder
+        .header(
+            header::CONTENT_TYPE,
+            HeaderValue::from_static(answer.content_type),
+        )
+        .header(
+            header::CACHE_CONTROL,
+            HeaderValue::from_static(answer.cache_control),
+        )
+        .header(header::ACCEPT_RANGES, HeaderValue::from_static("bytes"));
+    let header_str =
+        |name: header::HeaderName| req.headers().get(name).and_then(|v| v.to_str().ok());
+    let mut range_header = header_str(header::RANGE);
+    if let Some(etag) = &answer.etag {
+        builder = builder.header(header::ETAG, etag.as_str());
+        // RFC 9110 13.1.1: If-Match uses the strong comparison; 412 when nothing matches.
+        if header_str(header::IF_MATCH).is_some_and(|v| !etag_list_matches(v, etag, false)) {
+            let builder = no_store(builder.status(StatusCode::PRECONDITION_FAILED));
+            return finish(builder, ResponseBody::Empty);
+        }
+        // 13.1.2: If-None-Match uses the weak comparison.
+        if header_str(header::IF_NONE_MATCH).is_some_and(|v| etag_list_matches(v, etag, true)) {
+            return finish(
+                builder.status(StatusCode::NOT_MODIFIED),
+                ResponseBody::Empty,
+            );
+        }
+        // 13.1.5: a Range is honoured only if If-Range names the current entity (strong).
+        if header_str(header::IF_RANGE).is_some_and(|v| v.trim() != etag) {
+            range_header = None;
+        }
+    } else if header_str(header::IF_RANGE).is_some() {
+        range_header = None;
+    }
+    let (status, start, end) = match parse_range(range_header, len) {
+        RangeRequest::Full => (StatusCode::OK, 0, len),
+        RangeRequest::Partial { start, end } => {
+            builder = builder.header(
+                header::CONTENT_RANGE,
+                format!("bytes {}-{}/{len}", start, end - 1),
+            );
+            (StatusCode::PARTIAL_CONTENT, start, end)
+        }
+        RangeRequest::Unsatisfiable => {
+            let builder = no_store(builder.status(StatusCode::RANGE_NOT_SATISFIABLE))
+                .header(header::CONTENT_RANGE, format!("bytes */{len}"))
+                .header(header::CONTENT_LENGTH, 0);
+            return finish(builder, ResponseBody::Empty);
+        }
+    };
+    let builder = builder
+        .status(status)
+        .header(header::CONTENT_LENGTH, end - start);
+    if req.method() == Method::HEAD {
+        return finish(builder, ResponseBody::Empty);
+    }
+    let body = match answer.content {
+        // start <= end <= len == bytes.len(), so these casts and the slice are in bounds.
+        Content::Inline(bytes) => Ok(ResponseBody::full(
+            bytes.slice(start as usize..end as usize),
+        )),
+        streamed => Box::pin(stream_body(app, streamed, (start, end), admitted)).await,
+    };
+    match body {
+        Ok(body) => finish(builder, body),
+        Err(e) => error_response(&e),
+    }
+}
+
+/// The body of bytes `start..end` of a segment, started the one way every segment starts.
+async fn stream_body(
+    app: &Arc<App>,
+    content: Content,
+    (start, end): (u64, u64),
+    admitted: Admitted,
+) -> Result<ResponseBody, ServeError> {
+    let len = end - start;
+    let chunk = app.settings.stream_chunk_bytes;
+    let source = app.catalog.source();
+    match content {
+        Content::Inline(bytes) => Ok(ResponseBody::full(
+            bytes.slice(start as usize..end as usize),
+        )),
+        Content::Segment { prepared, reads } => {
+            let (head, wanted) = segment_parts(prepared, reads, start, end);
+            let mut streams: Vec<crate::source::ByteStream> = (wanted.into_iter())
+                .map(|(read, ranges)| {
+                    (source.clone()).stream_ranges(read.key, read.identity, ranges, chunk)
+                })
+                .collect();
+            // One object (every CMAF segment) streams as it is; a muxed segment's objects
+            // one after the other, each read only when the one before is done.
+            let chunks = match streams.len() {
+                1 => streams
+                    .pop()
+                    .unwrap_or_else(|| Box::pin(futures_util::stream::empty())),
+                _ => Box::pin(futures_util::StreamExt::flatten(
+                    futures_util::stream::iter(streams),
+                )),
+            };
+            start_stream(app, head, chunks, len, admitted).await
+        }
+        Content::Protected {
+            key,
+            identity,
+            segment,
+        } => {
+            let ranges = segment.ranges.clone();
+            let chunks = (source.clone()).stream_ranges(key.clone(), identity, ranges, chunk);
+            let encrypted = encrypted_stream(&key, segment, chunks, (start, end));
+            start_stream(app, None, encrypted, len, admitted).await
+        }
+        Content::Ts(job) => {
+            let chunks = ts_chunks(app, job, start, end).await?;
+            start_stream(app, None, chunks, len, admitted).await
+        }
+    }
+}
+
+/// Replace the answer's cache policy: error-like answers must not be cached with it.
+fn no_store(mut builder: http::response::Builder) -> http::response::Builder {
+    if let Some(headers) = builder.headers_mut() {
+        headers.insert(header::CACHE_CONTROL, HeaderValue::from_static("no-store"));
+    }
+    builder
+}
+
+fn finish(builder: http::response::Builder, body: ResponseBody) -> Response<ResponseBody> {
+    let mut response = builder.body(body).unwrap_or_else(|_| {
+        let mut fallback = Response::new(ResponseBody::Empty);
+        *fallback.status_mut() = StatusCode::INTERNAL_SERVER_ERROR;
+        fallback
+    });
+    add_cors(response.headers_mut());
+    response
+}
+
+/// The one-line error answer of `error` (the table: `server::error`), and its log line,
+/// which names the key and the route (from `log_context`): 404s at info, other client
+/// errors at warn, server errors at error.
+pub fn error_response(error: &ServeError) -> Response<ResponseBody> {
+    let e = error.answer();
+    let status = e.status.as_u16();
+    let detail = e.detail.as_deref().unwrap_or(&e.reason);
+    log_context::facts(|key, route| {
+        if e.status == StatusCode::NOT_FOUND {
+            tracing::info!(status, reason = %e.reason, vod.key = key, vod.route = route, "request failed");
+        } else if e.status.is_server_error() {
+            tracing::error!(status, reason = %e.reason, error = %detail, vod.key = key, vod.route = route, "request failed");
+        } else {
+            tracing::warn!(status, reason = %e.reason, error = %detail, vod.key = key, vod.route = route, "request failed");
+        }
+    });
+    let mut builder = Response::builder()
+        .status(e.status)
+        .header(header::CONTENT_TYPE, "text/plain; charset=utf-8")
+        .header(
+            header::CACHE_CONTROL,
+            if e.status == StatusCode::NOT_FOUND {
+                "public, max-age=10"
+            } else {
+                "no-store"
+            },
+        );
+    if let Some(seconds) = e.retry_after {
+        builder = builder.header(header::RETRY_AFTER, seconds);
+    }
+    if let Some(allow) = e.allow {
+        builder = builder.header(header::ALLOW, HeaderValue::from_static(allow));
+    }
+    let line = format!("{}\n", e.reason.replace(['\r', '\n'], " "));
+    finish(builder, ResponseBody::full(line))
+}
+
+/// A 302 to `location` (an nginx-vod name answered by a view of the title), cacheable like
+/// a manifest.
+pub fn redirect(location: &str) -> Response<ResponseBody> {
+    let builder = Response::builder()
+        .status(StatusCode::FOUND)
+        .header(header::LOCATION, location)
+        .header(header::CACHE_CONTROL, MANIFEST)
+        .header(header::CONTENT_LENGTH, 0);
+    finish(builder, ResponseBody::Empty)
+}
+
+/// The answer to a CORS preflight (`OPTIONS`).
+pub fn preflight() -> Response<ResponseBody> {
+    let builder = Response::builder()
+        .status(StatusCode::NO_CONTENT)
+        .header(
+            header::ACCESS_CONTROL_ALLOW_METHODS,
+            "GET, HEAD, POST, OPTIONS",
+        )
+        .header(
+            header::ACCESS_CONTROL_ALLOW_HEADERS,
+            "Range, If-None-Match, If-Modified-Since, traceparent, tracestate, Content-Type",
+        )
+        .header(header::ACCESS_CONTROL_MAX_AGE, "86400");
+    finish(builder, ResponseBody::Empty)
+}

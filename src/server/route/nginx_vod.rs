@@ -1,0 +1,190 @@
+//! nginx-vod-module's URL grammar (issue 16), translated to vodpack's own routes, so a CDN
+//! or an app holding nginx-vod URLs can be pointed at vodpack unchanged.
+//!
+//! Under each configured location (`--nginx-vod-locations hls=/hls/,hlsts=/hlsts/,dash=/dash/`)
+//! a path is `PREFIX/FILE_PATH/NAME`, as nginx-vod's local mode reads it:
+//! - path parameters anywhere in FILE_PATH, removed from it, the first of each kind winning
+//!   as in `ngx_http_vod_extract_uri_params`: `clipFrom/MS/`, `clipTo/MS/`, `tracks/v1-a1/`;
+//!   they become a `package::View`;
+//! - a multi-URL set, `folder/,a,b,.mp4.urlset`: the files `folder/a.mp4` and
+//!   `folder/b.mp4` as one title, made into a title document in memory (its video
+//!   renditions, the first bringing its audio), served by the title-document machinery;
+//! - NAME is one of vodpack's own names (what our manifests refer to, relative to
+//!   themselves, so a player that started from an nginx-vod URL stays under it) or one of
+//!   nginx-vod's: `master.m3u8`, `index[-...].m3u8`, `iframes-...m3u8`, `seg-N-...m4s|ts`,
+//!   `init-...mp4`, DASH `manifest.mpd` and `fragment-N-...m4s`, with nginx-vod's track
+//!   tokens (`f2`: file 2 of a set, `v1`/`a2`: the Nth video/audio track, `v`/`v0`: all of
+//!   them, `leng`: a language, `x3`: a version, ignored).
+//!
+//! Names that pick tracks are resolved against the title (the Nth video track is the title's
+//! business), which is why they stay an `NginxName` (nginx_names.rs) until the title is loaded.
+//! Under the `hls` location, names of several tracks are muxed fMP4 as nginx-vod serves
+//! it (`index-v1-a1.m3u8`, `init-v1-a1.mp4`, `seg-1-v1-a1.m4s`: `muxed.rs`); a bare
+//! `index.m3u8` stays the multivariant playlist. What vodpack does not produce answers with
+//! a clear error rather than something else: a muxed DASH segment is a 404 naming the
+//! single-track names, muxed names of an HLS-encrypted output too.
+
+use percent_encoding::percent_decode_str;
+
+use super::error::RouteError;
+use super::nginx_names::{
+    parse_av_tokens, parse_name, urlset_document, NginxOutput, URLSET_SUFFIX,
+};
+use super::paths::Route;
+use crate::config::NginxVodLocations;
+use crate::media::TrackKind;
+use crate::package::{
+    parse_version_folder, Clip, PickKind, Resource, TrackPick, TrackSelection, View,
+};
+use crate::source::ObjectKey;
+
+/// Parse `path` against the nginx-vod locations.
+///
+/// # Errors
+/// [`RouteError::NotFound`] outside the locations or for a name nginx-vod does not have,
+/// [`RouteError::BadPath`] for a malformed key, parameter or name.
+pub fn parse_nginx_route(locations: &NginxVodLocations, path: &str) -> Result<Route, RouteError> {
+    let (output, rest) = locations
+        .prefixes()
+        .find_map(|(name, prefix)| {
+            let output = match name {
+                "hls" => NginxOutput::Hls,
+                "hlsts" => NginxOutput::HlsTs,
+                _ => NginxOutput::Dash,
+            };
+            Some((output, path.strip_prefix(prefix)?))
+        })
+        .ok_or(RouteError::NotFound)?;
+    let bad = |reason: String| RouteError::BadPath { reason };
+    let (mut dir, name) = rest.rsplit_once('/').ok_or(RouteError::NotFound)?;
+    let mut version = None;
+    if let Some((before, folder)) = dir.rsplit_once('/') {
+        if let Some(token) = parse_version_folder(folder) {
+            version = Some(token.to_owned());
+            dir = before;
+        }
+    }
+    // vodpack's own view folders (`clip/FROM-TO/`, `tracks/SPEC/`) at the end, where our
+    // redirects put them (see `resolve`): they win over nginx-vod's parameters.
+    let (dir, native_view) = split_native_view(dir);
+    let base = format!("{}{dir}/", &path[..path.len() - rest.len()]);
+    // Path parameters, anywhere in the file path, the first of each winning.
+    let mut segments: Vec<&str> = Vec::new();
+    let (mut clip_from, mut clip_to, mut tracks) = (None, None, None);
+    let mut parts = dir.split('/');
+    while let Some(segment) = parts.next() {
+        let param = segment.to_ascii_lowercase();
+        if matches!(param.as_str(), "shift" | "speed") {
+            return Err(bad(format!(
+                "the {segment} parameter is not supported (see docs/migrating-from-nginx-vod.md)"
+            )));
+        }
+        if !matches!(param.as_str(), "clipfrom" | "clipto" | "tracks") {
+            segments.push(segment);
+            continue;
+        }
+        let value = parts
+            .next()
+            .ok_or_else(|| bad(format!("{segment} has no value")))?;
+        let ms = || {
+            value
+                .parse::<u32>()
+                .map(u64::from)
+                .map_err(|_| bad(format!("{segment}/{value}: not a number of milliseconds")))
+        };
+        match param.as_str() {
+            "clipfrom" if clip_from.is_none() => clip_from = Some(ms()?),
+            "clipto" if clip_to.is_none() => clip_to = Some(ms()?),
+            "tracks" if tracks.is_none() => tracks = Some(parse_track_param(value)?),
+            _ => {}
+        }
+    }
+    let key = percent_decode_str(&segments.join("/"))
+        .decode_utf8()
+        .map_err(|_| bad("key is not valid percent-encoded UTF-8".into()))?
+        .into_owned();
+    let key = ObjectKey::parse(&key)?;
+    let lower = key.as_str().to_ascii_lowercase();
+    if lower.ends_with(URLSET_SUFFIX) {
+        urlset_document(&key).map_err(bad)?;
+    } else if ![".mp4", ".m4v", ".m4a", ".mov"]
+        .iter()
+        .any(|e| lower.ends_with(e))
+    {
+        return Err(RouteError::NotFound);
+    }
+    let clip = match (clip_from, clip_to) {
+        (None, None) => None,
+        (from, to) => Some(Clip::new(from.unwrap_or(0), to).map_err(|e| bad(e.to_string()))?),
+    };
+    let view = View {
+        clip: native_view.clip.or(clip),
+        tracks: native_view.tracks.or(tracks),
+    };
+    // vodpack's own names: what its manifests refer to.
+    if let Some(resource) = Resource::parse(name) {
+        let resource = match (output, resource) {
+            (NginxOutput::HlsTs, Resource::Multivariant) => Resource::MultivariantTs,
+            (_, resource) => resource,
+        };
+        return Ok(Route::Vod {
+            key,
+            version,
+            resource,
+            view,
+        });
+    }
+    let mut name = parse_name(output, name)?;
+    name.base = base;
+    Ok(Route::NginxVod { key, view, name })
+}
+
+/// Split vodpack's view folders (`clip/FROM-TO/`, `tracks/SPEC/` in vodpack's grammar,
+/// each at most once) off the end of `dir`. Unlike `/vod/` paths, what does not parse
+/// stays in place, to be read as nginx-vod parameters (`tracks/v0/`, a second `tracks/`).
+fn split_native_view(mut dir: &str) -> (&str, View) {
+    let mut view = View::default();
+    while let Some((rest, value)) = dir.rsplit_once('/') {
+        let Some((before, name)) = rest.rsplit_once('/') else {
+            break;
+        };
+        match name {
+            "clip" if view.clip.is_none() => match Clip::parse(value) {
+                Ok(clip) => view.clip = Some(clip),
+                Err(_) => break,
+            },
+            "tracks" if view.tracks.is_none() => match TrackSelection::parse(value) {
+                Ok(tracks) => view.tracks = Some(tracks),
+                Err(_) => break,
+            },
+            _ => break,
+        }
+        dir = before;
+    }
+    (dir, view)
+}
+
+/// nginx-vod's `tracks` path parameter (`v1-a1`, `a2`, `v`, `v0-a0`): `v`/`a` tokens
+/// only, as its `ngx_http_vod_parse_tracks_param`.
+fn parse_track_param(value: &str) -> Result<TrackSelection, RouteError> {
+    let mut selection = TrackSelection::default();
+    let rest = parse_av_tokens(value, &mut |kind, n| {
+        let kind = match kind {
+            TrackKind::Video => PickKind::Video,
+            TrackKind::Audio => PickKind::Audio,
+        };
+        selection.picks.push(TrackPick::Kind {
+            kind,
+            nth: (n > 0).then_some(n),
+        });
+    });
+    if !rest.is_empty() || selection.picks.is_empty() {
+        return Err(RouteError::BadPath {
+            reason: format!("tracks/{value}: not a list of v/a tokens such as v1-a1"),
+        });
+    }
+    Ok(selection)
+}
+
+#[cfg(test)]
+mod tests;

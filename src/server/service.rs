@@ -1,0 +1,35 @@
+//! What a connection's requests go through first: a held answer when the request is a
+//! plain `GET` of one (`respond::held`), else the preview page at `/` when it is on
+//! (`preview/`), else the request's life by its route (`request.rs`).
+
+use std::sync::Arc;
+
+use http::{Request, Response};
+
+use super::app::App;
+use super::body::ResponseBody;
+use super::preview;
+use super::request::handle_routed;
+
+/// Answer one request.
+pub async fn handle<B>(app: Arc<App>, req: Request<B>) -> Response<ResponseBody>
+where
+    B: http_body::Body + Send + 'static,
+    B::Data: Send,
+    B::Error: Into<Box<dyn std::error::Error + Send + Sync>>,
+{
+    // A plain GET of a manifest whose answer is held: given as it is.
+    let epoch = || app.catalog.source().identity_epoch();
+    if let Some(given) = app.answers.answer(&req, epoch) {
+        app.metrics.cache_hits.inc();
+        app.metrics.sent_bytes.inc_by(given.bytes as u64);
+        let seconds = given.started.elapsed().as_secs_f64();
+        (app.metrics).observe_request(given.route, 200, seconds);
+        return given.response;
+    }
+    // The preview page at `/`, when it is on; otherwise routed as usual.
+    if let Some(page) = preview::page::answer(&app, &req).await {
+        return page;
+    }
+    handle_routed(app, req).await
+}

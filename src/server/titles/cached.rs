@@ -1,0 +1,241 @@
+//! A cached title: the packaged `Title`, its version token, and what is rendered from it
+//! on first use and kept with it (manifests, init segments, the subtitle plan, the MPEG-TS
+//! output), so a cached playlist costs a lookup and a clone of `Bytes`.
+
+use std::sync::{Arc, OnceLock};
+
+use bytes::Bytes;
+
+use crate::media::TrackKind;
+use crate::package::ts::TsTitle;
+use crate::package::webvtt::SubtitlePlan;
+use crate::package::{
+    init_segment, render_iframe_playlist, render_media_playlist, render_mpd,
+    render_multivariant_playlist, render_subtitle_playlist, split_document_track_id, PackageError,
+    Title,
+};
+use crate::source::{ObjectIdentity, ObjectKey};
+
+/// How long after a load the offsets left for later are worked out: past the first
+/// playlist's answer (a few milliseconds), before a player has read a media playlist and an
+/// init segment and asks for a segment (several round trips).
+const OFFSETS_AFTER: std::time::Duration = std::time::Duration::from_millis(20);
+
+/// A title with its rendered manifests and init segments, filled on first use.
+#[derive(Debug)]
+pub struct CachedTitle {
+    /// The packaged title.
+    pub title: Title,
+    /// Its version token (`Title::version_token`), the folder its resources live in.
+    pub token: String,
+    /// A title document's own encryption policy, overriding the server's; `None` for plain
+    /// MP4s and documents that do not say (see `server::protect`).
+    pub encryption: Option<crate::crypto::EncryptionPolicy>,
+    multivariant: OnceLock<Bytes>,
+    mpd: OnceLock<Bytes>,
+    /// Media playlists, by rendition position.
+    media_playlists: Vec<OnceLock<Bytes>>,
+    /// Init segments, by rendition position.
+    init_segments: Vec<OnceLock<Bytes>>,
+    /// HLS I-frame playlists, by rendition position (video renditions only).
+    iframe_playlists: Vec<OnceLock<Bytes>>,
+    /// How subtitle segments are cut, when the title has text tracks.
+    subtitle_plan: OnceLock<SubtitlePlan>,
+    /// HLS subtitle playlists, by text track position, then by sidecar position.
+    subtitle_playlists: Vec<OnceLock<Bytes>>,
+    /// For a title document's title, the object of each file number (1-based: file `f`
+    /// is entry `f - 1`) and the version it was loaded at; empty for a plain MP4, whose
+    /// one object is the request's key.
+    files: Vec<(ObjectKey, ObjectIdentity)>,
+    /// The MPEG-TS output, worked out on the first TS request (`outputs::ts`).
+    ts: OnceLock<TsOutput>,
+}
+
+impl CachedTitle {
+    pub(super) fn new(title: Title) -> Self {
+        let n = title.renditions.len();
+        let texts = title.index.text_tracks.len() + title.sidecars.len();
+        Self {
+            token: title.version_token(),
+            encryption: None,
+            title,
+            multivariant: OnceLock::new(),
+            mpd: OnceLock::new(),
+            media_playlists: (0..n).map(|_| OnceLock::new()).collect(),
+            init_segments: (0..n).map(|_| OnceLock::new()).collect(),
+            iframe_playlists: (0..n).map(|_| OnceLock::new()).collect(),
+            subtitle_plan: OnceLock::new(),
+            subtitle_playlists: (0..texts).map(|_| OnceLock::new()).collect(),
+            files: Vec::new(),
+            ts: OnceLock::new(),
+        }
+    }
+
+    /// A new title's long tracks leave their sample offsets to be worked out on first use
+    /// (`media::SampleOffsets`), so its first playlist does not wait for them. They are
+    /// worked out on the blocking pool a little later ([`OFFSETS_AFTER`]), once that
+    /// playlist is on its way, so a first segment rarely waits either, and the `moov`
+    /// buffer they are worked out from is let go. Returns the title, shared.
+    pub(in crate::server) fn with_offsets_soon(self) -> Arc<Self> {
+        let title = Arc::new(self);
+        if (title.title.index.tracks.iter()).any(|t| !t.samples.offsets_known()) {
+            let title = title.clone();
+            tokio::spawn(async move {
+                tokio::time::sleep(OFFSETS_AFTER).await;
+                let _ = tokio::task::spawn_blocking(move || {
+                    for track in &title.title.index.tracks {
+                        let _ = track.samples.offsets();
+                    }
+                })
+                .await;
+            });
+        }
+        title
+    }
+
+    /// The slot of the title's MPEG-TS output (see `outputs::ts`).
+    pub fn ts_slot(&self) -> &OnceLock<TsOutput> {
+        &self.ts
+    }
+
+    /// A title document's title, whose tracks are read from `files` (by file number, see
+    /// `package::document_track_id`).
+    pub(super) fn with_files(title: Title, files: Vec<(ObjectKey, ObjectIdentity)>) -> Self {
+        Self {
+            files,
+            ..Self::new(title)
+        }
+    }
+
+    /// Another title made from this one (a view: `views.rs`), read from the same files.
+    pub(super) fn derived(&self, title: Title) -> Self {
+        Self {
+            files: self.files.clone(),
+            ..Self::new(title)
+        }
+    }
+
+    /// The object (and its version) that track `track_id` is read from, when the title
+    /// comes from a title document; `None` for a plain MP4 (read the request's key).
+    pub fn object_of(&self, track_id: u32) -> Option<(&ObjectKey, &ObjectIdentity)> {
+        let (file, _) = split_document_track_id(track_id)?;
+        let (key, identity) = self
+            .files
+            .get(usize::try_from(file).ok()?.checked_sub(1)?)?;
+        Some((key, identity))
+    }
+
+    /// The HLS multivariant playlist.
+    pub fn multivariant(&self) -> Bytes {
+        self.multivariant
+            .get_or_init(|| Bytes::from(render_multivariant_playlist(&self.title)))
+            .clone()
+    }
+
+    /// The DASH MPD.
+    pub fn mpd(&self) -> Bytes {
+        self.mpd
+            .get_or_init(|| Bytes::from(render_mpd(&self.title)))
+            .clone()
+    }
+
+    fn rendition_pos(&self, track_id: u32) -> Option<usize> {
+        self.title
+            .renditions
+            .iter()
+            .position(|r| r.track_id == track_id)
+    }
+
+    /// The media playlist of track `track_id`, if it is a rendition.
+    pub fn media_playlist(&self, track_id: u32) -> Option<Bytes> {
+        let pos = self.rendition_pos(track_id)?;
+        let rendition = self.title.renditions.get(pos)?;
+        let slot = self.media_playlists.get(pos)?;
+        Some(
+            slot.get_or_init(|| Bytes::from(render_media_playlist(&self.title, rendition)))
+                .clone(),
+        )
+    }
+
+    /// The I-frame playlist of track `track_id`, if it is a video rendition.
+    pub fn iframe_playlist(&self, track_id: u32) -> Option<Bytes> {
+        let pos = self.rendition_pos(track_id)?;
+        let rendition = self.title.renditions.get(pos)?;
+        if rendition.kind != TrackKind::Video {
+            return None;
+        }
+        let slot = self.iframe_playlists.get(pos)?;
+        Some(
+            slot.get_or_init(|| Bytes::from(render_iframe_playlist(&self.title, rendition)))
+                .clone(),
+        )
+    }
+
+    /// How the title's subtitle segments are cut and timed.
+    pub fn subtitle_plan(&self) -> &SubtitlePlan {
+        self.subtitle_plan
+            .get_or_init(|| SubtitlePlan::new(&self.title))
+    }
+
+    /// The HLS subtitle playlist of text track `track_id`, if the title has it.
+    pub fn subtitle_playlist(&self, track_id: u32) -> Option<Bytes> {
+        let texts = &self.title.index.text_tracks;
+        let sidecars = (self.title.sidecars.iter()).position(|s| s.track_id == track_id);
+        let pos = (texts.iter().position(|t| t.track_id == track_id))
+            .or_else(|| Some(texts.len() + sidecars?))?;
+        let slot = self.subtitle_playlists.get(pos)?;
+        Some(
+            slot.get_or_init(|| {
+                Bytes::from(render_subtitle_playlist(self.subtitle_plan(), track_id))
+            })
+            .clone(),
+        )
+    }
+
+    /// The init segment of track `track_id`, if it is a rendition.
+    pub fn init_segment(&self, track_id: u32) -> Option<Bytes> {
+        let pos = self.rendition_pos(track_id)?;
+        let rendition = self.title.renditions.get(pos)?;
+        let track = self.title.index.tracks.get(rendition.track_pos)?;
+        let slot = self.init_segments.get(pos)?;
+        Some(
+            slot.get_or_init(|| Bytes::from(init_segment(track)))
+                .clone(),
+        )
+    }
+}
+
+/// A title's MPEG-TS output and its rendered playlists, filled on first use
+/// (`outputs::ts` works it out and answers from it).
+#[derive(Debug)]
+pub struct TsOutput {
+    /// The TS output, or why the title has none.
+    pub ts: Result<TsTitle, PackageError>,
+    /// The multivariant playlist.
+    pub master: OnceLock<Bytes>,
+    /// The multivariant playlist as SAMPLE-AES offers it.
+    pub sample_aes_master: OnceLock<Bytes>,
+    /// Media playlists by TS rendition position.
+    pub media: Vec<OnceLock<Bytes>>,
+    /// I-frame playlists by TS rendition position.
+    pub iframes: Vec<OnceLock<Bytes>>,
+}
+
+impl TsOutput {
+    /// The TS output of `cached`, its playlists not yet rendered. Walks the title: call it
+    /// off the runtime workers.
+    pub fn new(cached: &CachedTitle) -> Self {
+        let ts = TsTitle::new(&cached.title);
+        for reason in ts.iter().flat_map(|t| &t.skipped) {
+            tracing::info!(%reason, "rendition left out of the MPEG-TS output");
+        }
+        let n = ts.as_ref().map_or(0, |t| t.renditions.len());
+        Self {
+            ts,
+            master: OnceLock::new(),
+            sample_aes_master: OnceLock::new(),
+            media: (0..n).map(|_| OnceLock::new()).collect(),
+            iframes: (0..n).map(|_| OnceLock::new()).collect(),
+        }
+    }
+}

@@ -1,0 +1,311 @@
+//! Title documents, served: a `.json` key's document read and checked, the files it names
+//! loaded, and their renditions cut together into one cached title (issue 11).
+//!
+//! Each file is loaded through the catalog's own per-object cache (single-flight with
+//! `try_get_with`), all of them concurrently, so a file shared by two documents, or named
+//! twice in one, is read once. The title is cached under a version that covers the
+//! document's identity and every file's: replacing any of them gives a new version token,
+//! and requests pinned to the old one get 404, never a mix. What the files hold is
+//! `package::build_ladder`'s business; this module only does the I/O and names entries in
+//! every error.
+
+use std::sync::Arc;
+
+use futures_util::future::join_all;
+
+use super::cached::CachedTitle;
+use super::catalog::{Catalog, TitleError};
+use crate::media::{
+    parse_title_document, DocumentClip, DocumentError, DocumentFile, SidecarFormat, TitleDocument,
+};
+use crate::package::{
+    apply_view, build_ladder, document_track_id, Clip, LadderEntry, LadderRole, PackageError,
+    SidecarSubtitle, Title, View, ViewError, MAX_DOCUMENT_FILES,
+};
+use crate::source::{ByteRange, ObjectIdentity, ObjectKey, SourceError};
+
+/// Why a title document's title cannot be served.
+#[derive(Debug, thiserror::Error)]
+pub enum DocumentTitleError {
+    /// The document itself is unusable (422).
+    #[error(transparent)]
+    Document(#[from] DocumentError),
+    /// The document could not be read (its own 404, 502, 504, ...).
+    #[error("title document: {0}")]
+    Source(#[from] SourceError),
+    /// An entry names an object that does not exist (422: the document is wrong).
+    #[error("{entry}: {file}: no such file")]
+    Missing { entry: String, file: String },
+    /// An entry's file could not be loaded (422 when it is not a usable MP4, else the
+    /// source's answer).
+    #[error("{entry}: {file}: {source}")]
+    Rendition {
+        entry: String,
+        file: String,
+        #[source]
+        source: Arc<TitleError>,
+    },
+    /// The renditions cannot be cut together (422).
+    #[error(transparent)]
+    Package(#[from] PackageError),
+    /// A worker failed (500).
+    #[error("internal error: {reason}")]
+    Internal { reason: String },
+}
+
+/// The title of the document at `key`, version `identity`, loading what is not cached.
+///
+/// # Errors
+/// A [`DocumentTitleError`] naming the entry at fault, shared with concurrent loads.
+pub(super) async fn document_title(
+    catalog: &Catalog,
+    key: &ObjectKey,
+    identity: &ObjectIdentity,
+) -> Result<Arc<CachedTitle>, Arc<DocumentTitleError>> {
+    let document = catalog
+        .documents
+        .try_get_with(
+            (key.clone(), identity.clone()),
+            read_document(catalog, key, identity),
+        )
+        .await?;
+    title_of_document(catalog, key, identity, document).await
+}
+
+/// The title of `document` (stored under `key` at `identity`, or made from an nginx-vod
+/// urlset: `route::nginx_names`), loading what is not cached.
+///
+/// # Errors
+/// A [`DocumentTitleError`] naming the entry at fault, shared with concurrent loads.
+pub(super) async fn title_of_document(
+    catalog: &Catalog,
+    key: &ObjectKey,
+    identity: &ObjectIdentity,
+    document: Arc<TitleDocument>,
+) -> Result<Arc<CachedTitle>, Arc<DocumentTitleError>> {
+    let files = distinct_files(&document);
+    if files.len() > MAX_DOCUMENT_FILES as usize {
+        return Err(Arc::new(
+            DocumentError::TooManyRenditions {
+                count: files.len(),
+                max: MAX_DOCUMENT_FILES as usize,
+            }
+            .into(),
+        ));
+    }
+    // Identities (cached by the source for its identity TTL) of every file, together.
+    let identities = join_all(files.iter().map(|file| async move {
+        catalog
+            .source()
+            .identify(&file.key)
+            .await
+            .map_err(|e| match e {
+                SourceError::NotFound { .. } | SourceError::OutsideRoot { .. } => {
+                    DocumentTitleError::Missing {
+                        entry: file.entry.clone(),
+                        file: file.key.to_string(),
+                    }
+                }
+                other => DocumentTitleError::Source(other),
+            })
+    }))
+    .await
+    .into_iter()
+    .collect::<Result<Vec<_>, _>>()
+    .map_err(Arc::new)?;
+    let objects: Vec<(ObjectKey, ObjectIdentity)> = (files.iter())
+        .map(|f| f.key.clone())
+        .zip(identities)
+        .collect();
+    let version = title_version(identity, &objects);
+    catalog
+        .ladders
+        .try_get_with(
+            (key.clone(), version.clone()),
+            load_ladder(catalog, document, files, objects, version),
+        )
+        .await
+}
+
+/// Read and parse the document, refusing one over the size limit before reading it.
+async fn read_document(
+    catalog: &Catalog,
+    key: &ObjectKey,
+    identity: &ObjectIdentity,
+) -> Result<Arc<TitleDocument>, DocumentTitleError> {
+    let limits = &catalog.limits;
+    if identity.size > limits.max_title_document_bytes {
+        return Err(DocumentError::TooLarge {
+            size: identity.size,
+            max: limits.max_title_document_bytes,
+        }
+        .into());
+    }
+    let bytes = match identity.size {
+        0 => bytes::Bytes::new(),
+        size => {
+            catalog
+                .source()
+                .read_range(key, identity, ByteRange::new(0, size))
+                .await?
+        }
+    };
+    let document = parse_title_document(
+        key,
+        &bytes,
+        limits.max_title_document_bytes,
+        limits.max_title_renditions,
+    )?;
+    Ok(Arc::new(document))
+}
+
+/// The first entry naming each distinct file, video entries first, then audio, then
+/// subtitles, in document order: file number `n` (1-based) is element `n - 1`.
+fn distinct_files(document: &TitleDocument) -> Vec<DocumentFile> {
+    let mut files: Vec<DocumentFile> = Vec::new();
+    for entry in document.entries() {
+        if !files.iter().any(|f| f.key == entry.key) {
+            files.push(entry.clone());
+        }
+    }
+    files
+}
+
+/// A version covering the document and every object it names: the document's size and
+/// an opaque string of every (key, size, version), so replacing any one changes it.
+fn title_version(
+    document: &ObjectIdentity,
+    objects: &[(ObjectKey, ObjectIdentity)],
+) -> ObjectIdentity {
+    let mut version = format!("doc:{}", document.version);
+    for (key, identity) in objects {
+        version.push_str(&format!("\n{}:{}:{}", key, identity.size, identity.version));
+    }
+    ObjectIdentity {
+        size: document.size,
+        version,
+    }
+}
+
+/// Load every file's title (concurrently, each through the catalog's cache) and cut them
+/// together on the blocking pool.
+async fn load_ladder(
+    catalog: &Catalog,
+    document: Arc<TitleDocument>,
+    files: Vec<DocumentFile>,
+    objects: Vec<(ObjectKey, ObjectIdentity)>,
+    version: ObjectIdentity,
+) -> Result<Arc<CachedTitle>, DocumentTitleError> {
+    let is_media = |file: &DocumentFile| SidecarFormat::of(file.key.as_str()).is_none();
+    let max_text = catalog.limits.max_text_read_bytes;
+    let encryption = document.encryption;
+    let mut sidecars = Vec::new();
+    for entry in &document.subtitles {
+        let pos = files.iter().position(|f| f.key == entry.key).unwrap_or(0);
+        let size = objects.get(pos).map_or(0, |o| o.1.size);
+        let format = SidecarFormat::of(entry.key.as_str());
+        let track_id = u32::try_from(pos + 1)
+            .ok()
+            .and_then(|file| document_track_id(file, 0));
+        let (Some(format), Some(track_id)) = (format, track_id) else {
+            continue;
+        };
+        if size > max_text {
+            let key = &entry.key;
+            return Err(DocumentError::BadEntry {
+                entry: entry.entry.clone(),
+                reason: format!("{key} is {size} bytes, over the subtitle limit of {max_text}"),
+            }
+            .into());
+        }
+        sidecars.push(SidecarSubtitle {
+            track_id,
+            format,
+            language: entry.language.clone(),
+            name: entry.name.clone(),
+            default: entry.default,
+            forced: entry.forced,
+            size_bytes: size,
+            offset_ns: 0,
+        });
+    }
+    // Media files come before subtitle files in `files`, so titles[n] is file n + 1.
+    let titles = join_all(
+        (files.iter().zip(&objects))
+            .filter(|(file, _)| is_media(file))
+            .map(|(file, (key, identity))| async move {
+                catalog
+                    .title(key, identity)
+                    .await
+                    .map_err(|source| DocumentTitleError::Rendition {
+                        entry: file.entry.clone(),
+                        file: key.to_string(),
+                        source,
+                    })
+            }),
+    )
+    .await
+    .into_iter()
+    .collect::<Result<Vec<_>, _>>()?;
+    let target = catalog.segment_duration_ms;
+    let title = tokio::task::spawn_blocking(move || {
+        let file_number = |key: &ObjectKey| {
+            let pos = files.iter().position(|f| f.key == *key).unwrap_or(0);
+            (pos + 1) as u32
+        };
+        let roles = (document.video.iter().map(|e| (e, LadderRole::Video)))
+            .chain(document.audio.iter().map(|e| (e, LadderRole::Audio)));
+        let mut entries = Vec::new();
+        for (entry, role) in roles {
+            let file = file_number(&entry.key);
+            let Some(title) = titles.get((file as usize).saturating_sub(1)) else {
+                continue;
+            };
+            entries.push(LadderEntry {
+                label: format!("{} ({})", entry.entry, entry.key),
+                file,
+                title: &title.title,
+                role,
+                track: entry.track,
+                language: entry.language.clone(),
+                name: entry.name.clone(),
+            });
+        }
+        let title = build_ladder(&entries, sidecars, version, target)?;
+        match document.clip {
+            Some(clip) => clip_document_title(&title, clip, target),
+            None => Ok(title),
+        }
+    })
+    .await
+    .map_err(|e| DocumentTitleError::Internal {
+        reason: e.to_string(),
+    })??;
+    let mut cached = CachedTitle::with_files(title, objects);
+    if let Some(policy) = encryption {
+        tracing::info!(encryption = %policy, "title document sets its own encryption");
+        cached.encryption = Some(policy);
+    }
+    Ok(cached.with_offsets_soon())
+}
+
+/// `title` cut to the document's `"clip"` (issue 16). A clip the title cannot have is the
+/// document's fault: 422 naming the field.
+fn clip_document_title(
+    title: &Title,
+    clip: DocumentClip,
+    target_ms: u32,
+) -> Result<Title, DocumentTitleError> {
+    let bad = |e: ViewError| DocumentError::BadEntry {
+        entry: "clip".into(),
+        reason: e.to_string(),
+    };
+    let view = View {
+        clip: Some(Clip::new(clip.from, clip.to).map_err(bad)?),
+        tracks: None,
+    };
+    apply_view(title, &view, target_ms).map_err(|e| match e {
+        ViewError::Package(p) => DocumentTitleError::Package(p),
+        other => bad(other).into(),
+    })
+}

@@ -1,0 +1,117 @@
+//! The title a request is about: the object's identity, then its title from the catalog
+//! (a plain MP4, a title document, or an nginx-vod urlset made into a document), then the
+//! view the path asks for. Every output starts here.
+
+use std::sync::Arc;
+use std::time::Instant;
+
+use super::cached::CachedTitle;
+use super::catalog::{Catalog, TitleError};
+use super::documents::{document_title, title_of_document, DocumentTitleError};
+use super::views::{viewed_title, ViewLoadError};
+use crate::media::is_title_document;
+use crate::package::View;
+use crate::server::route::nginx_names::{urlset_document, URLSET_SUFFIX};
+use crate::source::{ObjectIdentity, ObjectKey, SourceError};
+
+/// Why the title of a request could not be loaded.
+#[derive(Debug, thiserror::Error)]
+pub enum LoadError {
+    /// The object's identity could not be had (missing, unreachable, ...).
+    #[error(transparent)]
+    Source(#[from] SourceError),
+    /// An nginx-vod urlset that names no usable set of files.
+    #[error("{0}")]
+    Urlset(String),
+    /// The media file could not be loaded.
+    #[error(transparent)]
+    Title(Arc<TitleError>),
+    /// The title document could not be served.
+    #[error(transparent)]
+    Document(Arc<DocumentTitleError>),
+    /// The view could not be made.
+    #[error(transparent)]
+    View(Arc<ViewLoadError>),
+}
+
+/// How long an identity answered by the source is reused: until `until`, unless the
+/// source's identity epoch (`MediaSource::identity_epoch`, read before asking) moves on.
+#[derive(Debug, Clone, Copy)]
+pub struct Reuse {
+    pub until: Instant,
+    pub epoch: u64,
+}
+
+/// The title of `key` as `view` shows it, with the identity of the object it was read
+/// from: a plain MP4, a title document, or an nginx-vod urlset (a document made from the
+/// key, whose identity covers only its files).
+///
+/// # Errors
+/// The source's answer for the object, the title's load errors, the view's.
+pub async fn load_view(
+    catalog: &Catalog,
+    key: &ObjectKey,
+    view: &View,
+) -> Result<(ObjectIdentity, Arc<CachedTitle>), LoadError> {
+    let (identity, cached, _) = load_view_until(catalog, key, view).await?;
+    Ok((identity, cached))
+}
+
+/// [`load_view`], with how long the source reuses the object's identity
+/// (`MediaSource::identify_until`; `None` for a urlset, whose identity is made here).
+///
+/// # Errors
+/// As [`load_view`].
+pub async fn load_view_until(
+    catalog: &Catalog,
+    key: &ObjectKey,
+    view: &View,
+) -> Result<(ObjectIdentity, Arc<CachedTitle>, Option<Reuse>), LoadError> {
+    let urlset = key.ends_with_ignore_case(URLSET_SUFFIX);
+    // Read before asking, so an identity dropped meanwhile ends the reuse at once.
+    let epoch = catalog.source().identity_epoch();
+    let (identity, until) = match urlset {
+        true => {
+            let identity = ObjectIdentity {
+                size: 0,
+                version: "urlset".into(),
+            };
+            (identity, None)
+        }
+        false => catalog.source().identify_until(key).await?,
+    };
+    let whole = if urlset {
+        let document = urlset_document(key).map_err(LoadError::Urlset)?;
+        let max = catalog.limits.max_title_renditions;
+        if document.video.len() > max {
+            let reason = format!(
+                "the urlset names {} files, over the limit of {max}",
+                document.video.len()
+            );
+            return Err(LoadError::Urlset(reason));
+        }
+        // Documents and views are boxed: their futures are large, and a plain file's
+        // cached answer should not carry them (see `server::request`).
+        Box::pin(title_of_document(
+            catalog,
+            key,
+            &identity,
+            Arc::new(document),
+        ))
+        .await
+        .map_err(LoadError::Document)?
+    } else if is_title_document(key) {
+        Box::pin(document_title(catalog, key, &identity))
+            .await
+            .map_err(LoadError::Document)?
+    } else {
+        (catalog.title(key, &identity).await).map_err(LoadError::Title)?
+    };
+    let cached = match view.is_whole() {
+        true => whole,
+        false => Box::pin(viewed_title(catalog, key, &identity, whole, view))
+            .await
+            .map_err(LoadError::View)?,
+    };
+    Ok((identity, cached, until.map(|until| Reuse { until, epoch })))
+}
