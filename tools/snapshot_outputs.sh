@@ -19,7 +19,7 @@
 # 404, a 400, stale version folders, a conditional GET, /healthz and /readyz. /metrics is
 # left out (it counts the requests).
 #
-# OUT gets one line per request, `status sha256 length request`, sorted (LC_ALL=C), where
+# OUT gets one line per request, `status sha256 length request`, sorted by request (bytes), where
 # request is the path and query, prefixed by `HEAD ` or `POST ` and followed by
 # ` range=FROM-TO` when not a plain GET (HEAD: length is the Content-Length header). OUT.headers
 # gets `request<TAB>name: value` for every response header but Date and x-trace-id.
@@ -421,7 +421,11 @@ NGINX_NAMES = {
 NGINX_ENTRY = {"/hls/": ["master.m3u8"], "/hlsts/": ["master.m3u8"], "/dash/": ["manifest.mpd"]}
 
 
-def crawl_title(key):
+# The first title's samples (the main fixture's when there is one), for the extras.
+first_samples = {}
+
+
+def crawl_title(key, first):
     global samples
     enc = urllib.parse.quote(key, safe="/")
     if NGINX:
@@ -432,17 +436,25 @@ def crawl_title(key):
             if not key.endswith(".json"):
                 entry(prefix, NGINX_NAMES[loc], prefix)
             probes()
+            if first and loc == "/hls/":
+                first_samples.update(samples)
         return
     prefix = f"/vod/{enc}/"
     samples = {}
     entry(prefix, ENTRIES, prefix)
     probes()
+    if first:
+        first_samples.update(samples)
     for view in VIEWS:
         entry(prefix + view, ENTRIES, prefix)
 
 
+def main_key(keys):
+    return "h264-aac-3s.mp4" if "h264-aac-3s.mp4" in keys else keys[0]
+
+
 def extras(keys):
-    first = "h264-aac-3s.mp4" if "h264-aac-3s.mp4" in keys else keys[0]
+    first = main_key(keys)
     enc = urllib.parse.quote(first, safe="/")
     loc = "/hls/" if NGINX else "/vod/"
     prefix = f"{loc}{enc}/"
@@ -464,9 +476,8 @@ def extras(keys):
     record("GET", tok(prefix + "hls.key"))
     # A conditional GET with the ETag of the first segment met, and a range past the end.
     status, data = record("GET", tok(prefix + "master.m3u8"), label=f"{tok(prefix + 'master.m3u8')} again")
-    seg = next((l for l in lines if " /" in l and ("/seg-" in l or "/fragment-" in l) and l.startswith("200 ")), None)
-    if seg:
-        target = seg.split(" ", 3)[3].split(" range=")[0]
+    target = first_samples.get("seg")
+    if target:
         _, h, _ = request("HEAD", target)
         etag = next((v for k, v in h if k.lower() == "etag"), None)
         if etag:
@@ -474,6 +485,10 @@ def extras(keys):
         record("GET", target, {"Range": "bytes=99999999-"}, label=f"{target} range=99999999-")
     if SIGNED:
         record("GET", prefix + "master.m3u8", label=f"{prefix}master.m3u8 no-token")
+        for kind in ("init", "seg"):
+            if first_samples.get(kind):
+                bare = first_samples[kind].split("?")[0]
+                record("GET", bare, label=f"{bare} no-token")
         bad = sign(prefix)[:-2] + "AA"
         record("GET", f"{prefix}master.m3u8?token={bad}", label=f"{prefix}master.m3u8 bad-token")
         other = sign(f"{loc}other.mp4/")
@@ -484,7 +499,7 @@ keys = fixtures()
 if not keys:
     sys.exit(f"snapshot_outputs.sh: no media file or title document in {FIXTURES}")
 for key in keys:
-    crawl_title(key)
+    crawl_title(key, key == main_key(keys))
 if NGINX:
     for loc in ("/hls/", "/dash/"):
         samples = {}
@@ -492,7 +507,8 @@ if NGINX:
 extras(keys)
 
 with open(OUT, "w", encoding="utf-8") as f:
-    f.writelines(line + "\n" for line in sorted(lines, key=lambda l: l.encode()))
+    # Sorted by request, so a changed answer shows as one changed line in a diff.
+    f.writelines(line + "\n" for line in sorted(lines, key=lambda l: l.split(" ", 3)[3].encode()))
 with open(OUT + ".headers", "w", encoding="utf-8") as f:
     f.writelines(line + "\n" for line in sorted(header_lines, key=lambda l: l.encode()))
 statuses = {}
