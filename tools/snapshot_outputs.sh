@@ -32,8 +32,23 @@
 # port's. The nginx-vod mode crawls /hls/, /hlsts/ and /dash/ (nginx-vod-module names,
 # clipFrom/clipTo, tracks, a .urlset) instead of /vod/.
 #
-# `run` does it all: starts VODPACK_BIN on 127.0.0.1 with a free port and MODE's flags,
-# waits for /healthz, crawls, and stops the server by its PID.
+# Modes (`flags MODE` prints the exact flags): plain (the defaults: 6 s segments); every
+# other mode cuts 1 s segments, as the conformance tests do, so each fixture has several:
+# plain-1s; hls-aes128, hls-sample-aes, dash-cenc, dash-cbcs (one output encrypted, the
+# other clear); aes128-cenc, sample-aes-cbcs (both encrypted: the clear folder closes);
+# signed-entry, signed-all (signed URLs; signed-all with aes128-cenc encryption, so keys
+# and licences carry the token; adds requests without a token, with a bad and a foreign
+# one); nginx-vod (--nginx-vod-locations hls=/hls/,hlsts=/hlsts/,dash=/dash/; the .urlset
+# is the ladder fixture's).
+#
+# `run` does it all: starts VODPACK_BIN on 127.0.0.1 with a free port and MODE's flags
+# (its log goes to OUT.log), waits for /healthz, crawls, and stops the server by its PID.
+#
+#   for m in $(tools/snapshot_outputs.sh modes); do
+#     tools/snapshot_outputs.sh run "$m" old/vodpack media-copy "old-$m.txt"
+#     tools/snapshot_outputs.sh run "$m" new/vodpack media-copy "new-$m.txt"
+#     diff "old-$m.txt" "new-$m.txt" && diff "old-$m.txt.headers" "new-$m.txt.headers"
+#   done
 #
 # Variables: SNAP_MAX_SEGMENTS (0 = every segment of each playlist or representation),
 # SNAP_VIEWS (space-separated view folders; "" for none), SNAP_KEY_SECRET,
@@ -81,8 +96,7 @@ flags() {
       exit 2
       ;;
   esac
-  # Every mode but plain cuts 1 s segments, as the conformance tests do, so each 3 s
-  # fixture has several segments per rendition.
+  # Every mode but plain cuts 1 s segments, so each 3 s fixture has several per rendition.
   printf '%s\n' --segment-duration-ms 1000
   if [ -n "$enc" ]; then
     printf '%s\n' --encryption "$enc" --key-secret "$SNAP_KEY_SECRET" --public-url "$SNAP_PUBLIC_URL"
