@@ -16,8 +16,9 @@
 //! - `packet`, `psi`, `adts`, `annexb`: packet and PES headers and the packetizer, PAT/PMT
 //!   with CRC32, ADTS headers, NAL length rewriting.
 //!
-//! Dependencies run one way: `stream_kind`, `adts`, `annexb` at the bottom; then `program`,
-//! `layout`, `packet` and `psi`; then `writer`; then `sample_aes` and `offer`.
+//! Dependencies run one way, from `stream_kind`, `adts` and `annexb` up through `program`,
+//! `layout`, `packet` and `psi` (each using only those before it) to `writer`, then
+//! `sample_aes` and `offer`.
 //!
 //! Written here rather than taken from a crate: the muxers on crates.io (`mpeg2ts`,
 //! `mpegts`) build whole packets from whole frames in memory and know nothing of a layout
