@@ -40,11 +40,11 @@ pub use hls::{
     render_ts_iframe_playlist, render_ts_media_playlist, render_ts_multivariant_playlist,
     render_ts_subtitle_playlist, ts_subtitle_segment,
 };
-pub use ladder::{build_ladder, LadderEntry, LadderRole, SidecarSubtitle, CUT_TOLERANCE_MS};
+pub use ladder::{build_ladder, LadderEntry, LadderRole, CUT_TOLERANCE_MS};
 pub use names::{
     document_track_id, parse_version_folder, split_document_track_id, version_folder, Resource,
     ResourceKind, MAX_DOCUMENT_FILES,
 };
 pub use plan::{plan_segments, SegmentPlan, TrackPlan};
-pub use title::{Rendition, Title};
+pub use title::{Rendition, SidecarSubtitle, Title};
 pub use view::{apply_view, Clip, PickKind, TrackPick, TrackSelection, View, ViewError};

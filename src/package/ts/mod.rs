@@ -11,7 +11,14 @@
 //! - `offer`: the renditions of a title's TS output, measured;
 //! - `sample_aes`: HLS SAMPLE-AES (Apple's sample encryption of H.264, AAC, AC-3 and
 //!   E-AC-3 in TS), where a segment's layout follows from its encrypted samples;
-//! - `psi`, `adts`, `annexb`: PAT/PMT with CRC32, ADTS headers, NAL length rewriting.
+//! - `stream_kind`: how each codec is carried and signalled (stream types, SAMPLE-AES
+//!   descriptors), the table `program`, `psi` and `sample_aes` all read;
+//! - `packet`, `psi`, `adts`, `annexb`: packet and PES headers and the packetizer, PAT/PMT
+//!   with CRC32, ADTS headers, NAL length rewriting.
+//!
+//! Dependencies run one way, from `stream_kind`, `adts` and `annexb` up through `program`,
+//! `layout`, `packet` and `psi` (each using only those before it) to `writer`, then
+//! `sample_aes` and `offer`.
 //!
 //! Written here rather than taken from a crate: the muxers on crates.io (`mpeg2ts`,
 //! `mpegts`) build whole packets from whole frames in memory and know nothing of a layout
@@ -20,21 +27,27 @@
 //! Timeline: PTS/DTS are the CMAF output times in 90 kHz plus [`TS_TIME_OFFSET`], so the
 //! title shift, B-frame delay and edit lists carry over exactly; WebVTT for TS maps
 //! `LOCAL:00:00:00.000` to `MPEGTS:` that offset.
+//!
+//! To look at a segment's bytes (in ffprobe, a TS analyser), ask a running server for it:
+//! `curl -o seg.ts http://HOST/vod/KEY/vTOKEN/seg-ts-t1-1.ts`.
 
 mod adts;
 mod annexb;
 mod layout;
 mod offer;
+mod packet;
 mod program;
 mod psi;
 mod sample_aes;
+mod stream_kind;
 mod writer;
 
 pub use adts::AdtsConfig;
 pub use layout::{KeyFrame, SegmentSummary, TsLayout};
 pub use offer::{TsRendition, TsTitle};
-pub use program::{StreamKind, TsProgram, TsStream};
+pub use program::{TsProgram, TsStream};
 pub use sample_aes::{encrypt_segment as encrypt_sample_aes_segment, MAX_SEGMENT_SAMPLE_BYTES};
+pub use stream_kind::StreamKind;
 pub use writer::{prepare_ts_segment, Need, TsSegment};
 
 /// Bytes in a transport stream packet.
@@ -60,55 +73,5 @@ pub const PCR_LEAD: u64 = 63_000;
 /// Longest gap between PCRs (90 kHz): 40 ms. Where frames are further apart (24 fps and
 /// below, or audio alone), adaptation-field-only packets carry the PCR in between.
 pub const MAX_PCR_GAP: u64 = 3_600;
-/// PTS, DTS and PCR base are 33-bit counters.
-const TIME_MASK: u64 = (1 << 33) - 1;
-
-/// A transport packet's 4-byte header (13818-1 2.4.3.2).
-#[derive(Debug, Clone, Copy)]
-pub(crate) struct PacketHeader {
-    pid: u16,
-    unit_start: bool,
-    continuity: u8,
-    adaptation: bool,
-    payload: bool,
-}
-
-impl PacketHeader {
-    fn bytes(&self) -> [u8; 4] {
-        let control = (u8::from(self.adaptation) << 1) | u8::from(self.payload);
-        [
-            0x47,
-            (u8::from(self.unit_start) << 6) | ((self.pid >> 8) as u8 & 0x1F),
-            self.pid as u8,
-            (control << 4) | (self.continuity & 0x0F),
-        ]
-    }
-}
-
-/// A PTS or DTS field (13818-1 2.4.3.7): `marker` in the top nibble, 33 bits of time.
-fn timestamp_field(marker: u8, time: u64) -> [u8; 5] {
-    let t = time & TIME_MASK;
-    [
-        (marker << 4) | ((t >> 29) as u8 & 0x0E) | 1,
-        (t >> 22) as u8,
-        ((t >> 14) as u8 & 0xFE) | 1,
-        (t >> 7) as u8,
-        ((t << 1) as u8 & 0xFE) | 1,
-    ]
-}
-
-/// A PCR field (13818-1 2.4.3.5): 33-bit base at 90 kHz, 6 reserved bits, extension 0.
-fn pcr_field(base: u64) -> [u8; 6] {
-    let b = base & TIME_MASK;
-    [
-        (b >> 25) as u8,
-        (b >> 17) as u8,
-        (b >> 9) as u8,
-        (b >> 1) as u8,
-        ((b & 1) as u8) << 7 | 0x7E,
-        0,
-    ]
-}
-
 #[cfg(test)]
 pub(crate) mod tests;

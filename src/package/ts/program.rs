@@ -9,26 +9,10 @@
 
 use super::adts::AdtsConfig;
 use super::annexb::{key_frame_prefix, H264_AUD, HEVC_AUD};
-use super::{sample_aes, AUDIO_PID, VIDEO_PID};
+use super::stream_kind::{ac3_setup, sample_aes_stream_type, StreamKind};
+use super::{AUDIO_PID, VIDEO_PID};
 use crate::media::{stream_config, MediaIndex, StreamConfig, TrackIndex, TrackKind};
 use crate::package::PackageError;
-
-/// How one track's samples are carried.
-#[derive(Debug, Clone, PartialEq, Eq)]
-pub enum StreamKind {
-    /// H.264 (stream type 0x1B), NAL units rewritten to Annex B.
-    H264 { length_size: u8 },
-    /// HEVC (stream type 0x24), NAL units rewritten to Annex B.
-    Hevc { length_size: u8 },
-    /// AAC in ADTS (stream type 0x0F).
-    Aac(AdtsConfig),
-    /// MPEG-1 (stream type 0x03) or, for the low sampling rates, MPEG-2 (0x04) audio.
-    Mp3 { lsf: bool },
-    /// AC-3 (stream type 0x81, registration 'AC-3').
-    Ac3,
-    /// E-AC-3 (stream type 0x87, registration 'EC-3').
-    Eac3,
-}
 
 /// One elementary stream of a TS program.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -127,7 +111,7 @@ impl TsStream {
                 (StreamKind::Mp3 { lsf }, Vec::new(), Vec::new())
             }
             (TrackKind::Audio, StreamConfig::Ac3 { dac3 }) => {
-                setup = sample_aes::ac3_setup(&dac3);
+                setup = ac3_setup(&dac3);
                 (StreamKind::Ac3, Vec::new(), Vec::new())
             }
             (TrackKind::Audio, StreamConfig::Eac3 { dec3 }) => {
@@ -219,7 +203,7 @@ impl TsProgram {
 
     /// Whether Apple's sample encryption covers every stream (H.264, AAC, AC-3, E-AC-3).
     pub fn sample_aes_covers(&self) -> bool {
-        (self.streams.iter()).all(|s| super::sample_aes::stream_type(&s.kind).is_some())
+        (self.streams.iter()).all(|s| sample_aes_stream_type(&s.kind).is_some())
     }
 
     /// The same program with SAMPLE-AES encrypted samples.
@@ -228,7 +212,7 @@ impl TsProgram {
     /// [`PackageError::NotInTs`] for a stream Apple's format does not cover (HEVC, MP3).
     pub fn with_sample_aes(&self, index: &MediaIndex) -> Result<Self, PackageError> {
         for stream in &self.streams {
-            if super::sample_aes::stream_type(&stream.kind).is_none() {
+            if sample_aes_stream_type(&stream.kind).is_none() {
                 return Err(PackageError::NotInTs {
                     track_id: index.tracks.get(stream.track_pos).map_or(0, |t| t.track_id),
                     reason: "SAMPLE-AES for MPEG-TS covers H.264, AAC, AC-3 and E-AC-3".into(),

@@ -5,20 +5,9 @@
 //! for AC-3 and E-AC-3 the registration descriptor players look for (Apple's HLS
 //! authoring specification; ATSC A/52 Annex A and G), and for audio its language.
 
-use super::{sample_aes, PacketHeader, StreamKind, TsStream, PACKET_LEN, PAT_PID, PMT_PID};
-
-/// `stream_type` of each kind (ISO/IEC 13818-1 Table 2-34; ATSC A/52 for 0x81, 0x87).
-pub(super) fn stream_type(kind: &StreamKind) -> u8 {
-    match kind {
-        StreamKind::H264 { .. } => 0x1B,
-        StreamKind::Hevc { .. } => 0x24,
-        StreamKind::Aac(_) => 0x0F,
-        StreamKind::Mp3 { lsf: false } => 0x03,
-        StreamKind::Mp3 { lsf: true } => 0x04,
-        StreamKind::Ac3 => 0x81,
-        StreamKind::Eac3 => 0x87,
-    }
-}
+use super::packet::PacketHeader;
+use super::stream_kind::{sample_aes_descriptors, sample_aes_stream_type, stream_type};
+use super::{StreamKind, TsStream, PACKET_LEN, PAT_PID, PMT_PID};
 
 /// The PAT packet: program 1 at [`PMT_PID`].
 pub(super) fn pat_packet(continuity: u8) -> [u8; PACKET_LEN] {
@@ -42,13 +31,13 @@ pub(super) fn pmt_packet(
     section.extend_from_slice(&[0xF0, 0x00]);
     for stream in streams {
         let encrypted = sample_aes
-            .then(|| sample_aes::stream_type(&stream.kind))
+            .then(|| sample_aes_stream_type(&stream.kind))
             .flatten();
         section.push(encrypted.unwrap_or_else(|| stream_type(&stream.kind)));
         section.extend_from_slice(&(0xE000 | stream.pid).to_be_bytes());
         let mut descriptors: Vec<u8> = match stream.kind {
             _ if encrypted.is_some() => {
-                sample_aes::descriptors(&stream.kind, &stream.setup).unwrap_or_default()
+                sample_aes_descriptors(&stream.kind, &stream.setup).unwrap_or_default()
             }
             // registration_descriptor (2.6.8) with format_identifier 'AC-3' / 'EC-3'.
             StreamKind::Ac3 => vec![0x05, 0x04, b'A', b'C', b'-', b'3'],

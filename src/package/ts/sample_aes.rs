@@ -12,7 +12,8 @@
 //!   restarts in every frame.
 //! - PMT: stream types 0xDB (H.264), 0xCF (AAC), 0xC1 (AC-3), 0xC2 (E-AC-3), each with a
 //!   `private_data_indicator_descriptor` ('zavc', 'aacd', 'ac3d', 'ec3d'); audio with the
-//!   'apad' registration descriptor holding the audio setup information.
+//!   'apad' registration descriptor holding the audio setup information (these tables
+//!   are in `stream_kind`, which the PMT writer reads).
 //!
 //! Re-applied emulation prevention makes an encrypted NAL unit's length depend on its
 //! ciphertext, so a SAMPLE-AES segment's layout is known only after its video samples are
@@ -39,8 +40,6 @@ type Aes128Cbc = cbc::Encryptor<Aes128>;
 /// 64 MiB, six seconds at 85 Mbit/s.
 pub const MAX_SEGMENT_SAMPLE_BYTES: u64 = 64 << 20;
 
-/// Most bytes of audio setup data written in the PMT.
-const MAX_SETUP_BYTES: usize = 48;
 /// Bytes of an H.264 slice NAL unit (emulation prevention removed) left clear first.
 const VIDEO_CLEAR_LEAD: usize = 32;
 /// A slice NAL unit is encrypted only when longer than this (emulation prevention removed).
@@ -49,126 +48,6 @@ const VIDEO_MIN_NAL: usize = 48;
 const VIDEO_CLEAR_RUN: usize = 144;
 /// Bytes of an audio frame left clear first.
 const AUDIO_CLEAR_LEAD: usize = 16;
-
-/// `private_data_indicator_descriptor` and 'apad' audio setup of a stream, or `None` for a
-/// codec SAMPLE-AES does not cover (HEVC, MP3: Apple's format is H.264, AAC, AC-3 and
-/// E-AC-3 only).
-pub(super) fn descriptors(kind: &StreamKind, setup: &[u8]) -> Option<Vec<u8>> {
-    let (indicator, audio_type): (&[u8; 4], Option<[u8; 4]>) = match kind {
-        StreamKind::H264 { .. } => (b"zavc", None),
-        StreamKind::Aac(_) => {
-            // AudioSpecificConfig's audioObjectType: 5 is HE-AAC (SBR), 29 HE-AAC v2 (PS).
-            let object_type = setup.first().map_or(2, |b| b >> 3);
-            let t = match object_type {
-                5 => *b"zach",
-                29 => *b"zacp",
-                _ => *b"zaac",
-            };
-            (b"aacd", Some(t))
-        }
-        StreamKind::Ac3 => (b"ac3d", Some(*b"zac3")),
-        StreamKind::Eac3 => (b"ec3d", Some(*b"zec3")),
-        StreamKind::Hevc { .. } | StreamKind::Mp3 { .. } => return None,
-    };
-    let mut out = vec![0x0F, 0x04];
-    out.extend_from_slice(indicator);
-    if let Some(audio_type) = audio_type {
-        // registration_descriptor 'apad': audio_type, priming (0), version 1, setup data.
-        // Setup data past MAX_SETUP_BYTES (no real AudioSpecificConfig or `dec3` is that
-        // long) is left out rather than cut, so the PMT always fits its one packet.
-        let setup = if setup.len() > MAX_SETUP_BYTES {
-            &[][..]
-        } else {
-            setup
-        };
-        out.push(0x05);
-        out.push((4 + 4 + 2 + 1 + 1 + setup.len()) as u8);
-        out.extend_from_slice(b"apad");
-        out.extend_from_slice(&audio_type);
-        out.extend_from_slice(&[0, 0, 1, setup.len() as u8]);
-        out.extend_from_slice(setup);
-    }
-    Some(out)
-}
-
-/// `stream_type` of a SAMPLE-AES stream (Apple's format, section 2.3).
-pub(super) fn stream_type(kind: &StreamKind) -> Option<u8> {
-    match kind {
-        StreamKind::H264 { .. } => Some(0xDB),
-        StreamKind::Aac(_) => Some(0xCF),
-        StreamKind::Ac3 => Some(0xC1),
-        StreamKind::Eac3 => Some(0xC2),
-        StreamKind::Hevc { .. } | StreamKind::Mp3 { .. } => None,
-    }
-}
-
-/// The AC-3 audio setup data: the first 10 bytes of a sync frame as the `dac3` box
-/// describes the stream (ATSC A/52 5.3: syncinfo and the start of bsi), which is what
-/// readers of the setup parse. Empty when `dac3` is short.
-pub(super) fn ac3_setup(dac3: &[u8]) -> Vec<u8> {
-    let Some(b) = dac3.get(..3) else {
-        return Vec::new();
-    };
-    let bits = u32::from_be_bytes([0, b[0], b[1], b[2]]);
-    let field = |shift: u32, width: u32| u64::from((bits >> shift) & ((1 << width) - 1));
-    let (fscod, bsid, bsmod, acmod) = (field(22, 2), field(17, 5), field(14, 3), field(11, 3));
-    let (lfeon, bit_rate_code) = (field(10, 1), field(5, 5));
-    let mut w = BitPacker::default();
-    w.put(0x0B77, 16); // syncword
-    w.put(0, 16); // crc1
-    w.put(fscod, 2);
-    w.put(bit_rate_code * 2, 6); // frmsizecod
-    w.put(bsid, 5);
-    w.put(bsmod, 3);
-    w.put(acmod, 3);
-    if acmod & 1 != 0 && acmod != 1 {
-        w.put(0, 2); // cmixlev
-    }
-    if acmod & 4 != 0 {
-        w.put(0, 2); // surmixlev
-    }
-    if acmod == 2 {
-        w.put(0, 2); // dsurmod
-    }
-    w.put(lfeon, 1);
-    w.put(31, 5); // dialnorm
-    w.put(0, 3); // compre, langcode, audprodie
-    if acmod == 0 {
-        w.put(31, 5);
-        w.put(0, 3);
-    }
-    w.put(0b01, 2); // copyrightb 0, origbs 1
-    w.put(0, 3); // timecod1e, timecod2e, addbsie
-    w.finish(10)
-}
-
-/// Bits written most significant first.
-#[derive(Default)]
-struct BitPacker {
-    bytes: Vec<u8>,
-    acc: u64,
-    n: u32,
-}
-
-impl BitPacker {
-    fn put(&mut self, value: u64, width: u32) {
-        self.acc = (self.acc << width) | (value & ((1 << width) - 1));
-        self.n += width;
-        while self.n >= 8 {
-            self.n -= 8;
-            self.bytes.push((self.acc >> self.n) as u8);
-        }
-    }
-
-    /// The bytes, zero-padded (or cut) to `len`.
-    fn finish(mut self, len: usize) -> Vec<u8> {
-        if self.n > 0 {
-            self.bytes.push((self.acc << (8 - self.n)) as u8);
-        }
-        self.bytes.resize(len, 0);
-        self.bytes
-    }
-}
 
 /// AES-128-CBC from `iv` over the first `blocks` whole blocks of `data`, in place.
 fn cbc_blocks(aes: &Aes128, iv: &[u8; 16], data: &mut [u8], blocks: usize) {

@@ -1,10 +1,12 @@
-//! The TS writer over fixtures: the bytes against the layout and the plan.
+//! The TS output over fixtures: the renditions a title offers, and the writer's bytes
+//! against the layout and the plan.
 
 use super::writer::Need;
 use super::TsTitle;
 use super::*;
 use crate::media::{index_from_bytes, MediaLimits, TrackKind};
-use crate::package::Title;
+use crate::package::hls::tests::title as hls_title;
+use crate::package::{PackageError, Title};
 
 pub(crate) fn fixture(name: &str) -> (bytes::Bytes, Title) {
     let path = std::path::Path::new(env!("CARGO_MANIFEST_DIR"))
@@ -96,25 +98,6 @@ fn segments_are_as_long_as_laid_out_and_ranges_are_slices() {
     }
 }
 
-/// Dump the segments of a fixture for manual checks: `TS_DUMP=dir cargo test dump`.
-#[test]
-fn dump_segments_when_asked() {
-    let Ok(dir) = std::env::var("TS_DUMP") else {
-        return;
-    };
-    let name = std::env::var("TS_FIXTURE").unwrap_or("h264-aac-3s.mp4".into());
-    let (file, title) = fixture(&name);
-    let program = main_program(&title);
-    let layout = TsLayout::new(&title, &program).unwrap();
-    let mut all = Vec::new();
-    for k in 0..layout.segments.len() {
-        let bytes = write_segment(&file, &title, &program, &layout, k, None, 4096);
-        std::fs::write(format!("{dir}/seg-{}.ts", k + 1), &bytes).unwrap();
-        all.extend(bytes);
-    }
-    std::fs::write(format!("{dir}/all.ts"), all).unwrap();
-}
-
 /// Given H.264 with 2-byte NAL lengths, then TS refuses it with the reason (rewriting them
 /// would change every sample's size), never guessing a length.
 #[test]
@@ -189,6 +172,43 @@ fn pes_times_follow_the_plan() {
         }
     }
     assert_eq!(sample, video.samples.len(), "one PES per frame");
+}
+
+/// Given tracks whose sample entries TS cannot carry (the test tracks have none), then
+/// the title has no TS output, and the answer says to use master.m3u8.
+#[test]
+fn a_title_with_nothing_ts_carries_is_refused() {
+    let err = TsTitle::new(&hls_title(|_| true, Vec::new())).unwrap_err();
+    assert_eq!(err, PackageError::NoTsRenditions);
+    assert!(err.to_string().ends_with("use master.m3u8"));
+    let err = TsTitle::new(&hls_title(|t| t.track_id == 1, Vec::new())).unwrap_err();
+    assert!(
+        matches!(err, PackageError::NotInTs { track_id: 1, .. }),
+        "{err}"
+    );
+}
+
+/// Given the two-language fixture, then the video is muxed with the default audio and
+/// the other language is an audio-only rendition.
+#[test]
+fn video_gets_the_main_audio_and_other_languages_go_alone() {
+    let (_, title) = fixture("h264-aac-2lang-3s.mp4");
+    let ts = TsTitle::new(&title).unwrap();
+    let ids: Vec<u32> = ts.renditions.iter().map(|r| r.rendition.track_id).collect();
+    assert_eq!(ids, [1, 3]);
+    assert_eq!(ts.main_audio.as_ref().map(|a| a.track_id), Some(2));
+    let streams: Vec<usize> = ts.renditions[0]
+        .program
+        .streams
+        .iter()
+        .map(|s| s.track_pos)
+        .collect();
+    assert_eq!(streams, [0, 1]);
+    assert!(ts
+        .renditions
+        .iter()
+        .all(|r| r.peak_bandwidth >= r.average_bandwidth));
+    assert!(ts.skipped.is_empty());
 }
 
 /// How long the TS output of a long title takes to work out (the walk that gives the

@@ -11,12 +11,11 @@
 
 use std::ops::Range;
 
+use super::annexb::NalRewriter;
 use super::layout::{segment_units, Pes, Unit};
+use super::packet::{pcr_packet, pes_header, Packetizer, Sink};
 use super::psi::{pat_packet, pmt_packet};
-use super::{
-    annexb::NalRewriter, pcr_field, timestamp_field, PacketHeader, StreamKind, TsLayout, TsProgram,
-    PACKET_LEN,
-};
+use super::{StreamKind, TsLayout, TsProgram, PACKET_LEN};
 use crate::package::{PackageError, Title};
 use crate::source::ByteRange;
 
@@ -230,152 +229,6 @@ fn prepare(
         end: window.end.saturating_sub(first_offset),
         state: State::Between { next: 0 },
     })
-}
-
-/// Output with the window applied: `pos` counts every byte offered.
-struct Sink<'a> {
-    out: &'a mut Vec<u8>,
-    pos: u64,
-    skip: u64,
-    end: u64,
-}
-
-impl Sink<'_> {
-    fn emit(&mut self, bytes: &[u8]) {
-        let (from, to) = (self.pos, self.pos + bytes.len() as u64);
-        self.pos = to;
-        let (a, b) = (from.max(self.skip), to.min(self.end));
-        if a < b {
-            self.out
-                .extend_from_slice(&bytes[(a - from) as usize..(b - from) as usize]);
-        }
-    }
-}
-
-/// Packets of one PES, filled as its bytes come.
-#[derive(Debug, Clone)]
-struct Packetizer {
-    pid: u16,
-    continuity: u8,
-    /// PES bytes not yet placed in a packet.
-    remaining: u64,
-    /// Whether the next packet is the PES's first.
-    first: bool,
-    pcr: Option<u64>,
-    key: bool,
-    packet: [u8; PACKET_LEN],
-    /// Bytes of `packet` filled; 0 when no packet is open.
-    fill: usize,
-}
-
-impl Packetizer {
-    fn new(pid: u16, continuity: u8, pes: &Pes) -> Self {
-        Self {
-            pid,
-            continuity,
-            remaining: pes.len(),
-            first: true,
-            pcr: pes.pcr(),
-            key: pes.key,
-            packet: [0xFF; PACKET_LEN],
-            fill: 0,
-        }
-    }
-
-    /// Open a packet: header, then an adaptation field for the PCR / random access flag
-    /// (first packet) and for stuffing (last packet, when the PES ends short of it).
-    fn open(&mut self) {
-        let base = match (self.first, self.pcr.is_some(), self.key) {
-            (true, true, _) => 8,
-            (true, false, true) => 2,
-            _ => 0,
-        };
-        let room = (PACKET_LEN - 4 - base) as u64;
-        let stuffing = room.saturating_sub(self.remaining) as usize;
-        let adaptation = base + stuffing;
-        let header = PacketHeader {
-            pid: self.pid,
-            unit_start: self.first,
-            continuity: self.continuity,
-            adaptation: adaptation > 0,
-            payload: true,
-        };
-        self.continuity = (self.continuity + 1) & 0x0F;
-        self.packet[..4].copy_from_slice(&header.bytes());
-        let mut at = 4;
-        if adaptation > 0 {
-            self.packet[4] = (adaptation - 1) as u8;
-            at = 5;
-            if adaptation > 1 {
-                let mut flags = 0u8;
-                if self.first && self.key {
-                    flags |= 0x40;
-                }
-                let pcr = self.pcr.filter(|_| self.first);
-                if pcr.is_some() {
-                    flags |= 0x10;
-                }
-                self.packet[5] = flags;
-                at = 6;
-                if let Some(pcr) = pcr {
-                    self.packet[6..12].copy_from_slice(&pcr_field(pcr));
-                    at = 12;
-                }
-                let end = 4 + adaptation;
-                self.packet[at..end].fill(0xFF);
-                at = end;
-            }
-        }
-        self.first = false;
-        self.fill = at;
-    }
-
-    /// Room left in the open packet (opening one if none is).
-    fn room(&mut self) -> usize {
-        if self.fill == 0 {
-            self.open();
-        }
-        PACKET_LEN - self.fill
-    }
-
-    /// Note `n` bytes placed at `fill`; emit the packet when full.
-    fn placed(&mut self, n: usize, sink: &mut Sink<'_>) {
-        self.fill += n;
-        self.remaining = self.remaining.saturating_sub(n as u64);
-        if self.fill == PACKET_LEN {
-            sink.emit(&self.packet);
-            self.fill = 0;
-        }
-    }
-
-    fn put(&mut self, mut bytes: &[u8], sink: &mut Sink<'_>) {
-        while !bytes.is_empty() {
-            let n = self.room().min(bytes.len());
-            self.packet[self.fill..self.fill + n].copy_from_slice(&bytes[..n]);
-            bytes = &bytes[n..];
-            self.placed(n, sink);
-        }
-    }
-
-    /// Copy sample bytes, rewriting NAL lengths on the way when asked.
-    fn put_sample(
-        &mut self,
-        mut bytes: &[u8],
-        rewriter: Option<&mut NalRewriter>,
-        sink: &mut Sink<'_>,
-    ) {
-        let mut rewriter = rewriter;
-        while !bytes.is_empty() {
-            let n = self.room().min(bytes.len());
-            let target = &mut self.packet[self.fill..self.fill + n];
-            target.copy_from_slice(&bytes[..n]);
-            if let Some(r) = rewriter.as_deref_mut() {
-                r.rewrite(target);
-            }
-            bytes = &bytes[n..];
-            self.placed(n, sink);
-        }
-    }
 }
 
 impl TsSegment {
@@ -609,52 +462,4 @@ impl TsSegment {
     pub fn is_done(&self) -> bool {
         matches!(self.state, State::Done)
     }
-}
-
-/// The PES header of `pes` into `out`; returns its length (13818-1 2.4.3.6).
-fn pes_header(pes: &Pes, stream_id: u8, unbounded: bool, out: &mut [u8; 19]) -> usize {
-    let header_len = pes.header_len();
-    out[..4].copy_from_slice(&[0, 0, 1, stream_id]);
-    // Video may say 0 (unbounded), and must past 65535 bytes; audio states its length,
-    // which the layout kept in range.
-    let length = if unbounded {
-        0
-    } else {
-        u16::try_from(pes.len() - 6).unwrap_or(0)
-    };
-    out[4..6].copy_from_slice(&length.to_be_bytes());
-    // '10', not scrambled, no priority, data_alignment_indicator: each PES starts an
-    // access unit (a delimiter, an ADTS header or a sync frame).
-    out[6] = 0x84;
-    match pes.dts() {
-        Some(dts) => {
-            out[7] = 0xC0;
-            out[8] = 10;
-            out[9..14].copy_from_slice(&timestamp_field(0x3, pes.pts));
-            out[14..19].copy_from_slice(&timestamp_field(0x1, dts));
-        }
-        None => {
-            out[7] = 0x80;
-            out[8] = 5;
-            out[9..14].copy_from_slice(&timestamp_field(0x2, pes.pts));
-        }
-    }
-    header_len
-}
-
-/// An adaptation-field-only packet carrying `pcr` (its counter does not advance: 2.4.3.3).
-fn pcr_packet(pid: u16, continuity: u8, pcr: u64) -> [u8; PACKET_LEN] {
-    let mut packet = [0xFFu8; PACKET_LEN];
-    let header = PacketHeader {
-        pid,
-        unit_start: false,
-        continuity: continuity.wrapping_sub(1) & 0x0F,
-        adaptation: true,
-        payload: false,
-    };
-    packet[..4].copy_from_slice(&header.bytes());
-    packet[4] = 183;
-    packet[5] = 0x10;
-    packet[6..12].copy_from_slice(&pcr_field(pcr));
-    packet
 }

@@ -4,6 +4,7 @@
 use aes::cipher::{BlockModeDecrypt, KeyIvInit};
 
 use super::*;
+use crate::package::ts::stream_kind::{ac3_setup, sample_aes_descriptors};
 use crate::package::ts::tests::{fixture, main_program};
 use crate::package::ts::{PAT_PID, PMT_PID};
 
@@ -250,7 +251,7 @@ fn a_slice_with_emulation_prevention_decrypts_to_its_rbsp() {
 /// the SAMPLE-AES PMT leaves the setup data out and still fits one packet with its CRC.
 #[test]
 fn an_overlong_audio_setup_is_left_out_of_the_pmt() {
-    let descriptors = descriptors(&StreamKind::Ac3, &[7u8; 300]).unwrap();
+    let descriptors = sample_aes_descriptors(&StreamKind::Ac3, &[7u8; 300]).unwrap();
     assert_eq!(descriptors.len(), 6 + 2 + 12, "no setup data");
     let (_, title) = fixture("h264-aac-3s.mp4");
     let mut program = main_program(&title).with_sample_aes(&title.index).unwrap();

@@ -1,0 +1,120 @@
+//! Title documents: paths resolved beside the document, hostile paths and bad documents
+//! refused with what is wrong.
+
+use super::*;
+
+fn key(s: &str) -> ObjectKey {
+    ObjectKey::parse(s).unwrap()
+}
+
+fn parse(doc: &str) -> Result<TitleDocument, DocumentError> {
+    parse_title_document(&key("shows/ep1/title.json"), doc.as_bytes(), 65536, 8)
+}
+
+/// Given the issue's example document, then every path lands in the document's folder
+/// and every override is kept.
+#[test]
+fn the_issue_example_resolves_beside_the_document() {
+    let doc = parse(
+        r#"{"video": [{"file": "t_240p.mp4"}, {"file": "t_360p.mp4"}],
+                "audio": [{"file": "t_fr.m4a", "language": "fr", "name": "Français"},
+                          {"file": "../shared/t.mp4", "track": 2}],
+                "subtitles": [{"file": "t_en.vtt", "language": "en", "default": true},
+                              {"file": "./t_de.srt", "language": "de", "forced": false}]}"#,
+    )
+    .unwrap();
+    let keys: Vec<&str> = doc.entries().map(|e| e.key.as_str()).collect();
+    assert_eq!(
+        keys,
+        [
+            "shows/ep1/t_240p.mp4",
+            "shows/ep1/t_360p.mp4",
+            "shows/ep1/t_fr.m4a",
+            "shows/shared/t.mp4",
+            "shows/ep1/t_en.vtt",
+            "shows/ep1/t_de.srt"
+        ]
+    );
+    assert_eq!(doc.audio[0].name.as_deref(), Some("Français"));
+    assert_eq!(doc.audio[1].track, Some(2));
+    assert_eq!(doc.audio[1].entry, "audio[1]");
+    assert!(doc.subtitles[0].default && !doc.subtitles[1].forced);
+}
+
+/// Given paths that climb out of the root or are absolute, then each is refused naming
+/// its entry.
+#[test]
+fn paths_leaving_the_root_are_refused_by_entry() {
+    for (file, reason) in [
+        ("../../../etc/x.mp4", "leaves the root"),
+        ("/etc/x.mp4", "is an absolute path"),
+        ("a//b.mp4", "has an empty path segment"),
+        ("a\\..\\b.mp4", "has a forbidden character"),
+        ("x.json", "does not end in .mp4, .m4v, .m4a, .mov"),
+    ] {
+        let doc = format!(r#"{{"video": [{{"file": "ok.mp4"}}, {{"file": {file:?}}}]}}"#);
+        let err = parse(&doc).unwrap_err();
+        assert_eq!(
+            err.to_string(),
+            format!("video[1]: file {file:?} {reason}"),
+            "{file}"
+        );
+    }
+    // Up to the root is fine: `shows/ep1` has two levels.
+    let doc = parse(r#"{"video": [{"file": "../../top.mp4"}]}"#).unwrap();
+    assert_eq!(doc.video[0].key.as_str(), "top.mp4");
+}
+
+/// Given broken documents, then each is refused with a one-line reason.
+#[test]
+fn bad_documents_say_what_is_wrong() {
+    let cases = [
+        (
+            "{",
+            "title document is not valid: EOF while parsing an object",
+        ),
+        (
+            r#"{"video": [{"file": "a.mp4"}], "extra": 1}"#,
+            "title document is not valid: unknown field `extra`",
+        ),
+        (r#"{"video": []}"#, "title document has no video rendition"),
+        (
+            r#"{"audio": []}"#,
+            "title document is not valid: missing field `video`",
+        ),
+        (
+            r#"{"video": [{"name": "x"}]}"#,
+            "title document is not valid: missing field `file`",
+        ),
+        (
+            r#"{"video": [{"file": "a.mp4", "track": 0}]}"#,
+            "video[0]: track ids start at 1",
+        ),
+        (
+            r#"{"video": [{"file": "a.mp4"}], "audio": [{"file": "b.m4a", "language": ""}]}"#,
+            "audio[0]: language must be 1 to 256 bytes",
+        ),
+    ];
+    for (doc, reason) in cases {
+        let err = parse(doc).unwrap_err().to_string();
+        assert!(err.starts_with(reason), "{doc}: {err}");
+        assert!(!err.contains('\n'), "{err}");
+    }
+    let many = format!(
+        r#"{{"video": [{}]}}"#,
+        [r#"{"file": "a.mp4"}"#; 9].join(",")
+    );
+    assert_eq!(
+        parse(&many).unwrap_err(),
+        DocumentError::TooManyRenditions { count: 9, max: 8 }
+    );
+    let big = parse_title_document(&key("t.json"), &[b' '; 100], 99, 8).unwrap_err();
+    assert_eq!(big, DocumentError::TooLarge { size: 100, max: 99 });
+}
+
+/// Given a document saved with a UTF-8 byte order mark, then it parses.
+#[test]
+fn a_byte_order_mark_is_tolerated() {
+    let doc = "\u{feff}{\"video\": [{\"file\": \"a.mp4\"}]}";
+    assert_eq!(parse(doc).unwrap().video[0].key.as_str(), "shows/ep1/a.mp4");
+}
