@@ -162,7 +162,9 @@ fn the_file_keys_are_documented_and_their_defaults_resolve_from_a_file() {
     .resolve();
     let _ = std::fs::remove_dir_all(&dir);
     let resolved = resolved.unwrap_or_else(|e| panic!("{e}\n{toml}"));
-    let unset = SettingsArgs::default().resolve().expect("the defaults resolve");
+    let unset = SettingsArgs::default()
+        .resolve()
+        .expect("the defaults resolve");
     assert_eq!(
         format!("{resolved:?}"),
         format!("{unset:?}"),

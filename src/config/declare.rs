@@ -130,7 +130,9 @@ macro_rules! settings {
                 settings: &mut $crate::config::Settings,
             ) -> Result<(), $crate::config::ConfigError> {
                 $(
-                    if let Some(value) = settings!(@pick [$($toml)?], $key, self.$field, file.$field) {
+                    let given =
+                        settings!(@pick [$($toml)?], $key, self.$field, file.$field);
+                    if let Some(value) = given {
                         settings!(@store $store (settings.$($path).+) value);
                     }
                 )*

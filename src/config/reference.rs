@@ -26,20 +26,86 @@ pub static SETTINGS: LazyLock<Vec<Row>> = LazyLock::new(|| {
 /// defaults are declared with them in `crypto::settings`; the variable is repeated here
 /// because a row holds it as static text, and a test checks it against clap's.
 const PROTECTION: &[(&str, &str, &str)] = &[
-    ("encryption", "VODPACK_ENCRYPTION", "Encryption per output, overridable per title document: hls=aes-128|sample-aes|none, dash=cenc|cbcs|none"),
-    ("key-secret-file", "VODPACK_KEY_SECRET_FILE", "File holding the secret every title's content key and KID are derived from (HMAC-SHA256); needed when anything is encrypted"),
-    ("key-secret", "VODPACK_KEY_SECRET", "The key secret itself, at least 16 bytes; prefer the variable or the file to the flag"),
-    ("signed-urls", "VODPACK_SIGNED_URLS", "Which requests need a signed token: off, entry (entry manifests, keys, licences) or all (every /vod/ path; manifests carry the token on)"),
-    ("url-secret-file", "VODPACK_URL_SECRET_FILE", "File holding the secret URL tokens are signed with"),
-    ("url-secret", "VODPACK_URL_SECRET", "The URL secret itself, at least 16 bytes; prefer the variable or the file"),
-    ("token-skew-secs", "VODPACK_TOKEN_SKEW_SECS", "Seconds a token is still accepted after its expiry, for clocks that disagree"),
-    ("cors-origins", "VODPACK_CORS_ORIGINS", "Comma-separated origins allowed by CORS; any other origin gets no Access-Control-Allow-Origin"),
-    ("cpix-url", "VODPACK_CPIX_URL", "CPIX 2.3 key server URL; when set, content keys are fetched from it (POST of a CPIX request per title) instead of derived from the key secret"),
-    ("cpix-systems", "VODPACK_CPIX_SYSTEMS", "DRM systems whose pssh data is asked of the key server: widevine, playready (comma-separated)"),
-    ("cpix-timeout-ms", "VODPACK_CPIX_TIMEOUT_MS", "Deadline of one key server request; a request past it is retried, and when every try fails the answer is 503, never clear content"),
-    ("cpix-retries", "VODPACK_CPIX_RETRIES", "Retries of a key server request that failed with a transport error, a timeout or a 5xx, with backoff from 100 ms"),
-    ("key-cache-ttl-secs", "VODPACK_KEY_CACHE_TTL_SECS", "How long a key fetched from the key server is reused for its title"),
-    ("public-url", "VODPACK_PUBLIC_URL", "Public base URL of the server, used for the absolute licence URL in MPDs (default: http:// and the request's Host)"),
+    (
+        "encryption",
+        "VODPACK_ENCRYPTION",
+        "Encryption per output, overridable per title document: \
+         hls=aes-128|sample-aes|none, dash=cenc|cbcs|none",
+    ),
+    (
+        "key-secret-file",
+        "VODPACK_KEY_SECRET_FILE",
+        "File holding the secret every title's content key and KID are derived from \
+         (HMAC-SHA256); needed when anything is encrypted",
+    ),
+    (
+        "key-secret",
+        "VODPACK_KEY_SECRET",
+        "The key secret itself, at least 16 bytes; prefer the variable or the file to the \
+         flag",
+    ),
+    (
+        "signed-urls",
+        "VODPACK_SIGNED_URLS",
+        "Which requests need a signed token: off, entry (entry manifests, keys, licences) \
+         or all (every /vod/ path; manifests carry the token on)",
+    ),
+    (
+        "url-secret-file",
+        "VODPACK_URL_SECRET_FILE",
+        "File holding the secret URL tokens are signed with",
+    ),
+    (
+        "url-secret",
+        "VODPACK_URL_SECRET",
+        "The URL secret itself, at least 16 bytes; prefer the variable or the file",
+    ),
+    (
+        "token-skew-secs",
+        "VODPACK_TOKEN_SKEW_SECS",
+        "Seconds a token is still accepted after its expiry, for clocks that disagree",
+    ),
+    (
+        "cors-origins",
+        "VODPACK_CORS_ORIGINS",
+        "Comma-separated origins allowed by CORS; any other origin gets no \
+         Access-Control-Allow-Origin",
+    ),
+    (
+        "cpix-url",
+        "VODPACK_CPIX_URL",
+        "CPIX 2.3 key server URL; when set, content keys are fetched from it (POST of a \
+         CPIX request per title) instead of derived from the key secret",
+    ),
+    (
+        "cpix-systems",
+        "VODPACK_CPIX_SYSTEMS",
+        "DRM systems whose pssh data is asked of the key server: widevine, playready \
+         (comma-separated)",
+    ),
+    (
+        "cpix-timeout-ms",
+        "VODPACK_CPIX_TIMEOUT_MS",
+        "Deadline of one key server request; a request past it is retried, and when every \
+         try fails the answer is 503, never clear content",
+    ),
+    (
+        "cpix-retries",
+        "VODPACK_CPIX_RETRIES",
+        "Retries of a key server request that failed with a transport error, a timeout or a \
+         5xx, with backoff from 100 ms",
+    ),
+    (
+        "key-cache-ttl-secs",
+        "VODPACK_KEY_CACHE_TTL_SECS",
+        "How long a key fetched from the key server is reused for its title",
+    ),
+    (
+        "public-url",
+        "VODPACK_PUBLIC_URL",
+        "Public base URL of the server, used for the absolute licence URL in MPDs (default: \
+         http:// and the request's Host)",
+    ),
 ];
 
 /// The protection settings' rows, each default as its `--help` line gives it

@@ -290,6 +290,9 @@ fn every_file_key_is_read_from_the_file() {
         let error = args.resolve().unwrap_err();
         let _ = std::fs::remove_dir_all(dir);
         assert!(matches!(error, ConfigError::Parse { .. }), "{key}: {error}");
-        assert!(!error.to_string().contains("unknown field"), "{key}: {error}");
+        assert!(
+            !error.to_string().contains("unknown field"),
+            "{key}: {error}"
+        );
     }
 }

@@ -20,8 +20,13 @@ pub(super) fn check(settings: &Settings) -> Result<(), ConfigError> {
     {
         return Err(ConfigError::Invalid {
             name: "nginx-vod-locations",
-            reason: "cannot be used with --encryption yet (nginx-vod URLs would bypass it);                          drop one of the two"
-                .into(),
+            // The run of spaces is in the message as it has always been (a line break
+            // that lost its `\`); the startup line folds it to one.
+            reason: concat!(
+                "cannot be used with --encryption yet (nginx-vod URLs would bypass it);",
+                "                          drop one of the two"
+            )
+            .into(),
         });
     }
     let server = &settings.server;
