@@ -57,7 +57,7 @@ enum Command {
         #[command(flatten)]
         settings: Box<SettingsArgs>,
     },
-    /// Print a signed-URL token granting a path prefix (issue 14); the secret comes from
+    /// Print a signed-URL token granting a path prefix; the secret comes from
     /// VODPACK_URL_SECRET or the file named by VODPACK_URL_SECRET_FILE.
     SignUrl {
         /// Path prefix the token grants, as requested (percent-encoded), e.g. /vod/films/a.mp4/

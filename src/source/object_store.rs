@@ -22,6 +22,7 @@
 
 mod store;
 mod stream;
+mod validate;
 
 use std::collections::VecDeque;
 use std::fmt;

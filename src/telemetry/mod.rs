@@ -6,9 +6,11 @@
 //! OpenTelemetry layer exporting spans over OTLP (otel.rs). The span tree is documented in
 //! docs/observability.md.
 
+mod log_format;
 mod metrics;
 mod otel;
 
+pub use log_format::LogFormat;
 pub use metrics::{HttpLabels, Metrics, ShedLabels};
 pub use otel::{extract_parent, trace_id_of, OtelConfig, OtelError, OtlpProtocol};
 
@@ -16,8 +18,6 @@ use opentelemetry_sdk::trace::SdkTracerProvider;
 use tracing_subscriber::layer::SubscriberExt;
 use tracing_subscriber::util::SubscriberInitExt;
 use tracing_subscriber::Layer;
-
-use crate::config::LogFormat;
 
 /// The target of the server's `request` span (one per HTTP request). The log layer leaves
 /// it out whatever `RUST_LOG` says, unless `RUST_LOG` names it: formatting its fields for

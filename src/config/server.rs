@@ -1,0 +1,67 @@
+//! The server's plain-data options: admission limits, deadlines and drain (`ServerOptions`)
+//! and the preview page (`PreviewOptions`), with their defaults. Defined here, below the
+//! server, so the settings can carry them; `settings.rs` says which flag sets which field.
+
+/// How the HTTP server admits, times and drains requests.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct ServerOptions {
+    /// Open client connections; past it a new connection gets 503 and is closed.
+    pub max_connections: usize,
+    /// Segment and init requests in flight, streaming bodies included.
+    pub max_segment_requests: usize,
+    /// Playlist and MPD requests in flight, metadata loads included.
+    pub max_manifest_requests: usize,
+    /// Deadline for a request's answer to start (metadata load included), in ms.
+    pub request_timeout_ms: u64,
+    /// A streamed body whose client takes no new chunk for this long is closed, in ms.
+    pub send_timeout_ms: u64,
+    /// After SIGTERM, how long in-flight requests may take before the process exits, in ms.
+    pub drain_timeout_ms: u64,
+    /// Write one log line per request (the access log).
+    pub access_log: bool,
+    /// Threads serving connections (tokio's workers); `None`: one per available core.
+    pub worker_threads: Option<usize>,
+}
+
+impl Default for ServerOptions {
+    fn default() -> Self {
+        Self {
+            max_connections: 10_000,
+            max_segment_requests: 2_048,
+            max_manifest_requests: 512,
+            request_timeout_ms: 15_000,
+            send_timeout_ms: 30_000,
+            drain_timeout_ms: 25_000,
+            access_log: false,
+            worker_threads: None,
+        }
+    }
+}
+
+/// The preview page: whether it is served, and where its web players are loaded from.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct PreviewOptions {
+    /// Serve the page. `None`: on for a local root, off for a bucket (a bucket's key
+    /// names are then shown only when asked for).
+    pub enabled: Option<bool>,
+    /// URL of the hls.js browser build the page loads (a version-pinned CDN URL).
+    pub hls_js_url: String,
+    /// URL of the dash.js browser build the page loads (a version-pinned CDN URL).
+    pub dash_js_url: String,
+}
+
+/// hls.js on its public CDN, pinned to the version the player tests use.
+pub const DEFAULT_HLS_JS_URL: &str = "https://cdn.jsdelivr.net/npm/hls.js@1.7.4/dist/hls.min.js";
+/// dash.js on its public CDN, pinned to the version the player tests use.
+pub const DEFAULT_DASH_JS_URL: &str =
+    "https://cdn.jsdelivr.net/npm/dashjs@5.2.1/dist/modern/umd/dash.all.min.js";
+
+impl Default for PreviewOptions {
+    fn default() -> Self {
+        Self {
+            enabled: None,
+            hls_js_url: DEFAULT_HLS_JS_URL.to_owned(),
+            dash_js_url: DEFAULT_DASH_JS_URL.to_owned(),
+        }
+    }
+}

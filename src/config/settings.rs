@@ -1,0 +1,77 @@
+//! `Settings`: the resolved settings of a running server, as the layers above read them,
+//! and the defaults of the settings that belong to no layer's options.
+
+use std::net::SocketAddr;
+use std::path::PathBuf;
+
+use crate::crypto::settings::ProtectSettings;
+use crate::source::ObjectStoreOptions;
+use crate::telemetry::LogFormat;
+
+use super::{MediaLimits, NginxVodLocations, PreviewOptions, ServerOptions};
+
+/// The resolved settings of a running server.
+#[derive(Debug, Clone)]
+pub struct Settings {
+    /// Address to listen on.
+    pub listen: SocketAddr,
+    /// Folder of media files (when `source` is not set).
+    pub root: PathBuf,
+    /// Object-store URL (`s3://bucket/prefix`, ...); `None` serves `root`.
+    pub source: Option<String>,
+    /// Target segment duration in milliseconds.
+    pub segment_duration_ms: u32,
+    /// Size of one streamed body chunk; two are buffered per streaming connection.
+    pub stream_chunk_bytes: usize,
+    /// Bytes of parsed metadata kept in the cache.
+    pub metadata_cache_bytes: u64,
+    /// Memory faulted in at start, in two buffers, for reading `moov` boxes from a folder
+    /// (`source/warm.rs`); 0 turns it off.
+    pub load_buffer_bytes: u64,
+    /// Gaps between a segment's ranges in a local file read through instead of skipped
+    /// with another `pread`; 0 (the default) never over-reads a local file.
+    pub local_merge_gap_bytes: u64,
+    /// Limits on what a file may make us read or allocate.
+    pub limits: MediaLimits,
+    /// How an object-store `source` connects, waits, retries and coalesces reads.
+    pub object_store: ObjectStoreOptions,
+    /// Admission limits, deadlines and shutdown of the HTTP server.
+    pub server: ServerOptions,
+    /// Log line format.
+    pub log_format: LogFormat,
+    /// Encryption, keys, signed URLs and CORS.
+    pub protect: ProtectSettings,
+    /// Location prefixes answered with nginx-vod-module's URL grammar; empty by default.
+    pub nginx_vod_locations: NginxVodLocations,
+    /// The preview page at `/` (server/preview.rs).
+    pub preview: PreviewOptions,
+}
+
+impl Default for Settings {
+    fn default() -> Self {
+        Self {
+            listen: SocketAddr::from(([127, 0, 0, 1], 8080)),
+            root: PathBuf::from("fixtures"),
+            source: None,
+            segment_duration_ms: 6000,
+            // A streaming connection holds two in its channel and at most about one more
+            // in hyper's write queue. Smaller chunks hold less but cost more system calls
+            // per byte: measured in docs/performance.md.
+            stream_chunk_bytes: 64 * 1024,
+            metadata_cache_bytes: 256 * 1024 * 1024,
+            // Two loads at once of titles up to about two hours (a 60-minute title's
+            // `moov` is 4 MB): docs/performance.md.
+            load_buffer_bytes: 16 * 1024 * 1024,
+            // The brief's bar: no over-read on local files (docs/performance.md measures
+            // what 8 KiB saves on a file interleaved sample by sample).
+            local_merge_gap_bytes: 0,
+            limits: MediaLimits::default(),
+            object_store: ObjectStoreOptions::default(),
+            server: ServerOptions::default(),
+            log_format: LogFormat::Text,
+            preview: PreviewOptions::default(),
+            nginx_vod_locations: NginxVodLocations::default(),
+            protect: ProtectSettings::default(),
+        }
+    }
+}

@@ -1,0 +1,291 @@
+//! Every setting of `vodpack serve`, declared once: its flag and config file key, its
+//! `VODPACK_*` variable, the field of `Settings` it sets, its `--help` line and its meaning
+//! in the configuration reference (docs/configuration.md). Its default is the field's
+//! value in `Settings::default()`. The order here is the order of `--help`, of the file's
+//! list of keys and of the reference. The protection settings are declared in
+//! `crypto::settings` (flags and variables only) and joined in as `SettingsArgs::protect`.
+
+use std::net::SocketAddr;
+use std::path::PathBuf;
+
+use crate::telemetry::LogFormat;
+
+use super::declare::settings;
+use super::NginxVodLocations;
+
+settings! {
+    listen: SocketAddr {
+        key: "listen",
+        env: "VODPACK_LISTEN",
+        to: value(listen),
+        help: "Address and port to listen on",
+        docs: "Address and port to listen on",
+    },
+    root: PathBuf {
+        key: "root",
+        env: "VODPACK_ROOT",
+        to: value(root),
+        help: "Folder of media files to serve",
+        docs: "Folder of media files served when no source URL is given",
+    },
+    source: String {
+        key: "source",
+        env: "VODPACK_SOURCE",
+        to: some(source),
+        shown: "none",
+        help_shows: None,
+        help: "Object-store URL (s3://bucket/prefix, gs://, az://, https://)",
+        docs: "Object-store URL such as s3://bucket/prefix; replaces root",
+    },
+    segment_duration_ms: u32 {
+        key: "segment-duration-ms",
+        env: "VODPACK_SEGMENT_DURATION_MS",
+        to: value(segment_duration_ms),
+        help: "Target segment duration in milliseconds",
+        docs: "Target segment duration; segments are cut on the first key frame at or after \
+               each multiple",
+    },
+    stream_chunk_bytes: usize {
+        key: "stream-chunk-bytes",
+        env: "VODPACK_STREAM_CHUNK_BYTES",
+        to: value(stream_chunk_bytes),
+        help: "Size of one streamed body chunk in bytes",
+        docs: "Size of one streamed body chunk; at most two are buffered per streaming \
+               connection",
+    },
+    metadata_cache_bytes: u64 {
+        key: "metadata-cache-bytes",
+        env: "VODPACK_METADATA_CACHE_BYTES",
+        to: value(metadata_cache_bytes),
+        help: "Bytes of parsed metadata kept in the cache",
+        docs: "Bytes of parsed sample indexes kept in the metadata cache",
+    },
+    load_buffer_bytes: u64 {
+        key: "load-buffer-bytes",
+        env: "VODPACK_LOAD_BUFFER_BYTES",
+        to: value(load_buffer_bytes),
+        help: "Memory faulted in at start to read titles' moov boxes from a folder",
+        docs: "Memory set aside at start, in two buffers, to read titles' moov boxes from a \
+               folder: faulted in once, so a title's first load touches no fresh pages (0: \
+               off). A moov larger than half of it, or a third load at the same time, is read \
+               into fresh memory",
+    },
+    local_merge_gap_bytes: u64 {
+        key: "local-merge-gap-bytes",
+        env: "VODPACK_LOCAL_MERGE_GAP_BYTES",
+        to: value(local_merge_gap_bytes),
+        help: "Gaps read through between a segment's ranges in a local file",
+        docs: "Gaps between a segment's byte ranges in a local file up to this size are read \
+               through instead of skipped with another read (at most 262144 bytes of \
+               over-read per segment): fewer system calls for files interleaved sample by \
+               sample, for bytes read from the page cache and not sent (0: none)",
+    },
+    max_moov_bytes: u64 {
+        key: "max-moov-bytes",
+        env: "VODPACK_MAX_MOOV_BYTES",
+        to: value(limits.max_moov_bytes),
+        help: "Largest moov box accepted, in bytes",
+        docs: "Largest moov box accepted",
+    },
+    probe_bytes: u64 {
+        key: "probe-bytes",
+        env: "VODPACK_PROBE_BYTES",
+        to: value(limits.probe_bytes),
+        help: "First read at the start of a file, in bytes",
+        docs: "First read at the start of a file, sized to catch ftyp and a typical moov",
+    },
+    max_title_document_bytes: u64 {
+        key: "max-title-document-bytes",
+        env: "VODPACK_MAX_TITLE_DOCUMENT_BYTES",
+        to: value(limits.max_title_document_bytes),
+        help: "Largest title document accepted, in bytes",
+        docs: "Largest title document (.json key) accepted; a larger one is refused with 422",
+    },
+    max_title_renditions: usize {
+        key: "max-title-renditions",
+        env: "VODPACK_MAX_TITLE_RENDITIONS",
+        to: value(limits.max_title_renditions),
+        help: "Most entries in one title document",
+        docs: "Most entries (video, audio and subtitle files together) in one title document; \
+               more is refused with 422",
+    },
+    s3_endpoint: String {
+        key: "s3-endpoint",
+        env: "VODPACK_S3_ENDPOINT",
+        to: some(object_store.s3_endpoint),
+        shown: "none",
+        help_shows: None,
+        help: "Endpoint URL of an S3-compatible store (MinIO, Ceph, R2, ...) for s3:// sources",
+        docs: "Endpoint URL of an S3-compatible store (MinIO, Ceph, R2, ...) for s3:// \
+               sources; requests use path-style addressing",
+    },
+    source_allow_http: bool {
+        key: "source-allow-http",
+        env: "VODPACK_SOURCE_ALLOW_HTTP",
+        to: value(object_store.allow_http),
+        clap: [
+            num_args = 0..=1,
+            default_missing_value = "true",
+            value_parser = clap::builder::BoolishValueParser::new()
+        ],
+        help: "Allow plain-HTTP object-store endpoints",
+        docs: "Allow plain-HTTP (unencrypted) object-store endpoints, such as a MinIO on the \
+               same host",
+    },
+    source_connect_timeout_ms: u64 {
+        key: "source-connect-timeout-ms",
+        env: "VODPACK_SOURCE_CONNECT_TIMEOUT_MS",
+        to: value(object_store.connect_timeout_ms),
+        help: "Longest wait to connect to the object store, in milliseconds",
+        docs: "Longest wait to open a connection to the object store; a failed connection is \
+               retried",
+    },
+    source_timeout_ms: u64 {
+        key: "source-timeout-ms",
+        env: "VODPACK_SOURCE_TIMEOUT_MS",
+        to: value(object_store.timeout_ms),
+        help: "Longest wait for the object store to answer or send more bytes, in milliseconds",
+        docs: "Longest wait for the object store to start answering a request (retries \
+               included) or to send more bytes of an answer; past it the request gets 504",
+    },
+    source_retries: u32 {
+        key: "source-retries",
+        env: "VODPACK_SOURCE_RETRIES",
+        to: value(object_store.retries),
+        help: "Retries of a failed object-store request",
+        docs: "Retries of an object-store request that failed with a 5xx, a transport error \
+               or a timeout, with exponential backoff from 100 ms",
+    },
+    source_merge_gap_bytes: u64 {
+        key: "source-merge-gap-bytes",
+        env: "VODPACK_SOURCE_MERGE_GAP_BYTES",
+        to: value(object_store.max_merge_gap_bytes),
+        help: "Byte ranges closer than this are read with one GET",
+        docs: "Byte ranges of a segment closer than this are read with one GET; the bytes \
+               between them are over-read, at most 262144 per segment",
+    },
+    source_identity_ttl_ms: u64 {
+        key: "source-identity-ttl-ms",
+        env: "VODPACK_SOURCE_IDENTITY_TTL_MS",
+        to: value(object_store.identity_ttl_ms),
+        help: "How long a file's or object's identity is reused, in milliseconds",
+        docs: "How long an object's identity is reused (a file's size, mtime and inode; an \
+               object's ETag and size) before it is checked again; a replaced file or object \
+               is served within this time (0: a stat or HEAD per request). A local file \
+               opened to take its identity stays open for the same time (at most 1,024 \
+               files), and segments read from it",
+    },
+    worker_threads: usize {
+        key: "worker-threads",
+        env: "VODPACK_WORKER_THREADS",
+        to: some(server.worker_threads),
+        shown: "one per available core",
+        help: "Threads serving connections",
+        docs: "Threads serving connections (1 to 1024; the cgroup's CPU quota counts). On \
+               cores shared with other busy processes, fewer cost less CPU per small answer \
+               and serve fewer segments per second (docs/performance.md)",
+    },
+    max_connections: usize {
+        key: "max-connections",
+        env: "VODPACK_MAX_CONNECTIONS",
+        to: value(server.max_connections),
+        help: "Open client connections",
+        docs: "Open client connections; past it a new connection gets 503 with Retry-After \
+               and is closed",
+    },
+    max_segment_requests: usize {
+        key: "max-segment-requests",
+        env: "VODPACK_MAX_SEGMENT_REQUESTS",
+        to: value(server.max_segment_requests),
+        help: "Segment and init requests in flight",
+        docs: "Segment and init requests in flight, streaming included; past it they are \
+               shed with 503 and Retry-After before any read",
+    },
+    max_manifest_requests: usize {
+        key: "max-manifest-requests",
+        env: "VODPACK_MAX_MANIFEST_REQUESTS",
+        to: value(server.max_manifest_requests),
+        help: "Playlist and MPD requests in flight",
+        docs: "Playlist and MPD requests in flight, metadata loads included; a separate \
+               limit, so a segment storm cannot starve playlists",
+    },
+    request_timeout_ms: u64 {
+        key: "request-timeout-ms",
+        env: "VODPACK_REQUEST_TIMEOUT_MS",
+        to: value(server.request_timeout_ms),
+        help: "Deadline for an answer to start, in ms",
+        docs: "Deadline for an answer to start, metadata load included; past it the request \
+               gets 504",
+    },
+    send_timeout_ms: u64 {
+        key: "send-timeout-ms",
+        env: "VODPACK_SEND_TIMEOUT_MS",
+        to: value(server.send_timeout_ms),
+        help: "Close a stream whose client takes no chunk for this long, in ms",
+        docs: "A connection whose client takes none of an answer for this long is closed (as \
+               nginx's `send_timeout`) and a streamed body's source reads cancelled",
+    },
+    drain_timeout_ms: u64 {
+        key: "drain-timeout-ms",
+        env: "VODPACK_DRAIN_TIMEOUT_MS",
+        to: value(server.drain_timeout_ms),
+        help: "Drain deadline after SIGTERM, in ms",
+        docs: "After SIGTERM or SIGINT, how long in-flight requests may finish before the \
+               process exits",
+    },
+    access_log: bool {
+        key: "access-log",
+        env: "VODPACK_ACCESS_LOG",
+        to: value(server.access_log),
+        help: "Write one log line per request",
+        docs: "Write one log line per request (method, path, status, bytes, duration)",
+    },
+    log_format: LogFormat {
+        key: "log-format",
+        env: "VODPACK_LOG_FORMAT",
+        to: value(log_format),
+        clap: [value_enum],
+        help: "Log format",
+        docs: "Log format: text or json",
+    },
+    preview: bool {
+        key: "preview",
+        env: "VODPACK_PREVIEW",
+        to: some(preview.enabled),
+        shown: "on for a folder, off for a bucket",
+        clap: [
+            num_args = 0..=1,
+            default_missing_value = "true",
+            value_parser = clap::builder::BoolishValueParser::new()
+        ],
+        help: "Serve the preview page at /",
+        docs: "Serve the preview page at / (titles under a prefix, played with hls.js and \
+               dash.js, with the inspect data)",
+    },
+    preview_hls_js_url: String {
+        key: "preview-hls-js-url",
+        env: "VODPACK_PREVIEW_HLS_JS_URL",
+        to: value(preview.hls_js_url),
+        help_shows: Some("a pinned jsDelivr URL"),
+        help: "Where the preview page loads hls.js from",
+        docs: "Where the preview page loads hls.js from",
+    },
+    preview_dash_js_url: String {
+        key: "preview-dash-js-url",
+        env: "VODPACK_PREVIEW_DASH_JS_URL",
+        to: value(preview.dash_js_url),
+        help_shows: Some("a pinned jsDelivr URL"),
+        help: "Where the preview page loads dash.js from",
+        docs: "Where the preview page loads dash.js from",
+    },
+    nginx_vod_locations: NginxVodLocations {
+        key: "nginx-vod-locations",
+        env: "VODPACK_NGINX_VOD_LOCATIONS",
+        to: value(nginx_vod_locations),
+        shown: "none",
+        toml: text,
+        help: "nginx-vod-module location prefixes, e.g. hls=/hls/,hlsts=/hlsts/,dash=/dash/",
+        docs: "Answer nginx-vod-module URLs under these location prefixes, for example \
+               hls=/hls/,hlsts=/hlsts/,dash=/dash/ (see docs/migrating-from-nginx-vod.md)",
+    },
+}
