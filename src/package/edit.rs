@@ -320,8 +320,8 @@ fn concatenate(track: &TrackIndex, runs: &[Run]) -> Result<(SampleTable, i128), 
 mod tests {
     use super::*;
     use crate::media::MediaIndex;
-    use crate::package::hls::tests::track;
     use crate::package::plan_segments;
+    use crate::package::testing::track;
     use crate::source::ObjectIdentity;
 
     /// 512 ticks per frame at 15360 Hz (30 fps); a sync sample every 30 frames.

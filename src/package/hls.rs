@@ -7,19 +7,31 @@
 //! `EXT-X-MAP` and `EXTINF` (4.4.4), and the I-frame playlists of video renditions
 //! (`EXT-X-I-FRAME-STREAM-INF`, 4.4.6.3; `EXT-X-I-FRAMES-ONLY`, 4.4.3.6). Every URI is
 //! a relative name made by [`Resource`]; times come from the segment plan.
+//!
+//! What a playlist says beyond its title comes in as [`ManifestOptions`] and is written in
+//! place: the version folder, the query every URI carries, and the keys
+//! (`EXT-X-SESSION-KEY` after the header, `EXT-X-KEY` before the segments it keys, after
+//! `EXT-X-MAP` so the init segment stays clear).
 
 use std::fmt::{Display, Write as _};
 
 mod ts;
 pub use ts::{
-    render_ts_iframe_playlist, render_ts_media_playlist, render_ts_multivariant_playlist,
-    render_ts_subtitle_playlist, ts_subtitle_segment,
+    render_ts_iframe_playlist, render_ts_iframe_playlist_with, render_ts_media_playlist,
+    render_ts_media_playlist_with, render_ts_multivariant_playlist,
+    render_ts_multivariant_playlist_with, render_ts_subtitle_playlist,
+    render_ts_subtitle_playlist_with, ts_subtitle_segment,
 };
 
 use super::names::track_label;
+use super::protect::hls_segment_iv;
+use super::protect::manifest::{key_attributes, HlsKey};
+use super::signalling::ManifestOptions;
 use super::trick;
 use super::webvtt::SubtitlePlan;
-use super::{version_folder, Rendition, Resource, Title};
+use super::{Rendition, Resource, Title};
+use crate::crypto::keys::{hex, ContentKey};
+use crate::crypto::Scheme;
 use crate::media::{CodecInfo, TrackIndex, TrackKind, VideoRange};
 
 /// `EXT-X-MAP` in a media playlist needs version 6; 7 is what fMP4 players expect.
@@ -34,15 +46,26 @@ const SUBTITLES_GROUP: &str = "subs";
 /// Videos become variant streams that reference one audio group holding every audio
 /// rendition; an audio-only title offers each audio rendition as its own variant.
 pub fn render_multivariant_playlist(title: &Title) -> String {
+    render_multivariant_playlist_with(title, &ManifestOptions::default())
+}
+
+/// [`render_multivariant_playlist`] as `options` say: their version folder and query in
+/// every URI, `EXT-X-SESSION-KEY` of their protection, I-frame playlists only with trick
+/// play.
+pub fn render_multivariant_playlist_with(title: &Title, options: &ManifestOptions) -> String {
+    let folder = options.folder(title);
     let mut out = format!("#EXTM3U\n#EXT-X-VERSION:{VERSION}\n#EXT-X-INDEPENDENT-SEGMENTS\n");
-    subtitle_renditions(&mut out, title);
+    session_key(&mut out, options, &folder, false);
+    subtitle_renditions(&mut out, title, options, &folder, |track_id| {
+        Resource::MediaPlaylist { track_id }
+    });
     let (videos, audios): (Vec<&Rendition>, Vec<&Rendition>) = title
         .renditions
         .iter()
         .partition(|r| r.kind == TrackKind::Video);
     if videos.is_empty() {
         for audio in &audios {
-            variant(&mut out, title, &[audio], false);
+            variant(&mut out, title, &[audio], false, (options, &folder));
         }
         return out;
     }
@@ -60,31 +83,57 @@ pub fn render_multivariant_playlist(title: &Title) -> String {
         if channels > 0 {
             attrs = attrs.quoted("CHANNELS", channels);
         }
-        let uri = format!(
-            "{}{}",
-            version_folder(&title.version_token()),
-            Resource::MediaPlaylist {
-                track_id: audio.track_id,
-            }
-        );
-        let _ = writeln!(out, "#EXT-X-MEDIA:{}", attrs.quoted("URI", uri).0);
+        let uri = Resource::MediaPlaylist {
+            track_id: audio.track_id,
+        };
+        let attrs = attrs.uri(format_args!("{folder}{uri}"), options);
+        let _ = writeln!(out, "#EXT-X-MEDIA:{}", attrs.0);
     }
     for video in &videos {
         let members: Vec<&Rendition> = std::iter::once(*video)
             .chain(audios.iter().copied())
             .collect();
-        variant(&mut out, title, &members, !audios.is_empty());
+        variant(
+            &mut out,
+            title,
+            &members,
+            !audios.is_empty(),
+            (options, &folder),
+        );
     }
-    for video in &videos {
-        iframe_variant(&mut out, title, video);
+    if options.trick_play {
+        for video in &videos {
+            iframe_variant(&mut out, title, video, (options, &folder));
+        }
     }
     out
+}
+
+/// `#EXT-X-SESSION-KEY` (4.4.6.5) of a protected multivariant playlist, for MPEG-TS (`ts`)
+/// or CMAF, so players can set up keys before loading media playlists: the key of
+/// AES-128 and SAMPLE-AES MPEG-TS under the version folder, the licence for ClearKey.
+pub(super) fn session_key(out: &mut String, options: &ManifestOptions, folder: &str, ts: bool) {
+    let Some(p) = &options.protection else {
+        return;
+    };
+    let method = HlsKey::of(p.scheme, ts);
+    let uri = match method {
+        HlsKey::SampleAesClearKey => p.licence_url.clone(),
+        _ => format!("{folder}{}", p.key_name),
+    };
+    let attributes = key_attributes(method, &options.with_query(&uri), &p.key);
+    let _ = writeln!(out, "#EXT-X-SESSION-KEY:{attributes}");
 }
 
 /// `#EXT-X-I-FRAME-STREAM-INF` of a video rendition's I-frame playlist (4.4.6.3): the
 /// attributes of a variant but for FRAME-RATE and the rendition groups, its rates those of
 /// the key frames offered ([`trick::rates`]).
-fn iframe_variant(out: &mut String, title: &Title, video: &Rendition) {
+fn iframe_variant(
+    out: &mut String,
+    title: &Title,
+    video: &Rendition,
+    (options, folder): (&ManifestOptions, &str),
+) {
     let Some(track) = track(title, video) else {
         return;
     };
@@ -110,18 +159,24 @@ fn iframe_variant(out: &mut String, title: &Title, video: &Rendition) {
     let uri = Resource::IframePlaylist {
         track_id: video.track_id,
     };
-    let folder = version_folder(&title.version_token());
-    let _ = writeln!(
-        out,
-        "#EXT-X-I-FRAME-STREAM-INF:{}",
-        attrs.quoted("URI", format_args!("{folder}{uri}")).0
-    );
+    let attrs = attrs.uri(format_args!("{folder}{uri}"), options);
+    let _ = writeln!(out, "#EXT-X-I-FRAME-STREAM-INF:{}", attrs.0);
 }
 
 /// Render the I-frame playlist (`iframes-tN.m3u8`) of video rendition `rendition`: one
 /// segment per key frame offered (4.3.3.6), each the whole of its one-frame resource
 /// (`EXT-X-BYTERANGE` length@0), lasting until the next (see [`trick`]).
 pub fn render_iframe_playlist(title: &Title, rendition: &Rendition) -> String {
+    render_iframe_playlist_with(title, rendition, &ManifestOptions::default())
+}
+
+/// [`render_iframe_playlist`] with the query of `options` in every URI. Trick play is
+/// clear only, so no protection is signalled.
+pub fn render_iframe_playlist_with(
+    title: &Title,
+    rendition: &Rendition,
+    options: &ManifestOptions,
+) -> String {
     let track_id = rendition.track_id;
     let timescale = track(title, rendition).map_or(1, |t| u64::from(t.timescale.max(1)));
     let frames = trick::key_frames(title, rendition);
@@ -138,16 +193,17 @@ pub fn render_iframe_playlist(title: &Title, rendition: &Rendition) -> String {
         "#EXTM3U\n#EXT-X-VERSION:{VERSION}\n#EXT-X-TARGETDURATION:{target}\n\
          #EXT-X-PLAYLIST-TYPE:VOD\n#EXT-X-INDEPENDENT-SEGMENTS\n#EXT-X-I-FRAMES-ONLY\n"
     );
-    let map = Attrs::default().quoted("URI", Resource::Init { track_id });
+    let map = Attrs::default().uri(Resource::Init { track_id }, options);
     let _ = writeln!(out, "#EXT-X-MAP:{}", map.0);
     for (number, frame) in (1u64..).zip(&frames) {
         let us = micros(frame.duration);
         let (secs, fraction) = (us / 1_000_000, us % 1_000_000);
-        let resource = Resource::KeyFrame { track_id, number };
+        let resource = Resource::KeyFrame { track_id, number }.to_string();
         let _ = writeln!(
             out,
-            "#EXTINF:{secs}.{fraction:06},\n#EXT-X-BYTERANGE:{}@0\n{resource}",
-            frame.bytes
+            "#EXTINF:{secs}.{fraction:06},\n#EXT-X-BYTERANGE:{}@0\n{}",
+            frame.bytes,
+            options.with_query(&resource)
         );
     }
     out.push_str("#EXT-X-ENDLIST\n");
@@ -156,7 +212,13 @@ pub fn render_iframe_playlist(title: &Title, rendition: &Rendition) -> String {
 
 /// `#EXT-X-STREAM-INF` and URI of the variant playing `members[0]` with the audio group of
 /// `members[1..]`, if any: its rates are the first's plus the group's largest (4.4.6.2).
-fn variant(out: &mut String, title: &Title, members: &[&Rendition], with_audio: bool) {
+fn variant(
+    out: &mut String,
+    title: &Title,
+    members: &[&Rendition],
+    with_audio: bool,
+    (options, folder): (&ManifestOptions, &str),
+) {
     let Some((first, group)) = members.split_first() else {
         return;
     };
@@ -192,8 +254,13 @@ fn variant(out: &mut String, title: &Title, members: &[&Rendition], with_audio: 
     let uri = Resource::MediaPlaylist {
         track_id: first.track_id,
     };
-    let folder = version_folder(&title.version_token());
-    let _ = writeln!(out, "#EXT-X-STREAM-INF:{}\n{folder}{uri}", attrs.0);
+    let uri = format!("{folder}{uri}");
+    let _ = writeln!(
+        out,
+        "#EXT-X-STREAM-INF:{}\n{}",
+        attrs.0,
+        options.with_query(&uri)
+    );
 }
 
 /// Render the media playlist (`index-tN.m3u8`) of one rendition of `title`.
@@ -202,13 +269,81 @@ fn variant(out: &mut String, title: &Title, members: &[&Rendition], with_audio: 
 /// Zero-length segments at the start or end of a track (a track that starts late or ends
 /// early) are left out; every listed name keeps its plan number.
 pub fn render_media_playlist(title: &Title, rendition: &Rendition) -> String {
+    render_media_playlist_with(title, rendition, &ManifestOptions::default())
+}
+
+/// [`render_media_playlist`] as `options` say: their query in every URI and, when
+/// protected, `EXT-X-KEY` after `EXT-X-MAP` (the init segment stays clear). AES-128: one
+/// before each segment with its own IV ([`hls_segment_iv`]), the key named relative to the
+/// playlist. SAMPLE-AES (`cbcs`, W3C ClearKey): one before the first segment, the licence.
+pub fn render_media_playlist_with(
+    title: &Title,
+    rendition: &Rendition,
+    options: &ManifestOptions,
+) -> String {
     let track_id = rendition.track_id;
+    let keys = options.protection.as_ref().map(|p| {
+        let uri = match p.scheme {
+            Scheme::Aes128 => &p.key_name,
+            _ => &p.licence_url,
+        };
+        let iv = |number| hls_segment_iv(&p.clear_token, &p.key.kid, track_id, number);
+        SegmentKeys::new(
+            HlsKey::of(p.scheme, false),
+            &options.with_query(uri),
+            &p.key,
+            iv,
+        )
+    });
     media_playlist_of(
         title,
         rendition,
         Some(Resource::Init { track_id }),
         |number| Resource::Segment { track_id, number },
+        options,
+        keys.as_ref(),
     )
+}
+
+/// How a media playlist's segments are keyed: the method, the `EXT-X-KEY` attributes but
+/// the IV, and the IV of each segment number.
+pub(super) struct SegmentKeys<'a> {
+    method: HlsKey,
+    attributes: String,
+    iv: Box<dyn Fn(u64) -> [u8; 16] + 'a>,
+}
+
+impl<'a> SegmentKeys<'a> {
+    /// Keys of `method` at `uri` (with its query), segment `number`'s IV `iv(number)`.
+    pub(super) fn new(
+        method: HlsKey,
+        uri: &str,
+        key: &ContentKey,
+        iv: impl Fn(u64) -> [u8; 16] + 'a,
+    ) -> Self {
+        Self {
+            method,
+            attributes: key_attributes(method, uri, key),
+            iv: Box::new(iv),
+        }
+    }
+
+    /// `#EXT-X-KEY` before segment `number`, if one goes there: before each segment
+    /// with an IV per segment, else before the first (`first`) only. ClearKey's has no IV.
+    fn write(&self, out: &mut String, number: u64, first: bool) {
+        if !(first || self.method.per_segment()) {
+            return;
+        }
+        let attributes = &self.attributes;
+        let _ = match self.method {
+            HlsKey::SampleAesClearKey => writeln!(out, "#EXT-X-KEY:{attributes}"),
+            _ => writeln!(
+                out,
+                "#EXT-X-KEY:{attributes},IV=0x{}",
+                hex(&(self.iv)(number))
+            ),
+        };
+    }
 }
 
 /// Render the media playlist of a muxed fMP4 stream of `members` (nginx-vod's
@@ -222,20 +357,43 @@ pub fn render_muxed_media_playlist<S: Display>(
     init: impl Display,
     segment: impl Fn(u64) -> S,
 ) -> Option<String> {
+    let options = ManifestOptions::default();
+    render_muxed_media_playlist_with(title, members, init, segment, &options)
+}
+
+/// [`render_muxed_media_playlist`] with the query of `options` in every URI. Muxed fMP4
+/// is clear only (the server offers it without HLS encryption), so no protection is
+/// signalled.
+pub fn render_muxed_media_playlist_with<S: Display>(
+    title: &Title,
+    members: &[&Rendition],
+    init: impl Display,
+    segment: impl Fn(u64) -> S,
+    options: &ManifestOptions,
+) -> Option<String> {
     let timing = (members.iter())
         .find(|r| r.kind == TrackKind::Video)
         .or(members.first())?;
-    Some(media_playlist_of(title, timing, Some(init), segment))
+    Some(media_playlist_of(
+        title,
+        timing,
+        Some(init),
+        segment,
+        options,
+        None,
+    ))
 }
 
 /// A media playlist of `rendition`'s planned segments, segment `number` named by
 /// `segment(number)`, with `EXT-X-MAP` of `map` when given (the CMAF output; the TS output
-/// has none).
+/// has none), the query of `options` in every URI, keyed by `keys` when given.
 pub(super) fn media_playlist_of<M: Display, S: Display>(
     title: &Title,
     rendition: &Rendition,
     map: Option<M>,
     segment: impl Fn(u64) -> S,
+    options: &ManifestOptions,
+    keys: Option<&SegmentKeys<'_>>,
 ) -> String {
     let all = segment_micros(title, rendition);
     let listed = listed_segments(&all);
@@ -255,11 +413,16 @@ pub(super) fn media_playlist_of<M: Display, S: Display>(
         let _ = writeln!(out, "#EXT-X-START:TIME-OFFSET={offset:.6},PRECISE=YES");
     }
     if let Some(map) = map {
-        let _ = writeln!(out, "#EXT-X-MAP:{}", Attrs::default().quoted("URI", map).0);
+        let _ = writeln!(out, "#EXT-X-MAP:{}", Attrs::default().uri(map, options).0);
     }
     for (number, micros) in (first_number..).zip(durations) {
+        if let Some(keys) = keys {
+            keys.write(&mut out, number, number == first_number);
+        }
         let (secs, fraction) = (micros / 1_000_000, micros % 1_000_000);
-        let _ = writeln!(out, "#EXTINF:{secs}.{fraction:06},\n{}", segment(number));
+        let name = segment(number).to_string();
+        let name = options.with_query(&name);
+        let _ = writeln!(out, "#EXTINF:{secs}.{fraction:06},\n{name}");
     }
     out.push_str("#EXT-X-ENDLIST\n");
     out
@@ -268,7 +431,14 @@ pub(super) fn media_playlist_of<M: Display, S: Display>(
 /// `#EXT-X-MEDIA:TYPE=SUBTITLES` for each text track (4.4.6.1), in the group every variant
 /// references. NAME is the language (or `subtitles N`), unique in the group; DEFAULT=NO
 /// (subtitles stay off unless the viewer or AUTOSELECT's language match turns them on).
-fn subtitle_renditions(out: &mut String, title: &Title) {
+/// Each URI names `playlist(track_id)` (the CMAF and TS outputs name them apart).
+fn subtitle_renditions(
+    out: &mut String,
+    title: &Title,
+    options: &ManifestOptions,
+    folder: &str,
+    playlist: fn(u32) -> Resource,
+) {
     let texts = &title.index.text_tracks;
     let bases: Vec<String> = (texts.iter().enumerate())
         .map(
@@ -278,7 +448,6 @@ fn subtitle_renditions(out: &mut String, title: &Title) {
             },
         )
         .collect();
-    let folder = version_folder(&title.version_token());
     for (text, base) in texts.iter().zip(&bases) {
         let name = match bases.iter().filter(|b| *b == base).count() > 1 {
             true => format!("{base} (track {})", track_label(text.track_id)),
@@ -291,14 +460,12 @@ fn subtitle_renditions(out: &mut String, title: &Title) {
         if let Some(language) = text.language.as_deref().filter(|l| !l.is_empty()) {
             attrs = attrs.quoted("LANGUAGE", language);
         }
-        let uri = Resource::MediaPlaylist {
-            track_id: text.track_id,
-        };
+        let uri = playlist(text.track_id);
         attrs = (attrs.plain("DEFAULT", "NO").plain("AUTOSELECT", "YES"))
-            .quoted("URI", format_args!("{folder}{uri}"));
+            .uri(format_args!("{folder}{uri}"), options);
         let _ = writeln!(out, "#EXT-X-MEDIA:{}", attrs.0);
     }
-    sidecar_renditions(out, title, &folder, texts.len());
+    sidecar_renditions(out, title, (options, folder, playlist), texts.len());
 }
 
 /// `#EXT-X-MEDIA:TYPE=SUBTITLES` for each sidecar file of a title document, after the
@@ -306,7 +473,12 @@ fn subtitle_renditions(out: &mut String, title: &Title) {
 /// (counting on from the text tracks); DEFAULT and FORCED as the document says, except
 /// that only the first sidecar marked default gets DEFAULT=YES (4.4.6.1.1: at most one
 /// per group).
-fn sidecar_renditions(out: &mut String, title: &Title, folder: &str, texts: usize) {
+fn sidecar_renditions(
+    out: &mut String,
+    title: &Title,
+    (options, folder, playlist): (&ManifestOptions, &str, fn(u32) -> Resource),
+    texts: usize,
+) {
     let default = title.sidecars.iter().position(|s| s.default);
     for (n, sidecar) in title.sidecars.iter().enumerate() {
         let language = sidecar.language.as_deref().filter(|l| !l.is_empty());
@@ -326,10 +498,8 @@ fn sidecar_renditions(out: &mut String, title: &Title, folder: &str, texts: usiz
         attrs = (attrs.plain("DEFAULT", yes_no(default == Some(n))))
             .plain("AUTOSELECT", "YES")
             .plain("FORCED", yes_no(sidecar.forced));
-        let uri = Resource::MediaPlaylist {
-            track_id: sidecar.track_id,
-        };
-        attrs = attrs.quoted("URI", format_args!("{folder}{uri}"));
+        let uri = playlist(sidecar.track_id);
+        attrs = attrs.uri(format_args!("{folder}{uri}"), options);
         let _ = writeln!(out, "#EXT-X-MEDIA:{}", attrs.0);
     }
 }
@@ -338,17 +508,27 @@ fn sidecar_renditions(out: &mut String, title: &Title, folder: &str, texts: usiz
 /// segment per segment of the title, numbered and lasting as the reference rendition's
 /// (`plan`), so players line them up with the video's segments.
 pub fn render_subtitle_playlist(plan: &SubtitlePlan, track_id: u32) -> String {
-    subtitle_playlist_of(plan, |number| Resource::SubtitleSegment {
-        track_id,
-        number,
-    })
+    render_subtitle_playlist_with(plan, track_id, &ManifestOptions::default())
+}
+
+/// [`render_subtitle_playlist`] with the query of `options` in every URI. Subtitles are
+/// clear in every output, so no protection is signalled.
+pub fn render_subtitle_playlist_with(
+    plan: &SubtitlePlan,
+    track_id: u32,
+    options: &ManifestOptions,
+) -> String {
+    let segment = |number| Resource::SubtitleSegment { track_id, number };
+    subtitle_playlist_of(plan, segment, options)
 }
 
 /// A subtitle playlist of `plan`'s segments, segment `number` named by `segment(number)`
-/// (the CMAF and the TS outputs name their WebVTT segments apart).
+/// (the CMAF and the TS outputs name their WebVTT segments apart), with the query of
+/// `options` in every URI.
 pub(super) fn subtitle_playlist_of(
     plan: &SubtitlePlan,
     segment: impl Fn(u64) -> Resource,
+    options: &ManifestOptions,
 ) -> String {
     let rounded = plan.durations_us.iter().map(|d| (d + 500_000) / 1_000_000);
     let target = rounded.max().unwrap_or(0).max(1);
@@ -358,7 +538,9 @@ pub(super) fn subtitle_playlist_of(
     );
     for (number, micros) in (plan.first_number..).zip(&plan.durations_us) {
         let (secs, fraction) = (micros / 1_000_000, micros % 1_000_000);
-        let _ = writeln!(out, "#EXTINF:{secs}.{fraction:06},\n{}", segment(number));
+        let name = segment(number).to_string();
+        let name = options.with_query(&name);
+        let _ = writeln!(out, "#EXTINF:{secs}.{fraction:06},\n{name}");
     }
     out.push_str("#EXT-X-ENDLIST\n");
     out
@@ -481,458 +663,28 @@ impl Attrs {
 
     /// A quoted-string, which cannot hold a double quote, CR or LF: those are replaced.
     fn quoted(self, name: &str, value: impl Display) -> Self {
-        let clean: String = (value.to_string().chars())
-            .map(|c| match c {
-                '"' => '\'',
-                '\r' | '\n' => ' ',
-                c => c,
-            })
-            .collect();
+        let clean = quotable(value);
         self.plain(name, format_args!("\"{clean}\""))
     }
+
+    /// `URI`, a quoted-string, with the query of `options` (as the request gave it).
+    fn uri(self, uri: impl Display, options: &ManifestOptions) -> Self {
+        let clean = quotable(uri);
+        let uri = options.with_query(&clean);
+        self.plain("URI", format_args!("\"{uri}\""))
+    }
 }
 
-/// Shared with the DASH tests: the same title in both.
-#[cfg(test)]
-pub(super) mod tests {
-    use super::*;
-    use crate::media::{CodecInfo, EditList, MediaIndex, SampleTable, TextFormat, TextTrackIndex};
-    use crate::source::ObjectIdentity;
-
-    /// 10 s of 320x180 AVC at 30 fps, 15360 Hz, a sync sample every 30; or 10 s of stereo
-    /// 48 kHz AAC in English, 1024-sample frames.
-    pub(in crate::package) fn track(track_id: u32, video: bool) -> TrackIndex {
-        let (codec, w, h, channels, sample_rate, timescale, n, delta) = match video {
-            true => ("avc1.64000d", 320, 180, 0, 0, 15360, 300, 512),
-            false => ("mp4a.40.2", 0, 0, 2, 48000, 48000, 469, 1024),
-        };
-        let kind = [TrackKind::Audio, TrackKind::Video][usize::from(video)];
-        let codec = CodecInfo {
-            fourcc: *b"test",
-            rfc6381: codec.to_owned(),
-            width: w,
-            height: h,
-            channels,
-            sample_rate,
-            color: None,
-            dolby_vision: None,
-        };
-        let samples = SampleTable {
-            sizes: vec![if video { 2000 } else { 300 }; n as usize],
-            offsets: (0..u64::from(n)).map(|i| i * 2000).collect(),
-            dts: (0..u64::from(n)).map(|i| i * delta).collect(),
-            durations: vec![delta as u32; n as usize],
-            cts_offsets: Vec::new(),
-            sync: video.then(|| (0..n).step_by(30).collect()),
-        };
-        TrackIndex {
-            track_id,
-            kind,
-            timescale,
-            language: (!video).then(|| "eng".to_owned()),
-            codec,
-            sample_description: bytes::Bytes::new(),
-            tkhd_width: u32::from(w) << 16,
-            tkhd_height: u32::from(h) << 16,
-            edits: EditList::default(),
-            samples,
-        }
-    }
-
-    /// Video track 1 and audio track 2 but those `keep` rejects, then `more`; 4 s segments.
-    pub(in crate::package) fn title(keep: fn(&TrackIndex) -> bool, more: Vec<TrackIndex>) -> Title {
-        let mut tracks = vec![track(1, true), track(2, false)];
-        tracks.retain(keep);
-        tracks.extend(more);
-        let identity = ObjectIdentity {
-            size: 0,
-            version: String::new(),
-        };
-        let index = MediaIndex {
-            identity,
-            movie_timescale: 1000,
-            tracks,
-            text_tracks: Vec::new(),
-        };
-        Title::new(index, 4000).unwrap()
-    }
-
-    /// A 10 s text track (one cue a second) in `language`; 1000 Hz.
-    pub(in crate::package) fn text(track_id: u32, language: Option<&str>) -> TextTrackIndex {
-        TextTrackIndex {
-            track_id,
-            format: TextFormat::Tx3g,
-            timescale: 1000,
-            language: language.map(str::to_owned),
-            edits: EditList::default(),
-            samples: SampleTable {
-                sizes: vec![10; 10],
-                offsets: (0..10).map(|i| i * 10).collect(),
-                dts: (0..10).map(|i| i * 1000).collect(),
-                durations: vec![1000; 10],
-                cts_offsets: Vec::new(),
-                sync: None,
-            },
-        }
-    }
-
-    /// The value of attribute `name` in a tag line.
-    fn attr<'a>(line: &'a str, name: &str) -> &'a str {
-        let rest = &line[line.find(&format!("{name}=")).unwrap() + name.len() + 1..];
-        match rest.strip_prefix('"') {
-            Some(quoted) => &quoted[..quoted.find('"').unwrap()],
-            None => rest.split(',').next().unwrap(),
-        }
-    }
-
-    #[test]
-    fn media_playlists_list_every_segment_with_exact_durations() {
-        let title = title(|_| true, Vec::new());
-        for rendition in &title.renditions {
-            let text = render_media_playlist(&title, rendition);
-            let lines: Vec<&str> = text.lines().collect();
-            let id = rendition.track_id;
-            assert_eq!(lines[..2], ["#EXTM3U", "#EXT-X-VERSION:7"]);
-            assert!(lines.contains(&"#EXT-X-PLAYLIST-TYPE:VOD"));
-            assert!(lines.contains(&format!("#EXT-X-MAP:URI=\"init-t{id}.mp4\"").as_str()));
-            assert_eq!(lines.last(), Some(&"#EXT-X-ENDLIST"));
-            let mut durations = Vec::new();
-            for (i, line) in lines.iter().enumerate() {
-                if let Some(d) = line.strip_prefix("#EXTINF:") {
-                    durations.push(d.trim_end_matches(',').parse::<f64>().unwrap());
-                    assert_eq!(lines[i + 1], format!("seg-t{id}-{}.m4s", durations.len()));
-                    assert!(Resource::parse(lines[i + 1]).is_some());
-                }
-            }
-            assert_eq!(durations.len(), title.plan.segment_count);
-            let max = durations.iter().map(|d| d.round() as u64).max().unwrap();
-            assert!(lines.contains(&format!("#EXT-X-TARGETDURATION:{max}").as_str()));
-            let track = &title.index.tracks[rendition.track_pos];
-            let expected = track.duration_ticks() as f64 / f64::from(track.timescale);
-            let sum: f64 = durations.iter().sum();
-            assert!((sum - expected).abs() < 0.001, "{sum} vs {expected}");
-        }
-    }
-
-    /// Given video and audio muxed, then the muxed playlist is the video's media playlist
-    /// with the muxed names: the same segments and durations, its own `EXT-X-MAP`; audio
-    /// alone is timed as the audio's playlist; no member, no playlist.
-    #[test]
-    fn a_muxed_playlist_is_timed_as_its_video() {
-        let title = title(|_| true, Vec::new());
-        let members: Vec<&Rendition> = title.renditions.iter().rev().collect();
-        let muxed = render_muxed_media_playlist(&title, &members, "init-v1-a1.mp4", |n| {
-            format!("seg-{n}-v1-a1.m4s")
+/// `value` as a quoted-string may hold it: double quotes, CR and LF replaced.
+fn quotable(value: impl Display) -> String {
+    (value.to_string().chars())
+        .map(|c| match c {
+            '"' => '\'',
+            '\r' | '\n' => ' ',
+            c => c,
         })
-        .unwrap();
-        let video = render_media_playlist(&title, &title.renditions[0]);
-        let renamed = video
-            .replace("init-t1.mp4", "init-v1-a1.mp4")
-            .lines()
-            .map(|l| match l.strip_prefix("seg-t1-") {
-                Some(rest) => format!("seg-{}-v1-a1.m4s", rest.trim_end_matches(".m4s")),
-                None => l.to_owned(),
-            })
-            .collect::<Vec<_>>()
-            .join("\n");
-        assert_eq!(muxed.trim_end(), renamed);
-        let audio = &title.renditions[1];
-        let alone = render_muxed_media_playlist(&title, &[audio], "i.mp4", |n| n).unwrap();
-        let durations = |text: &str| -> Vec<String> {
-            (text.lines())
-                .filter(|l| l.starts_with("#EXTINF"))
-                .map(str::to_owned)
-                .collect()
-        };
-        assert_eq!(
-            durations(&alone),
-            durations(&render_media_playlist(&title, audio))
-        );
-        assert_eq!(
-            render_muxed_media_playlist(&title, &[], "i.mp4", |n| n),
-            None
-        );
-    }
-
-    /// Given a video, then its I-frame playlist lists each key frame offered as the whole
-    /// of its one-frame resource, lasting until the next, and only video has one.
-    #[test]
-    fn the_iframe_playlist_addresses_each_key_frame_with_a_byte_range() {
-        let title = title(|_| true, Vec::new());
-        let video = &title.renditions[0];
-        let frames = trick::key_frames(&title, video);
-        let text = render_iframe_playlist(&title, video);
-        let lines: Vec<&str> = text.lines().collect();
-        assert!(lines.contains(&"#EXT-X-I-FRAMES-ONLY"));
-        assert!(lines.contains(&"#EXT-X-MAP:URI=\"init-t1.mp4\""));
-        assert_eq!(lines.last(), Some(&"#EXT-X-ENDLIST"));
-        let entries: Vec<&[&str]> = (lines.iter().position(|l| l.starts_with("#EXTINF")))
-            .map(|first| lines[first..lines.len() - 1].chunks(3).collect())
-            .unwrap();
-        assert_eq!(entries.len(), frames.len());
-        let timescale = title.index.tracks[video.track_pos].timescale as f64;
-        for (n, (entry, frame)) in entries.iter().zip(&frames).enumerate() {
-            let secs: f64 = entry[0]["#EXTINF:".len()..]
-                .trim_end_matches(',')
-                .parse()
-                .unwrap();
-            assert!((secs - frame.duration as f64 / timescale).abs() < 1e-6);
-            assert_eq!(entry[1], format!("#EXT-X-BYTERANGE:{}@0", frame.bytes));
-            assert_eq!(
-                Resource::parse(entry[2]),
-                Some(Resource::KeyFrame {
-                    track_id: 1,
-                    number: n as u64 + 1
-                })
-            );
-        }
-    }
-
-    #[test]
-    fn the_multivariant_playlist_offers_video_with_its_audio_group() {
-        let title = title(|_| true, Vec::new());
-        let text = render_multivariant_playlist(&title);
-        let lines: Vec<&str> = text.lines().collect();
-        assert_eq!(
-            lines[..3],
-            ["#EXTM3U", "#EXT-X-VERSION:7", "#EXT-X-INDEPENDENT-SEGMENTS"]
-        );
-        let media = lines[3];
-        assert!(media.starts_with("#EXT-X-MEDIA:TYPE=AUDIO,GROUP-ID=\"audio\",NAME=\"eng\""));
-        assert!(media.contains("LANGUAGE=\"eng\",DEFAULT=YES,AUTOSELECT=YES,CHANNELS=\"2\""));
-        let (video, audio) = (&title.renditions[0], &title.renditions[1]);
-        let inf = lines[4];
-        let peak = video.peak_bandwidth + audio.peak_bandwidth;
-        assert_eq!(attr(inf, "BANDWIDTH"), peak.to_string());
-        let average = video.average_bandwidth + audio.average_bandwidth;
-        assert_eq!(attr(inf, "AVERAGE-BANDWIDTH"), average.to_string());
-        assert_eq!(attr(inf, "CODECS"), "avc1.64000d,mp4a.40.2");
-        assert_eq!(attr(inf, "RESOLUTION"), "320x180");
-        assert_eq!(attr(inf, "FRAME-RATE"), "30.000");
-        assert_eq!(attr(inf, "AUDIO"), "audio");
-        // Media playlists live under the title's version folder.
-        let folder = version_folder(&title.version_token());
-        assert_eq!(
-            (lines[5], lines.len()),
-            (format!("{folder}index-t1.m3u8").as_str(), 7)
-        );
-        // Then the video's I-frame playlist.
-        let iframes = lines[6];
-        assert!(iframes.starts_with("#EXT-X-I-FRAME-STREAM-INF:BANDWIDTH="));
-        assert_eq!(attr(iframes, "CODECS"), "avc1.64000d");
-        assert_eq!(attr(iframes, "RESOLUTION"), "320x180");
-        assert!(!iframes.contains("AUDIO=") && !iframes.contains("FRAME-RATE="));
-        assert_eq!(
-            attr(iframes, "URI"),
-            format!("{folder}iframes-t1.m3u8").as_str()
-        );
-        for uri in [attr(media, "URI"), lines[5], attr(iframes, "URI")] {
-            let name = uri.strip_prefix(folder.as_str()).unwrap_or_default();
-            assert!(Resource::parse(name).is_some(), "{uri}");
-        }
-    }
-
-    #[test]
-    fn several_audio_languages_have_one_default_and_unique_names() {
-        let mut french = track(3, false);
-        french.language = Some("fra".to_owned());
-        let more = vec![french, track(4, false)];
-        let text = render_multivariant_playlist(&title(|_| true, more));
-        let media: Vec<&str> = text
-            .lines()
-            .filter(|l| l.starts_with("#EXT-X-MEDIA:"))
-            .collect();
-        assert_eq!(
-            media.iter().filter(|l| l.contains("DEFAULT=YES")).count(),
-            1
-        );
-        let names: Vec<&str> = media.iter().map(|l| attr(l, "NAME")).collect();
-        assert_eq!(names, ["eng (track 2)", "fra", "eng (track 4)"]);
-    }
-
-    #[test]
-    fn single_media_titles_have_no_audio_group() {
-        let audio_only = title(|t| t.kind == TrackKind::Audio, Vec::new());
-        let text = render_multivariant_playlist(&audio_only);
-        let peak = audio_only.renditions[0].peak_bandwidth;
-        assert!(text.contains(&format!("INF:BANDWIDTH={peak},")));
-        let folder = version_folder(&audio_only.version_token());
-        assert!(text.contains(&format!(",CODECS=\"mp4a.40.2\"\n{folder}index-t2.m3u8\n")));
-        let video_only = title(|t| t.kind == TrackKind::Video, Vec::new());
-        for text in [text, render_multivariant_playlist(&video_only)] {
-            assert!(
-                !text.contains("AUDIO=") && !text.contains("#EXT-X-MEDIA:"),
-                "{text}"
-            );
-        }
-    }
-
-    #[test]
-    fn quoted_strings_hold_no_quotes_or_newlines_and_empty_ends_are_cut() {
-        let attrs = Attrs::default()
-            .quoted("NAME", "a\"b\nc")
-            .plain("BANDWIDTH", 5);
-        assert_eq!(attrs.0, "NAME=\"a'b c\",BANDWIDTH=5");
-        assert_eq!(listed_segments(&[0, 5, 0, 5, 0]), 1..4);
-        assert_eq!(listed_segments(&[0, 0]), 0..2);
-    }
-
-    #[test]
-    fn text_tracks_are_a_subtitles_group_every_variant_references() {
-        for keep in [(|_| true) as fn(&TrackIndex) -> bool, |t| {
-            t.kind == TrackKind::Audio
-        }] {
-            let mut title = title(keep, Vec::new());
-            title.index.text_tracks = vec![
-                text(3, Some("eng")),
-                text(4, Some("fra")),
-                text(5, Some("fra")),
-                text(6, None),
-            ];
-            let text = render_multivariant_playlist(&title);
-            let folder = version_folder(&title.version_token());
-            let subs: Vec<&str> = (text.lines())
-                .filter(|l| l.starts_with("#EXT-X-MEDIA:TYPE=SUBTITLES,"))
-                .collect();
-            let names: Vec<&str> = subs.iter().map(|l| attr(l, "NAME")).collect();
-            assert_eq!(
-                names,
-                ["eng", "fra (track 4)", "fra (track 5)", "subtitles 4"]
-            );
-            for (line, id) in subs.iter().zip(3..) {
-                assert_eq!(attr(line, "GROUP-ID"), "subs");
-                assert_eq!(
-                    (attr(line, "DEFAULT"), attr(line, "AUTOSELECT")),
-                    ("NO", "YES")
-                );
-                let uri = attr(line, "URI").strip_prefix(folder.as_str()).unwrap();
-                assert_eq!(
-                    Resource::parse(uri),
-                    Some(Resource::MediaPlaylist { track_id: id })
-                );
-            }
-            assert_eq!(attr(subs[0], "LANGUAGE"), "eng");
-            assert!(!subs[3].contains("LANGUAGE="));
-            let variants: Vec<&str> = (text.lines())
-                .filter(|l| l.starts_with("#EXT-X-STREAM-INF:"))
-                .collect();
-            assert!(!variants.is_empty());
-            for inf in variants {
-                assert_eq!(attr(inf, "SUBTITLES"), "subs", "{inf}");
-            }
-        }
-        // Without text tracks, no group and no reference to one.
-        let plain = render_multivariant_playlist(&title(|_| true, Vec::new()));
-        assert!(!plain.contains("SUBTITLES"), "{plain}");
-    }
-
-    #[test]
-    fn subtitle_playlists_list_webvtt_segments_timed_like_the_video() {
-        let mut title = title(|_| true, Vec::new());
-        title.index.text_tracks = vec![text(3, Some("eng"))];
-        let plan = SubtitlePlan::new(&title);
-        let subtitles = render_subtitle_playlist(&plan, 3);
-        let video = render_media_playlist(&title, &title.renditions[0]);
-        let timing = |text: &str| -> Vec<String> {
-            (text.lines())
-                .filter(|l| l.starts_with("#EXTINF:") || l.starts_with("#EXT-X-TARGETDURATION"))
-                .map(str::to_owned)
-                .collect()
-        };
-        assert_eq!(timing(&subtitles), timing(&video));
-        assert!(!subtitles.contains("#EXT-X-MAP"));
-        assert!(subtitles.ends_with("#EXT-X-ENDLIST\n"));
-        let segments: Vec<Option<Resource>> = (subtitles.lines())
-            .filter(|l| !l.starts_with('#'))
-            .map(Resource::parse)
-            .collect();
-        let expected: Vec<Option<Resource>> = (1..=3)
-            .map(|number| {
-                Some(Resource::SubtitleSegment {
-                    track_id: 3,
-                    number,
-                })
-            })
-            .collect();
-        assert_eq!(segments, expected);
-    }
-
-    /// A title of HEVC Main 10 in PQ with a Dolby Vision 8.1 layer, and MP3 audio.
-    pub(in crate::package) fn hdr_title() -> Title {
-        use crate::media::{ColorInfo, ColorSource, DolbyVision};
-        let mut video = track(1, true);
-        video.codec.fourcc = *b"hvc1";
-        video.codec.rfc6381 = "hvc1.2.4.L93.B0".into();
-        video.codec.color = Some(ColorInfo {
-            primaries: 9,
-            transfer: 16,
-            matrix: 9,
-            full_range: false,
-            source: ColorSource::Colr,
-        });
-        video.codec.dolby_vision = Some(DolbyVision {
-            profile: 8,
-            level: 7,
-            rpu_present: true,
-            el_present: false,
-            bl_present: true,
-            compatibility_id: 1,
-            fourcc: *b"dvh1",
-        });
-        let mut audio = track(2, false);
-        audio.codec.rfc6381 = "mp4a.6B".into();
-        title(|_| false, vec![video, audio])
-    }
-
-    #[test]
-    fn hdr_variants_name_their_range_and_dolby_vision_layer() {
-        let text = render_multivariant_playlist(&hdr_title());
-        let inf = text
-            .lines()
-            .find(|l| l.starts_with("#EXT-X-STREAM-INF:"))
-            .unwrap();
-        assert_eq!(attr(inf, "CODECS"), "hvc1.2.4.L93.B0,mp4a.40.34");
-        assert_eq!(attr(inf, "VIDEO-RANGE"), "PQ");
-        assert_eq!(attr(inf, "SUPPLEMENTAL-CODECS"), "dvh1.08.07/db1p");
-        // HLG base (8.4); SDR says nothing; a profile 5 stream is PQ whatever its VUI says.
-        let mut codec = hdr_title().index.tracks[0].codec.clone();
-        codec.color.as_mut().unwrap().transfer = 18;
-        codec.dolby_vision.as_mut().unwrap().compatibility_id = 4;
-        let attrs = video_signalling(Attrs::default(), Some(&codec)).0;
-        assert_eq!(
-            attrs,
-            "VIDEO-RANGE=HLG,SUPPLEMENTAL-CODECS=\"dvh1.08.07/db4h\""
-        );
-        codec.dolby_vision = None;
-        codec.color.as_mut().unwrap().transfer = 1;
-        assert_eq!(video_signalling(Attrs::default(), Some(&codec)).0, "");
-        codec.dolby_vision = Some(crate::media::DolbyVision {
-            profile: 5,
-            level: 6,
-            rpu_present: true,
-            el_present: false,
-            bl_present: true,
-            compatibility_id: 0,
-            fourcc: *b"dvh1",
-        });
-        codec.color = None;
-        assert_eq!(
-            video_signalling(Attrs::default(), Some(&codec)).0,
-            "VIDEO-RANGE=PQ"
-        );
-        // FLAC is written as the FLAC-in-ISOBMFF spec spells it.
-        // A Dolby Vision sample entry is its own codec, even with a compatibility id.
-        codec.fourcc = *b"dvh1";
-        codec.dolby_vision.as_mut().unwrap().compatibility_id = 1;
-        assert_eq!(video_signalling(Attrs::default(), Some(&codec)).0, "");
-        codec.fourcc = *b"fLaC";
-        codec.rfc6381 = "flac".into();
-        assert_eq!(hls_codec(&codec), "fLaC");
-        // SDR fixtures keep their playlists as they were.
-        let sdr = render_multivariant_playlist(&title(|_| true, Vec::new()));
-        assert!(
-            !sdr.contains("VIDEO-RANGE") && !sdr.contains("SUPPLEMENTAL"),
-            "{sdr}"
-        );
-    }
+        .collect()
 }
+
+#[cfg(test)]
+mod tests;

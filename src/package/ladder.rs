@@ -307,7 +307,7 @@ fn check_durations(title: &Title, labels: &[String]) -> Result<(), PackageError>
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::package::hls::tests::track;
+    use crate::package::testing::track;
     use crate::package::{split_document_track_id, Rendition};
 
     fn title(tracks: Vec<TrackIndex>) -> Title {

@@ -336,7 +336,7 @@ pub(super) fn peak_bit_rate(segments: &[(u64, f64)], target_secs: f64) -> f64 {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::package::hls::tests::track;
+    use crate::package::testing::track;
     use crate::source::ObjectIdentity;
 
     fn index(tracks: Vec<TrackIndex>) -> MediaIndex {

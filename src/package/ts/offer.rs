@@ -158,7 +158,7 @@ fn measure(
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::package::hls::tests::title;
+    use crate::package::testing::title;
 
     /// Given tracks whose sample entries TS cannot carry (the test tracks have none), then
     /// the title has no TS output, and the answer says to use master.m3u8.
