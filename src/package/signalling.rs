@@ -104,3 +104,5 @@ impl ManifestOptions {
 
 #[cfg(test)]
 mod patch_oracle;
+#[cfg(test)]
+mod tests;

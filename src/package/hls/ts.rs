@@ -364,7 +364,7 @@ mod tests {
     /// and the media playlist lists TS segments without `EXT-X-MAP`.
     #[test]
     fn the_ts_master_muxes_the_main_audio_and_offers_the_rest() {
-        let (_, title) = crate::package::ts::tests::fixture("h264-aac-2lang-3s.mp4");
+        let title = crate::package::testing::fixture_title("h264-aac-2lang-3s.mp4", 1000);
         let ts = TsTitle::new(&title).unwrap();
         let master = render_ts_multivariant_playlist(&title, &ts);
         let folder = version_folder(&title.version_token());
@@ -400,5 +400,23 @@ mod tests {
         let iframes = render_ts_iframe_playlist(&ts.renditions[0]);
         assert!(iframes.contains("#EXT-X-I-FRAMES-ONLY\n"), "{iframes}");
         assert_eq!(iframes.matches("#EXT-X-BYTERANGE:").count(), 3, "{iframes}");
+    }
+
+    /// Given text tracks, then the TS multivariant playlist's subtitle renditions name the
+    /// TS subtitle playlists (WebVTT mapped to the TS timeline), in the version folder.
+    #[test]
+    fn subtitle_renditions_point_at_ts_playlists() {
+        let title = crate::package::testing::fixture_title("h264-aac-movtext-3s.mp4", 1000);
+        let ts = TsTitle::new(&title).unwrap();
+        let master = render_ts_multivariant_playlist(&title, &ts);
+        let folder = version_folder(&title.version_token());
+        let subtitles: Vec<&str> = (master.lines())
+            .filter(|l| l.starts_with("#EXT-X-MEDIA:TYPE=SUBTITLES"))
+            .collect();
+        assert!(!subtitles.is_empty(), "{master}");
+        for (line, text) in subtitles.iter().zip(&title.index.text_tracks) {
+            let uri = format!("URI=\"{folder}index-ts-t{}.m3u8\"", text.track_id);
+            assert!(line.ends_with(&uri), "{line}");
+        }
     }
 }
