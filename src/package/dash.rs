@@ -12,12 +12,15 @@
 //! place: the version folder, the query every reference carries, and `ContentProtection`
 //! at the top of each audio and video AdaptationSet.
 
-use std::fmt::{Display, Write as _};
+mod tag;
+
+use std::fmt::Write as _;
 
 use super::protect::manifest::{dash_content_protection, DASH_PROTECTION_NAMESPACES};
 use super::signalling::ManifestOptions;
 use super::{split_document_track_id, trick, Rendition, Resource, Title};
 use crate::media::{CodecInfo, TrackIndex, TrackKind, CICP_UNSPECIFIED};
+use tag::{escape, Tag};
 
 const PROFILES: &str = "urn:mpeg:dash:profile:isoff-live:2011,urn:mpeg:dash:profile:cmaf:2019";
 const ROLE_SCHEME: &str = "urn:mpeg:dash:role:2011";
@@ -332,14 +335,14 @@ fn trick_adaptation_set(
         Tag::new(8, "SegmentTemplate")
             .attr("timescale", track.timescale.max(1))
             .opt("presentationTimeOffset", Some(shift).filter(|s| *s > 0))
-            .uri("initialization", format!("{folder}{init}"), uris)
+            .uri("initialization", format!("{folder}{init}"), uris.options)
             .uri(
                 "media",
                 format!(
                     "{folder}{}",
                     Resource::dash_trick_media_template(rendition.track_id)
                 ),
-                uris,
+                uris.options,
             )
             .attr("startNumber", 1)
             .open(out);
@@ -478,12 +481,12 @@ fn segment_template(
         .uri(
             "initialization",
             format!("{folder}{}", Resource::DASH_INIT_TEMPLATE),
-            uris,
+            uris.options,
         )
         .uri(
             "media",
             format!("{folder}{}", Resource::DASH_MEDIA_TEMPLATE),
-            uris,
+            uris.options,
         )
         .attr("startNumber", listed.start + 1)
         .open(out);
@@ -562,65 +565,6 @@ fn square_pixels(track: &TrackIndex) -> bool {
     track.codec.width > 0
         && display(track.tkhd_width) == u32::from(track.codec.width)
         && display(track.tkhd_height) == u32::from(track.codec.height)
-}
-
-/// An XML start tag under construction, indented; attribute values are escaped here only.
-struct Tag(String);
-
-impl Tag {
-    fn new(indent: usize, name: &str) -> Self {
-        Self(format!("{:indent$}<{name}", ""))
-    }
-
-    fn attr(mut self, name: &str, value: impl Display) -> Self {
-        let _ = write!(self.0, " {name}=\"{}\"", escape(&value.to_string()));
-        self
-    }
-
-    /// A reference attribute: `value` escaped, then the query of the options.
-    fn uri(mut self, name: &str, value: impl Display, uris: &Uris<'_>) -> Self {
-        let value = escape(&value.to_string());
-        let _ = write!(
-            self.0,
-            " {name}=\"{}\"",
-            uris.options.with_xml_query(&value)
-        );
-        self
-    }
-
-    fn opt(self, name: &str, value: Option<impl Display>) -> Self {
-        match value {
-            Some(value) => self.attr(name, value),
-            None => self,
-        }
-    }
-
-    /// End the start tag; the caller writes the content and the end tag.
-    fn open(self, out: &mut String) {
-        out.push_str(&self.0);
-        out.push_str(">\n");
-    }
-
-    /// End the tag as an empty element.
-    fn empty(self, out: &mut String) {
-        out.push_str(&self.0);
-        out.push_str("/>\n");
-    }
-}
-
-/// Escape text for an XML attribute value in double quotes.
-fn escape(value: &str) -> String {
-    let mut out = String::with_capacity(value.len());
-    for c in value.chars() {
-        match c {
-            '&' => out.push_str("&amp;"),
-            '<' => out.push_str("&lt;"),
-            '>' => out.push_str("&gt;"),
-            '"' => out.push_str("&quot;"),
-            c => out.push(c),
-        }
-    }
-    out
 }
 
 #[cfg(test)]

@@ -1,8 +1,12 @@
 //! The CMAF HLS playlists over the synthetic titles of `package::testing`.
 
+use super::attrs::{hls_codec, video_signalling, Attrs};
+use super::media::listed_segments;
 use super::*;
+use crate::media::{TrackIndex, TrackKind};
 use crate::package::testing::{hdr_title, text, title, track};
-use crate::package::version_folder;
+use crate::package::webvtt::SubtitlePlan;
+use crate::package::{trick, version_folder, Rendition, Resource};
 
 /// The value of attribute `name` in a tag line.
 fn attr<'a>(line: &'a str, name: &str) -> &'a str {

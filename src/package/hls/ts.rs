@@ -15,10 +15,11 @@
 
 use std::fmt::Write as _;
 
-use super::{
-    audio_names, codecs, language, session_key, subtitle_renditions, track, video_signalling,
-    Attrs, SegmentKeys, AUDIO_GROUP, SUBTITLES_GROUP,
+use super::attrs::{
+    audio_names, codecs, language, track, video_signalling, Attrs, AUDIO_GROUP, SUBTITLES_GROUP,
 };
+use super::media::{media_playlist_of, subtitle_playlist_of, SegmentKeys};
+use super::multivariant::{session_key, subtitle_renditions};
 use crate::crypto::Scheme;
 use crate::media::TrackKind;
 use crate::package::protect::manifest::HlsKey;
@@ -255,7 +256,7 @@ pub fn render_ts_media_playlist_with(
         let uri = options.with_query(&p.key_name);
         SegmentKeys::new(HlsKey::of(p.scheme, true), &uri, &p.key, iv)
     });
-    super::media_playlist_of(
+    media_playlist_of(
         title,
         &ts.rendition,
         None::<Resource>,
@@ -320,7 +321,7 @@ pub fn render_ts_subtitle_playlist_with(
     options: &ManifestOptions,
 ) -> String {
     let segment = |number| Resource::TsSubtitleSegment { track_id, number };
-    super::subtitle_playlist_of(plan, segment, options)
+    subtitle_playlist_of(plan, segment, options)
 }
 
 /// The `X-TIMESTAMP-MAP` line of WebVTT segments for CMAF: local time 0 is output time 0.
