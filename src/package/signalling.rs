@@ -70,6 +70,16 @@ pub struct ManifestProtection {
 }
 
 impl ManifestOptions {
+    /// Whether these are the default options: the clear rendering, which depends on the
+    /// title alone (and may be cached with it), is the answer.
+    pub fn is_clear(&self) -> bool {
+        self.version.is_none()
+            && self.query.is_none()
+            && self.trick_play
+            && self.withheld.is_empty()
+            && self.protection.is_none()
+    }
+
     /// The version folder of the title's versioned URIs, `v{token}/`.
     pub(super) fn folder(&self, title: &Title) -> String {
         match &self.version {

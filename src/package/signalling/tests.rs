@@ -152,3 +152,17 @@ fn ts_sample_aes_drops_muxed_only_groups_and_withheld_renditions() {
     let text = render_ts_multivariant_playlist_with(&title, &ts, &options);
     assert!(!text.contains("#EXT-X-STREAM-INF"), "{text}");
 }
+
+/// Given the default options, then they are the clear output, the one a title's cache
+/// holds; any other option is not.
+#[test]
+fn only_the_default_options_are_the_cached_clear_output() {
+    let title = title(|_| true, Vec::new());
+    assert!(ManifestOptions::default().is_clear());
+    let signed = ManifestOptions {
+        query: Some("token=t".into()),
+        ..ManifestOptions::default()
+    };
+    assert!(!signed.is_clear());
+    assert!(!protected(&title, Scheme::Cenc).is_clear());
+}
