@@ -5,13 +5,22 @@
 //! CMAF profile), AdaptationSet/Representation attributes (5.3.3, 5.3.5, 5.3.7), Role
 //! (5.8.5.5), colour descriptors (CICP, 5.8.5.x with ISO/IEC 23091-2 code points) and
 //! Dolby Vision supplemental codecs (SCTE 214-1), and the number-based template with a
-//! timeline (5.3.9.4, 5.3.9.6), and a trick-play set per video set (DASH-IF IOP 3.2.9). URLs are the relative templates of [`Resource`]; times
-//! come from the segment plan.
+//! timeline (5.3.9.4, 5.3.9.6), and a trick-play set per video set (DASH-IF IOP 3.2.9).
+//! URLs are the relative templates of [`Resource`]; times come from the segment plan.
+//!
+//! What an MPD says beyond its title comes in as [`ManifestOptions`] and is written in
+//! place: the version folder, the query every reference carries, and `ContentProtection`
+//! at the top of each audio and video AdaptationSet.
 
-use std::fmt::{Display, Write as _};
+mod tag;
 
-use super::{split_document_track_id, trick, version_folder, Rendition, Resource, Title};
+use std::fmt::Write as _;
+
+use super::protect::manifest::{dash_content_protection, DASH_PROTECTION_NAMESPACES};
+use super::signalling::ManifestOptions;
+use super::{split_document_track_id, trick, Rendition, Resource, Title};
 use crate::media::{CodecInfo, TrackIndex, TrackKind, CICP_UNSPECIFIED};
+use tag::{escape, Tag};
 
 const PROFILES: &str = "urn:mpeg:dash:profile:isoff-live:2011,urn:mpeg:dash:profile:cmaf:2019";
 const ROLE_SCHEME: &str = "urn:mpeg:dash:role:2011";
@@ -27,9 +36,36 @@ const SCTE214_NAMESPACE: &str = "urn:scte:dash:scte214-extensions";
 /// start or end of a track (a track that starts late or ends early) are left out of its
 /// timeline, `startNumber` keeping every other segment's number.
 pub fn render_mpd(title: &Title) -> String {
+    render_mpd_with(title, &ManifestOptions::default())
+}
+
+/// [`render_mpd`] as `options` say: their version folder and query in every reference,
+/// `ContentProtection` of their protection in each audio and video AdaptationSet, and the
+/// trick-play sets only with trick play.
+pub fn render_mpd_with(title: &Title, options: &ManifestOptions) -> String {
+    let folder = options.folder(title);
+    // One licence URL for every set: its URL is a path under the public URL, with no
+    // query of its own, so the request's token follows a `?`.
+    let protection = options.protection.as_ref().map(|p| {
+        let licence = match &options.query {
+            Some(query) => format!("{}?{query}", p.licence_url),
+            None => p.licence_url.clone(),
+        };
+        dash_content_protection(p.scheme, &p.key, &licence)
+    });
+    let uris = Uris {
+        options,
+        folder: &folder,
+        protection: protection.as_deref(),
+    };
     let mut out = String::from("<?xml version=\"1.0\" encoding=\"UTF-8\"?>\n");
-    Tag::new(0, "MPD")
-        .attr("xmlns", "urn:mpeg:dash:schema:mpd:2011")
+    let mut mpd = Tag::new(0, "MPD");
+    if protection.is_some() {
+        for (name, namespace) in DASH_PROTECTION_NAMESPACES {
+            mpd = mpd.attr(name, namespace);
+        }
+    }
+    mpd.attr("xmlns", "urn:mpeg:dash:schema:mpd:2011")
         .opt("xmlns:scte214", supplemental_namespace(title))
         .attr("profiles", PROFILES)
         .attr("type", "static")
@@ -45,18 +81,35 @@ pub fn render_mpd(title: &Title) -> String {
         .open(&mut out);
     let groups = adaptation_groups(title);
     for (set_id, group) in groups.iter().enumerate() {
-        adaptation_set(&mut out, title, set_id, group);
+        adaptation_set(&mut out, title, set_id, group, &uris);
     }
-    let texts = text_adaptation_sets(&mut out, title, groups.len());
+    let texts = text_adaptation_sets(&mut out, title, groups.len(), &uris);
     // Trick-play sets come last, so every other set keeps its id.
     let mut next_id = groups.len() + texts;
-    for (set_id, group) in groups.iter().enumerate() {
-        if trick_adaptation_set(&mut out, title, next_id, set_id, group) {
+    for (set_id, group) in groups.iter().enumerate().filter(|_| options.trick_play) {
+        if trick_adaptation_set(&mut out, title, (next_id, set_id), group, &uris) {
             next_id += 1;
         }
     }
     out.push_str("  </Period>\n</MPD>\n");
     out
+}
+
+/// What the sets of one MPD write beyond the title: the options, their version folder,
+/// and the `ContentProtection` elements of the audio and video sets.
+struct Uris<'a> {
+    options: &'a ManifestOptions,
+    folder: &'a str,
+    protection: Option<&'a str>,
+}
+
+impl Uris<'_> {
+    /// The `ContentProtection` elements, right after an audio or video set's start tag.
+    fn protect(&self, out: &mut String) {
+        if let Some(elements) = self.protection {
+            out.push_str(elements);
+        }
+    }
 }
 
 /// The renditions of each AdaptationSet. A plain file's: one set per rendition. A title
@@ -91,7 +144,13 @@ fn adaptation_groups(title: &Title) -> Vec<Vec<&Rendition>> {
 
 /// One AdaptationSet: the attributes of its first rendition, the largest picture of all,
 /// and a Representation per rendition.
-fn adaptation_set(out: &mut String, title: &Title, id: usize, group: &[&Rendition]) {
+fn adaptation_set(
+    out: &mut String,
+    title: &Title,
+    id: usize,
+    group: &[&Rendition],
+    uris: &Uris<'_>,
+) {
     let Some(r) = group.first() else {
         return;
     };
@@ -117,6 +176,7 @@ fn adaptation_set(out: &mut String, title: &Title, id: usize, group: &[&Renditio
         .opt("maxWidth", size.map(|s| s.0))
         .opt("maxHeight", size.map(|s| s.1))
         .open(out);
+    uris.protect(out);
     if video {
         colour_properties(out, codec);
     }
@@ -135,14 +195,19 @@ fn adaptation_set(out: &mut String, title: &Title, id: usize, group: &[&Renditio
     }
     for r in group {
         if let Some(track) = title.index.tracks.get(r.track_pos) {
-            representation(out, title, r, track);
+            representation(out, title, (r, track), uris);
         }
     }
     out.push_str("    </AdaptationSet>\n");
 }
 
 /// One Representation with its segment template and timeline.
-fn representation(out: &mut String, title: &Title, r: &Rendition, track: &TrackIndex) {
+fn representation(
+    out: &mut String,
+    title: &Title,
+    (r, track): (&Rendition, &TrackIndex),
+    uris: &Uris<'_>,
+) {
     let codec = &track.codec;
     let video = r.kind == TrackKind::Video;
     let size =
@@ -177,7 +242,7 @@ fn representation(out: &mut String, title: &Title, r: &Rendition, track: &TrackI
             .attr("value", codec.channels)
             .empty(out);
     }
-    segment_template(out, title, r, track);
+    segment_template(out, title, (r, track), uris);
     out.push_str("      </Representation>\n");
 }
 
@@ -189,8 +254,7 @@ fn representation(out: &mut String, title: &Title, r: &Rendition, track: &TrackI
 /// 14496-30) is there for checkers that want `@codecs` on every Representation; dash.js
 /// 5.2 and Shaka 5.2 render the set with and without it.
 /// Returns how many sets it wrote.
-fn text_adaptation_sets(out: &mut String, title: &Title, first_id: usize) -> usize {
-    let folder = version_folder(&title.version_token());
+fn text_adaptation_sets(out: &mut String, title: &Title, first_id: usize, uris: &Uris) -> usize {
     let duration = title.period_duration_secs();
     let embedded = title.index.text_tracks.iter().map(|text| TextSet {
         track_id: text.track_id,
@@ -206,7 +270,7 @@ fn text_adaptation_sets(out: &mut String, title: &Title, first_id: usize) -> usi
     });
     let mut written = 0;
     for (n, set) in embedded.chain(sidecars).enumerate() {
-        text_adaptation_set(out, &set, first_id + n, &folder, duration);
+        text_adaptation_set(out, &set, (first_id + n, duration), uris);
         written += 1;
     }
     written
@@ -221,9 +285,9 @@ fn text_adaptation_sets(out: &mut String, title: &Title, first_id: usize) -> usi
 fn trick_adaptation_set(
     out: &mut String,
     title: &Title,
-    id: usize,
-    main_id: usize,
+    (id, main_id): (usize, usize),
     group: &[&Rendition],
+    uris: &Uris<'_>,
 ) -> bool {
     let videos: Vec<(&Rendition, &TrackIndex, Vec<trick::KeyFrame>)> = (group.iter())
         .filter(|r| r.kind == TrackKind::Video)
@@ -241,11 +305,12 @@ fn trick_adaptation_set(
         .attr("segmentAlignment", "true")
         .attr("startWithSAP", 1)
         .open(out);
+    uris.protect(out);
     Tag::new(6, "EssentialProperty")
         .attr("schemeIdUri", TRICKMODE_SCHEME)
         .attr("value", main_id)
         .empty(out);
-    let folder = version_folder(&title.version_token());
+    let folder = uris.folder;
     for (rendition, track, frames) in videos {
         let codec = &track.codec;
         let rates = trick::rates(&frames, rendition, track.timescale);
@@ -270,13 +335,14 @@ fn trick_adaptation_set(
         Tag::new(8, "SegmentTemplate")
             .attr("timescale", track.timescale.max(1))
             .opt("presentationTimeOffset", Some(shift).filter(|s| *s > 0))
-            .attr("initialization", format!("{folder}{init}"))
-            .attr(
+            .uri("initialization", format!("{folder}{init}"), uris.options)
+            .uri(
                 "media",
                 format!(
                     "{folder}{}",
                     Resource::dash_trick_media_template(rendition.track_id)
                 ),
+                uris.options,
             )
             .attr("startNumber", 1)
             .open(out);
@@ -298,7 +364,12 @@ struct TextSet<'a> {
     bytes: u64,
 }
 
-fn text_adaptation_set(out: &mut String, set: &TextSet, id: usize, folder: &str, duration: f64) {
+fn text_adaptation_set(
+    out: &mut String,
+    set: &TextSet,
+    (id, duration): (usize, f64),
+    uris: &Uris<'_>,
+) {
     Tag::new(4, "AdaptationSet")
         .attr("id", id)
         .attr("contentType", "text")
@@ -328,10 +399,11 @@ fn text_adaptation_set(out: &mut String, set: &TextSet, id: usize, folder: &str,
     let file = Resource::SubtitleFile {
         track_id: set.track_id,
     };
+    let url = escape(&format!("{}{file}", uris.folder));
     let _ = writeln!(
         out,
         "        <BaseURL>{}</BaseURL>",
-        escape(&format!("{folder}{file}"))
+        uris.options.with_xml_query(&url)
     );
     out.push_str("      </Representation>\n    </AdaptationSet>\n");
 }
@@ -381,7 +453,12 @@ fn supplemental_namespace(title: &Title) -> Option<&'static str> {
     used.then_some(SCTE214_NAMESPACE)
 }
 
-fn segment_template(out: &mut String, title: &Title, rendition: &Rendition, track: &TrackIndex) {
+fn segment_template(
+    out: &mut String,
+    title: &Title,
+    (rendition, track): (&Rendition, &TrackIndex),
+    uris: &Uris<'_>,
+) {
     let spans: Vec<(u64, u64)> = (title.plan.tracks.get(rendition.track_pos))
         .map(|plan| {
             (0..title.plan.segment_count)
@@ -396,18 +473,20 @@ fn segment_template(out: &mut String, title: &Title, rendition: &Rendition, trac
         (Some(first), Some(last)) => first..last + 1,
         _ => 0..spans.len(),
     };
-    let folder = version_folder(&title.version_token());
+    let folder = uris.folder;
     let shift = title.dash_presentation_offset_ticks(rendition.track_pos);
     Tag::new(8, "SegmentTemplate")
         .attr("timescale", track.timescale.max(1))
         .opt("presentationTimeOffset", Some(shift).filter(|s| *s > 0))
-        .attr(
+        .uri(
             "initialization",
             format!("{folder}{}", Resource::DASH_INIT_TEMPLATE),
+            uris.options,
         )
-        .attr(
+        .uri(
             "media",
             format!("{folder}{}", Resource::DASH_MEDIA_TEMPLATE),
+            uris.options,
         )
         .attr("startNumber", listed.start + 1)
         .open(out);
@@ -488,295 +567,5 @@ fn square_pixels(track: &TrackIndex) -> bool {
         && display(track.tkhd_height) == u32::from(track.codec.height)
 }
 
-/// An XML start tag under construction, indented; attribute values are escaped here only.
-struct Tag(String);
-
-impl Tag {
-    fn new(indent: usize, name: &str) -> Self {
-        Self(format!("{:indent$}<{name}", ""))
-    }
-
-    fn attr(mut self, name: &str, value: impl Display) -> Self {
-        let _ = write!(self.0, " {name}=\"{}\"", escape(&value.to_string()));
-        self
-    }
-
-    fn opt(self, name: &str, value: Option<impl Display>) -> Self {
-        match value {
-            Some(value) => self.attr(name, value),
-            None => self,
-        }
-    }
-
-    /// End the start tag; the caller writes the content and the end tag.
-    fn open(self, out: &mut String) {
-        out.push_str(&self.0);
-        out.push_str(">\n");
-    }
-
-    /// End the tag as an empty element.
-    fn empty(self, out: &mut String) {
-        out.push_str(&self.0);
-        out.push_str("/>\n");
-    }
-}
-
-/// Escape text for an XML attribute value in double quotes.
-fn escape(value: &str) -> String {
-    let mut out = String::with_capacity(value.len());
-    for c in value.chars() {
-        match c {
-            '&' => out.push_str("&amp;"),
-            '<' => out.push_str("&lt;"),
-            '>' => out.push_str("&gt;"),
-            '"' => out.push_str("&quot;"),
-            c => out.push(c),
-        }
-    }
-    out
-}
-
 #[cfg(test)]
-mod tests {
-    use super::*;
-    use crate::package::hls::tests::title;
-
-    /// 10 s of 30 fps video and 10 s of English audio, in 4 s segments.
-    fn av_title() -> Title {
-        title(|_| true, Vec::new())
-    }
-
-    /// The value of `name="..."` in `text`.
-    fn attr<'a>(text: &'a str, name: &str) -> Option<&'a str> {
-        let rest = &text[text.find(&format!(" {name}=\""))? + name.len() + 3..];
-        Some(&rest[..rest.find('"')?])
-    }
-
-    /// Each Representation's text, from its attributes to its end tag, but for
-    /// trick-play ones.
-    fn representations(mpd: &str) -> Vec<&str> {
-        all_representations(mpd)
-            .into_iter()
-            .filter(|r| !is_trick(r))
-            .collect()
-    }
-
-    fn all_representations(mpd: &str) -> Vec<&str> {
-        let reps = mpd.split("<Representation").skip(1);
-        reps.map(|r| &r[..r.find("</Representation>").unwrap()])
-            .collect()
-    }
-
-    fn is_trick(rep: &str) -> bool {
-        attr(rep, "id").is_some_and(|id| id.starts_with("ifr-"))
-    }
-
-    /// Given a video with key frames, then the MPD offers them as a trick-play set of the
-    /// video set: an essential property naming it, one Representation per video, its
-    /// timeline the key frames' and its segments our key-frame resources.
-    #[test]
-    fn video_sets_have_a_trick_play_set_of_their_key_frames() {
-        let title = av_title();
-        let mpd = render_mpd(&title);
-        let sets: Vec<&str> = mpd.split("<AdaptationSet").skip(1).collect();
-        assert_eq!(sets.len(), 3, "video, audio, then trick play");
-        assert_eq!(attr(sets[0], "id"), Some("0"));
-        let trick = sets[2];
-        assert_eq!(attr(trick, "id"), Some("2"));
-        assert!(trick.contains(
-            "<EssentialProperty schemeIdUri=\"http://dashif.org/guidelines/trickmode\" value=\"0\"/>"
-        ));
-        let reps = all_representations(trick);
-        assert_eq!(reps.len(), 1);
-        let rep = reps[0];
-        assert_eq!(attr(rep, "id"), Some("ifr-t1"));
-        assert_eq!(attr(rep, "codingDependency"), Some("false"));
-        assert_eq!(attr(rep, "codecs"), Some("avc1.64000d"));
-        let video = &title.renditions[0];
-        let frames = trick::key_frames(&title, video);
-        let timeline = rep.split("<SegmentTimeline>").nth(1).unwrap();
-        let (mut count, mut t) = (0usize, 0u64);
-        for s in timeline.split("<S").skip(1) {
-            t = attr(s, "t").map_or(t, |t| t.parse().unwrap());
-            let d: u64 = attr(s, "d").unwrap().parse().unwrap();
-            let r: u64 = attr(s, "r").map_or(0, |r| r.parse().unwrap());
-            for _ in 0..=r {
-                assert_eq!((t, d), (frames[count].pts, frames[count].duration));
-                (count, t) = (count + 1, t + d);
-            }
-        }
-        assert_eq!(count, frames.len());
-        let folder = version_folder(&title.version_token());
-        let media = attr(rep, "media").unwrap().strip_prefix(folder.as_str());
-        let first = media.unwrap().replace("$Number$", "1");
-        assert_eq!(
-            Resource::parse(&first),
-            Some(Resource::KeyFrame {
-                track_id: 1,
-                number: 1
-            })
-        );
-        let init = attr(rep, "initialization").unwrap();
-        assert_eq!(init, format!("{folder}init-t1.mp4"));
-    }
-
-    #[test]
-    fn timelines_cover_every_segment_and_the_whole_track() {
-        let title = av_title();
-        let mpd = render_mpd(&title);
-        assert!(mpd.starts_with("<?xml version=\"1.0\" encoding=\"UTF-8\"?>\n<MPD xmlns="));
-        let duration = format!("PT{:.3}S", title.period_duration_secs());
-        assert_eq!(
-            attr(&mpd, "mediaPresentationDuration"),
-            Some(duration.as_str())
-        );
-        let reps = representations(&mpd);
-        assert_eq!(reps.len(), 2);
-        for (rep, rendition) in reps.iter().zip(&title.renditions) {
-            let track = &title.index.tracks[rendition.track_pos];
-            assert_eq!(
-                attr(rep, "timescale"),
-                Some(track.timescale.to_string().as_str())
-            );
-            let timeline = rep.split("<SegmentTimeline>").nth(1).unwrap();
-            let timeline = &timeline[..timeline.find("</SegmentTimeline>").unwrap()];
-            let (mut count, mut total) = (0, 0);
-            for s in timeline.split("<S").skip(1) {
-                let d: u64 = attr(s, "d").unwrap().parse().unwrap();
-                let r: u64 = attr(s, "r").map_or(0, |r| r.parse().unwrap());
-                (count, total) = (count + r + 1, total + d * (r + 1));
-            }
-            assert_eq!(attr(timeline, "t"), Some("0"));
-            assert_eq!(count as usize, title.plan.segment_count);
-            assert_eq!(total, track.duration_ticks());
-        }
-        // Video: 4 s, 4 s, 2 s merge into two S elements.
-        assert!(reps[0].contains("<S t=\"0\" d=\"61440\" r=\"1\"/><S d=\"30720\"/>"));
-    }
-
-    #[test]
-    fn sets_describe_their_media() {
-        let mpd = render_mpd(&av_title());
-        let reps = representations(&mpd);
-        assert_eq!(attr(reps[0], "codecs"), Some("avc1.64000d"));
-        assert_eq!(attr(reps[0], "frameRate"), Some("30"));
-        assert_eq!(attr(reps[0], "sar"), Some("1:1"));
-        assert_eq!(attr(reps[1], "audioSamplingRate"), Some("48000"));
-        assert!(reps[1].contains("audio_channel_configuration:2011\" value=\"2\"/>"));
-        let audio_set = mpd.split("<AdaptationSet").nth(2).unwrap();
-        assert_eq!(attr(audio_set, "lang"), Some("eng"));
-        assert_eq!(mpd.matches("<Role ").count(), 1);
-        assert!(
-            audio_set.contains("<Role schemeIdUri=\"urn:mpeg:dash:role:2011\" value=\"main\"/>")
-        );
-    }
-
-    #[test]
-    fn every_url_is_one_of_our_resources() {
-        let title = av_title();
-        let mpd = render_mpd(&title);
-        let folder = version_folder(&title.version_token());
-        for rep in representations(&mpd) {
-            let id = attr(rep, "id").unwrap();
-            let start: usize = attr(rep, "startNumber").unwrap().parse().unwrap();
-            let init = attr(rep, "initialization")
-                .unwrap()
-                .strip_prefix(folder.as_str())
-                .unwrap()
-                .replace("$RepresentationID$", id);
-            assert!(
-                matches!(Resource::parse(&init), Some(Resource::Init { .. })),
-                "{init}"
-            );
-            let media = attr(rep, "media")
-                .unwrap()
-                .strip_prefix(folder.as_str())
-                .unwrap()
-                .replace("$RepresentationID$", id);
-            for number in start..start + title.plan.segment_count {
-                let name = media.replace("$Number$", &number.to_string());
-                assert!(
-                    matches!(Resource::parse(&name), Some(Resource::Segment { .. })),
-                    "{name}"
-                );
-            }
-        }
-    }
-
-    #[test]
-    fn helpers_merge_timelines_write_frame_rates_and_escape() {
-        let spans = [(10, 5), (15, 5), (20, 4), (30, 4), (34, 4)];
-        let expected = [(Some(10), 5, 1), (None, 4, 0), (Some(30), 4, 1)];
-        assert_eq!(timeline(&spans), expected);
-        let rates = [30.0, 30_000.0 / 1001.0, 23.976, 12.5].map(|r| frame_rate(r).unwrap());
-        assert_eq!(rates, ["30", "30000/1001", "24000/1001", "25/2"]);
-        assert_eq!(frame_rate(f64::NAN), None);
-        assert_eq!(escape("a&b<c>\"d"), "a&amp;b&lt;c&gt;&quot;d");
-    }
-
-    #[test]
-    fn text_tracks_are_sideloaded_webvtt_sets_with_their_language() {
-        let mut title = av_title();
-        title.index.text_tracks = vec![
-            crate::package::hls::tests::text(3, Some("eng")),
-            crate::package::hls::tests::text(4, None),
-        ];
-        let mpd = render_mpd(&title);
-        let sets: Vec<&str> = mpd.split("<AdaptationSet").skip(1).collect();
-        assert_eq!(sets.len(), 5, "video, audio, two texts, trick play");
-        let folder = version_folder(&title.version_token());
-        for (set, (id, lang)) in sets[2..4].iter().zip([(3, Some("eng")), (4, None)]) {
-            assert_eq!(attr(set, "contentType"), Some("text"));
-            assert_eq!(attr(set, "mimeType"), Some("text/vtt"));
-            assert_eq!(attr(set, "codecs"), Some("wvtt"));
-            assert_eq!(attr(set, "lang"), lang);
-            assert!(
-                set.contains("<Role schemeIdUri=\"urn:mpeg:dash:role:2011\" value=\"subtitle\"/>")
-            );
-            assert!(!set.contains("SegmentTemplate"));
-            // 100 bytes over 10 s.
-            assert_eq!(attr(set, "bandwidth"), Some("80"));
-            let url = &set[set.find("<BaseURL>").unwrap() + 9..set.find("</BaseURL>").unwrap()];
-            let name = url.strip_prefix(folder.as_str()).unwrap();
-            assert_eq!(
-                Resource::parse(name),
-                Some(Resource::SubtitleFile { track_id: id })
-            );
-        }
-        // Set ids stay unique.
-        let ids: Vec<Option<&str>> = sets.iter().map(|s| attr(s, "id")).collect();
-        assert_eq!(ids, [Some("0"), Some("1"), Some("2"), Some("3"), Some("4")]);
-    }
-
-    #[test]
-    fn hdr_video_carries_cicp_descriptors_and_its_dolby_vision_layer() {
-        let mpd = render_mpd(&crate::package::hls::tests::hdr_title());
-        assert!(mpd.contains(" xmlns:scte214=\"urn:scte:dash:scte214-extensions\" "));
-        let video_set = mpd.split("<AdaptationSet").nth(1).unwrap();
-        let video_set = &video_set[..video_set.find("<Representation").unwrap()];
-        for (scheme, value) in [
-            ("ColourPrimaries", 9),
-            ("TransferCharacteristics", 16),
-            ("MatrixCoefficients", 9),
-        ] {
-            let descriptor = format!(
-                "<SupplementalProperty schemeIdUri=\"urn:mpeg:mpegB:cicp:{scheme}\" value=\"{value}\"/>"
-            );
-            assert!(video_set.contains(&descriptor), "{video_set}");
-        }
-        let reps = representations(&mpd);
-        assert_eq!(attr(reps[0], "codecs"), Some("hvc1.2.4.L93.B0"));
-        assert_eq!(
-            attr(reps[0], "scte214:supplementalCodecs"),
-            Some("dvh1.08.07")
-        );
-        assert_eq!(attr(reps[0], "scte214:supplementalProfiles"), Some("db1p"));
-        // MP3 keeps its object type, spelt as Chromium matches it (its canPlayType says
-        // "probably"; its MSE takes no MP3 in MP4 at all).
-        assert_eq!(attr(reps[1], "codecs"), Some("mp4a.6B"));
-        assert!(!reps[1].contains("scte214") && !reps[1].contains("cicp"));
-        // An SDR title without colour information has neither.
-        let sdr = render_mpd(&av_title());
-        assert!(!sdr.contains("cicp") && !sdr.contains("scte214"), "{sdr}");
-    }
-}
+mod tests;

@@ -5,10 +5,12 @@
 //! Stages, each a value the next takes by reference:
 //! `MediaIndex` -> the tracks as their edit lists present them (edit.rs) -> [`SegmentPlan`]
 //! (plan.rs) -> [`Title`] (title.rs: renditions and bandwidth) -> manifests (hls.rs,
-//! dash.rs) and segments (fmp4/); trick play (trick.rs) offers video key frames as one-frame
-//! fragments, for HLS I-frame playlists and the DASH trick-play set. URL names of every resource are made and parsed in one
-//! place, names.rs. Text tracks take their own path to WebVTT (webvtt/), cut at the same
-//! times.
+//! dash.rs) and segments (fmp4/); trick play (trick.rs) offers video key frames as
+//! one-frame fragments, for HLS I-frame playlists and the DASH trick-play set. What a
+//! manifest says beyond its title (version folder, a signed URL's query, protection) is
+//! one plain input to the writers, [`ManifestOptions`] (signalling.rs). URL names of every
+//! resource are made and parsed in one place, names.rs. Text tracks take their own path to
+//! WebVTT (webvtt/), cut at the same times.
 
 mod dash;
 mod edit;
@@ -19,13 +21,16 @@ mod ladder;
 mod names;
 mod plan;
 pub mod protect;
+mod signalling;
+#[cfg(test)]
+mod testing;
 mod title;
 pub mod trick;
 pub mod ts;
 mod view;
 pub mod webvtt;
 
-pub use dash::render_mpd;
+pub use dash::{render_mpd, render_mpd_with};
 pub use edit::present;
 pub use error::PackageError;
 pub use fmp4::{
@@ -33,12 +38,16 @@ pub use fmp4::{
     PreparedMuxedSegment, PreparedSegment,
 };
 pub use hls::{
-    render_iframe_playlist, render_media_playlist, render_multivariant_playlist,
-    render_muxed_media_playlist, render_subtitle_playlist,
+    render_iframe_playlist, render_iframe_playlist_with, render_media_playlist,
+    render_media_playlist_with, render_multivariant_playlist, render_multivariant_playlist_with,
+    render_muxed_media_playlist, render_muxed_media_playlist_with, render_subtitle_playlist,
+    render_subtitle_playlist_with,
 };
 pub use hls::{
-    render_ts_iframe_playlist, render_ts_media_playlist, render_ts_multivariant_playlist,
-    render_ts_subtitle_playlist, ts_subtitle_segment,
+    render_ts_iframe_playlist, render_ts_iframe_playlist_with, render_ts_media_playlist,
+    render_ts_media_playlist_with, render_ts_multivariant_playlist,
+    render_ts_multivariant_playlist_with, render_ts_subtitle_playlist,
+    render_ts_subtitle_playlist_with, ts_subtitle_segment,
 };
 pub use ladder::{build_ladder, LadderEntry, LadderRole, CUT_TOLERANCE_MS};
 pub use names::{
@@ -46,5 +55,6 @@ pub use names::{
     ResourceKind, MAX_DOCUMENT_FILES,
 };
 pub use plan::{plan_segments, SegmentPlan, TrackPlan};
+pub use signalling::{ManifestOptions, ManifestProtection};
 pub use title::{Rendition, SidecarSubtitle, Title};
 pub use view::{apply_view, Clip, PickKind, TrackPick, TrackSelection, View, ViewError};

@@ -3,7 +3,7 @@
 
 use super::*;
 use crate::media::MediaIndex;
-use crate::package::hls::tests::track;
+use crate::package::testing::track;
 use crate::package::plan_segments;
 use crate::source::ObjectIdentity;
 

@@ -8,37 +8,64 @@
 //! an I-frame playlist (`EXT-X-I-FRAME-STREAM-INF`, 4.4.6.3) addressing each key frame's
 //! packets, PAT and PMT included, by `EXT-X-BYTERANGE` (version 4). Durations, numbering
 //! and `EXT-X-START` are the CMAF playlists', so the two outputs cut and time alike.
+//!
+//! Protected, the output is HLS AES-128 (an IV per segment) or Apple's SAMPLE-AES (one IV
+//! per rendition); SAMPLE-AES also changes what the multivariant playlist offers (see
+//! [`render_ts_multivariant_playlist_with`]).
 
 use std::fmt::Write as _;
 
-use super::{
-    audio_names, codecs, language, subtitle_renditions, track, video_signalling, Attrs,
-    AUDIO_GROUP, SUBTITLES_GROUP,
+use super::attrs::{
+    audio_names, codecs, language, track, video_signalling, Attrs, AUDIO_GROUP, SUBTITLES_GROUP,
 };
+use super::media::{media_playlist_of, subtitle_playlist_of, SegmentKeys};
+use super::multivariant::{session_key, subtitle_renditions};
+use crate::crypto::Scheme;
 use crate::media::TrackKind;
+use crate::package::protect::manifest::HlsKey;
+use crate::package::protect::{hls_ts_sample_aes_iv, hls_ts_segment_iv};
+use crate::package::signalling::ManifestOptions;
 use crate::package::ts::{TsRendition, TsTitle, TS_TIME_OFFSET};
 use crate::package::webvtt::SubtitlePlan;
-use crate::package::{version_folder, Rendition, Resource, Title};
+use crate::package::{Rendition, Resource, Title};
 
 /// `EXT-X-BYTERANGE` and `EXT-X-I-FRAMES-ONLY` need version 4; nothing here needs more.
 const VERSION: u32 = 4;
 
 /// Render `master-ts.m3u8` of `title` from its TS output `ts`.
 pub fn render_ts_multivariant_playlist(title: &Title, ts: &TsTitle) -> String {
+    render_ts_multivariant_playlist_with(title, ts, &ManifestOptions::default())
+}
+
+/// [`render_ts_multivariant_playlist`] as `options` say: their version folder and query
+/// in every URI, `EXT-X-SESSION-KEY` of their protection, I-frame playlists only with
+/// trick play, and the withheld renditions left out.
+///
+/// With SAMPLE-AES, an audio group that only names the muxed audio (no URI) is left out
+/// too: ffmpeg (5.1; its hls.c today reads the same) takes a variant with an audio group
+/// for packed audio and decrypts nothing, and such a group says nothing the variant does
+/// not.
+pub fn render_ts_multivariant_playlist_with(
+    title: &Title,
+    ts: &TsTitle,
+    options: &ManifestOptions,
+) -> String {
+    let folder = options.folder(title);
+    let withheld = |track_id: u32| options.withheld.contains(&track_id);
     let mut out = format!("#EXTM3U\n#EXT-X-VERSION:{VERSION}\n#EXT-X-INDEPENDENT-SEGMENTS\n");
-    let folder = version_folder(&title.version_token());
+    session_key(&mut out, options, &folder, true);
     let mut subtitles = String::new();
-    subtitle_renditions(&mut subtitles, title);
-    for line in subtitles.lines() {
-        out.push_str(&ts_subtitle_uri(line));
-        out.push('\n');
-    }
+    subtitle_renditions(&mut subtitles, title, options, &folder, |track_id| {
+        Resource::TsMediaPlaylist { track_id }
+    });
+    out.push_str(&subtitles);
     let has_subtitles = !subtitles.is_empty();
     let (videos, audios): (Vec<&TsRendition>, Vec<&TsRendition>) =
         (ts.renditions.iter()).partition(|r| r.rendition.kind == TrackKind::Video);
+    let uris = (options, folder.as_str());
     if videos.is_empty() {
-        for audio in &audios {
-            variant(&mut out, title, audio, None, &[], has_subtitles);
+        for audio in audios.iter().filter(|a| !withheld(a.rendition.track_id)) {
+            variant(&mut out, title, audio, (None, &[]), has_subtitles, uris);
         }
         return out;
     }
@@ -46,8 +73,16 @@ pub fn render_ts_multivariant_playlist(title: &Title, ts: &TsTitle) -> String {
     let group: Vec<&Rendition> = (ts.main_audio.iter())
         .chain(audios.iter().map(|a| &a.rendition))
         .collect();
+    let muxed = |audio: &Rendition| ts.main_audio.as_ref() == Some(audio);
+    let sample_aes = (options.protection.as_ref())
+        .is_some_and(|p| HlsKey::of(p.scheme, true) == HlsKey::SampleAesTs);
+    let muxed_only = sample_aes && group.iter().all(|a| muxed(a));
+    let group = if muxed_only { Vec::new() } else { group };
     let default = group.iter().position(|a| a.is_default).unwrap_or(0);
     for (n, (audio, name)) in group.iter().zip(audio_names(title, &group)).enumerate() {
+        if !muxed(audio) && withheld(audio.track_id) {
+            continue;
+        }
         let mut attrs = Attrs::default()
             .plain("TYPE", "AUDIO")
             .quoted("GROUP-ID", AUDIO_GROUP)
@@ -61,29 +96,27 @@ pub fn render_ts_multivariant_playlist(title: &Title, ts: &TsTitle) -> String {
         if channels > 0 {
             attrs = attrs.quoted("CHANNELS", channels);
         }
-        let muxed = ts.main_audio.as_ref() == Some(*audio);
-        if !muxed {
+        if !muxed(audio) {
             let uri = Resource::TsMediaPlaylist {
                 track_id: audio.track_id,
             };
-            attrs = attrs.quoted("URI", format_args!("{folder}{uri}"));
+            attrs = attrs.uri(format_args!("{folder}{uri}"), options);
         }
         let _ = writeln!(out, "#EXT-X-MEDIA:{}", attrs.0);
     }
+    // A withheld alternate still counts in the variants' rates and codecs: players that
+    // see it in no other playlist lose nothing by the larger figures.
     let alternates: Vec<&TsRendition> = audios.clone();
-    for video in &videos {
+    let offered = |video: &&&TsRendition| !withheld(video.rendition.track_id);
+    for video in videos.iter().filter(offered) {
         let with_group = (!group.is_empty()).then_some(AUDIO_GROUP);
-        variant(
-            &mut out,
-            title,
-            video,
-            with_group,
-            &alternates,
-            has_subtitles,
-        );
+        let audio = (with_group, alternates.as_slice());
+        variant(&mut out, title, video, audio, has_subtitles, uris);
     }
-    for video in &videos {
-        iframe_variant(&mut out, title, video);
+    if options.trick_play {
+        for video in videos.iter().filter(offered) {
+            iframe_variant(&mut out, title, video, uris);
+        }
     }
     out
 }
@@ -94,9 +127,9 @@ fn variant(
     out: &mut String,
     title: &Title,
     ts: &TsRendition,
-    audio_group: Option<&str>,
-    alternates: &[&TsRendition],
+    (audio_group, alternates): (Option<&str>, &[&TsRendition]),
     has_subtitles: bool,
+    (options, folder): (&ManifestOptions, &str),
 ) {
     let peak = alternates
         .iter()
@@ -138,8 +171,13 @@ fn variant(
     let uri = Resource::TsMediaPlaylist {
         track_id: first.track_id,
     };
-    let folder = version_folder(&title.version_token());
-    let _ = writeln!(out, "#EXT-X-STREAM-INF:{}\n{folder}{uri}", attrs.0);
+    let uri = format!("{folder}{uri}");
+    let _ = writeln!(
+        out,
+        "#EXT-X-STREAM-INF:{}\n{}",
+        attrs.0,
+        options.with_query(&uri)
+    );
 }
 
 /// The title's renditions a TS rendition's program carries, video first.
@@ -150,7 +188,12 @@ fn program_renditions<'a>(title: &'a Title, ts: &TsRendition) -> Vec<&'a Renditi
 }
 
 /// `#EXT-X-I-FRAME-STREAM-INF` of a video rendition (4.4.6.3): the video's codec alone.
-fn iframe_variant(out: &mut String, title: &Title, ts: &TsRendition) {
+fn iframe_variant(
+    out: &mut String,
+    title: &Title,
+    ts: &TsRendition,
+    (options, folder): (&ManifestOptions, &str),
+) {
     let frames = iframes(ts);
     let peak = (frames.iter())
         .filter(|f| f.1 > 0)
@@ -171,8 +214,7 @@ fn iframe_variant(out: &mut String, title: &Title, ts: &TsRendition) {
     let uri = Resource::TsIframePlaylist {
         track_id: ts.rendition.track_id,
     };
-    let folder = version_folder(&title.version_token());
-    attrs = attrs.quoted("URI", format_args!("{folder}{uri}"));
+    attrs = attrs.uri(format_args!("{folder}{uri}"), options);
     let _ = writeln!(out, "#EXT-X-I-FRAME-STREAM-INF:{}", attrs.0);
 }
 
@@ -192,15 +234,47 @@ fn iframes(ts: &TsRendition) -> Vec<(usize, u64, u64)> {
 /// Render the media playlist (`index-ts-tN.m3u8`) of a TS rendition: the CMAF playlist's
 /// segments and durations, TS segment names, no `EXT-X-MAP`.
 pub fn render_ts_media_playlist(title: &Title, ts: &TsRendition) -> String {
+    render_ts_media_playlist_with(title, ts, &ManifestOptions::default())
+}
+
+/// [`render_ts_media_playlist`] as `options` say: their query in every URI and, when
+/// protected, `EXT-X-KEY` naming the key relative to the playlist. AES-128: one before
+/// each segment with its own IV ([`hls_ts_segment_iv`]); SAMPLE-AES: one before the
+/// first, with the rendition's one IV ([`hls_ts_sample_aes_iv`]).
+pub fn render_ts_media_playlist_with(
+    title: &Title,
+    ts: &TsRendition,
+    options: &ManifestOptions,
+) -> String {
     let track_id = ts.rendition.track_id;
-    super::media_playlist_of(title, &ts.rendition, None::<Resource>, |number| {
-        Resource::TsSegment { track_id, number }
-    })
+    let keys = options.protection.as_ref().map(|p| {
+        let (token, kid) = (&p.clear_token, &p.key.kid);
+        let iv = move |number| match p.scheme {
+            Scheme::Aes128 => hls_ts_segment_iv(token, kid, track_id, number),
+            _ => hls_ts_sample_aes_iv(token, kid, track_id),
+        };
+        let uri = options.with_query(&p.key_name);
+        SegmentKeys::new(HlsKey::of(p.scheme, true), &uri, &p.key, iv)
+    });
+    media_playlist_of(
+        title,
+        &ts.rendition,
+        None::<Resource>,
+        |number| Resource::TsSegment { track_id, number },
+        options,
+        keys.as_ref(),
+    )
 }
 
 /// Render the I-frame playlist (`iframes-ts-tN.m3u8`) of a TS video rendition: each key
 /// frame's PAT, PMT and PES packets as a byte range of its segment, lasting until the next.
 pub fn render_ts_iframe_playlist(ts: &TsRendition) -> String {
+    render_ts_iframe_playlist_with(ts, &ManifestOptions::default())
+}
+
+/// [`render_ts_iframe_playlist`] with the query of `options` in every URI. Trick play is
+/// clear only, so no protection is signalled.
+pub fn render_ts_iframe_playlist_with(ts: &TsRendition, options: &ManifestOptions) -> String {
     let frames = iframes(ts);
     let target = (frames.iter())
         .map(|(_, micros, _)| (micros + 500_000) / 1_000_000)
@@ -220,11 +294,13 @@ pub fn render_ts_iframe_playlist(ts: &TsRendition) -> String {
         let segment = Resource::TsSegment {
             track_id,
             number: frame.segment as u64 + 1,
-        };
+        }
+        .to_string();
         let _ = writeln!(
             out,
-            "#EXTINF:{secs}.{fraction:06},\n#EXT-X-BYTERANGE:{len}@{}\n{segment}",
-            frame.offset
+            "#EXTINF:{secs}.{fraction:06},\n#EXT-X-BYTERANGE:{len}@{}\n{}",
+            frame.offset,
+            options.with_query(&segment)
         );
     }
     out.push_str("#EXT-X-ENDLIST\n");
@@ -234,10 +310,18 @@ pub fn render_ts_iframe_playlist(ts: &TsRendition) -> String {
 /// Render the subtitle playlist of text track `track_id` for the TS output: the CMAF
 /// subtitle playlist's segments, named `sub-ts-*.vtt` (their map is the TS timeline's).
 pub fn render_ts_subtitle_playlist(plan: &SubtitlePlan, track_id: u32) -> String {
-    super::subtitle_playlist_of(plan, |number| Resource::TsSubtitleSegment {
-        track_id,
-        number,
-    })
+    render_ts_subtitle_playlist_with(plan, track_id, &ManifestOptions::default())
+}
+
+/// [`render_ts_subtitle_playlist`] with the query of `options` in every URI. Subtitles
+/// are clear in every output, so no protection is signalled.
+pub fn render_ts_subtitle_playlist_with(
+    plan: &SubtitlePlan,
+    track_id: u32,
+    options: &ManifestOptions,
+) -> String {
+    let segment = |number| Resource::TsSubtitleSegment { track_id, number };
+    subtitle_playlist_of(plan, segment, options)
 }
 
 /// The `X-TIMESTAMP-MAP` line of WebVTT segments for CMAF: local time 0 is output time 0.
@@ -255,26 +339,10 @@ pub fn ts_subtitle_segment(cmaf: &str) -> Option<String> {
     ))
 }
 
-/// An `#EXT-X-MEDIA` line of a subtitle rendition with its URI (the last attribute)
-/// pointing at the TS subtitle playlist of the same track.
-fn ts_subtitle_uri(line: &str) -> String {
-    let Some((head, uri)) = line.rsplit_once(",URI=\"") else {
-        return line.to_owned();
-    };
-    let uri = uri.trim_end_matches('"');
-    let (folder, name) = uri.rsplit_once('/').map_or(("", uri), |(f, n)| (f, n));
-    match Resource::parse(name) {
-        Some(Resource::MediaPlaylist { track_id }) => {
-            let ts = Resource::TsMediaPlaylist { track_id };
-            format!("{head},URI=\"{folder}/{ts}\"")
-        }
-        _ => line.to_owned(),
-    }
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::package::version_folder;
     use crate::package::webvtt::render_hls_segment;
 
     /// Given the CMAF WebVTT header, then the TS one maps local 0 to PTS 126000, and the
@@ -297,7 +365,7 @@ mod tests {
     /// and the media playlist lists TS segments without `EXT-X-MAP`.
     #[test]
     fn the_ts_master_muxes_the_main_audio_and_offers_the_rest() {
-        let (_, title) = crate::package::ts::tests::fixture("h264-aac-2lang-3s.mp4");
+        let title = crate::package::testing::fixture_title("h264-aac-2lang-3s.mp4", 1000);
         let ts = TsTitle::new(&title).unwrap();
         let master = render_ts_multivariant_playlist(&title, &ts);
         let folder = version_folder(&title.version_token());
@@ -335,12 +403,21 @@ mod tests {
         assert_eq!(iframes.matches("#EXT-X-BYTERANGE:").count(), 3, "{iframes}");
     }
 
+    /// Given text tracks, then the TS multivariant playlist's subtitle renditions name the
+    /// TS subtitle playlists (WebVTT mapped to the TS timeline), in the version folder.
     #[test]
-    fn subtitle_media_lines_point_at_ts_playlists() {
-        let line = "#EXT-X-MEDIA:TYPE=SUBTITLES,GROUP-ID=\"subs\",NAME=\"eng\",URI=\"v0123456789abcdef/index-t3.m3u8\"";
-        assert_eq!(
-            ts_subtitle_uri(line),
-            "#EXT-X-MEDIA:TYPE=SUBTITLES,GROUP-ID=\"subs\",NAME=\"eng\",URI=\"v0123456789abcdef/index-ts-t3.m3u8\""
-        );
+    fn subtitle_renditions_point_at_ts_playlists() {
+        let title = crate::package::testing::fixture_title("h264-aac-movtext-3s.mp4", 1000);
+        let ts = TsTitle::new(&title).unwrap();
+        let master = render_ts_multivariant_playlist(&title, &ts);
+        let folder = version_folder(&title.version_token());
+        let subtitles: Vec<&str> = (master.lines())
+            .filter(|l| l.starts_with("#EXT-X-MEDIA:TYPE=SUBTITLES"))
+            .collect();
+        assert!(!subtitles.is_empty(), "{master}");
+        for (line, text) in subtitles.iter().zip(&title.index.text_tracks) {
+            let uri = format!("URI=\"{folder}index-ts-t{}.m3u8\"", text.track_id);
+            assert!(line.ends_with(&uri), "{line}");
+        }
     }
 }

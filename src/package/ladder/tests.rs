@@ -2,7 +2,7 @@
 //! and misaligned or incomplete ladders refused by name.
 
 use super::*;
-use crate::package::hls::tests::track;
+use crate::package::testing::track;
 use crate::package::{split_document_track_id, Rendition};
 
 fn title(tracks: Vec<TrackIndex>) -> Title {

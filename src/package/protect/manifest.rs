@@ -1,9 +1,12 @@
-//! What HLS playlists and the DASH MPD say about protection, added to the clear renderings.
+//! What HLS playlists and the DASH MPD say about protection: the HLS key methods and their
+//! attributes ([`HlsKey`], [`key_attributes`]) and the DASH `ContentProtection` elements
+//! ([`dash_content_protection`]), which the writers put in place as they write
+//! (`package::ManifestOptions`).
 //!
-//! Decorating rendered text keeps the renderers' signatures as they are (five branches edit
-//! them at once); every edit here is anchored on a line or tag our own renderers write,
-//! and tests check the result parses as before. The version folder of protected output is
-//! its own token (see `server::protect`), swapped in for the clear one.
+//! The functions that decorate rendered text after the fact ([`swap_version_folder`],
+//! [`hls_with_query`], [`dash_with_query`], [`hls_multivariant`], [`hls_without_iframes`],
+//! [`dash_without_trick_play`], [`hls_media_playlist`], [`dash_mpd`]) are replaced by the
+//! writers' `ManifestOptions`, and stay only until the server renders with them.
 
 use std::fmt::Write as _;
 
@@ -18,12 +21,16 @@ use crate::package::{version_folder, Resource};
 pub const CLEARKEY_SYSTEM_ID: &str = "e2719d58-a985-b3c9-781a-b030af78d30e";
 
 /// Point every versioned URI at `to`'s folder instead of `from`'s.
+///
+/// Replaced by `ManifestOptions::version`.
 pub fn swap_version_folder(text: &str, from: &str, to: &str) -> String {
     text.replace(&version_folder(from), &version_folder(to))
 }
 
 /// Append `?query` (or `&query`) to every URI of an HLS playlist: URI lines and `URI="..."`
 /// attributes.
+///
+/// Replaced by `ManifestOptions::query`.
 pub fn hls_with_query(text: &str, query: &str) -> String {
     let mut out = String::with_capacity(text.len() + 64);
     for line in text.lines() {
@@ -50,6 +57,8 @@ pub fn hls_with_query(text: &str, query: &str) -> String {
 }
 
 /// Append `query` to the `initialization`, `media` and `BaseURL` references of an MPD.
+///
+/// Replaced by `ManifestOptions::query`.
 pub fn dash_with_query(text: &str, query: &str) -> String {
     let escaped = query.replace('&', "&amp;");
     let mut out = String::with_capacity(text.len() + 256);
@@ -112,13 +121,14 @@ impl HlsKey {
     }
 
     /// Whether each segment gets its own `EXT-X-KEY` with its IV.
-    fn per_segment(self) -> bool {
+    pub(crate) fn per_segment(self) -> bool {
         self == HlsKey::Aes128
     }
 }
 
-/// The `EXT-X-KEY`/`EXT-X-SESSION-KEY` attributes, without IV.
-fn key_attributes(method: HlsKey, key_uri: &str, key: &ContentKey) -> String {
+/// The `EXT-X-KEY`/`EXT-X-SESSION-KEY` attributes of `method`, the key at `key_uri` (as
+/// written, its query included), without IV.
+pub(crate) fn key_attributes(method: HlsKey, key_uri: &str, key: &ContentKey) -> String {
     match method {
         HlsKey::Aes128 => format!("METHOD=AES-128,URI=\"{key_uri}\""),
         HlsKey::SampleAesTs => format!("METHOD=SAMPLE-AES,URI=\"{key_uri}\""),
@@ -131,6 +141,8 @@ fn key_attributes(method: HlsKey, key_uri: &str, key: &ContentKey) -> String {
 
 /// Add `EXT-X-SESSION-KEY` (RFC 8216 4.3.4.5) to a multivariant playlist, after its
 /// header tags, so players can set up keys before loading media playlists.
+///
+/// Replaced by `ManifestOptions::protection` in the multivariant writers.
 pub fn hls_multivariant(text: &str, method: HlsKey, key_uri: &str, key: &ContentKey) -> String {
     let tag = format!(
         "#EXT-X-SESSION-KEY:{}\n",
@@ -162,6 +174,8 @@ fn insert_after_header(text: &str, insert: &str) -> String {
 
 /// A multivariant playlist without its I-frame playlists (`EXT-X-I-FRAME-STREAM-INF`),
 /// for an encrypted output: trick play's key frames are served clear only.
+///
+/// Replaced by `ManifestOptions::trick_play`.
 pub fn hls_without_iframes(text: &str) -> String {
     let mut out = String::with_capacity(text.len());
     for line in text.lines() {
@@ -175,6 +189,8 @@ pub fn hls_without_iframes(text: &str) -> String {
 
 /// An MPD without its trick-play AdaptationSets (those with the
 /// `http://dashif.org/guidelines/trickmode` property), for an encrypted output.
+///
+/// Replaced by `ManifestOptions::trick_play`.
 pub fn dash_without_trick_play(text: &str) -> String {
     const END: &str = "</AdaptationSet>\n";
     let mut out = String::with_capacity(text.len());
@@ -199,6 +215,8 @@ pub fn dash_without_trick_play(text: &str) -> String {
 /// (4.3.2.5 needs no IV for it then). SAMPLE-AES: one `EXT-X-KEY` before the first
 /// segment (after `EXT-X-MAP`), for TS with the IV of the first (`iv(number)`, which is
 /// the same for every segment then).
+///
+/// Replaced by `ManifestOptions::protection` in the media playlist writers.
 pub fn hls_media_playlist(
     text: &str,
     method: HlsKey,
@@ -240,14 +258,25 @@ pub fn hls_media_playlist(
     out
 }
 
-/// Add `ContentProtection` to every audio and video AdaptationSet of an MPD (ISO/IEC
-/// 23009-1 5.8.4.1, DASH-IF IOP 7): `mp4protection` with `cenc:default_KID`, W3C ClearKey
-/// with the licence URL (`dashif:Laurl` and `clearkey:Laurl`), and each DRM system the key
-/// provider supplies with its `cenc:pssh`. The common system's `pssh` is in the init
-/// segment only: as an element of its own Shaka Player maps it to ClearKey and picks it,
-/// without a licence URL; as `cenc:pssh` of the ClearKey element dash.js (5.2) fails to
-/// build its key request from it.
-pub fn dash_mpd(text: &str, scheme: Scheme, key: &ContentKey, licence_url: &str) -> String {
+/// The namespaces of the `ContentProtection` elements, as attributes of the MPD element.
+pub(crate) const DASH_PROTECTION_NAMESPACES: [(&str, &str); 3] = [
+    ("xmlns:cenc", "urn:mpeg:cenc:2013"),
+    ("xmlns:dashif", "https://dashif.org/CPS"),
+    ("xmlns:clearkey", "http://dashif.org/guidelines/clearKey"),
+];
+
+/// The `ContentProtection` elements of an audio or video AdaptationSet (ISO/IEC 23009-1
+/// 5.8.4.1, DASH-IF IOP 7), a line each, indented as its children: `mp4protection` with
+/// `cenc:default_KID`, W3C ClearKey with the licence URL (`dashif:Laurl` and
+/// `clearkey:Laurl`), and each DRM system the key provider supplies with its `cenc:pssh`.
+/// The common system's `pssh` is in the init segment only: as an element of its own Shaka
+/// Player maps it to ClearKey and picks it, without a licence URL; as `cenc:pssh` of the
+/// ClearKey element dash.js (5.2) fails to build its key request from it.
+pub(crate) fn dash_content_protection(
+    scheme: Scheme,
+    key: &ContentKey,
+    licence_url: &str,
+) -> String {
     let kid = uuid_string(&key.kid);
     let licence = xml_escape(licence_url);
     let mut elements = format!(
@@ -266,14 +295,22 @@ pub fn dash_mpd(text: &str, scheme: Scheme, key: &ContentKey, licence_url: &str)
             STANDARD.encode(&system.pssh)
         );
     }
+    elements
+}
+
+/// Add [`dash_content_protection`] to every audio and video AdaptationSet of an MPD.
+///
+/// Replaced by `ManifestOptions::protection` in the MPD writer.
+pub fn dash_mpd(text: &str, scheme: Scheme, key: &ContentKey, licence_url: &str) -> String {
+    let elements = dash_content_protection(scheme, key, licence_url);
     let mut out = String::with_capacity(text.len() + 2048);
     let mut rest = text;
     // Namespaces on the MPD element.
     if let Some(at) = rest.find("<MPD ") {
         out.push_str(&rest[..at + 5]);
-        out.push_str(
-            "xmlns:cenc=\"urn:mpeg:cenc:2013\" xmlns:dashif=\"https://dashif.org/CPS\" xmlns:clearkey=\"http://dashif.org/guidelines/clearKey\" ",
-        );
+        for (name, namespace) in DASH_PROTECTION_NAMESPACES {
+            let _ = write!(out, "{name}=\"{namespace}\" ");
+        }
         rest = &rest[at + 5..];
     }
     while let Some(at) = rest.find("<AdaptationSet") {

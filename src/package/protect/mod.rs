@@ -9,8 +9,8 @@
 //! prefix and NAL header stay clear, non-VCL units stay whole, and each protected span is
 //! a whole number of AES blocks ([`NalScanner`], [`video_subsamples`]). The sample bytes
 //! themselves are encrypted by `crypto::SampleEncryptor` as they stream.
-//! Manifests are decorated after rendering ([`manifest`]), so the HLS and DASH renderers
-//! keep one signature for clear and protected output.
+//! What manifests say about keys ([`manifest`]) the HLS and DASH writers write in place,
+//! from `package::ManifestOptions`.
 
 mod boxes;
 pub mod manifest;

@@ -1,7 +1,7 @@
 //! Titles over built tracks: refused tracks, and peak bandwidth and frame rate measured.
 
 use super::*;
-use crate::package::hls::tests::track;
+use crate::package::testing::track;
 use crate::source::ObjectIdentity;
 
 fn index(tracks: Vec<TrackIndex>) -> MediaIndex {

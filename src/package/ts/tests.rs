@@ -5,7 +5,7 @@ use super::writer::Need;
 use super::TsTitle;
 use super::*;
 use crate::media::{index_from_bytes, MediaLimits, TrackKind};
-use crate::package::hls::tests::title as hls_title;
+use crate::package::testing::title as hls_title;
 use crate::package::{PackageError, Title};
 
 pub(crate) fn fixture(name: &str) -> (bytes::Bytes, Title) {

@@ -3,7 +3,7 @@
 
 use super::*;
 use crate::media::{Edit, EditList, SampleTable, TextFormat};
-use crate::package::hls::tests::{title, track};
+use crate::package::testing::{title, track};
 
 /// A text track over `samples` (start ms, duration ms, payload), stored one after the
 /// other from offset 1000 of the returned "file"; 1000 Hz timescale.
