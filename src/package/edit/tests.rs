@@ -3,8 +3,8 @@
 
 use super::*;
 use crate::media::MediaIndex;
-use crate::package::testing::track;
 use crate::package::plan_segments;
+use crate::package::testing::track;
 use crate::source::ObjectIdentity;
 
 /// 512 ticks per frame at 15360 Hz (30 fps); a sync sample every 30 frames.
