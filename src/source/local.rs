@@ -38,8 +38,8 @@ use super::warm::WarmBuffers;
 use super::{
     check_ranges, chunk_batches, ByteRange, ByteStream, KnownIdentity, MediaSource, ObjectIdentity,
     ObjectKey, SourceCounters, SourceError, SourceKind, MAX_READ_BYTES, OVER_READ_BUDGET_BYTES,
+    SOURCE_READ_SPAN_TARGET,
 };
-use crate::telemetry::SOURCE_READ_SPAN_TARGET;
 
 /// Most file identities remembered at once when they are reused (`with_identity_ttl`).
 const IDENTITY_CACHE_ENTRIES: u64 = 100_000;

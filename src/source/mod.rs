@@ -35,7 +35,7 @@ use async_trait::async_trait;
 use bytes::Bytes;
 use futures_util::stream::BoxStream;
 
-pub use counters::SourceCounters;
+pub use counters::{SourceCounters, SOURCE_READ_SPAN_TARGET};
 pub use interleaved::InterleavedReads;
 pub use key::{KeyError, ObjectKey};
 pub use listing::{ListStream, ListedObject};
