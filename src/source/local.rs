@@ -22,7 +22,8 @@
 //! identity describes, so a replaced file is never read through it.
 //!
 //! Beside this file: `files.rs` opens a key's file and keeps identities and open files,
-//! `reads.rs` reads a batch of ranges from an open file, `tests.rs` holds the tests.
+//! `reads.rs` reads a batch of ranges from an open file, `tests.rs` runs the conformance
+//! suite over a folder and holds this backend's own stories.
 
 mod files;
 mod reads;

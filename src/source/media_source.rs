@@ -3,7 +3,7 @@
 //!
 //! The contract every implementation keeps (versions never mixed, no short reads, nothing
 //! blocking a runtime worker, every read counted) is written once, in the `source` module
-//! documentation.
+//! documentation; `conformance.rs` holds the stories that check it against each backend.
 
 use std::sync::Arc;
 

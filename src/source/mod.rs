@@ -16,13 +16,16 @@
 //!   `vod_source_over_read_bytes_total`.
 //!
 //! Backends: [`LocalMediaSource`] (a folder) and [`ObjectStoreSource`] (S3-compatible
-//! buckets, GCS, Azure and plain HTTP through the `object_store` crate).
+//! buckets, GCS, Azure and plain HTTP through the `object_store` crate). Both run the one
+//! conformance suite of this contract (`conformance.rs`).
 //!
 //! Layout, each file importing only files listed before it: `key.rs`, `range.rs`,
 //! `error.rs`, `identity.rs` and `counters.rs` are the vocabulary; `listing.rs` lists;
 //! `media_source.rs` is the trait; `runs.rs`, `warm.rs` and `nowait.rs` are what the
 //! backends read with; `local.rs` and `object_store.rs` are the backends; `interleaved.rs`
-//! reads several tracks of one object over any of them. This file only re-exports.
+//! reads several tracks of one object over any of them; `conformance.rs` (the contract's
+//! stories) and `scratch.rs` (temporary folders) exist for tests. This file only
+//! re-exports.
 
 mod counters;
 mod error;
@@ -37,6 +40,11 @@ mod object_store;
 mod range;
 mod runs;
 mod warm;
+
+#[cfg(test)]
+mod conformance;
+#[cfg(test)]
+mod scratch;
 
 pub use counters::{SourceCounters, SOURCE_READ_SPAN_TARGET};
 pub use error::SourceError;

@@ -17,9 +17,10 @@
 //! default timeout covers a whole body, which a slow client can stretch without limit.
 //!
 //! Beside this file: `stream.rs` is the `stream_ranges` stream, `store.rs` holds the
-//! options, builds the store, counts its retries and maps its errors, `tests.rs` holds the
-//! tests. `../runs.rs` plans GETs and cuts their bodies back into ranges (pure; the local
-//! source plans its reads with it too).
+//! options, builds the store, counts its retries and maps its errors, `tests.rs` runs the
+//! conformance suite over an in-memory store and a real S3 server and holds this backend's
+//! own stories. `../runs.rs` plans GETs and cuts their bodies back into ranges (pure; the
+//! local source plans its reads with it too).
 
 mod store;
 mod stream;

@@ -46,7 +46,9 @@ pub fn chunk_batches(ranges: &[ByteRange], chunk_bytes: usize) -> Vec<Vec<ByteRa
             let take = rest.len.min(limit - filled);
             current.push(ByteRange::new(rest.start, take));
             filled += take;
-            rest = ByteRange::new(rest.start + take, rest.len - take);
+            // Saturating: a range reaching past `u64::MAX` is refused by the read that
+            // checks it against the object, not here.
+            rest = ByteRange::new(rest.start.saturating_add(take), rest.len - take);
             if filled == limit {
                 batches.push(std::mem::take(&mut current));
                 filled = 0;
