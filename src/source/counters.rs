@@ -1,5 +1,5 @@
-//! Read counters kept by every source: bytes, requests, errors, retries, latency and
-//! over-read.
+//! What every source reports about its reads: counters (bytes, requests, errors, retries,
+//! latency and over-read) and the target of its `source.read` trace spans.
 //!
 //! The counters are prometheus-client handles (shared atomics), so the same values are
 //! read by `/metrics`, by the budget harness and by tests. They are registered under the
@@ -10,6 +10,11 @@
 use prometheus_client::metrics::counter::Counter;
 use prometheus_client::metrics::histogram::Histogram;
 use prometheus_client::registry::Registry;
+
+/// The target of the local source's `source.read` spans (one per batch of a streamed
+/// segment, 64 KiB by default). Telemetry leaves it out of log lines like the `request`
+/// span (formatting its fields on every batch costs CPU) and exports it as trace spans.
+pub const SOURCE_READ_SPAN_TARGET: &str = "vodpack::source::read";
 
 /// Counters for one source; clones share the same values.
 #[derive(Debug, Clone)]

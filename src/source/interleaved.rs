@@ -23,7 +23,11 @@ use std::task::{Context, Poll};
 use bytes::Bytes;
 use futures_util::StreamExt;
 
-use super::{ByteRange, ByteStream, MediaSource, ObjectIdentity, ObjectKey, SourceError};
+use super::error::SourceError;
+use super::identity::ObjectIdentity;
+use super::key::ObjectKey;
+use super::media_source::{ByteStream, MediaSource};
+use super::range::ByteRange;
 
 /// The bytes of several range lists (tracks) of one object, handed out per track in each
 /// list's order.
@@ -270,7 +274,7 @@ fn ranges_after(ranges: &[ByteRange], mut skip: u64) -> Vec<ByteRange> {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::source::LocalMediaSource;
+    use crate::source::local::LocalMediaSource;
 
     /// A file of 1,000 bytes whose byte i is i % 251, two "tracks" interleaved in it.
     fn source() -> (std::path::PathBuf, Arc<dyn MediaSource>, ObjectKey) {

@@ -15,7 +15,8 @@ use std::path::{Path, PathBuf};
 use futures_util::stream::BoxStream;
 use futures_util::StreamExt;
 
-use super::SourceError;
+use super::error::SourceError;
+use super::key::ObjectKey;
 
 /// One object found by a listing.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -40,7 +41,7 @@ const WALK_CHANNEL_ENTRIES: usize = 64;
 /// [`SourceError::OutsideRoot`] for a prefix that is not a valid key.
 pub(super) fn check_prefix(prefix: &str) -> Result<(), SourceError> {
     let trimmed = prefix.trim_end_matches('/');
-    if trimmed.is_empty() || super::ObjectKey::parse(trimmed).is_ok() {
+    if trimmed.is_empty() || ObjectKey::parse(trimmed).is_ok() {
         return Ok(());
     }
     Err(SourceError::OutsideRoot {

@@ -16,9 +16,11 @@
 //! merges gaps of up to 1 MiB, and put our own deadline on the response head because its
 //! default timeout covers a whole body, which a slow client can stretch without limit.
 //!
-//! Beside this file: `stream.rs` is the `stream_ranges` stream, `store.rs` builds the
-//! store, counts its retries and maps its errors. `../runs.rs` plans GETs and cuts their
-//! bodies back into ranges (pure; the local source plans its reads with it too).
+//! Beside this file: `stream.rs` is the `stream_ranges` stream, `store.rs` holds the
+//! options, builds the store, counts its retries and maps its errors, `tests.rs` runs the
+//! conformance suite over an in-memory store and a real S3 server and holds this backend's
+//! own stories. `../runs.rs` plans GETs and cuts their bodies back into ranges (pure; the
+//! local source plans its reads with it too).
 
 mod store;
 mod stream;
@@ -34,20 +36,22 @@ use ::object_store::path::Path;
 use ::object_store::{GetOptions, GetRange, ObjectMeta, ObjectStore};
 use async_trait::async_trait;
 use bytes::{Bytes, BytesMut};
+use futures_util::future::FutureExt;
 use futures_util::stream::{StreamExt, TryStreamExt};
 use moka::future::Cache;
 
-use self::store::{attempt_tag, build_store, copy_error, io_error, map_error};
-use self::stream::{OpenRun, RunStream};
-use super::runs::{plan_runs, Run, RunCursor};
-use super::{
-    ByteRange, ByteStream, KnownIdentity, MediaSource, ObjectIdentity, ObjectKey, SourceCounters,
-    SourceError, SourceKind, MAX_READ_BYTES,
-};
+pub use self::store::{ObjectStoreOptions, StoreError};
 
-/// Most bytes one read (a segment's ranges, or a batch) may read and not pass on: the
-/// brief's over-read budget per segment. Gap merging stops before it.
-pub const OVER_READ_BUDGET_BYTES: u64 = 256 * 1024;
+use self::store::{attempt_tag, build_store, copy_error, io_error, map_error};
+use self::stream::{OpenRun, OpenRunFn, RunStream};
+use super::counters::SourceCounters;
+use super::error::SourceError;
+use super::identity::{check_ranges, KnownIdentity, ObjectIdentity, MAX_READ_BYTES};
+use super::key::ObjectKey;
+use super::listing::{self, ListStream, ListedObject};
+use super::media_source::{ByteStream, MediaSource, SourceKind};
+use super::range::ByteRange;
+use super::runs::{plan_runs, Run, RunCursor, OVER_READ_BUDGET_BYTES};
 
 /// GETs `read_ranges` runs at once.
 const READ_CONCURRENCY: usize = 4;
@@ -57,84 +61,6 @@ const IDENTITY_CACHE_ENTRIES: u64 = 100_000;
 
 /// Prefix of the version of an object whose store gives no ETag: its last-modified time.
 const LAST_MODIFIED_VERSION: &str = "lm:";
-
-/// How the object-store source connects, waits, retries and coalesces reads. The
-/// `s3-endpoint` and `source-*` settings; defaults as in `docs/configuration.md`.
-#[derive(Debug, Clone, PartialEq, Eq)]
-pub struct ObjectStoreOptions {
-    /// Endpoint URL of an S3-compatible store (MinIO, Ceph, R2, ...). `None`: AWS, or
-    /// `AWS_ENDPOINT`. When set, requests use path-style addressing.
-    pub s3_endpoint: Option<String>,
-    /// Allow `http://` endpoints (a local MinIO, tests). Off: only TLS.
-    pub allow_http: bool,
-    /// Longest wait to open a connection, in milliseconds. A failed connect is retried.
-    pub connect_timeout_ms: u64,
-    /// Longest wait for a response head (all retries included), and for more bytes of a
-    /// body, in milliseconds. Past it a read is [`SourceError::Timeout`].
-    pub timeout_ms: u64,
-    /// Retries of a request that failed with a 5xx, a transport error or a timeout.
-    pub retries: u32,
-    /// Ranges of one read closer than this share a GET; the gap bytes are over-read.
-    pub max_merge_gap_bytes: u64,
-    /// How long an identity (HEAD) is reused, in milliseconds; 0 asks on every call.
-    pub identity_ttl_ms: u64,
-}
-
-impl Default for ObjectStoreOptions {
-    fn default() -> Self {
-        Self {
-            s3_endpoint: None,
-            allow_http: false,
-            connect_timeout_ms: 3_000,
-            // S3 answers a ranged GET in tens of milliseconds; 10 s leaves room for a slow
-            // moment and still answers 504 well before a CDN gives up on us (30 s+).
-            timeout_ms: 10_000,
-            retries: 3,
-            // One GET costs a round trip (tens of ms on S3) and a request fee; 64 KiB costs
-            // about a millisecond of transfer. Audio chunks between video chunks are
-            // merged, video chunks between audio chunks usually are not.
-            max_merge_gap_bytes: 64 * 1024,
-            // A HEAD per object per second per replica at most, and a replaced object
-            // shows within a second.
-            identity_ttl_ms: 1_000,
-        }
-    }
-}
-
-/// Why an object-store source could not be set up.
-#[derive(Debug, thiserror::Error)]
-pub enum StoreError {
-    /// The URL is not one we can serve from.
-    #[error("invalid source URL {url}: {reason}")]
-    InvalidUrl { url: String, reason: String },
-    /// An extra store option has a name the store does not know.
-    #[error("unknown object-store option {key} for {url}")]
-    UnknownOption { url: String, key: String },
-    /// A plain-HTTP endpoint was given without allowing plain HTTP. `setting` names where
-    /// the endpoint came from (`s3-endpoint`, `source`, or an `AWS_ENDPOINT*` variable).
-    #[error(
-        "{setting} {endpoint} is plain HTTP, which is refused unless allowed: add \
-         --source-allow-http (or VODPACK_SOURCE_ALLOW_HTTP=true, or {variable}=true), or use https://"
-    )]
-    PlainHttp {
-        setting: String,
-        endpoint: String,
-        variable: &'static str,
-    },
-    /// Credentials in the environment that cannot work as given.
-    #[error("{problem}; {fix}")]
-    Credentials { problem: String, fix: String },
-    /// The store refused its configuration (missing bucket, region, credentials, ...).
-    #[error(
-        "the object store refuses its configuration ({source}); check the URL and the \
-         AWS_*, GOOGLE_* or AZURE_* credentials and region"
-    )]
-    Build {
-        url: String,
-        #[source]
-        source: ::object_store::Error,
-    },
-}
 
 /// Media objects in an object store, under a prefix.
 pub struct ObjectStoreSource {
@@ -408,7 +334,7 @@ impl ObjectStoreSource {
         ranges: &[ByteRange],
         buffered: bool,
     ) -> Result<(), SourceError> {
-        super::check_ranges(key, identity, ranges, buffered.then_some(MAX_READ_BYTES)).map(|_| ())
+        check_ranges(key, identity, ranges, buffered.then_some(MAX_READ_BYTES)).map(|_| ())
     }
 }
 
@@ -420,9 +346,9 @@ impl MediaSource for ObjectStoreSource {
 
     /// `object_store`'s listing (S3 `ListObjectsV2` pages of up to 1000 keys, fetched as
     /// the stream is read), resumed after `after` with the store's start-after offset.
-    fn list(self: Arc<Self>, prefix: String, after: Option<String>) -> super::ListStream {
-        if let Err(e) = super::listing::check_prefix(&prefix) {
-            return super::listing::failed(e);
+    fn list(self: Arc<Self>, prefix: String, after: Option<String>) -> ListStream {
+        if let Err(e) = listing::check_prefix(&prefix) {
+            return listing::failed(e);
         }
         let base = self.prefix.as_ref().to_owned();
         let join = |key: &str| match (base.is_empty(), key.is_empty()) {
@@ -443,7 +369,7 @@ impl MediaSource for ObjectStoreSource {
             .map(move |item| match item {
                 Ok(meta) => {
                     let location = meta.location.as_ref();
-                    Ok(super::ListedObject {
+                    Ok(ListedObject {
                         key: location.strip_prefix(&strip).unwrap_or(location).to_owned(),
                         size: meta.size,
                     })
@@ -551,7 +477,13 @@ impl MediaSource for ObjectStoreSource {
             return Box::pin(futures_util::stream::once(async move { Err(e) }));
         }
         let runs = plan_runs(&ranges, self.max_merge_gap_bytes, OVER_READ_BUDGET_BYTES);
-        let state = RunStream::new(self, key, identity, runs, chunk_bytes);
+        let counters = self.counters.clone();
+        let object = key.clone();
+        let open_run: OpenRunFn = Arc::new(move |run: Run| {
+            let (source, key, identity) = (self.clone(), object.clone(), identity.clone());
+            async move { source.open_run(&key, &identity, &run).await }.boxed()
+        });
+        let state = RunStream::new(open_run, counters, key, runs, chunk_bytes);
         Box::pin(futures_util::stream::unfold(
             state,
             |mut state| async move {
@@ -598,163 +530,4 @@ fn same_version(identity: &ObjectIdentity, meta: &ObjectMeta) -> bool {
 }
 
 #[cfg(test)]
-mod tests {
-    use super::*;
-    use ::object_store::memory::InMemory;
-    use ::object_store::{ObjectStoreExt, PutPayload};
-
-    fn key(name: &str) -> ObjectKey {
-        ObjectKey::parse(name).expect("valid key")
-    }
-
-    async fn memory_source(options: &ObjectStoreOptions) -> (Arc<InMemory>, ObjectStoreSource) {
-        let store = Arc::new(InMemory::new());
-        let body: Vec<u8> = (0..=255u8).cycle().take(4096).collect();
-        store
-            .put(&Path::from("media/dir/a b.mp4"), PutPayload::from(body))
-            .await
-            .expect("put");
-        let source = ObjectStoreSource::from_store(store.clone(), "media", options)
-            .expect("source over memory");
-        (store, source)
-    }
-
-    #[tokio::test]
-    async fn identify_and_read_under_the_prefix() {
-        let (_store, source) = memory_source(&ObjectStoreOptions::default()).await;
-        let k = key("dir/a b.mp4");
-        let id = source.identify(&k).await.expect("identity");
-        assert_eq!(id.size, 4096);
-        let bytes = source
-            .read_range(&k, &id, ByteRange::new(300, 4))
-            .await
-            .expect("read");
-        assert_eq!(&bytes[..], &[44, 45, 46, 47]);
-        let err = source.identify(&key("missing.mp4")).await.unwrap_err();
-        assert!(matches!(err, SourceError::NotFound { .. }), "{err}");
-        let err = source
-            .read_range(&k, &id, ByteRange::new(4090, 7))
-            .await
-            .unwrap_err();
-        assert!(matches!(err, SourceError::OutOfRange { .. }), "{err}");
-    }
-
-    #[tokio::test]
-    async fn read_ranges_merges_close_ranges_and_counts_the_gap_as_over_read() {
-        let options = ObjectStoreOptions {
-            max_merge_gap_bytes: 100,
-            ..Default::default()
-        };
-        let (_store, source) = memory_source(&options).await;
-        let k = key("dir/a b.mp4");
-        let id = source.identify(&k).await.expect("identity");
-        let requests_before = source.counters().read_requests.get();
-        let ranges = [
-            ByteRange::new(0, 10),
-            ByteRange::new(50, 10),
-            ByteRange::new(0, 0),
-            ByteRange::new(2000, 3),
-        ];
-        let parts = source.read_ranges(&k, &id, &ranges).await.expect("read");
-        assert_eq!(parts.len(), 4);
-        assert_eq!(&parts[1][..], &(50u8..60).collect::<Vec<_>>()[..]);
-        assert!(parts[2].is_empty());
-        assert_eq!(&parts[3][..], &[208, 209, 210]);
-        assert_eq!(source.counters().read_requests.get() - requests_before, 2);
-        assert_eq!(source.counters().over_read_bytes.get(), 40);
-        assert_eq!(source.counters().read_bytes.get(), 63);
-    }
-
-    #[tokio::test]
-    async fn stream_ranges_gives_bounded_chunks_of_the_concatenation() {
-        let (_store, source) = memory_source(&ObjectStoreOptions::default()).await;
-        let source = Arc::new(source);
-        let k = key("dir/a b.mp4");
-        let id = source.identify(&k).await.expect("identity");
-        let ranges = vec![
-            ByteRange::new(10, 1000),
-            ByteRange::new(1100, 5),
-            ByteRange::new(100_000 % 4096, 7),
-        ];
-        let chunks: Vec<Bytes> = source
-            .clone()
-            .stream_ranges(k, id, ranges.clone(), 256)
-            .try_collect()
-            .await
-            .expect("stream");
-        assert!(chunks.iter().all(|c| c.len() <= 256));
-        let got: Vec<u8> = chunks.iter().flat_map(|c| c.iter().copied()).collect();
-        let body: Vec<u8> = (0..=255u8).cycle().take(4096).collect();
-        let expected: Vec<u8> = ranges
-            .iter()
-            .flat_map(|r| body[r.start as usize..r.end() as usize].iter().copied())
-            .collect();
-        assert_eq!(got, expected);
-    }
-
-    #[tokio::test]
-    async fn a_replaced_object_is_changed_and_its_identity_forgotten() {
-        let options = ObjectStoreOptions {
-            identity_ttl_ms: 3_600_000,
-            ..Default::default()
-        };
-        let (store, source) = memory_source(&options).await;
-        let k = key("dir/a b.mp4");
-        let old = source.identify(&k).await.expect("identity");
-        store
-            .put(
-                &Path::from("media/dir/a b.mp4"),
-                PutPayload::from(vec![7u8; 4096]),
-            )
-            .await
-            .expect("replace");
-        // Within the TTL the old identity is still handed out...
-        assert_eq!(source.identify(&k).await.expect("cached"), old);
-        // ...but a read of it fails rather than return bytes of the new version...
-        let err = source
-            .read_range(&k, &old, ByteRange::new(0, 8))
-            .await
-            .unwrap_err();
-        assert!(matches!(err, SourceError::Changed { .. }), "{err}");
-        // ...and the failure made the source ask again.
-        let new = source.identify(&k).await.expect("fresh identity");
-        assert_ne!(new, old);
-        let bytes = source
-            .read_range(&k, &new, ByteRange::new(0, 8))
-            .await
-            .expect("read new");
-        assert_eq!(&bytes[..], &[7u8; 8]);
-    }
-
-    #[tokio::test]
-    async fn versions_without_etags_use_the_last_modified_time() {
-        let (store, _source) = memory_source(&ObjectStoreOptions::default()).await;
-        let mut meta = store
-            .head(&Path::from("media/dir/a b.mp4"))
-            .await
-            .expect("head");
-        meta.e_tag = None;
-        let id = identity_of(&meta);
-        assert!(id.version.starts_with(LAST_MODIFIED_VERSION));
-        assert_eq!(if_match(&id), None);
-        assert!(same_version(&id, &meta));
-        let tagged = ObjectIdentity {
-            size: 10,
-            version: "\"abc\"".into(),
-        };
-        assert_eq!(if_match(&tagged).as_deref(), Some("\"abc\""));
-        let weak = ObjectIdentity {
-            size: 10,
-            version: "W/\"abc\"".into(),
-        };
-        assert_eq!(if_match(&weak), None);
-    }
-
-    #[test]
-    fn unsupported_urls_are_refused_at_start() {
-        for url in ["file:///tmp", "memory:///", "ftp://host/x", "not a url"] {
-            let err = ObjectStoreSource::new(url, &ObjectStoreOptions::default()).unwrap_err();
-            assert!(matches!(err, StoreError::InvalidUrl { .. }), "{url}: {err}");
-        }
-    }
-}
+mod tests;

@@ -16,7 +16,11 @@ use std::collections::VecDeque;
 
 use bytes::Bytes;
 
-use crate::source::ByteRange;
+use super::range::ByteRange;
+
+/// Most bytes one read (a segment's ranges, or a batch) may read and not pass on: the
+/// brief's over-read budget per segment. Gap merging stops before it, in both backends.
+pub const OVER_READ_BUDGET_BYTES: u64 = 256 * 1024;
 
 /// One GET: the range fetched and the parts of it the caller wants.
 #[derive(Debug, Clone, PartialEq, Eq)]

@@ -28,8 +28,8 @@ pub const REQUEST_SPAN_TARGET: &str = "vodpack::request";
 
 /// The target of the local source's `source.read` spans (one per batch of a streamed
 /// segment, 64 KiB by default): left out of log lines like the `request` span, for the same
-/// reason, and exported as trace spans.
-pub const SOURCE_READ_SPAN_TARGET: &str = "vodpack::source::read";
+/// reason, and exported as trace spans. The source names it: it imports nothing above it.
+pub use crate::source::SOURCE_READ_SPAN_TARGET;
 
 /// Keeps the trace exporter alive; flushes and shuts it down when dropped.
 #[derive(Debug, Default)]

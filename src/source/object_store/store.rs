@@ -1,5 +1,8 @@
-//! Building the store of a source from its URL, counting its retries, and mapping its
-//! errors to ours.
+//! Building the store of a source from its URL and options, counting its retries, and
+//! mapping its errors to ours.
+//!
+//! The options ([`ObjectStoreOptions`]) and the ways setting up can fail ([`StoreError`])
+//! are defined here, with the one function that reads them.
 //!
 //! One store per source: `object_store`'s builder for the URL's scheme, fed by the
 //! environment (`AWS_*`, `GOOGLE_*`, `AZURE_*`), then our settings: endpoint, plain HTTP,
@@ -26,8 +29,87 @@ use ::object_store::{
 };
 use async_trait::async_trait;
 
-use super::{ObjectStoreOptions, StoreError};
-use crate::source::{ObjectKey, SourceCounters, SourceError};
+use crate::source::counters::SourceCounters;
+use crate::source::error::SourceError;
+use crate::source::key::ObjectKey;
+
+/// How the object-store source connects, waits, retries and coalesces reads. The
+/// `s3-endpoint` and `source-*` settings; defaults as in `docs/configuration.md`.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct ObjectStoreOptions {
+    /// Endpoint URL of an S3-compatible store (MinIO, Ceph, R2, ...). `None`: AWS, or
+    /// `AWS_ENDPOINT`. When set, requests use path-style addressing.
+    pub s3_endpoint: Option<String>,
+    /// Allow `http://` endpoints (a local MinIO, tests). Off: only TLS.
+    pub allow_http: bool,
+    /// Longest wait to open a connection, in milliseconds. A failed connect is retried.
+    pub connect_timeout_ms: u64,
+    /// Longest wait for a response head (all retries included), and for more bytes of a
+    /// body, in milliseconds. Past it a read is [`SourceError::Timeout`].
+    pub timeout_ms: u64,
+    /// Retries of a request that failed with a 5xx, a transport error or a timeout.
+    pub retries: u32,
+    /// Ranges of one read closer than this share a GET; the gap bytes are over-read.
+    pub max_merge_gap_bytes: u64,
+    /// How long an identity (HEAD) is reused, in milliseconds; 0 asks on every call.
+    pub identity_ttl_ms: u64,
+}
+
+impl Default for ObjectStoreOptions {
+    fn default() -> Self {
+        Self {
+            s3_endpoint: None,
+            allow_http: false,
+            connect_timeout_ms: 3_000,
+            // S3 answers a ranged GET in tens of milliseconds; 10 s leaves room for a slow
+            // moment and still answers 504 well before a CDN gives up on us (30 s+).
+            timeout_ms: 10_000,
+            retries: 3,
+            // One GET costs a round trip (tens of ms on S3) and a request fee; 64 KiB costs
+            // about a millisecond of transfer. Audio chunks between video chunks are
+            // merged, video chunks between audio chunks usually are not.
+            max_merge_gap_bytes: 64 * 1024,
+            // A HEAD per object per second per replica at most, and a replaced object
+            // shows within a second.
+            identity_ttl_ms: 1_000,
+        }
+    }
+}
+
+/// Why an object-store source could not be set up.
+#[derive(Debug, thiserror::Error)]
+pub enum StoreError {
+    /// The URL is not one we can serve from.
+    #[error("invalid source URL {url}: {reason}")]
+    InvalidUrl { url: String, reason: String },
+    /// An extra store option has a name the store does not know.
+    #[error("unknown object-store option {key} for {url}")]
+    UnknownOption { url: String, key: String },
+    /// A plain-HTTP endpoint was given without allowing plain HTTP. `setting` names where
+    /// the endpoint came from (`s3-endpoint`, `source`, or an `AWS_ENDPOINT*` variable).
+    #[error(
+        "{setting} {endpoint} is plain HTTP, which is refused unless allowed: add \
+         --source-allow-http (or VODPACK_SOURCE_ALLOW_HTTP=true, or {variable}=true), or use https://"
+    )]
+    PlainHttp {
+        setting: String,
+        endpoint: String,
+        variable: &'static str,
+    },
+    /// Credentials in the environment that cannot work as given.
+    #[error("{problem}; {fix}")]
+    Credentials { problem: String, fix: String },
+    /// The store refused its configuration (missing bucket, region, credentials, ...).
+    #[error(
+        "the object store refuses its configuration ({source}); check the URL and the \
+         AWS_*, GOOGLE_* or AZURE_* credentials and region"
+    )]
+    Build {
+        url: String,
+        #[source]
+        source: ::object_store::Error,
+    },
+}
 
 /// Idle pooled connections are closed after this, before S3 closes them itself (~20 s),
 /// so a request rarely meets a connection the store already dropped.

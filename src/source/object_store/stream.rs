@@ -6,18 +6,24 @@
 //! ahead holds at most what the network buffers for it. The opening GET runs on its own
 //! task so it makes progress while the current body streams; dropping the stream (the
 //! client went away) aborts it.
+//!
+//! The stream knows nothing of the source it reads for: it is handed a function that
+//! opens one run's GET (`ObjectStoreSource::open_run` for one object version) and the
+//! counters to count the bodies in.
 
 use std::collections::VecDeque;
 use std::sync::Arc;
 
 use bytes::Bytes;
+use futures_util::future::BoxFuture;
 use futures_util::stream::{BoxStream, StreamExt};
 use tracing::Instrument;
 
 use super::store::{io_error, map_error};
-use super::ObjectStoreSource;
+use crate::source::counters::SourceCounters;
+use crate::source::error::SourceError;
+use crate::source::key::ObjectKey;
 use crate::source::runs::{Run, RunCursor};
-use crate::source::{ObjectIdentity, ObjectKey, SourceError};
 
 /// GETs a stream opens ahead of the run it is streaming: one, so two are open at most.
 const RUNS_AHEAD: usize = 1;
@@ -27,6 +33,11 @@ pub(super) struct OpenRun {
     pub body: BoxStream<'static, ::object_store::Result<Bytes>>,
     pub cursor: RunCursor,
 }
+
+/// Opens the GET of one run of the stream's object version; counts the request, and its
+/// failure, itself.
+pub(super) type OpenRunFn =
+    Arc<dyn Fn(Run) -> BoxFuture<'static, Result<OpenRun, SourceError>> + Send + Sync>;
 
 /// A GET being opened on its own task, aborted if the stream is dropped first (the client
 /// went away), so no request outlives the response it was for.
@@ -40,9 +51,10 @@ impl Drop for Opening {
 
 /// The state of one `stream_ranges` stream.
 pub(super) struct RunStream {
-    source: Arc<ObjectStoreSource>,
+    open_run: OpenRunFn,
+    counters: Arc<SourceCounters>,
+    /// The object read, for errors.
     key: ObjectKey,
-    identity: ObjectIdentity,
     /// Runs not yet requested.
     runs: VecDeque<Run>,
     /// GETs requested and not yet streaming, in order: at most [`RUNS_AHEAD`].
@@ -57,19 +69,20 @@ pub(super) struct RunStream {
 }
 
 impl RunStream {
-    /// A stream of `runs` of version `identity` of `key`, in pieces of at most
-    /// `chunk_bytes`. Nothing is requested before the first poll.
+    /// A stream of `runs` of `key`, each opened with `open_run` and counted in
+    /// `counters`, in pieces of at most `chunk_bytes`. Nothing is requested before the
+    /// first poll.
     pub fn new(
-        source: Arc<ObjectStoreSource>,
+        open_run: OpenRunFn,
+        counters: Arc<SourceCounters>,
         key: ObjectKey,
-        identity: ObjectIdentity,
         runs: Vec<Run>,
         chunk_bytes: usize,
     ) -> Self {
         Self {
-            source,
+            open_run,
+            counters,
             key,
-            identity,
             runs: runs.into(),
             opening: VecDeque::new(),
             current: None,
@@ -89,7 +102,7 @@ impl RunStream {
                 return Some(Ok(piece));
             }
             if let Some(current) = &mut self.current {
-                let counters = &self.source.counters;
+                let counters = &self.counters;
                 match current.body.next().await {
                     Some(Ok(chunk)) => {
                         counters.read_bytes.inc_by(chunk.len() as u64);
@@ -146,10 +159,8 @@ impl RunStream {
             let Some(run) = self.runs.pop_front() else {
                 return;
             };
-            let (source, key, identity) =
-                (self.source.clone(), self.key.clone(), self.identity.clone());
             // Under the caller's span (the request's), so its trace shows every GET.
-            let task = async move { source.open_run(&key, &identity, &run).await };
+            let task = (self.open_run)(run);
             self.opening.push_back(Opening(tokio::spawn(
                 task.instrument(tracing::Span::current()),
             )));
@@ -158,7 +169,7 @@ impl RunStream {
 
     /// End the stream with `error`: count it, drop what is buffered, abort what is open.
     fn fail(&mut self, error: SourceError) -> SourceError {
-        self.source.counters.read_errors.inc();
+        self.counters.read_errors.inc();
         self.finished = true;
         self.ready.clear();
         self.current = None;
