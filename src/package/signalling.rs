@@ -113,6 +113,4 @@ impl ManifestOptions {
 }
 
 #[cfg(test)]
-mod patch_oracle;
-#[cfg(test)]
 mod tests;

@@ -1,16 +1,15 @@
 //! What every output of a title is handed: the title as the path views it, the object it
-//! was read from, the output the version folder selects (clear or encrypted), where the
-//! request came from (its signed-URL token is carried into manifests), and how the answer
-//! is tagged and cached. Made once per request by `vod.rs`.
+//! was read from, the output the version folder selects (clear or encrypted), what its
+//! manifests say beyond the title (protection, the signed-URL token carried on), and how
+//! the answer is tagged and cached. Made once per request by `vod.rs`.
 
 use std::sync::Arc;
 
 use bytes::Bytes;
 
-use crate::package::Resource;
+use crate::package::{ManifestOptions, Resource};
 use crate::server::app::App;
 use crate::server::error::ServeError;
-use crate::server::protect::manifest::{clear_manifest, protected_manifest, RequestPlace};
 use crate::server::protect::select::Protected;
 use crate::server::respond::answer::{Answer, Content};
 use crate::server::titles::cached::CachedTitle;
@@ -29,8 +28,8 @@ pub struct TitleRequest<'r> {
     pub cached: Arc<CachedTitle>,
     /// The encrypted output the version folder selects; `None` for the clear output.
     pub protected: Option<Protected>,
-    /// Where the request came from.
-    pub place: &'r RequestPlace<'r>,
+    /// What its manifests say beyond the title (`protect::manifest::manifest_options`).
+    pub options: ManifestOptions,
     /// The answer's entity tag.
     pub etag: String,
     /// The answer's cache policy.
@@ -38,22 +37,10 @@ pub struct TitleRequest<'r> {
 }
 
 impl TitleRequest<'_> {
-    /// A manifest's answer: `clear` with the request's protection signalling and token,
-    /// tagged unless it carries the token (manifests then differ per token).
-    pub fn manifest(&self, clear: Bytes, content_type: &'static str) -> Answer {
-        let protector = &self.app.protect;
-        let bytes = match &self.protected {
-            None => clear_manifest(protector, &self.resource, clear, self.place.query),
-            Some(p) => protected_manifest(
-                protector,
-                &self.cached,
-                &self.resource,
-                &clear,
-                p,
-                self.place,
-            ),
-        };
-        let carries_token = self.place.carries_token(protector);
+    /// A manifest's answer (written with [`TitleRequest::options`]), tagged unless it
+    /// carries the request's token (manifests then differ per token).
+    pub fn manifest(&self, bytes: Bytes, content_type: &'static str) -> Answer {
+        let carries_token = self.options.query.is_some();
         Answer {
             content: Content::Inline(bytes),
             content_type,

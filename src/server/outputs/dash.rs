@@ -6,5 +6,5 @@ use crate::server::respond::answer::{Answer, MPD};
 
 /// `manifest.mpd`.
 pub fn mpd(req: &TitleRequest<'_>) -> Answer {
-    req.manifest(req.cached.mpd(), MPD)
+    req.manifest(req.cached.mpd_with(&req.options), MPD)
 }

@@ -8,7 +8,7 @@ use crate::server::respond::answer::{Answer, Content, M3U8};
 
 /// `master.m3u8`.
 pub fn multivariant(req: &TitleRequest<'_>) -> Answer {
-    req.manifest(req.cached.multivariant(), M3U8)
+    req.manifest(req.cached.multivariant_with(&req.options), M3U8)
 }
 
 /// `index-tN.m3u8`: a rendition's media playlist, or a text track's subtitle playlist.
@@ -16,14 +16,15 @@ pub fn multivariant(req: &TitleRequest<'_>) -> Answer {
 /// # Errors
 /// [`ServeError::NoRendition`] when the title has neither.
 pub fn media_playlist(req: &TitleRequest<'_>, track_id: u32) -> Result<Answer, ServeError> {
-    let playlist = (req.cached.media_playlist(track_id))
-        .or_else(|| req.cached.subtitle_playlist(track_id))
+    let playlist = (req.cached.media_playlist_with(track_id, &req.options))
+        .or_else(|| req.cached.subtitle_playlist_with(track_id, &req.options))
         .ok_or(ServeError::NoRendition(track_id))?;
     Ok(req.manifest(playlist, M3U8))
 }
 
-/// `iframes-tN.m3u8`: a video rendition's I-frame playlist. Trick play is offered by the
-/// clear output only: its key frames are not encrypted (fail closed).
+/// `iframes-tN.m3u8`: a video rendition's I-frame playlist, as the title writes it (it
+/// carries no signed-URL token). Trick play is offered by the clear output only: its key
+/// frames are not encrypted (fail closed).
 ///
 /// # Errors
 /// [`ServeError::NotOffered`] for an encrypted output, [`ServeError::NoVideoRendition`]

@@ -13,7 +13,7 @@ use crate::package::{Resource, View};
 use crate::server::app::App;
 use crate::server::error::ServeError;
 use crate::server::held::Keep;
-use crate::server::protect::manifest::RequestPlace;
+use crate::server::protect::manifest::{manifest_options, RequestPlace};
 use crate::server::protect::select::{select, Selected};
 use crate::server::respond::answer::{Answer, Content, IMMUTABLE, MANIFEST, WEBVTT};
 use crate::server::respond::conditional::entity_tag;
@@ -56,6 +56,7 @@ pub async fn answer(
         &resource,
     );
     let plain_file = !is_title_document(&key);
+    let options = manifest_options(&app.protect, &cached, protected.as_ref(), place);
     let req = TitleRequest {
         app,
         resource,
@@ -63,7 +64,7 @@ pub async fn answer(
         identity,
         cached,
         protected,
-        place,
+        options,
         etag,
         cache_control: if version.is_some() {
             IMMUTABLE

@@ -1,15 +1,14 @@
 //! What manifests say about protection, per request: the encrypted output's version folder
-//! and key signalling, and the signed-URL token carried into every URL they write.
+//! and key signalling, and the signed-URL token carried into every URL they write, as the
+//! plain `ManifestOptions` the writers take; and the IVs of encrypted TS segments.
 
-use bytes::Bytes;
 use http::header::{self, HeaderMap};
 
 use super::protector::Protector;
 use super::select::Protected;
 use crate::crypto::Scheme;
-use crate::package::protect::manifest::{self, HlsKey};
-use crate::package::protect::{hls_segment_iv, hls_ts_sample_aes_iv, hls_ts_segment_iv};
-use crate::package::Resource;
+use crate::package::protect::{hls_ts_sample_aes_iv, hls_ts_segment_iv};
+use crate::package::{ManifestOptions, ManifestProtection};
 use crate::server::route::paths::{KEY_NAME, LICENCE_NAME};
 use crate::server::titles::cached::CachedTitle;
 
@@ -63,88 +62,35 @@ pub fn base_url(protector: &Protector, headers: &HeaderMap) -> String {
     format!("http://{host}")
 }
 
-/// The protected form of a manifest: its clear rendering with the protected version
-/// folder, the key signalling, and the request's token carried into its URLs.
-pub fn protected_manifest(
+/// What the manifests answered to a request say beyond the title: the selected output's
+/// version folder and protection (`protected`; `None` for the clear output), and the
+/// request's signed-URL token carried into every URL. The writers (`package::hls`,
+/// `package::dash`) write it in place.
+pub fn manifest_options(
     protector: &Protector,
     cached: &CachedTitle,
-    resource: &Resource,
-    clear: &Bytes,
-    p: &Protected,
+    protected: Option<&Protected>,
     place: &RequestPlace<'_>,
-) -> Bytes {
-    let text = String::from_utf8_lossy(clear);
-    let token = protector.carried_token(place.query);
-    let query = token.map(|t| format!("token={t}"));
-    let licence = format!(
-        "{}{}{LICENCE_NAME}",
-        place.base_url(protector),
-        place.title_dir()
-    );
-    let with_token = |url: &str| match &query {
-        Some(q) => format!("{url}?{q}"),
-        None => url.to_owned(),
-    };
-    let out = match resource {
-        Resource::Multivariant | Resource::MultivariantTs => {
-            // Trick play is clear-only for now: its key frames are not encrypted, so an
-            // encrypted output does not offer them (fail closed; vod_answer refuses them).
-            let text = manifest::hls_without_iframes(&text);
-            let swapped = manifest::swap_version_folder(&text, &cached.token, &p.token);
-            let method = HlsKey::of(p.scheme, *resource == Resource::MultivariantTs);
-            let uri = match method {
-                HlsKey::SampleAesClearKey => licence,
-                _ => format!("{}{KEY_NAME}", crate::package::version_folder(&p.token)),
-            };
-            let out = manifest::hls_multivariant(&swapped, method, &uri, &p.key);
-            match &query {
-                Some(q) => manifest::hls_with_query(&out, q),
-                None => out,
-            }
-        }
-        Resource::MediaPlaylist { track_id } if cached.title.rendition(*track_id).is_some() => {
-            let uri = match p.scheme {
-                Scheme::Aes128 => KEY_NAME.to_owned(),
-                _ => licence,
-            };
-            let (token, kid, track) = (&cached.token, p.key.kid, *track_id);
-            let method = HlsKey::of(p.scheme, false);
-            let out = manifest::hls_media_playlist(&text, method, &uri, &p.key, |n| {
-                hls_segment_iv(token, &kid, track, n)
-            });
-            match &query {
-                Some(q) => manifest::hls_with_query(&out, q),
-                None => out,
-            }
-        }
-        // A TS rendition's playlist (AES-128 or SAMPLE-AES, `select`): named by its video's
-        // track.
-        Resource::TsMediaPlaylist { track_id } if cached.title.rendition(*track_id).is_some() => {
-            let method = HlsKey::of(p.scheme, true);
-            let out = manifest::hls_media_playlist(&text, method, KEY_NAME, &p.key, |n| {
-                ts_segment_iv(cached, p, *track_id, n)
-            });
-            match &query {
-                Some(q) => manifest::hls_with_query(&out, q),
-                None => out,
-            }
-        }
-        Resource::Mpd => {
-            let text = manifest::dash_without_trick_play(&text);
-            let swapped = manifest::swap_version_folder(&text, &cached.token, &p.token);
-            let out = manifest::dash_mpd(&swapped, p.scheme, &p.key, &with_token(&licence));
-            match &query {
-                Some(q) => manifest::dash_with_query(&out, q),
-                None => out,
-            }
-        }
-        // Subtitle playlists: not encrypted, only the token carried on.
-        _ => match &query {
-            Some(q) => manifest::hls_with_query(&text, q),
-            None => text.into_owned(),
-        },
-    };
-    Bytes::from(out)
+) -> ManifestOptions {
+    let query = (protector.carried_token(place.query)).map(|t| format!("token={t}"));
+    ManifestOptions {
+        version: protected.map(|p| p.token.clone()),
+        query,
+        // Trick play is clear only: its key frames are not encrypted (fail closed).
+        trick_play: protected.is_none(),
+        withheld: Vec::new(),
+        protection: protected.map(|p| ManifestProtection {
+            scheme: p.scheme,
+            key: p.key.clone(),
+            clear_token: cached.token.clone(),
+            key_name: KEY_NAME.to_owned(),
+            licence_url: format!(
+                "{}{}{LICENCE_NAME}",
+                place.base_url(protector),
+                place.title_dir()
+            ),
+        }),
+    }
 }
 
 /// The IV of MPEG-TS segment `number` of the TS rendition named by `track_id` in output
@@ -155,25 +101,6 @@ pub fn ts_segment_iv(cached: &CachedTitle, p: &Protected, track_id: u32, number:
         Scheme::Aes128 => hls_ts_segment_iv(&cached.token, &p.key.kid, track_id, number),
         _ => hls_ts_sample_aes_iv(&cached.token, &p.key.kid, track_id),
     }
-}
-
-/// A clear manifest with the request's token carried into its URLs (signed URLs on
-/// every path, nothing encrypted).
-pub fn clear_manifest(
-    protector: &Protector,
-    resource: &Resource,
-    clear: Bytes,
-    query: Option<&str>,
-) -> Bytes {
-    let Some(token) = protector.carried_token(query) else {
-        return clear;
-    };
-    let q = format!("token={token}");
-    let text = String::from_utf8_lossy(&clear);
-    Bytes::from(match resource {
-        Resource::Mpd => manifest::dash_with_query(&text, &q),
-        _ => manifest::hls_with_query(&text, &q),
-    })
 }
 
 #[cfg(test)]

@@ -10,9 +10,10 @@ use crate::media::TrackKind;
 use crate::package::ts::TsTitle;
 use crate::package::webvtt::SubtitlePlan;
 use crate::package::{
-    init_segment, render_iframe_playlist, render_media_playlist, render_mpd,
-    render_multivariant_playlist, render_subtitle_playlist, split_document_track_id, PackageError,
-    Title,
+    init_segment, render_iframe_playlist, render_media_playlist, render_media_playlist_with,
+    render_mpd, render_mpd_with, render_multivariant_playlist, render_multivariant_playlist_with,
+    render_subtitle_playlist, render_subtitle_playlist_with, split_document_track_id,
+    ManifestOptions, PackageError, Title,
 };
 use crate::source::{ObjectIdentity, ObjectKey};
 
@@ -192,6 +193,47 @@ impl CachedTitle {
         )
     }
 
+    /// The HLS multivariant playlist as `options` write it: the kept clear one for the
+    /// default options, else written for the request.
+    pub fn multivariant_with(&self, options: &ManifestOptions) -> Bytes {
+        match options.is_clear() {
+            true => self.multivariant(),
+            false => Bytes::from(render_multivariant_playlist_with(&self.title, options)),
+        }
+    }
+
+    /// The DASH MPD as `options` write it (see [`CachedTitle::multivariant_with`]).
+    pub fn mpd_with(&self, options: &ManifestOptions) -> Bytes {
+        match options.is_clear() {
+            true => self.mpd(),
+            false => Bytes::from(render_mpd_with(&self.title, options)),
+        }
+    }
+
+    /// The media playlist of track `track_id` as `options` write it, if it is a rendition.
+    pub fn media_playlist_with(&self, track_id: u32, options: &ManifestOptions) -> Option<Bytes> {
+        if options.is_clear() {
+            return self.media_playlist(track_id);
+        }
+        let rendition = self.title.rendition(track_id)?;
+        let playlist = render_media_playlist_with(&self.title, rendition, options);
+        Some(Bytes::from(playlist))
+    }
+
+    /// The HLS subtitle playlist of text track `track_id` as `options` write it.
+    pub fn subtitle_playlist_with(
+        &self,
+        track_id: u32,
+        options: &ManifestOptions,
+    ) -> Option<Bytes> {
+        let clear = self.subtitle_playlist(track_id)?;
+        if options.is_clear() {
+            return Some(clear);
+        }
+        let playlist = render_subtitle_playlist_with(self.subtitle_plan(), track_id, options);
+        Some(Bytes::from(playlist))
+    }
+
     /// The init segment of track `track_id`, if it is a rendition.
     pub fn init_segment(&self, track_id: u32) -> Option<Bytes> {
         let pos = self.rendition_pos(track_id)?;
@@ -213,8 +255,6 @@ pub struct TsOutput {
     pub ts: Result<TsTitle, PackageError>,
     /// The multivariant playlist.
     pub master: OnceLock<Bytes>,
-    /// The multivariant playlist as SAMPLE-AES offers it.
-    pub sample_aes_master: OnceLock<Bytes>,
     /// Media playlists by TS rendition position.
     pub media: Vec<OnceLock<Bytes>>,
     /// I-frame playlists by TS rendition position.
@@ -233,7 +273,6 @@ impl TsOutput {
         Self {
             ts,
             master: OnceLock::new(),
-            sample_aes_master: OnceLock::new(),
             media: (0..n).map(|_| OnceLock::new()).collect(),
             iframes: (0..n).map(|_| OnceLock::new()).collect(),
         }

@@ -14,13 +14,13 @@ use bytes::Bytes;
 
 use crate::media::TrackKind;
 use crate::package::{
-    muxed_init_segment, prepare_muxed_segment, render_muxed_media_playlist, Rendition, Resource,
-    View,
+    muxed_init_segment, prepare_muxed_segment, render_muxed_media_playlist_with, Rendition,
+    Resource, View,
 };
 use crate::server::app::App;
 use crate::server::error::ServeError;
 use crate::server::offload::assemble_off_runtime;
-use crate::server::protect::manifest::{clear_manifest, RequestPlace};
+use crate::server::protect::manifest::{manifest_options, RequestPlace};
 use crate::server::respond::answer::{Answer, Content, SegmentRead, M3U8, MANIFEST};
 use crate::server::route::nginx_names::{Muxed, MuxedPart};
 use crate::server::titles::load::load_view;
@@ -66,21 +66,20 @@ pub async fn answer(
     let etag = Some(format!("\"{}-{}\"", cached.token, muxed.name()));
     let content = match muxed.part {
         MuxedPart::Playlist => {
-            let playlist =
-                render_muxed_media_playlist(title, &members, muxed.init_name(), |number| {
-                    muxed.segment_name(number)
-                })
-                .unwrap_or_default();
-            let first = Resource::MediaPlaylist {
-                track_id: members.first().map_or(0, |r| r.track_id),
-            };
-            let carries = place.carries_token(&app.protect);
-            let playlist = clear_manifest(&app.protect, &first, Bytes::from(playlist), place.query);
+            let options = manifest_options(&app.protect, &cached, None, place);
+            let playlist = render_muxed_media_playlist_with(
+                title,
+                &members,
+                muxed.init_name(),
+                |number| muxed.segment_name(number),
+                &options,
+            )
+            .unwrap_or_default();
             return Ok(Answer {
-                content: Content::Inline(playlist),
+                content: Content::Inline(Bytes::from(playlist)),
                 content_type: M3U8,
                 cache_control: MANIFEST,
-                etag: etag.filter(|_| !carries),
+                etag: etag.filter(|_| options.query.is_none()),
             });
         }
         MuxedPart::Init => {

@@ -20,11 +20,13 @@ use std::sync::{Arc, OnceLock};
 use bytes::Bytes;
 use tracing::Instrument;
 
-use super::sample_aes::{sample_aes_segment, without_muxed_only_audio, without_playlists};
+use super::sample_aes::sample_aes_segment;
 use crate::crypto::{Scheme, WholeSegmentEncryptor};
 use crate::package::{
-    render_ts_iframe_playlist, render_ts_media_playlist, render_ts_multivariant_playlist,
-    render_ts_subtitle_playlist, ts_subtitle_segment, PackageError, Resource,
+    render_ts_iframe_playlist, render_ts_iframe_playlist_with, render_ts_media_playlist,
+    render_ts_media_playlist_with, render_ts_multivariant_playlist,
+    render_ts_multivariant_playlist_with, render_ts_subtitle_playlist_with, ts_subtitle_segment,
+    ManifestOptions, PackageError, Resource,
 };
 use crate::server::error::ServeError;
 use crate::server::outputs::context::TitleRequest;
@@ -116,42 +118,52 @@ pub async fn answer(req: &TitleRequest<'_>) -> Result<Answer, ServeError> {
     }
     match resource {
         Resource::MultivariantTs => {
-            let master = output
-                .master
-                .get_or_init(|| Bytes::from(render_ts_multivariant_playlist(title, ts)))
-                .clone();
-            if protected.is_none_or(|p| p.scheme != Scheme::Cbcs) {
-                return Ok(req.manifest(master, M3U8));
-            }
-            if uncovered.len() == ts.renditions.len() {
+            if protected.is_some_and(|p| p.scheme == Scheme::Cbcs)
+                && uncovered.len() == ts.renditions.len()
+            {
                 return Err(ServeError::NotOffered(
                     "no TS rendition can be offered with SAMPLE-AES, which covers H.264, AAC, \
                      AC-3 and E-AC-3; use master.m3u8"
                         .into(),
                 ));
             }
-            // SAMPLE-AES: ffmpeg (5.1; its hls.c today reads the same) takes a variant
-            // with an audio group for packed audio and decrypts nothing, so a group that
-            // only names the muxed audio (no URI) is left out: it says nothing the
-            // variant does not. Renditions the format does not cover go too. Both depend
-            // on the title alone: trimmed once, kept beside the clear playlist.
-            let trimmed = output.sample_aes_master.get_or_init(|| {
-                let text = without_muxed_only_audio(&String::from_utf8_lossy(&master));
-                let names: Vec<String> = (uncovered.iter())
-                    .map(|&track_id| Resource::TsMediaPlaylist { track_id }.to_string())
-                    .collect();
-                Bytes::from(match names.is_empty() {
-                    true => text,
-                    false => without_playlists(&text, &names),
-                })
-            });
-            Ok(req.manifest(trimmed.clone(), M3U8))
+            // SAMPLE-AES leaves out the renditions it does not cover; the writer also
+            // leaves out an audio group that only names the muxed audio, which ffmpeg
+            // (5.1; its hls.c today reads the same) takes for packed audio and decrypts
+            // nothing of.
+            let options = ManifestOptions {
+                withheld: uncovered,
+                ..req.options.clone()
+            };
+            let master = match options.is_clear() {
+                true => cached_bytes(Some(&output.master), &|| {
+                    render_ts_multivariant_playlist(title, ts)
+                }),
+                false => Some(Bytes::from(render_ts_multivariant_playlist_with(
+                    title, ts, &options,
+                ))),
+            };
+            let master = master.ok_or(ServeError::Internal("TS layout failed"))?;
+            Ok(req.manifest(master, M3U8))
         }
         Resource::TsMediaPlaylist { track_id } => {
+            let clear = req.options.is_clear();
             if let Ok(pos) = position(track_id) {
-                let rendition = &ts.renditions[pos];
-                let render = || render_ts_media_playlist(title, rendition);
-                return cached_bytes(output.media.get(pos), &render)
+                let rendition = ts
+                    .renditions
+                    .get(pos)
+                    .ok_or(ServeError::NoTsRendition(track_id))?;
+                let playlist = match clear {
+                    true => cached_bytes(output.media.get(pos), &|| {
+                        render_ts_media_playlist(title, rendition)
+                    }),
+                    false => Some(Bytes::from(render_ts_media_playlist_with(
+                        title,
+                        rendition,
+                        &req.options,
+                    ))),
+                };
+                return playlist
                     .map(|bytes| req.manifest(bytes, M3U8))
                     .ok_or(ServeError::NoTsRendition(track_id));
             }
@@ -160,12 +172,15 @@ pub async fn answer(req: &TitleRequest<'_>) -> Result<Answer, ServeError> {
                 .subtitle_playlist(track_id)
                 .ok_or(ServeError::NoTsRendition(track_id))?;
             let plan = cached.subtitle_plan();
-            let playlist = Bytes::from(render_ts_subtitle_playlist(plan, track_id));
-            Ok(req.manifest(playlist, M3U8))
+            let playlist = render_ts_subtitle_playlist_with(plan, track_id, &req.options);
+            Ok(req.manifest(Bytes::from(playlist), M3U8))
         }
         Resource::TsIframePlaylist { track_id } => {
             let pos = position(track_id)?;
-            let rendition = &ts.renditions[pos];
+            let rendition = ts
+                .renditions
+                .get(pos)
+                .ok_or(ServeError::NoTsRendition(track_id))?;
             if !rendition
                 .program
                 .streams
@@ -174,14 +189,23 @@ pub async fn answer(req: &TitleRequest<'_>) -> Result<Answer, ServeError> {
             {
                 return Err(ServeError::NoTsVideoRendition(track_id));
             }
-            let render = || render_ts_iframe_playlist(rendition);
-            cached_bytes(output.iframes.get(pos), &render)
+            let playlist = match req.options.is_clear() {
+                true => cached_bytes(output.iframes.get(pos), &|| {
+                    render_ts_iframe_playlist(rendition)
+                }),
+                false => Some(Bytes::from(render_ts_iframe_playlist_with(
+                    rendition,
+                    &req.options,
+                ))),
+            };
+            playlist
                 .map(|bytes| req.manifest(bytes, M3U8))
                 .ok_or(ServeError::NoTsRendition(track_id))
         }
         Resource::TsSegment { track_id, number } => {
             let rendition = position(track_id)?;
-            let ts_rendition = &ts.renditions[rendition];
+            let ts_rendition =
+                (ts.renditions.get(rendition)).ok_or(ServeError::NoTsRendition(track_id))?;
             let segment = usize::try_from(number - 1).unwrap_or(usize::MAX);
             let summary = ts_rendition.layout.segments.get(segment).ok_or(
                 PackageError::SegmentOutOfRange {

@@ -1,6 +1,6 @@
 //! SAMPLE-AES for the TS output: a segment's samples read whole and encrypted before its
-//! layout is known (`package::ts::sample_aes`), and the multivariant playlist trimmed to
-//! what Apple's sample encryption covers and what readers take right.
+//! layout is known (`package::ts::sample_aes`). What the multivariant playlist offers with
+//! it is the writer's (`ManifestOptions::withheld`).
 
 use std::sync::Arc;
 
@@ -16,67 +16,6 @@ use crate::server::offload::assemble_off_runtime;
 use crate::server::respond::answer::TsProtection;
 use crate::server::titles::cached::CachedTitle;
 use crate::source::{ByteRange, ObjectIdentity, ObjectKey};
-
-/// Multivariant playlist `text` without its audio groups whose renditions all lack a URI
-/// (the audio muxed in the variants): their `EXT-X-MEDIA` tags and the variants' `AUDIO`
-/// attributes naming them go.
-pub(super) fn without_muxed_only_audio(text: &str) -> String {
-    let group_of = |line: &str| {
-        let at = line.find("GROUP-ID=\"")? + "GROUP-ID=\"".len();
-        let rest = line.get(at..)?;
-        rest.find('"').map(|end| rest[..end].to_owned())
-    };
-    let audio = |line: &&str| line.starts_with("#EXT-X-MEDIA:") && line.contains("TYPE=AUDIO");
-    let mut muxed_only: Vec<String> = text.lines().filter(audio).filter_map(group_of).collect();
-    for line in text.lines().filter(audio) {
-        if line.contains("URI=\"") {
-            if let Some(group) = group_of(line) {
-                muxed_only.retain(|g| *g != group);
-            }
-        }
-    }
-    let mut out = String::with_capacity(text.len());
-    for line in text.lines() {
-        if audio(&line) && group_of(line).is_some_and(|g| muxed_only.contains(&g)) {
-            continue;
-        }
-        let mut line = line.to_owned();
-        if line.starts_with("#EXT-X-STREAM-INF:") {
-            for group in &muxed_only {
-                line = line.replace(&format!(",AUDIO=\"{group}\""), "");
-            }
-        }
-        out.push_str(&line);
-        out.push('\n');
-    }
-    out
-}
-
-/// Multivariant playlist `text` without the variants and renditions whose playlist is
-/// one of `names`.
-pub(super) fn without_playlists(text: &str, names: &[String]) -> String {
-    let names_uri = |line: &str| {
-        let uri = line.rsplit('/').next().unwrap_or(line);
-        names.iter().any(|n| n == uri)
-    };
-    let quoted = |line: &str| names.iter().any(|n| line.contains(&format!("{n}\"")));
-    let lines: Vec<&str> = text.lines().collect();
-    let mut out = String::with_capacity(text.len());
-    for (k, line) in lines.iter().enumerate() {
-        let dropped = if line.starts_with("#EXT-X-STREAM-INF") {
-            lines.get(k + 1).is_some_and(|next| names_uri(next))
-        } else if line.starts_with("#EXT-X-MEDIA") {
-            quoted(line)
-        } else {
-            !line.starts_with('#') && names_uri(line)
-        };
-        if !dropped {
-            out.push_str(line);
-            out.push('\n');
-        }
-    }
-    out
-}
 
 /// Segment `segment` of TS rendition `rendition` of `cached` with HLS SAMPLE-AES: its
 /// samples read whole from `objects` (one per program stream) and encrypted on the
@@ -210,46 +149,3 @@ fn cut_ranges(whole: &Bytes, first: u64, ranges: &[ByteRange]) -> Result<Vec<Byt
 const SPAN_SLACK_BYTES: u64 = 256 * 1024;
 /// Most bytes of samples of a SAMPLE-AES segment encrypted on the runtime worker itself.
 const INLINE_ENCRYPT_BYTES: u64 = 1024 * 1024;
-
-#[cfg(test)]
-mod tests {
-    use super::{without_muxed_only_audio, without_playlists};
-
-    /// Given a TS multivariant playlist whose audio group only names the muxed audio, then
-    /// the group and the variants' reference to it go; a group with an alternate rendition
-    /// (a URI) stays whole.
-    #[test]
-    fn audio_groups_of_muxed_audio_only_leave_the_playlist() {
-        let muxed = "#EXTM3U\n\
-            #EXT-X-MEDIA:TYPE=AUDIO,GROUP-ID=\"audio\",NAME=\"a\",DEFAULT=YES\n\
-            #EXT-X-STREAM-INF:BANDWIDTH=1,CODECS=\"avc1,mp4a\",AUDIO=\"audio\"\nv1/index-ts-t1.m3u8\n";
-        assert_eq!(
-            without_muxed_only_audio(muxed),
-            "#EXTM3U\n#EXT-X-STREAM-INF:BANDWIDTH=1,CODECS=\"avc1,mp4a\"\nv1/index-ts-t1.m3u8\n"
-        );
-        let alternate = "#EXTM3U\n\
-            #EXT-X-MEDIA:TYPE=AUDIO,GROUP-ID=\"audio\",NAME=\"a\",DEFAULT=YES\n\
-            #EXT-X-MEDIA:TYPE=AUDIO,GROUP-ID=\"audio\",NAME=\"b\",URI=\"v1/index-ts-t3.m3u8\"\n\
-            #EXT-X-STREAM-INF:BANDWIDTH=1,AUDIO=\"audio\"\nv1/index-ts-t1.m3u8\n";
-        assert_eq!(without_muxed_only_audio(alternate), alternate);
-    }
-
-    /// Given a TS multivariant playlist with an MP3 audio rendition and a variant whose
-    /// muxed audio SAMPLE-AES cannot carry, then both go and the rest stays as it was.
-    #[test]
-    fn uncovered_renditions_leave_the_multivariant_playlist() {
-        let master = "#EXTM3U\n#EXT-X-VERSION:4\n\
-            #EXT-X-MEDIA:TYPE=AUDIO,GROUP-ID=\"audio\",NAME=\"a\",DEFAULT=YES\n\
-            #EXT-X-MEDIA:TYPE=AUDIO,GROUP-ID=\"audio\",NAME=\"mp3\",URI=\"v1/index-ts-t3.m3u8\"\n\
-            #EXT-X-STREAM-INF:BANDWIDTH=1,AUDIO=\"audio\"\nv1/index-ts-t1.m3u8\n\
-            #EXT-X-STREAM-INF:BANDWIDTH=2,AUDIO=\"audio\"\nv1/index-ts-t2.m3u8\n";
-        let names = ["index-ts-t2.m3u8".to_owned(), "index-ts-t3.m3u8".to_owned()];
-        let out = without_playlists(master, &names);
-        assert_eq!(
-            out,
-            "#EXTM3U\n#EXT-X-VERSION:4\n\
-             #EXT-X-MEDIA:TYPE=AUDIO,GROUP-ID=\"audio\",NAME=\"a\",DEFAULT=YES\n\
-             #EXT-X-STREAM-INF:BANDWIDTH=1,AUDIO=\"audio\"\nv1/index-ts-t1.m3u8\n"
-        );
-    }
-}
