@@ -1,7 +1,7 @@
 //! Title documents: a `.json` object naming the files of one title (its ABR ladder, extra
 //! audio languages and subtitle files), parsed and checked before any of them is read.
 //!
-//! This module owns the document format (issue 11) and the rules on what it may name:
+//! This module owns the document format and the rules on what it may name:
 //! every path is relative to the document's folder, is resolved lexically here (`.` and
 //! `..` segments), and must stay under the root or bucket prefix; the result is an
 //! [`ObjectKey`], so the backends see only keys that passed the same checks as request
@@ -41,7 +41,7 @@ pub enum DocumentError {
     BadEntry { entry: String, reason: String },
 }
 
-/// A title document as written (issue 11), before its paths are resolved.
+/// A title document as written, before its paths are resolved.
 #[derive(Debug, Clone, PartialEq, Eq, Deserialize)]
 #[serde(deny_unknown_fields)]
 struct RawDocument {
@@ -53,12 +53,12 @@ struct RawDocument {
     /// Issue 16: play only this window of the title.
     #[serde(default)]
     clip: Option<DocumentClip>,
-    /// The title's encryption, overriding the server's (issue 14): `hls=aes-128,dash=cenc`.
+    /// The title's encryption, overriding the server's: `hls=aes-128,dash=cenc`.
     #[serde(default)]
     encryption: Option<String>,
 }
 
-/// A document's `"clip": {"from": MS, "to": MS}` (issue 16): the window of the title's
+/// A document's `"clip": {"from": MS, "to": MS}`: the window of the title's
 /// presentation that is served, in milliseconds; `to` may be left out (to the end). The
 /// package layer checks it against the title (`package::Clip`).
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Deserialize)]
@@ -98,7 +98,7 @@ pub struct TitleDocument {
     pub audio: Vec<DocumentFile>,
     /// Sidecar subtitle files (WebVTT or SRT), in document order.
     pub subtitles: Vec<DocumentFile>,
-    /// The window of the title served (issue 16), if the document gives one.
+    /// The window of the title served, if the document gives one.
     pub clip: Option<DocumentClip>,
     /// The title's own encryption policy (`"encryption"`), overriding the server's
     /// `--encryption`; `None` when the document does not say.

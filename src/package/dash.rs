@@ -113,7 +113,7 @@ impl Uris<'_> {
 }
 
 /// The renditions of each AdaptationSet. A plain file's: one set per rendition. A title
-/// document's (issue 11): one video set holding the whole ladder (its Representations are
+/// document's: one video set holding the whole ladder (its Representations are
 /// cut at the same times, so players switch between them), then one audio set per
 /// language, in rendition order.
 fn adaptation_groups(title: &Title) -> Vec<Vec<&Rendition>> {

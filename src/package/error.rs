@@ -29,7 +29,7 @@ pub enum PackageError {
         reason: String,
     },
     /// A title document's rendition that cannot be cut with the first video rendition
-    /// (issue 11): no key frame at one of its cut times (`at_ms` on the output timeline),
+    ///: no key frame at one of its cut times (`at_ms` on the output timeline),
     /// or frame rates that never meet. `rendition` names the document entry and file. 422.
     #[error(
         "{rendition}: no key frame at {at_ms} ms, where the first video rendition is cut{hint}"

@@ -1,4 +1,4 @@
-//! A title over several files (issue 11): the renditions a title document names, cut
+//! A title over several files: the renditions a title document names, cut
 //! together into one [`Title`] that HLS and DASH render like a single file's.
 //!
 //! Each rendition is a (file, track). The tracks of every file, already presented as their

@@ -17,7 +17,7 @@ pub struct Title {
     pub plan: SegmentPlan,
     /// What players are offered, videos first, then audios, each in file order.
     pub renditions: Vec<Rendition>,
-    /// Sidecar subtitle files of a title document (issue 11), in document order; empty
+    /// Sidecar subtitle files of a title document, in document order; empty
     /// for a plain MP4.
     pub sidecars: Vec<SidecarSubtitle>,
 }
@@ -41,7 +41,7 @@ pub struct SidecarSubtitle {
     /// Size of the file in bytes (its DASH bandwidth over the title's duration).
     pub size_bytes: u64,
     /// Added to the file's cue times (ns) to put them on the title's presentation
-    /// timeline: minus the start of a clip (issue 16), else 0.
+    /// timeline: minus the start of a clip, else 0.
     pub offset_ns: i128,
 }
 

@@ -65,7 +65,7 @@ impl Drop for Permit {
 }
 
 /// Places in use against a limit. Admission only ever tries and never waits, so a counter
-/// is enough; a `tokio::sync::Semaphore` took a mutex on every release (issue 13).
+/// is enough; a `tokio::sync::Semaphore` took a mutex on every release.
 #[derive(Debug)]
 struct Pool {
     in_use: AtomicUsize,

@@ -7,7 +7,7 @@
 //! A client that stops reading stops the polling, and the connection's send timeout
 //! (`send_timeout.rs`) closes it; dropping the body drops its source reads. It replaced a
 //! bounded channel fed by a producer task, which held one more chunk per stream and a task
-//! hop per chunk (issue 13: 82 -> 55-61 KiB per stream under 1,000 streams).
+//! hop per chunk (82 -> 55-61 KiB per stream under 1,000 streams).
 
 use std::pin::Pin;
 use std::task::{Context, Poll};

@@ -18,7 +18,7 @@
 //! In the same window the file opened to take an identity stays open (at most
 //! `OPEN_FILE_CACHE_ENTRIES` files), and a stream of that identity reads from it: a
 //! segment whose bytes are in the page cache is then read on the runtime worker without
-//! an `open` or any hop to the blocking pool (issue 12). The open file is the version the
+//! an `open` or any hop to the blocking pool. The open file is the version the
 //! identity describes, so a replaced file is never read through it.
 //!
 //! Beside this file: `files.rs` opens a key's file and keeps identities and open files,
@@ -94,8 +94,8 @@ impl LocalMediaSource {
     /// Why: a track interleaved sample by sample with another (ffmpeg's usual layout) is
     /// one range per sample, 180 `pread`s for a 6 s video segment at 30 fps, each about a
     /// microsecond of system time here, as much as copying 8 KiB from the page cache. At
-    /// 8 KiB a segment of the 60-minute asset costs half the CPU (docs/performance.md,
-    /// issue 13). The default, 0, keeps the brief's bar of no over-read on local files.
+    /// 8 KiB a segment of the 60-minute asset costs half the CPU (docs/performance.md).
+    /// The default, 0, keeps the brief's bar of no over-read on local files.
     pub fn with_merge_gap(mut self, bytes: u64) -> Self {
         self.merge_gap = bytes;
         self

@@ -6,7 +6,7 @@
 //! cost a hand-off to a pool thread and back: with 1,000 streams of 16 KiB batches the
 //! kernel's scheduling of those hand-offs (futex waits and wake-ups) was most of the
 //! server's CPU, and segments per second fell to a quarter of what 512 KiB batches gave;
-//! reading here doubled them (docs/performance.md, issue 13). A media file being served is nearly always in the page cache, as nginx's
+//! reading here doubled them (docs/performance.md). A media file being served is nearly always in the page cache, as nginx's
 //! `sendfile` also counts on, and `RWF_NOWAIT` reads only what is there: if any byte would
 //! need the disk, the call fails at once with `EAGAIN` and the batch goes to the blocking
 //! pool as before. So no call here blocks on I/O, which is the rule for runtime workers.

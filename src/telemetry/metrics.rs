@@ -56,7 +56,7 @@ pub struct Metrics {
     pub cache_weighted_bytes: Gauge,
     /// The `(route, 200)` series of `requests` and `request_seconds`, held beside the
     /// families so that most requests neither hash their labels nor take a family's lock
-    /// (issue 13). Filled on first use, so the exposition is as before.
+    ///. Filled on first use, so the exposition is as before.
     ok_series: [OnceLock<OkSeries>; OK_SERIES],
 }
 

@@ -1,4 +1,4 @@
-//! nginx-vod-module's URL grammar (issue 16), translated to vodpack's own routes, so a CDN
+//! nginx-vod-module's URL grammar, translated to vodpack's own routes, so a CDN
 //! or an app holding nginx-vod URLs can be pointed at vodpack unchanged.
 //!
 //! Under each configured location (`--nginx-vod-locations hls=/hls/,hlsts=/hlsts/,dash=/dash/`)

@@ -5,7 +5,7 @@
 //! form one, a backslash or a NUL is refused whatever its spelling. NAME is the last path
 //! segment and must be a resource name (`package::Resource`); it may sit in a version
 //! folder (`/vod/KEY/v{token}/NAME`), which is how manifests refer to everything else.
-//! Between KEY and the rest may come a view (issue 16): `clip/FROM-TO/` and
+//! Between KEY and the rest may come a view: `clip/FROM-TO/` and
 //! `tracks/SPEC/` (`package::View`), so `/vod/KEY/clip/0-5000/master.m3u8` and everything
 //! it refers to (`/vod/KEY/clip/0-5000/v{token}/...`) are a clipped title.
 
@@ -117,7 +117,7 @@ impl Route {
 }
 
 /// Extensions a KEY may end in (case-insensitive): media files, and `.json` for title
-/// documents (issue 11).
+/// documents.
 const MEDIA_EXTENSIONS: [&str; 5] = [".mp4", ".m4v", ".m4a", ".mov", ".json"];
 
 /// Parse a request path (without the query string).

@@ -1,5 +1,5 @@
 //! Title documents, served: a `.json` key's document read and checked, the files it names
-//! loaded, and their renditions cut together into one cached title (issue 11).
+//! loaded, and their renditions cut together into one cached title.
 //!
 //! Each file is loaded through the catalog's own per-object cache (single-flight with
 //! `try_get_with`), all of them concurrently, so a file shared by two documents, or named
@@ -289,7 +289,7 @@ async fn load_ladder(
     Ok(cached.with_offsets_soon())
 }
 
-/// `title` cut to the document's `"clip"` (issue 16). A clip the title cannot have is the
+/// `title` cut to the document's `"clip"`. A clip the title cannot have is the
 /// document's fault: 422 naming the field.
 fn clip_document_title(
     title: &Title,

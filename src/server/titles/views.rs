@@ -1,4 +1,4 @@
-//! Views served: a title's clip or track selection (`package::View`, issue 16) made from
+//! Views served: a title's clip or track selection (`package::View`) made from
 //! the whole title's cached index, and cached beside it.
 //!
 //! A view never reads the source again: it is the cached title's index with the clip
