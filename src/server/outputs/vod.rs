@@ -93,7 +93,7 @@ pub async fn answer(
         | Resource::TsMediaPlaylist { .. }
         | Resource::TsIframePlaylist { .. }
         | Resource::TsSegment { .. }
-        | Resource::TsSubtitleSegment { .. } => Box::pin(ts::output::answer(&req)).await?,
+        | Resource::TsSubtitleSegment { .. } => Box::pin(ts::answer(&req)).await?,
     };
     // A clear manifest of a plain file, asked for by its own name, is held for the
     // requests like it until the file's identity window ends (`respond::held`). A title

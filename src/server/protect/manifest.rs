@@ -1,13 +1,11 @@
 //! What manifests say about protection, per request: the encrypted output's version folder
 //! and key signalling, and the signed-URL token carried into every URL they write, as the
-//! plain `ManifestOptions` the writers take; and the IVs of encrypted TS segments.
+//! plain `ManifestOptions` the writers take.
 
 use http::header::{self, HeaderMap};
 
 use super::protector::Protector;
 use super::select::Protected;
-use crate::crypto::Scheme;
-use crate::package::protect::{hls_ts_sample_aes_iv, hls_ts_segment_iv};
 use crate::package::{ManifestOptions, ManifestProtection};
 use crate::server::route::paths::{KEY_NAME, LICENCE_NAME};
 use crate::server::titles::cached::CachedTitle;
@@ -90,16 +88,6 @@ pub fn manifest_options(
                 place.title_dir()
             ),
         }),
-    }
-}
-
-/// The IV of MPEG-TS segment `number` of the TS rendition named by `track_id` in output
-/// `p`: AES-128 and SAMPLE-AES each from a base of their own (SAMPLE-AES: one IV for all
-/// segments).
-pub fn ts_segment_iv(cached: &CachedTitle, p: &Protected, track_id: u32, number: u64) -> [u8; 16] {
-    match p.scheme {
-        Scheme::Aes128 => hls_ts_segment_iv(&cached.token, &p.key.kid, track_id, number),
-        _ => hls_ts_sample_aes_iv(&cached.token, &p.key.kid, track_id),
     }
 }
 

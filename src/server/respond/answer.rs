@@ -7,9 +7,9 @@ use std::sync::Arc;
 use bytes::Bytes;
 
 use crate::media::TrackKind;
-use crate::package::ts::TsSegment;
 use crate::package::PreparedSegment;
 use crate::server::protect::segment::ProtectedSegment;
+use crate::server::protect::ts::TsProtection;
 use crate::server::titles::cached::CachedTitle;
 use crate::source::{ObjectIdentity, ObjectKey};
 
@@ -126,15 +126,4 @@ pub struct TsSegmentJob {
     pub len: u64,
     /// How its bytes are protected.
     pub protection: TsProtection,
-}
-
-/// How a TS segment's bytes are protected.
-#[derive(Debug)]
-pub enum TsProtection {
-    Clear,
-    /// HLS AES-128 (key, IV): the whole segment, CBC with PKCS#7 padding.
-    Aes128([u8; 16], [u8; 16]),
-    /// HLS SAMPLE-AES: the writer over the segment's samples, already encrypted (their
-    /// sizes shape the layout, `package::ts::sample_aes`), and those samples per stream.
-    SampleAes(Box<TsSegment>, Vec<Bytes>),
 }

@@ -8,7 +8,7 @@ use std::sync::Arc;
 use bytes::Bytes;
 use futures_util::StreamExt;
 
-use super::answer::{TsProtection, TsSegmentJob};
+use super::answer::TsSegmentJob;
 use crate::crypto::WholeSegmentEncryptor;
 use crate::package::ts::{prepare_ts_segment, Need, TsSegment};
 use crate::package::PackageError;
@@ -16,6 +16,7 @@ use crate::server::app::App;
 use crate::server::body::window_part;
 use crate::server::error::ServeError;
 use crate::server::offload::assemble_off_runtime;
+use crate::server::protect::ts::TsProtection;
 use crate::server::titles::cached::CachedTitle;
 use crate::source::{ByteRange, InterleavedReads, ObjectIdentity, ObjectKey};
 

@@ -1,21 +1,46 @@
-//! SAMPLE-AES for the TS output: a segment's samples read whole and encrypted before its
-//! layout is known (`package::ts::sample_aes`). What the multivariant playlist offers with
-//! it is the writer's (`ManifestOptions::withheld`).
+//! Encrypted MPEG-TS segments: how a TS segment's bytes are protected ([`TsProtection`]),
+//! its IV, and for HLS SAMPLE-AES the segment's samples read whole and encrypted before its
+//! layout is known (`package::ts::sample_aes`: encryption changes the video's sizes). What
+//! the multivariant playlist offers with SAMPLE-AES is the writer's
+//! (`ManifestOptions::withheld`); AES-128 encrypts the written chunks as they stream
+//! (`respond::ts_stream`).
 
 use std::sync::Arc;
 
 use bytes::Bytes;
 
+use super::select::Protected;
+use crate::crypto::Scheme;
+use crate::package::protect::{hls_ts_sample_aes_iv, hls_ts_segment_iv};
 use crate::package::ts::{
-    encrypt_sample_aes_segment, prepare_ts_segment, TsTitle, MAX_SEGMENT_SAMPLE_BYTES,
+    encrypt_sample_aes_segment, prepare_ts_segment, TsSegment, TsTitle, MAX_SEGMENT_SAMPLE_BYTES,
 };
 use crate::package::PackageError;
-use crate::server::app::App;
 use crate::server::error::ServeError;
 use crate::server::offload::assemble_off_runtime;
-use crate::server::respond::answer::TsProtection;
 use crate::server::titles::cached::CachedTitle;
-use crate::source::{ByteRange, ObjectIdentity, ObjectKey};
+use crate::source::{ByteRange, MediaSource, ObjectIdentity, ObjectKey};
+
+/// How a TS segment's bytes are protected.
+#[derive(Debug)]
+pub enum TsProtection {
+    Clear,
+    /// HLS AES-128 (key, IV): the whole segment, CBC with PKCS#7 padding.
+    Aes128([u8; 16], [u8; 16]),
+    /// HLS SAMPLE-AES: the writer over the segment's samples, already encrypted (their
+    /// sizes shape the layout, `package::ts::sample_aes`), and those samples per stream.
+    SampleAes(Box<TsSegment>, Vec<Bytes>),
+}
+
+/// The IV of MPEG-TS segment `number` of the TS rendition named by `track_id` in output
+/// `p`: AES-128 and SAMPLE-AES each from a base of their own (SAMPLE-AES: one IV for all
+/// segments).
+pub fn ts_segment_iv(cached: &CachedTitle, p: &Protected, track_id: u32, number: u64) -> [u8; 16] {
+    match p.scheme {
+        Scheme::Aes128 => hls_ts_segment_iv(&cached.token, &p.key.kid, track_id, number),
+        _ => hls_ts_sample_aes_iv(&cached.token, &p.key.kid, track_id),
+    }
+}
 
 /// Segment `segment` of TS rendition `rendition` of `cached` with HLS SAMPLE-AES: its
 /// samples read whole from `objects` (one per program stream) and encrypted on the
@@ -26,8 +51,8 @@ use crate::source::{ByteRange, ObjectIdentity, ObjectKey};
 /// # Errors
 /// 422 for a program SAMPLE-AES does not cover or a segment too large; the source's
 /// answers for its reads.
-pub(super) async fn sample_aes_segment(
-    app: &App,
+pub async fn sample_aes_segment(
+    source: &Arc<dyn MediaSource>,
     (cached, ts): (&Arc<CachedTitle>, &TsTitle),
     objects: &[(ObjectKey, ObjectIdentity)],
     (rendition, segment, key, iv): (usize, usize, [u8; 16], [u8; 16]),
@@ -47,7 +72,7 @@ pub(super) async fn sample_aes_segment(
         };
         return Err(e.into());
     }
-    let samples = read_samples(app, objects, &clear.ranges).await?;
+    let samples = read_samples(source, objects, &clear.ranges).await?;
     let title = cached.clone();
     let encrypt = move || {
         let output = title.ts_slot().get().and_then(|o| o.ts.as_ref().ok());
@@ -79,11 +104,10 @@ pub(super) async fn sample_aes_segment(
 /// cover (a muxed file interleaves them sample by sample) are read as that one span: one
 /// read, where a read per range would be hundreds.
 async fn read_samples(
-    app: &App,
+    source: &Arc<dyn MediaSource>,
     objects: &[(ObjectKey, ObjectIdentity)],
     ranges: &[Vec<ByteRange>],
 ) -> Result<Vec<Bytes>, ServeError> {
-    let source = app.catalog.source();
     let mut out = vec![Bytes::new(); ranges.len()];
     let mut done = vec![false; ranges.len()];
     for (s, (key, identity)) in objects.iter().enumerate() {

@@ -12,15 +12,14 @@
 //! segment's samples are read whole and encrypted first (their sizes shape its layout,
 //! `package::ts::sample_aes`), then written from memory.
 //!
-//! A segment's body is streamed by `respond::ts_stream`; SAMPLE-AES's part is in
-//! `sample_aes.rs`.
+//! A segment's body is streamed by `respond::ts_stream`; what encryption changes is in
+//! `protect::ts`.
 
 use std::sync::{Arc, OnceLock};
 
 use bytes::Bytes;
 use tracing::Instrument;
 
-use super::sample_aes::sample_aes_segment;
 use crate::crypto::{Scheme, WholeSegmentEncryptor};
 use crate::package::{
     render_ts_iframe_playlist, render_ts_iframe_playlist_with, render_ts_media_playlist,
@@ -31,10 +30,8 @@ use crate::package::{
 use crate::server::error::ServeError;
 use crate::server::outputs::context::TitleRequest;
 use crate::server::outputs::subtitles::{subtitle_body, SubtitleRequest};
-use crate::server::protect::manifest::ts_segment_iv;
-use crate::server::respond::answer::{
-    Answer, Content, TsProtection, TsSegmentJob, M3U8, MP2T, WEBVTT,
-};
+use crate::server::protect::ts::{sample_aes_segment, ts_segment_iv, TsProtection};
+use crate::server::respond::answer::{Answer, Content, TsSegmentJob, M3U8, MP2T, WEBVTT};
 use crate::server::titles::cached::{CachedTitle, TsOutput};
 
 /// The TS output of `cached`, worked out on the blocking pool the first time.
@@ -231,7 +228,8 @@ pub async fn answer(req: &TitleRequest<'_>) -> Result<Answer, ServeError> {
                         TsProtection::Aes128(p.key.key, iv)
                     } else {
                         let encrypt = (rendition, segment, p.key.key, iv);
-                        sample_aes_segment(app, (cached, ts), &objects, encrypt).await?
+                        sample_aes_segment(app.catalog.source(), (cached, ts), &objects, encrypt)
+                            .await?
                     }
                 }
             };
