@@ -181,7 +181,7 @@ fn every_vodpack_variable_in_the_deployment_files_is_a_setting() {
             seen += 1;
             assert!(
                 known.contains(name.as_str()),
-                "{} sets {name}, which is not a setting (src/config.rs SETTINGS)",
+                "{} sets {name}, which is not a setting (src/config/reference.rs SETTINGS)",
                 file.display()
             );
         }

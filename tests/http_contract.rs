@@ -299,7 +299,7 @@ async fn with_reused_identities_a_replaced_file_is_served_within_the_window() {
 }
 
 /// Given identities reused for an hour, when a master, an MPD and a media playlist are
-/// each asked twice, then the second answers are held ones (answers.rs): the same bytes and
+/// each asked twice, then the second answers are held ones (server/held.rs): the same bytes and
 /// headers as the first, date aside, still counted in the metrics. A conditional, a ranged
 /// or a HEAD request of the same path still gets its own answer.
 #[tokio::test]

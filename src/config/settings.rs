@@ -43,7 +43,7 @@ pub struct Settings {
     pub protect: ProtectSettings,
     /// Location prefixes answered with nginx-vod-module's URL grammar; empty by default.
     pub nginx_vod_locations: NginxVodLocations,
-    /// The preview page at `/` (server/preview.rs).
+    /// The preview page at `/` (server/preview/page.rs).
     pub preview: PreviewOptions,
 }
 

@@ -14,7 +14,7 @@
 //!
 //! It also copies out each track's raw `stsd`, which init segments carry byte for byte, and
 //! sets aside the bodies of its sample tables (`stts`, `ctts`, `stss`, `stsz`, `stsc`,
-//! `stco`, `co64`), which `tables.rs` reads straight into the index: the copy holds empty
+//! `stco`, `co64`), which `tables/` reads straight into the index: the copy holds empty
 //! stand-ins for the three tables mp4-atom requires, so mp4-atom never decodes a table.
 
 use std::cmp::Reverse;
@@ -50,7 +50,7 @@ pub(super) struct Skeleton {
 }
 
 /// Empty `stts`, `stsc` and `stsz` boxes: what the copy holds in place of the file's
-/// tables (mp4-atom requires the three; `tables.rs` reads the real ones).
+/// tables (mp4-atom requires the three; `tables/` reads the real ones).
 const EMPTY_STTS: [u8; 16] = [0, 0, 0, 16, b's', b't', b't', b's', 0, 0, 0, 0, 0, 0, 0, 0];
 /// See [`EMPTY_STTS`].
 const EMPTY_STSC: [u8; 16] = [0, 0, 0, 16, b's', b't', b's', b'c', 0, 0, 0, 0, 0, 0, 0, 0];

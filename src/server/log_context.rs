@@ -5,7 +5,7 @@
 //! because formatting its fields for the log layer on every request cost about a third of
 //! a cached playlist's CPU (callgrind, docs/performance.md). The few lines that need to say
 //! which request they are about (a failed request, a cut stream) name it themselves:
-//! [`scope`] keeps the request's route label and path in a task-local for the handler's
+//! [`scope`] keeps the request's route label and path in a task-local for the request's
 //! future, and [`facts`] reads them back. The path is an `http::Uri` (a reference-counted
 //! clone of the request's), and the object key is parsed from it only when a line is
 //! written, so a request that logs nothing pays one clone.

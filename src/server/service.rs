@@ -1,5 +1,5 @@
 //! What a connection's requests go through first: a held answer when the request is a
-//! plain `GET` of one (`respond::held`), else the preview page at `/` when it is on
+//! plain `GET` of one (`held.rs`), else the preview page at `/` when it is on
 //! (`preview/`), else the request's life by its route (`request.rs`).
 
 use std::sync::Arc;

@@ -76,7 +76,7 @@ pub trait MediaSource: Send + Sync + 'static {
 
     /// A number that changes whenever the source stops reusing an identity before its
     /// window ends (an object found changed under a read). Whatever was kept for an
-    /// identity (server::answers) is dropped when it changes. The default never changes.
+    /// identity (server::held) is dropped when it changes. The default never changes.
     fn identity_epoch(&self) -> u64 {
         0
     }
@@ -84,7 +84,7 @@ pub trait MediaSource: Send + Sync + 'static {
     /// [`MediaSource::identify`], with the instant until which the source gives this answer
     /// again without asking the storage (its identity window), or `None` when every call
     /// asks. A replaced object is seen from that instant on, so nothing kept for the
-    /// answer (server::answers) may outlive it. The default asks every time.
+    /// answer (server::held) may outlive it. The default asks every time.
     ///
     /// # Errors
     /// As [`MediaSource::identify`].

@@ -20,7 +20,7 @@ use crate::server::respond::conditional::entity_tag;
 use crate::server::titles::load::load_view_until;
 use crate::source::ObjectKey;
 
-/// Whether a clear manifest answer may be held for the requests like it (`respond::held`):
+/// Whether a clear manifest answer may be held for the requests like it (`server::held`):
 /// only when it was asked for by its own name, not through an nginx-vod name.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum Hold {
@@ -96,7 +96,7 @@ pub async fn answer(
         | Resource::TsSubtitleSegment { .. } => Box::pin(ts::answer(&req)).await?,
     };
     // A clear manifest of a plain file, asked for by its own name, is held for the
-    // requests like it until the file's identity window ends (`respond::held`). A title
+    // requests like it until the file's identity window ends (`server::held`). A title
     // document's tracks are files of their own, so its answers are not held.
     if hold == Hold::Allowed
         && resource.kind().is_manifest()

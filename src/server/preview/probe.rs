@@ -2,9 +2,9 @@
 //!
 //! `inspect`, `check` and the preview page must give the reason a player would get, word
 //! for word. Rather than re-derive it, [`probe`] sends `GET /vod/KEY/master.m3u8` and
-//! `GET /vod/KEY/manifest.mpd` through the server's handler, the same code
-//! path a client's request takes (routing, admission, the catalog, the error table), and
-//! reads the answers: on success the multivariant playlist's variants and its audio and
+//! `GET /vod/KEY/manifest.mpd` through the request's life (`server::request`), the same
+//! code path a client's request takes (routing, admission, the catalog, the error table),
+//! and reads the answers: on success the multivariant playlist's variants and its audio and
 //! subtitle renditions (RFC 8216 4.4.6.1, 4.4.6.2), else the status and one-line reason.
 //! The title is then in the catalog, so a preview that plays it next reads nothing again.
 
@@ -133,7 +133,8 @@ pub async fn probe(app: &Arc<App>, key: &ObjectKey) -> KeyReport {
     }
 }
 
-/// GET `path` through the server's handler: status and body text (bounded).
+/// GET `path` through the request's life (`server::request`): status and body text
+/// (bounded).
 async fn get(app: &Arc<App>, path: &str) -> (StatusCode, String) {
     let Ok(request) = Request::get(path).body(http_body_util::Empty::<bytes::Bytes>::new()) else {
         return (StatusCode::BAD_REQUEST, "bad request path".into());

@@ -57,7 +57,7 @@ pub struct Catalog {
     pub(in crate::server) limits: MediaLimits,
     pub(in crate::server) segment_duration_ms: u32,
     metrics: Arc<Metrics>,
-    /// Parsed title documents, by document version (see `titles.rs`).
+    /// Parsed title documents, by document version (see `documents.rs`).
     pub(super) documents: Cache<(ObjectKey, ObjectIdentity), Arc<TitleDocument>>,
     /// Titles of title documents, by document key and a version covering the document
     /// and every object it names, weighed like `cache`.

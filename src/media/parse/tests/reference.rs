@@ -1,4 +1,4 @@
-//! The test oracle of `tables.rs`: the expansion as it was before it, where mp4-atom decodes
+//! The test oracle of `tables/`: the expansion as it was before it, where mp4-atom decodes
 //! the tables and they are then expanded. Kept as the reference the new reader is checked
 //! against, in the tests only.
 
