@@ -8,8 +8,6 @@
 //! body: the full error goes to the log line, the client gets the one-line reason.
 //! Signed-URL refusals are a bare 403: the reason is only logged, never the token.
 
-use std::sync::Arc;
-
 use http::StatusCode;
 
 use super::route::error::RouteError;
@@ -81,18 +79,10 @@ pub enum ServeError {
     /// The title cannot be packaged as asked.
     #[error(transparent)]
     Package(#[from] PackageError),
-    /// The media file could not be loaded.
+    /// The title of the request could not be loaded: its object, media file, title
+    /// document, urlset or view.
     #[error(transparent)]
-    Title(Arc<TitleError>),
-    /// The title document could not be served.
-    #[error(transparent)]
-    Document(Arc<DocumentTitleError>),
-    /// The view the path asks for could not be made.
-    #[error(transparent)]
-    View(Arc<ViewLoadError>),
-    /// An nginx-vod urlset that names no usable set of files.
-    #[error("{0}")]
-    Urlset(String),
+    Load(#[from] LoadError),
     /// A subtitle file over the text read limit.
     #[error("subtitle file is {size} bytes, over the limit of {max}")]
     SubtitleTooLarge { size: u64, max: u64 },
@@ -210,13 +200,7 @@ impl ServeError {
             ServeError::SourceEndedEarly => said(S::BAD_GATEWAY),
             ServeError::Media(e) => media_answer(e),
             ServeError::Package(e) => package_answer(e),
-            ServeError::Title(e) => title_answer(e).detail(e),
-            ServeError::Document(e) => document_answer(e).detail(e),
-            ServeError::View(e) => match e.as_ref() {
-                ViewLoadError::View(v) => view_answer(v),
-                ViewLoadError::Worker(_) => said(S::INTERNAL_SERVER_ERROR),
-            },
-            ServeError::Urlset(_) => said(S::BAD_REQUEST),
+            ServeError::Load(e) => load_answer(e),
             ServeError::SubtitleTooLarge { .. } | ServeError::SubtitleMalformed { .. } => {
                 said(S::UNPROCESSABLE_ENTITY)
             }
@@ -233,15 +217,18 @@ impl ServeError {
     }
 }
 
-impl From<LoadError> for ServeError {
-    fn from(e: LoadError) -> Self {
-        match e {
-            LoadError::Source(e) => ServeError::Source(e),
-            LoadError::Urlset(reason) => ServeError::Urlset(reason),
-            LoadError::Title(e) => ServeError::Title(e),
-            LoadError::Document(e) => ServeError::Document(e),
-            LoadError::View(e) => ServeError::View(e),
-        }
+fn load_answer(e: &LoadError) -> ErrorAnswer {
+    match e {
+        LoadError::Source(e) => source_answer(e).detail(e),
+        LoadError::Urlset(reason) => ErrorAnswer::new(StatusCode::BAD_REQUEST, reason.clone()),
+        LoadError::Title(e) => title_answer(e).detail(e),
+        LoadError::Document(e) => document_answer(e).detail(e),
+        LoadError::View(e) => match e.as_ref() {
+            ViewLoadError::View(v) => view_answer(v),
+            ViewLoadError::Worker(_) => {
+                ErrorAnswer::new(StatusCode::INTERNAL_SERVER_ERROR, e.to_string())
+            }
+        },
     }
 }
 

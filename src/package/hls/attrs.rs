@@ -4,7 +4,7 @@
 
 use std::fmt::{Display, Write as _};
 
-use crate::media::{CodecInfo, TrackIndex, VideoRange};
+use crate::media::{CodecInfo, TrackIndex, TrackKind, VideoRange};
 use crate::package::names::track_label;
 use crate::package::signalling::ManifestOptions;
 use crate::package::{Rendition, Title};
@@ -73,6 +73,24 @@ pub(super) fn video_signalling(mut attrs: Attrs, codec: Option<&CodecInfo>) -> A
         Some(supplemental) => attrs.quoted("SUPPLEMENTAL-CODECS", supplemental),
         None => attrs,
     }
+}
+
+/// The picture attributes of a variant led by `first`: `RESOLUTION`, `FRAME-RATE` and, for
+/// video, its range and supplemental codecs (RFC 8216 4.4.6.2).
+pub(super) fn picture_attributes(mut attrs: Attrs, title: &Title, first: &Rendition) -> Attrs {
+    if let Some(c) = track(title, first)
+        .map(|t| &t.codec)
+        .filter(|c| c.width > 0 && c.height > 0)
+    {
+        attrs = attrs.plain("RESOLUTION", format_args!("{}x{}", c.width, c.height));
+    }
+    if let Some(rate) = first.frame_rate.filter(|r| r.is_finite() && *r > 0.0) {
+        attrs = attrs.plain("FRAME-RATE", format_args!("{rate:.3}"));
+    }
+    if first.kind == TrackKind::Video {
+        attrs = video_signalling(attrs, track(title, first).map(|t| &t.codec));
+    }
+    attrs
 }
 
 /// `NAME`s of the audio renditions, unique within the group: the language, else

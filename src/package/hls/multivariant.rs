@@ -8,8 +8,8 @@
 use std::fmt::Write as _;
 
 use super::attrs::{
-    audio_names, codecs, language, track, video_signalling, Attrs, AUDIO_GROUP, SUBTITLES_GROUP,
-    VERSION,
+    audio_names, codecs, language, picture_attributes, track, video_signalling, Attrs, AUDIO_GROUP,
+    SUBTITLES_GROUP, VERSION,
 };
 use crate::media::TrackKind;
 use crate::package::names::track_label;
@@ -163,18 +163,7 @@ fn variant(
     if let Some(codecs) = codecs(title, members) {
         attrs = attrs.quoted("CODECS", codecs);
     }
-    if let Some(c) = track(title, first)
-        .map(|t| &t.codec)
-        .filter(|c| c.width > 0 && c.height > 0)
-    {
-        attrs = attrs.plain("RESOLUTION", format_args!("{}x{}", c.width, c.height));
-    }
-    if let Some(rate) = first.frame_rate.filter(|r| r.is_finite() && *r > 0.0) {
-        attrs = attrs.plain("FRAME-RATE", format_args!("{rate:.3}"));
-    }
-    if first.kind == TrackKind::Video {
-        attrs = video_signalling(attrs, track(title, first).map(|t| &t.codec));
-    }
+    attrs = picture_attributes(attrs, title, first);
     if with_audio {
         attrs = attrs.quoted("AUDIO", AUDIO_GROUP);
     }

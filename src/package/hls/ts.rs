@@ -16,7 +16,8 @@
 use std::fmt::Write as _;
 
 use super::attrs::{
-    audio_names, codecs, language, track, video_signalling, Attrs, AUDIO_GROUP, SUBTITLES_GROUP,
+    audio_names, codecs, language, picture_attributes, track, video_signalling, Attrs, AUDIO_GROUP,
+    SUBTITLES_GROUP,
 };
 use super::media::{media_playlist_of, subtitle_playlist_of, SegmentKeys};
 use super::multivariant::{session_key, subtitle_renditions};
@@ -150,18 +151,7 @@ fn variant(
         attrs = attrs.quoted("CODECS", codecs);
     }
     let first = &ts.rendition;
-    if let Some(c) = track(title, first)
-        .map(|t| &t.codec)
-        .filter(|c| c.width > 0 && c.height > 0)
-    {
-        attrs = attrs.plain("RESOLUTION", format_args!("{}x{}", c.width, c.height));
-    }
-    if let Some(rate) = first.frame_rate.filter(|r| r.is_finite() && *r > 0.0) {
-        attrs = attrs.plain("FRAME-RATE", format_args!("{rate:.3}"));
-    }
-    if first.kind == TrackKind::Video {
-        attrs = video_signalling(attrs, track(title, first).map(|t| &t.codec));
-    }
+    attrs = picture_attributes(attrs, title, first);
     if let Some(group) = audio_group {
         attrs = attrs.quoted("AUDIO", group);
     }

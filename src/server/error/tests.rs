@@ -111,12 +111,18 @@ fn each_error_maps_to_its_status() {
             StatusCode::UNPROCESSABLE_ENTITY,
         ),
         (
-            ServeError::Title(Arc::new(TitleError::Package(PackageError::NoRenditions))),
+            LoadError::Title(std::sync::Arc::new(TitleError::Package(
+                PackageError::NoRenditions,
+            )))
+            .into(),
             StatusCode::UNPROCESSABLE_ENTITY,
         ),
         (ServeError::NoRendition(3), StatusCode::NOT_FOUND),
         (ServeError::VersionGone, StatusCode::NOT_FOUND),
-        (ServeError::Urlset("x".into()), StatusCode::BAD_REQUEST),
+        (
+            LoadError::Urlset("x".into()).into(),
+            StatusCode::BAD_REQUEST,
+        ),
         (
             ServeError::SubtitleTooLarge { size: 9, max: 1 },
             StatusCode::UNPROCESSABLE_ENTITY,
