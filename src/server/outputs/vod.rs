@@ -9,7 +9,7 @@ use std::time::Instant;
 use super::context::TitleRequest;
 use super::{cmaf, dash, hls, subtitles, ts};
 use crate::media::is_title_document;
-use crate::package::{Resource, View};
+use crate::package::{ManifestOptions, Resource, View};
 use crate::server::app::App;
 use crate::server::error::ServeError;
 use crate::server::held::Keep;
@@ -56,7 +56,12 @@ pub async fn answer(
         &resource,
     );
     let plain_file = !is_title_document(&key);
-    let options = manifest_options(&app.protect, &cached, protected.as_ref(), place);
+    // What manifests say beyond the title; segments never read it, so they do not pay
+    // for it (an encrypted output's licence URL and key).
+    let options = match resource.kind().is_manifest() {
+        true => manifest_options(&app.protect, &cached, protected.as_ref(), place),
+        false => ManifestOptions::default(),
+    };
     let req = TitleRequest {
         app,
         resource,

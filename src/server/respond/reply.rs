@@ -6,21 +6,24 @@
 
 use std::sync::Arc;
 
+use futures_util::StreamExt;
 use http::header::{self, HeaderValue};
 use http::{Method, Request, Response, StatusCode};
 
-use super::answer::{Answer, Content, MANIFEST};
+use super::answer::{Answer, Content, SegmentRead, TsSegmentJob, MANIFEST};
 use super::conditional::etag_list_matches;
 use super::range::{parse_range, RangeRequest};
 use super::stream::{segment_parts, start_stream};
 use super::ts_stream::ts_chunks;
+use crate::package::PreparedSegment;
 use crate::server::admission::Admitted;
 use crate::server::app::App;
 use crate::server::body::ResponseBody;
 use crate::server::cors::add_cors;
 use crate::server::error::ServeError;
 use crate::server::log_context;
-use crate::server::protect::segment::encrypted_stream;
+use crate::server::protect::segment::{encrypted_stream, ProtectedSegment};
+use crate::source::{ByteStream, ObjectIdentity, ObjectKey};
 
 /// Apply conditionals, HEAD and Range to a successful answer. `admitted` is held until the
 /// body is sent: by this call for whole bodies, by the streamed body for segments.
@@ -93,12 +96,29 @@ pub async fn respond<B>(
     if req.method() == Method::HEAD {
         return finish(builder, ResponseBody::Empty);
     }
+    let span = (start, end);
     let body = match answer.content {
         // start <= end <= len == bytes.len(), so these casts and the slice are in bounds.
         Content::Inline(bytes) => Ok(ResponseBody::full(
             bytes.slice(start as usize..end as usize),
         )),
-        streamed => Box::pin(stream_body(app, streamed, (start, end), admitted)).await,
+        Content::Segment { prepared, reads } => {
+            Box::pin(segment_body(app, (prepared, reads), span, admitted)).await
+        }
+        Content::Protected {
+            key,
+            identity,
+            segment,
+        } => {
+            Box::pin(protected_body(
+                app,
+                (key, identity, segment),
+                span,
+                admitted,
+            ))
+            .await
+        }
+        Content::Ts(job) => Box::pin(ts_body(app, job, span, admitted)).await,
     };
     match body {
         Ok(body) => finish(builder, body),
@@ -106,54 +126,56 @@ pub async fn respond<B>(
     }
 }
 
-/// The body of bytes `start..end` of a segment, started the one way every segment starts.
-async fn stream_body(
+/// The body of bytes `start..end` of a clear CMAF segment: header bytes, then its ranges
+/// read from each object in turn, started the one way every segment starts.
+async fn segment_body(
     app: &Arc<App>,
-    content: Content,
+    (prepared, reads): (PreparedSegment, Vec<SegmentRead>),
     (start, end): (u64, u64),
     admitted: Admitted,
 ) -> Result<ResponseBody, ServeError> {
-    let len = end - start;
-    let chunk = app.settings.stream_chunk_bytes;
-    let source = app.catalog.source();
-    match content {
-        Content::Inline(bytes) => Ok(ResponseBody::full(
-            bytes.slice(start as usize..end as usize),
-        )),
-        Content::Segment { prepared, reads } => {
-            let (head, wanted) = segment_parts(prepared, reads, start, end);
-            let mut streams: Vec<crate::source::ByteStream> = (wanted.into_iter())
-                .map(|(read, ranges)| {
-                    (source.clone()).stream_ranges(read.key, read.identity, ranges, chunk)
-                })
-                .collect();
-            // One object (every CMAF segment) streams as it is; a muxed segment's objects
-            // one after the other, each read only when the one before is done.
-            let chunks = match streams.len() {
-                1 => streams
-                    .pop()
-                    .unwrap_or_else(|| Box::pin(futures_util::stream::empty())),
-                _ => Box::pin(futures_util::StreamExt::flatten(
-                    futures_util::stream::iter(streams),
-                )),
-            };
-            start_stream(app, head, chunks, len, admitted).await
-        }
-        Content::Protected {
-            key,
-            identity,
-            segment,
-        } => {
-            let ranges = segment.ranges.clone();
-            let chunks = (source.clone()).stream_ranges(key.clone(), identity, ranges, chunk);
-            let encrypted = encrypted_stream(&key, segment, chunks, (start, end));
-            start_stream(app, None, encrypted, len, admitted).await
-        }
-        Content::Ts(job) => {
-            let chunks = ts_chunks(app, job, start, end).await?;
-            start_stream(app, None, chunks, len, admitted).await
-        }
-    }
+    let (chunk, source) = (app.settings.stream_chunk_bytes, app.catalog.source());
+    let (head, wanted) = segment_parts(prepared, reads, start, end);
+    let mut streams: Vec<ByteStream> = (wanted.into_iter())
+        .map(|(read, ranges)| {
+            (source.clone()).stream_ranges(read.key, read.identity, ranges, chunk)
+        })
+        .collect();
+    // One object (every CMAF segment) streams as it is; a muxed segment's objects one
+    // after the other, each read only when the one before is done.
+    let chunks = match streams.len() {
+        1 => streams
+            .pop()
+            .unwrap_or_else(|| Box::pin(futures_util::stream::empty())),
+        _ => Box::pin(futures_util::stream::iter(streams).flatten()),
+    };
+    start_stream(app, head, chunks, end - start, admitted).await
+}
+
+/// The body of bytes `start..end` of an encrypted CMAF segment: its source ranges through
+/// the encrypting stream, started the one way every segment starts.
+async fn protected_body(
+    app: &Arc<App>,
+    (key, identity, segment): (ObjectKey, ObjectIdentity, ProtectedSegment),
+    (start, end): (u64, u64),
+    admitted: Admitted,
+) -> Result<ResponseBody, ServeError> {
+    let (chunk, ranges) = (app.settings.stream_chunk_bytes, segment.ranges.clone());
+    let chunks = (app.catalog.source().clone()).stream_ranges(key.clone(), identity, ranges, chunk);
+    let encrypted = encrypted_stream(&key, segment, chunks, (start, end));
+    start_stream(app, None, encrypted, end - start, admitted).await
+}
+
+/// The body of bytes `start..end` of an MPEG-TS segment, written as it streams, started the
+/// one way every segment starts.
+async fn ts_body(
+    app: &Arc<App>,
+    job: TsSegmentJob,
+    (start, end): (u64, u64),
+    admitted: Admitted,
+) -> Result<ResponseBody, ServeError> {
+    let chunks = ts_chunks(app, job, start, end).await?;
+    start_stream(app, None, chunks, end - start, admitted).await
 }
 
 /// Replace the answer's cache policy: error-like answers must not be cached with it.
