@@ -719,3 +719,141 @@ async fn ts_beside_sample_aes_is_sample_encrypted() {
     }
     server.shutdown().await;
 }
+
+/// HMAC-SHA256 of `message` under `secret`, with the `hmac` crate directly: the tests
+/// below follow `docs/protection.md`'s formulas, not vodpack's code.
+fn documented_hmac(secret: &str, message: &[u8]) -> [u8; 32] {
+    use hmac::{Hmac, KeyInit, Mac};
+    let mut mac = <Hmac<sha2::Sha256> as KeyInit>::new_from_slice(secret.as_bytes()).unwrap();
+    mac.update(message);
+    mac.finalize().into_bytes().into()
+}
+
+/// `part || 0x00` for each part, as the docs' formulas write their messages.
+fn nul_terminated(parts: &[&[u8]]) -> Vec<u8> {
+    parts
+        .iter()
+        .flat_map(|p| p.iter().chain(&[0]))
+        .copied()
+        .collect()
+}
+
+/// Given a key secret, when a key server derives the title's key and KID with the formula
+/// in docs/protection.md (written out here with its own HMAC), then they are the key
+/// `hls.key` serves and the `cenc:default_KID` the MPD signals.
+#[tokio::test]
+async fn the_documented_key_derivation_gives_the_served_key_and_kid() {
+    let server = start("hls=aes-128,dash=cenc", SignedUrls::Off, &[]).await;
+    let title_key = FIXTURE.as_bytes();
+    let key = documented_hmac(
+        KEY_SECRET,
+        &nul_terminated(&[b"vodpack content key v1", title_key]),
+    );
+    let kid = documented_hmac(
+        KEY_SECRET,
+        &nul_terminated(&[b"vodpack key id v1", title_key]),
+    );
+
+    let master = request(
+        server.addr,
+        "GET",
+        &format!("/vod/{FIXTURE}/master.m3u8"),
+        &[],
+    )
+    .await
+    .text();
+    let folder = version_folder_in(&master);
+    let served = request(
+        server.addr,
+        "GET",
+        &format!("/vod/{FIXTURE}/{folder}hls.key"),
+        &[],
+    )
+    .await;
+    assert_eq!(served.status, 200);
+    assert_eq!(served.body, key[..16], "hls.key is the documented key");
+
+    let mpd = request(
+        server.addr,
+        "GET",
+        &format!("/vod/{FIXTURE}/manifest.mpd"),
+        &[],
+    )
+    .await
+    .text();
+    let hex_kid: String = kid[..16].iter().map(|b| format!("{b:02x}")).collect();
+    let uuid = format!(
+        "{}-{}-{}-{}-{}",
+        &hex_kid[..8],
+        &hex_kid[8..12],
+        &hex_kid[12..16],
+        &hex_kid[16..20],
+        &hex_kid[20..]
+    );
+    assert!(
+        mpd.contains(&format!("cenc:default_KID=\"{uuid}\"")),
+        "the MPD signals the documented KID {uuid}\n{mpd}"
+    );
+    server.shutdown().await;
+}
+
+/// Given a URL secret, when a token is signed with the formula in docs/protection.md
+/// (written out here with its own HMAC), then the server accepts it; the same token
+/// signed without the NUL separators is refused.
+#[tokio::test]
+async fn a_token_signed_by_the_documented_formula_is_accepted() {
+    let server = start("none", SignedUrls::All, &[]).await;
+    let expiry = (now() + 600).to_string();
+    let prefix = title_prefix();
+    let token = |message: &[u8]| {
+        format!(
+            "{expiry}.n.{}.{}",
+            URL_SAFE_NO_PAD.encode(&prefix),
+            URL_SAFE_NO_PAD.encode(documented_hmac(URL_SECRET, message))
+        )
+    };
+    let parts: [&[u8]; 5] = [
+        b"vodpack url token v1",
+        expiry.as_bytes(),
+        b"n",
+        prefix.as_bytes(),
+        b"",
+    ];
+    let path = format!("/vod/{FIXTURE}/master.m3u8");
+    let documented = request(
+        server.addr,
+        "GET",
+        &with_token(&path, &token(&nul_terminated(&parts))),
+        &[],
+    )
+    .await;
+    assert_eq!(documented.status, 200, "{}", documented.text());
+    let undelimited = request(
+        server.addr,
+        "GET",
+        &with_token(&path, &token(&parts.concat())),
+        &[],
+    )
+    .await;
+    assert_eq!(undelimited.status, 403);
+    server.shutdown().await;
+}
+
+/// The KID the `cpix` provider asks a key server for is the documented hash of the title
+/// key, with the version-4 UUID bits set.
+#[test]
+fn the_cpix_kid_is_the_documented_hash() {
+    use sha2::Digest;
+    let digest = sha2::Sha256::digest(
+        nul_terminated(&[b"vodpack cpix kid v1"])
+            .iter()
+            .chain(b"films/a.mp4")
+            .copied()
+            .collect::<Vec<u8>>(),
+    );
+    let mut kid = [0u8; 16];
+    kid.copy_from_slice(&digest[..16]);
+    kid[6] = kid[6] & 0x0f | 0x40;
+    kid[8] = kid[8] & 0x3f | 0x80;
+    assert_eq!(vodpack::crypto::cpix::cpix_kid("films/a.mp4"), kid);
+}
