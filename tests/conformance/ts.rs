@@ -129,15 +129,10 @@ async fn ts_keeps_the_cmaf_timeline_to_the_millisecond() {
             let want = packets(&cmaf_input, &cmaf_pair.output_selector).await;
             let got = packets(&ts_input, &pair.output_selector).await;
             assert_eq!(got.len(), want.len(), "{what}: packets");
-            // ffmpeg's HLS reader (5.1) gives the second ADTS frame of each audio PES the
-            // PES's time, and each later one the time of the frame before (its own TS reader
-            // and ffmpeg's own TS output read through HLS do the same): audio packets are
-            // held to one frame here, and the PES times to the tick by
-            // `ts_segments_are_well_formed_across_the_title`.
-            let tolerance = match pair.kind.as_str() {
-                "audio" => SYNC_TOLERANCE_S + AAC_FRAME.max(MP3_FRAME) as f64 / 44_100.0,
-                _ => SYNC_TOLERANCE_S,
-            };
+            // Each audio frame is its own PES with its own PTS, so audio packets are held to
+            // the millisecond like video (ffmpeg 5.1 would time the second and later frames
+            // of a PES by the frame before).
+            let tolerance = SYNC_TOLERANCE_S;
             let first = (got[0].pts - TS_OFFSET_S - want[0].pts).abs();
             assert!(
                 first <= SYNC_TOLERANCE_S,

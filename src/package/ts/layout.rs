@@ -5,8 +5,10 @@
 //! A segment is a list of units, each a whole number of 188-byte packets:
 //! - PSI: the PAT and PMT, at the start of the segment and again before every video key
 //!   frame (so each key frame's byte range, PSI included, decodes alone: I-frame playlists);
-//! - a PES: one video frame, or a few consecutive audio frames of equal duration (at most
-//!   [`MAX_AUDIO_PES_BYTES`] and [`MAX_AUDIO_PES_TICKS`], never across a segment);
+//! - a PES: one video frame or one audio frame. Each audio frame states its own PTS:
+//!   readers time the second and later frames of a PES by guesswork (ffmpeg 5.1's
+//!   TS reader gives them the time of the frame before), which shows as audio jitter
+//!   against the source; one frame per PES costs about 5% more audio bytes;
 //! - a PCR packet: adaptation field only, on the PCR PID, where the PES on that PID are
 //!   more than [`MAX_PCR_GAP`] apart.
 //!
@@ -22,11 +24,6 @@ use super::{TsProgram, TsStream, MAX_PCR_GAP, PACKET_LEN, PCR_LEAD, TS_TIME_OFFS
 use crate::media::TrackIndex;
 use crate::package::{PackageError, Title, TrackPlan};
 
-/// Most bytes of audio frames (with their ADTS headers) in one PES, as ffmpeg's muxer
-/// packs them: a few frames, so audio arrives in step with video.
-pub const MAX_AUDIO_PES_BYTES: u64 = 2930;
-/// Most decode time (90 kHz) one audio PES spans from its first frame's start: 100 ms.
-pub const MAX_AUDIO_PES_TICKS: u64 = 9000;
 /// Bytes of a PES header with a PTS (9 + 5), and with a DTS too (9 + 10).
 const PES_HEADER_PTS: usize = 14;
 const PES_HEADER_PTS_DTS: usize = 19;
@@ -351,8 +348,8 @@ fn track_and_plan<'a>(
     })
 }
 
-/// The PES of one stream over `range` of its samples: one per video frame; audio frames
-/// grouped a few at a time. `sizes` replace the index's sizes of those samples.
+/// The PES of one stream over `range` of its samples: one per frame. `sizes` replace the
+/// index's sizes of those samples.
 fn stream_pes(
     stream: &TsStream,
     index: usize,
@@ -397,13 +394,8 @@ fn stream_pes(
         return Ok(out);
     }
     let header = stream.frame_header_len();
-    let mut group: Option<Pes> = None;
-    // Frames in one PES are timed by their position (each lasts the codec's frame length),
-    // so a frame lasting otherwise (a gap in the audio, a trimmed frame) starts a new PES,
-    // which states its time.
-    let mut group_duration = None;
+    out.reserve(range.len());
     for (i, size) in range.zip(sizes) {
-        let duration = table.durations.get(i).copied();
         let size = u64::from(*size);
         if header > 0 && size > u64::from(super::adts::MAX_ADTS_PAYLOAD) {
             return Err(too_large(format!(
@@ -411,19 +403,6 @@ fn stream_pes(
             )));
         }
         let frame = header + size;
-        let dts = time(plan.output_dts(table, i));
-        if let Some(pes) = group.as_mut() {
-            let fits = pes.es_len + frame <= MAX_AUDIO_PES_BYTES
-                && dts.saturating_sub(pes.pts) < MAX_AUDIO_PES_TICKS
-                && duration == group_duration;
-            if fits {
-                pes.samples.end = u32::try_from(i + 1).map_err(|_| unindexable())?;
-                pes.es_len += frame;
-                continue;
-            }
-        }
-        out.extend(group.take());
-        group_duration = duration;
         // PES_packet_length counts from after the length field: at most 65535.
         if frame + (PES_HEADER_PTS as u64 - 6) > 65_535 {
             return Err(too_large(format!(
@@ -431,8 +410,7 @@ fn stream_pes(
             )));
         }
         let pts = time(plan.output_pts(table, i));
-        group = Some(Pes::new(index, i, pts, pts, false, frame).ok_or_else(unindexable)?);
+        out.push(Pes::new(index, i, pts, pts, false, frame).ok_or_else(unindexable)?);
     }
-    out.extend(group);
     Ok(out)
 }

@@ -174,6 +174,51 @@ fn pes_times_follow_the_plan() {
     assert_eq!(sample, video.samples.len(), "one PES per frame");
 }
 
+/// Given an AAC track, then each audio frame is a PES of its own whose PTS is that frame's
+/// output time: a reader never has to guess the time of a frame inside a PES (ffmpeg 5.1
+/// gives the second and later frames of a PES the time of the frame before).
+#[test]
+fn every_audio_frame_is_a_pes_with_its_own_time() {
+    let (file, title) = fixture("h264-aac-3s.mp4");
+    let program = main_program(&title);
+    let layout = TsLayout::new(&title, &program).unwrap();
+    let position = program.streams[1].track_pos;
+    let (audio, plan) = (&title.index.tracks[position], &title.plan.tracks[position]);
+    assert_eq!(audio.kind, TrackKind::Audio);
+    let mut sample = 0usize;
+    for k in 0..layout.segments.len() {
+        let bytes = write_segment(&file, &title, &program, &layout, k, None, 4096);
+        for packet in bytes.chunks(PACKET_LEN) {
+            let pid = u16::from_be_bytes([packet[1], packet[2]]) & 0x1FFF;
+            if pid != AUDIO_PID || packet[1] & 0x40 == 0 {
+                continue;
+            }
+            let at = if (packet[3] >> 4) & 2 != 0 {
+                5 + usize::from(packet[4])
+            } else {
+                4
+            };
+            let pes = &packet[at..];
+            let pts = (u64::from(pes[9] >> 1 & 7) << 30)
+                | (u64::from(pes[10]) << 22)
+                | (u64::from(pes[11] >> 1) << 15)
+                | (u64::from(pes[12]) << 7)
+                | u64::from(pes[13] >> 1);
+            let want = plan.output_pts(&audio.samples, sample) * 90_000
+                / u64::from(audio.timescale)
+                + TS_TIME_OFFSET;
+            assert_eq!(pts, want, "audio frame {sample} PTS");
+            // PES_packet_length: the header's 8 bytes after the length, then one ADTS
+            // frame (7-byte header and the sample).
+            let length = usize::from(u16::from_be_bytes([pes[4], pes[5]]));
+            let frame = audio.samples.sizes[sample] as usize + 7;
+            assert_eq!(length, 8 + frame, "audio frame {sample}: one frame per PES");
+            sample += 1;
+        }
+    }
+    assert_eq!(sample, audio.samples.len(), "every audio frame");
+}
+
 /// Given tracks whose sample entries TS cannot carry (the test tracks have none), then
 /// the title has no TS output, and the answer says to use master.m3u8.
 #[test]
