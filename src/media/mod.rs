@@ -2,8 +2,8 @@
 //!
 //! This is the only module that reads mp4-atom's parse types. It turns a source object into
 //! a [`MediaIndex`]: for each audio or video track its codec, raw sample description (carried
-//! byte for byte into init segments), edit list, and flat per-sample arrays (size, file
-//! offset, decode time, duration, composition offset, sync flags). Text tracks (`tx3g`,
+//! byte for byte into init segments), display matrix, edit list, and flat per-sample arrays
+//! (size, file offset, decode time, duration, composition offset, sync flags). Text tracks (`tx3g`,
 //! `wvtt`) are indexed the same way but kept apart (`text_tracks`); their sample payloads
 //! are read only when a subtitle is requested, and `text.rs` turns them into cues. Sample
 //! numbers are 0-based here; MP4 tables are 1-based and are converted at the parse
@@ -23,6 +23,7 @@ mod fragments;
 mod limits;
 mod load;
 mod locate;
+mod matrix;
 mod parse;
 mod sidecar;
 mod skeleton;
@@ -49,6 +50,7 @@ pub use limits::MediaLimits;
 pub use load::index_from_bytes;
 pub use load::{load_index, load_index_report, IndexReport};
 pub use locate::{locate_boxes, TopLevelBoxes};
+pub use matrix::UNITY_MATRIX;
 pub use parse::parse_index;
 pub use sidecar::{parse_sidecar, SidecarCue, SidecarFormat};
 pub use text::{parse_text_sample, SampleCue, TextFormat};
@@ -149,10 +151,15 @@ pub struct TrackIndex {
     /// The source `stsd` box, header included, copied verbatim into init segments so every
     /// codec is described exactly as the source describes it.
     pub sample_description: Bytes,
-    /// `tkhd` width and height, 16.16 fixed point, as the source has them.
+    /// `tkhd` width and height, 16.16 fixed point, as the source has them: the picture's
+    /// size before `display_matrix` turns it (a portrait phone video says 1920x1080).
     pub tkhd_width: u32,
     /// See `tkhd_width`.
     pub tkhd_height: u32,
+    /// How a player turns the picture (ISO/IEC 14496-12 8.3.2.3): the source's `tkhd`
+    /// matrix followed by its `mvhd` matrix, copied into init segments. [`UNITY_MATRIX`]
+    /// for a picture shown as coded; see `matrix.rs`.
+    pub display_matrix: [i32; 9],
     /// The edit list, every edit in the track's ticks (see [`EditList`]).
     pub edits: EditList,
     /// The samples.

@@ -12,6 +12,7 @@ use bytes::Bytes;
 use mp4_atom::{Decode, Moov, Trak};
 
 use super::fragments::{self, FoundFragments};
+use super::matrix;
 use super::tables::{self, RawTables};
 use super::{
     describe_codec, skeleton, Edit, EditList, MediaError, MediaIndex, MediaLimits, SampleTable,
@@ -151,6 +152,10 @@ pub(super) fn parse_with_fragments(
             sample_description,
             tkhd_width: fixed_u32(trak.tkhd.width.integer(), trak.tkhd.width.decimal()),
             tkhd_height: fixed_u32(trak.tkhd.height.integer(), trak.tkhd.height.decimal()),
+            display_matrix: matrix::track_then_movie(
+                matrix_of(&trak.tkhd.matrix),
+                matrix_of(&moov.mvhd.matrix),
+            ),
             edits,
             samples,
         });
@@ -348,6 +353,11 @@ fn language(trak: &Trak) -> Option<String> {
 
 fn fixed_u32(integer: u16, fraction: u16) -> u32 {
     (u32::from(integer) << 16) | u32::from(fraction)
+}
+
+/// mp4-atom's matrix as the nine numbers in file order.
+fn matrix_of(m: &mp4_atom::Matrix) -> [i32; 9] {
+    [m.a, m.b, m.u, m.c, m.d, m.v, m.x, m.y, m.w]
 }
 
 fn invalid(fourcc: &str, track_id: u32, reason: impl Into<String>) -> MediaError {

@@ -44,6 +44,7 @@ pub(crate) fn track(track_id: u32, video: bool) -> TrackIndex {
         sample_description: bytes::Bytes::new(),
         tkhd_width: u32::from(w) << 16,
         tkhd_height: u32::from(h) << 16,
+        display_matrix: crate::media::UNITY_MATRIX,
         edits: EditList::default(),
         samples,
     }

@@ -6,7 +6,7 @@
 
 use super::fmp4::media_segment_header_len;
 use super::{plan_segments, present, PackageError, SegmentPlan};
-use crate::media::{MediaIndex, SampleTable, SidecarFormat, TrackIndex, TrackKind};
+use crate::media::{MediaIndex, SampleTable, SidecarFormat, TrackIndex, TrackKind, UNITY_MATRIX};
 
 /// A title ready to be packaged; cached per object version.
 #[derive(Debug, Clone)]
@@ -76,12 +76,20 @@ pub struct Rendition {
 /// model, naming), so version tokens, URLs and ETags change with them.
 /// 2: edit lists in full (`edit.rs`): later edits, edit ends and pre-roll before a first
 /// edit deep in the media now select samples, so files with such edit lists change.
+/// (Display matrices in init segments changed only turned titles: their tokens moved by
+/// their matrices instead, see [`Title::version_token`].)
 pub const PACKAGER_FORMAT: u32 = 2;
 
 impl Title {
     /// The version token of everything derived from this title: a hash of the object's
-    /// identity, the segment duration and [`PACKAGER_FORMAT`]. 16 lowercase hex digits;
-    /// the same on every replica that sees the same object version.
+    /// identity, the segment duration and [`PACKAGER_FORMAT`], and, for a title with a
+    /// track not shown as coded, its display matrices. 16 lowercase hex digits; the same on
+    /// every replica that sees the same object version.
+    ///
+    /// Why the matrices: init segments carried only the unity matrix before, so a turned
+    /// title's init segments changed while the format did not; its token moves, and a CDN
+    /// never serves it the year-long cached init segment of an upright picture. Every other
+    /// title keeps its token (and its cache).
     pub fn version_token(&self) -> String {
         let identity = &self.index.identity;
         let mut hash: u64 = 0xcbf2_9ce4_8422_2325;
@@ -90,7 +98,16 @@ impl Title {
             self.plan.target_ms.to_be_bytes(),
             PACKAGER_FORMAT.to_be_bytes(),
         );
-        let fields: [&[u8]; 4] = [&size, identity.version.as_bytes(), &target, &format];
+        let tracks = &self.index.tracks;
+        let turned = tracks.iter().any(|t| t.display_matrix != UNITY_MATRIX);
+        let matrices: Vec<u8> = (tracks.iter())
+            .flat_map(|t| t.display_matrix)
+            .flat_map(i32::to_be_bytes)
+            .collect();
+        let mut fields: Vec<&[u8]> = vec![&size, identity.version.as_bytes(), &target, &format];
+        if turned {
+            fields.push(&matrices);
+        }
         for field in fields {
             for b in field.iter().chain(b"\0") {
                 hash ^= u64::from(*b);

@@ -20,6 +20,7 @@ mod encryption;
 mod http;
 mod muxed;
 mod nginx_vod;
+mod rotation;
 mod subtitles;
 mod titles;
 mod tools;

@@ -471,26 +471,35 @@ pub(crate) struct Frame {
 /// Every decoded frame of video stream `selector`, in output order. Hashes are compared
 /// without timestamps, since the output timeline is shifted; `-vsync passthrough` keeps
 /// ffmpeg from dropping or duplicating frames.
+/// A video with a display matrix (a rotated phone video) decodes turned as the matrix says,
+/// as a player shows it (ffmpeg's `autorotate`, its default).
 pub(crate) async fn frame_hashes(input: &str, selector: &str) -> Vec<Frame> {
+    decoded_frames(input, selector, &[]).await
+}
+
+/// [`frame_hashes`] of the pictures as coded: any display matrix is not applied
+/// (`-noautorotate`).
+pub(crate) async fn coded_frame_hashes(input: &str, selector: &str) -> Vec<Frame> {
+    decoded_frames(input, selector, &["-noautorotate"]).await
+}
+
+/// The frames of `framemd5`, with `input_options` before the input.
+async fn decoded_frames(input: &str, selector: &str, input_options: &[&str]) -> Vec<Frame> {
     let map = format!("0:{selector}");
-    let out = run_tool(
-        "ffmpeg",
-        args(&[
-            "-v",
-            "error",
-            "-nostdin",
-            "-i",
-            input,
-            "-map",
-            &map,
-            "-vsync",
-            "passthrough",
-            "-f",
-            "framemd5",
-            "-",
-        ]),
-    )
-    .await;
+    let mut command = args(&["-v", "error", "-nostdin"]);
+    command.extend(args(input_options));
+    command.extend(args(&[
+        "-i",
+        input,
+        "-map",
+        &map,
+        "-vsync",
+        "passthrough",
+        "-f",
+        "framemd5",
+        "-",
+    ]));
+    let out = run_tool("ffmpeg", command).await;
     parse_framemd5(&String::from_utf8_lossy(&out))
 }
 

@@ -4,7 +4,7 @@
 mod reference;
 
 use super::*;
-use crate::media::index_from_bytes;
+use crate::media::{index_from_bytes, UNITY_MATRIX};
 
 /// The `moov` box of fixture `name` (which must have one at the top level).
 fn fixture_moov(name: &str) -> Bytes {
@@ -270,4 +270,65 @@ fn an_edit_past_the_end_of_the_media_is_an_invalid_table() {
         matches!(&error, MediaError::InvalidTable { fourcc, .. } if fourcc == "elst"),
         "{error}"
     );
+}
+
+/// `h264-aac-3s.mp4` with `matrix` written into its first box of type `kind`: `mvhd`, or
+/// `tkhd` (the video track's). Both are version 0 there.
+fn h264_with_matrix(kind: &[u8; 4], matrix: [i32; 9]) -> MediaIndex {
+    let path = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("fixtures/h264-aac-3s.mp4");
+    let mut file = std::fs::read(path).unwrap();
+    let at = file.windows(4).position(|w| w == kind).unwrap() - 4;
+    assert_eq!(file[at + 8], 0, "a version 0 {kind:?}");
+    let matrix_at = at + if kind == b"mvhd" { 44 } else { 48 };
+    for (i, value) in matrix.iter().enumerate() {
+        let field = matrix_at + 4 * i;
+        file[field..field + 4].copy_from_slice(&value.to_be_bytes());
+    }
+    index_from_bytes(&Bytes::from(file), &MediaLimits::default()).unwrap()
+}
+
+/// A half turn about the centre of a 320x180 picture, as ffmpeg writes it.
+const HALF_TURN: [i32; 9] = [
+    -0x1_0000,
+    0,
+    0,
+    0,
+    -0x1_0000,
+    0,
+    320 << 16,
+    180 << 16,
+    0x4000_0000,
+];
+
+/// Given a file whose video `tkhd` says a half turn, then its video track keeps that
+/// matrix as it is and its audio track the unity matrix; given the turn in `mvhd` instead,
+/// then every track's matrix is the turn (the track's unity followed by the movie's).
+#[test]
+fn display_matrices_are_the_track_s_followed_by_the_movie_s() {
+    let upright = h264_with_matrix(b"mvhd", UNITY_MATRIX);
+    let matrices = |index: &MediaIndex| -> Vec<[i32; 9]> {
+        index.tracks.iter().map(|t| t.display_matrix).collect()
+    };
+    assert_eq!(matrices(&upright), [UNITY_MATRIX; 2]);
+    let track_turned = h264_with_matrix(b"tkhd", HALF_TURN);
+    assert_eq!(matrices(&track_turned), [HALF_TURN, UNITY_MATRIX]);
+    let movie_turned = h264_with_matrix(b"mvhd", HALF_TURN);
+    assert_eq!(matrices(&movie_turned), [HALF_TURN; 2]);
+}
+
+/// Given any nine numbers in `tkhd` and in `mvhd`, then the file still loads: a matrix is
+/// passed on, never refused.
+#[test]
+fn hostile_matrices_load() {
+    for matrix in [
+        [0; 9],
+        [i32::MIN; 9],
+        [i32::MAX; 9],
+        [-1, 7, i32::MIN, 0, 3, -9, 1, 2, 0],
+    ] {
+        let index = h264_with_matrix(b"tkhd", matrix);
+        assert_eq!(index.tracks[0].display_matrix, matrix);
+        let index = h264_with_matrix(b"mvhd", matrix);
+        assert_eq!(index.tracks.len(), 2);
+    }
 }

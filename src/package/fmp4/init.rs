@@ -4,11 +4,12 @@
 //! `init-v1-a1.mp4`, [`muxed_init_segment`]) the same boxes for each of several tracks, a
 //! `trak` and a `trex` each, so the two cannot drift apart. The sample description (`stsd`)
 //! is the source's own bytes, so any codec configuration (avcC, hvcC, esds, dOps, colr,
-//! pasp, ...) reaches the player exactly as the source has it. No edit list is written: the
+//! pasp, ...) reaches the player exactly as the source has it, and so do the track's display
+//! matrix and size (a rotated phone video stays upright). No edit list is written: the
 //! plan bakes edit lists into sample times (see `plan`).
 
-use super::writer::{BoxWriter, UNITY_MATRIX};
-use crate::media::{TrackIndex, TrackKind};
+use super::writer::BoxWriter;
+use crate::media::{TrackIndex, TrackKind, UNITY_MATRIX};
 
 /// The init segment of `track` (ISO/IEC 23000-19 7.3.2.2).
 pub fn init_segment(track: &TrackIndex) -> Vec<u8> {
@@ -43,7 +44,8 @@ fn write_init(tracks: &[&TrackIndex], brands: &[&[u8; 4]]) -> Vec<u8> {
     w.u32(0x0001_0000); // rate 1.0
     w.u16(0x0100); // volume 1.0
     w.zeros(10);
-    UNITY_MATRIX.iter().for_each(|v| w.u32(*v));
+    // Each track's matrix already holds the source's `mvhd` one (`media::TrackIndex`).
+    UNITY_MATRIX.iter().for_each(|v| w.i32(*v));
     w.zeros(24); // pre_defined
     let last_id = tracks.iter().map(|t| t.track_id).max().unwrap_or(0);
     w.u32(last_id.saturating_add(1)); // next_track_ID
@@ -85,7 +87,7 @@ fn write_trak(w: &mut BoxWriter, track: &TrackIndex) {
         0
     });
     w.u16(0);
-    UNITY_MATRIX.iter().for_each(|v| w.u32(*v));
+    track.display_matrix.iter().for_each(|v| w.i32(*v));
     w.u32(track.tkhd_width);
     w.u32(track.tkhd_height);
     w.end();

@@ -115,6 +115,45 @@ fn media_segment_headers_decode_and_describe_their_samples() {
     }
 }
 
+/// The nine numbers of an mp4-atom matrix, in file order.
+fn numbers(m: &mp4_atom::Matrix) -> [i32; 9] {
+    [m.a, m.b, m.u, m.c, m.d, m.v, m.x, m.y, m.w]
+}
+
+/// Given a video track turned a quarter (a portrait phone video) next to an upright audio
+/// track, when their init segments are written, alone and muxed, then each `tkhd` holds
+/// its track's matrix and size as the index has them, and `mvhd` the unity matrix (the
+/// index already folds the source's `mvhd` into each track's); an upright track's init
+/// segment is the same bytes as before matrices were carried.
+#[test]
+fn init_segments_carry_each_track_s_display_matrix() {
+    let mut title = fixture_title("h264-aac-3s.mp4");
+    let upright_before = init_segment(&title.index.tracks[0]);
+    let quarter_turn = [0, 0x1_0000, 0, -0x1_0000, 0, 0, 180 << 16, 0, 0x4000_0000];
+    title.index.tracks[0].display_matrix = quarter_turn;
+    let tracks: Vec<&crate::media::TrackIndex> = title.index.tracks.iter().collect();
+    let muxed = muxed_init_segment(&tracks);
+    for track in &tracks {
+        for init in [init_segment(track), muxed.clone()] {
+            let mut buf = &init[..];
+            Ftyp::decode(&mut buf).unwrap();
+            let moov = Moov::decode(&mut buf).unwrap();
+            assert_eq!(numbers(&moov.mvhd.matrix), crate::media::UNITY_MATRIX);
+            let trak = (moov.trak.iter())
+                .find(|t| t.tkhd.track_id == track.track_id)
+                .unwrap();
+            assert_eq!(numbers(&trak.tkhd.matrix), track.display_matrix);
+            let size = |f: &mp4_atom::FixedPoint<u16>| {
+                (u32::from(f.integer()) << 16) | u32::from(f.decimal())
+            };
+            assert_eq!(size(&trak.tkhd.width), track.tkhd_width);
+            assert_eq!(size(&trak.tkhd.height), track.tkhd_height);
+        }
+    }
+    title.index.tracks[0].display_matrix = crate::media::UNITY_MATRIX;
+    assert_eq!(init_segment(&title.index.tracks[0]), upright_before);
+}
+
 /// The file's bytes of `ranges`, concatenated: a segment's payload as the server
 /// streams it.
 fn payload(file: &[u8], ranges: &[crate::source::ByteRange]) -> Vec<u8> {

@@ -54,6 +54,10 @@ impl BoxWriter {
         self.buf.extend_from_slice(&v.to_be_bytes());
     }
 
+    pub(crate) fn i32(&mut self, v: i32) {
+        self.buf.extend_from_slice(&v.to_be_bytes());
+    }
+
     pub(crate) fn u64(&mut self, v: u64) {
         self.buf.extend_from_slice(&v.to_be_bytes());
     }
@@ -84,6 +88,3 @@ impl BoxWriter {
         self.buf
     }
 }
-
-/// The unity matrix of `mvhd` and `tkhd` (14496-12 8.2.2.3).
-pub(crate) const UNITY_MATRIX: [u32; 9] = [0x0001_0000, 0, 0, 0, 0x0001_0000, 0, 0, 0, 0x4000_0000];

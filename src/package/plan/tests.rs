@@ -49,6 +49,7 @@ fn track(
         sample_description: bytes::Bytes::new(),
         tkhd_width: 0,
         tkhd_height: 0,
+        display_matrix: crate::media::UNITY_MATRIX,
         edits,
         samples: SampleTable {
             sizes: vec![1; n],
