@@ -17,8 +17,9 @@
 //! audio from where ffmpeg's mov demuxer starts its decoder, the frame at or before one
 //! second before the edit's media time (`mov_fix_index`), as far as S already reaches
 //! (see [`present_title`]), else one frame. What has no exact output is refused with the
-//! edit and its time: a later edit that starts inside a GOP (its pre-roll frames would be shown mid-title), an
-//! interior edit that ends inside a GOP, and joins whose decode times would run backwards.
+//! edit and its time: a later edit that starts inside a GOP (its pre-roll frames would be
+//! shown mid-title), an interior edit that ends inside a GOP, and joins whose decode times
+//! would run backwards.
 
 use std::ops::Range;
 
