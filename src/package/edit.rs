@@ -12,14 +12,18 @@
 //! presented at movie time `T + pts - m`. Where edits join, the last sample before the join
 //! takes the duration that makes the next sample's decode time exact, which also absorbs an
 //! empty edit mid-track (the timeline jumps; the last frame is held, the decoder sees no
-//! gap). The first media edit keeps its pre-roll (video: from the sync sample before the
-//! first presented frame; audio: one frame) before the presentation start, where the title
-//! shift S hides it. What has no exact output is refused with the edit and its time: a
-//! later edit that starts inside a GOP (its pre-roll frames would be shown mid-title), an
-//! interior edit that ends inside a GOP, and joins whose decode times would run backwards.
+//! gap). The first media edit keeps its pre-roll before the presentation start, where the
+//! title shift S hides it: video from the sync sample before the first presented frame;
+//! audio from where ffmpeg's mov demuxer starts its decoder, the frame at or before one
+//! second before the edit's media time (`mov_fix_index`), as far as S already reaches
+//! (see [`present_title`]), else one frame. What has no exact output is refused with the
+//! edit and its time: a later edit that starts inside a GOP (its pre-roll frames would be
+//! shown mid-title), an interior edit that ends inside a GOP, and joins whose decode times
+//! would run backwards.
 
 use std::ops::Range;
 
+use super::plan::title_shift;
 use super::PackageError;
 use crate::media::{Edit, EditList, SampleTable, TrackIndex, TrackKind};
 
@@ -45,11 +49,55 @@ struct Run {
 /// [`PackageError::UnsupportedEdit`] naming the edit (1-based, as in the file) and its
 /// movie time when the edit list cannot be presented exactly.
 pub fn present(track: TrackIndex) -> Result<TrackIndex, PackageError> {
+    present_with(track, None)
+}
+
+/// Every track of a title as its edit list presents it ([`present`]), with the audio
+/// pre-roll decoders need to decode the first presented frames as ffmpeg does reading the
+/// source.
+///
+/// ffmpeg's mov demuxer starts an audio decoder one second before the first edit's media
+/// time (clamped to the first frame) and drops what precedes it; a codec whose decoder
+/// carries state from frame to frame (AAC's perceptual noise substitution draws from a
+/// random generator) decodes different PCM when started one frame before. So the first
+/// audio edit starts where ffmpeg starts, but only as far back as the title shift S
+/// already reaches without that pre-roll: S is the largest lead of any track, so audio
+/// pre-roll never moves the presentation start, the video pre-roll DASH shows, or any
+/// timestamp of another track; it falls at output times from 0 to S, before the
+/// presentation start. Where S is shorter than ffmpeg's second (a cut on a key frame),
+/// the audio starts as early as S allows, and at least one frame before.
+///
+/// # Errors
+/// As [`present`].
+pub fn present_title(tracks: Vec<TrackIndex>) -> Result<Vec<TrackIndex>, PackageError> {
+    // Only an audio track with edits can take more pre-roll: keep its source form.
+    let sources: Vec<Option<TrackIndex>> = (tracks.iter())
+        .map(|t| (t.kind == TrackKind::Audio && !t.edits.edits.is_empty()).then(|| t.clone()))
+        .collect();
+    let mut presented = (tracks.into_iter())
+        .map(present)
+        .collect::<Result<Vec<_>, _>>()?;
+    let (shift_num, shift_den) = title_shift(&presented);
+    for (slot, source) in presented.iter_mut().zip(sources) {
+        let Some(source) = source else { continue };
+        // S in this track's ticks, rounded down: a lead up to it cannot raise S.
+        let limit = shift_num * i128::from(source.timescale) / shift_den.max(1);
+        *slot = present_with(source, u64::try_from(limit).ok())?;
+    }
+    Ok(presented)
+}
+
+/// [`present`], letting the first audio edit start up to `audio_lead_limit` ticks before
+/// the presentation start (see [`present_title`]).
+fn present_with(
+    track: TrackIndex,
+    audio_lead_limit: Option<u64>,
+) -> Result<TrackIndex, PackageError> {
     let table = &track.samples;
     if track.edits.edits.is_empty() || table.is_empty() {
         return Ok(track);
     }
-    let runs = select(&track)?;
+    let runs = select(&track, audio_lead_limit)?;
     if let [run] = runs.as_slice() {
         // Every sample once, in order, from decode time 0, by the first media edit: the
         // source table as it is, with that edit's shift (the planner reads it).
@@ -110,7 +158,7 @@ fn duration(table: &SampleTable, i: usize) -> i128 {
 /// the join absorbs the difference. At the two ends the rule is ffmpeg's: the first edit
 /// presents the sample covering its start (audio decoders trim it), the last edit every
 /// sample that starts before its end.
-fn select(track: &TrackIndex) -> Result<Vec<Run>, PackageError> {
+fn select(track: &TrackIndex, audio_lead_limit: Option<u64>) -> Result<Vec<Run>, PackageError> {
     let table = &track.samples;
     let n = table.len();
     let media: Vec<(usize, &Edit)> = (track.edits.edits.iter().enumerate())
@@ -194,8 +242,7 @@ fn select(track: &TrackIndex) -> Result<Vec<Run>, PackageError> {
             None => f,
         };
         if !is_video && first && a > 0 {
-            // AAC and its kin need the frame before the first presented one to decode it.
-            a -= 1;
+            a = audio_decoder_start(table, a, m, edit, track.timescale, audio_lead_limit);
         }
         let b = l + 1;
         for i in a..b {
@@ -249,6 +296,31 @@ fn select(track: &TrackIndex) -> Result<Vec<Run>, PackageError> {
         ));
     }
     Ok(runs)
+}
+
+/// Where decoding of a first audio edit (media time `m`, first presented frame `first`)
+/// starts: AAC and its kin need at least the frame before the first presented one; ffmpeg
+/// starts one second before `m` (see [`present_title`]), which this follows as far as the
+/// output decode times stay at or after 0 (a lead up to `lead_limit`). After a leading
+/// empty edit the pre-roll would be presented during it, so only the one frame is kept.
+fn audio_decoder_start(
+    table: &SampleTable,
+    first: usize,
+    m: i128,
+    edit: &Edit,
+    timescale: u32,
+    lead_limit: Option<u64>,
+) -> usize {
+    let one_before = first.saturating_sub(1);
+    let Some(limit) = lead_limit.filter(|_| edit.start_ticks == 0) else {
+        return one_before;
+    };
+    let one_second_before = m - i128::from(timescale);
+    let ffmpeg_start = (table.dts)
+        .partition_point(|d| i128::from(*d) <= one_second_before)
+        .saturating_sub(1);
+    let earliest = (table.dts).partition_point(|d| i128::from(*d) < m - i128::from(limit));
+    ffmpeg_start.max(earliest).min(one_before)
 }
 
 /// The output sample table of `runs`, and the output decode time of its first sample

@@ -31,7 +31,7 @@ mod view;
 pub mod webvtt;
 
 pub use dash::{render_mpd, render_mpd_with};
-pub use edit::present;
+pub use edit::{present, present_title};
 pub use error::PackageError;
 pub use fmp4::{
     init_segment, muxed_init_segment, prepare_media_segment, prepare_muxed_segment,

@@ -89,18 +89,7 @@ impl TrackPlan {
 /// Cut `index` into segments of about `target_ms`.
 pub fn plan_segments(index: &MediaIndex, target_ms: u32) -> SegmentPlan {
     let target_ms = target_ms.max(1);
-    // S, the title-wide shift, as an exact fraction of a second: the largest lead.
-    let (shift_num, shift_den) = index
-        .tracks
-        .iter()
-        .map(|t| (lead_ticks(t, cts_base(t)), i128::from(t.timescale.max(1))))
-        .fold((0i128, 1i128), |(n, d), (tn, td)| {
-            if tn * d > n * td {
-                (tn, td)
-            } else {
-                (n, d)
-            }
-        });
+    let (shift_num, shift_den) = title_shift(&index.tracks);
     let mut tracks: Vec<TrackPlan> = index
         .tracks
         .iter()
@@ -168,6 +157,21 @@ pub fn plan_segments(index: &MediaIndex, target_ms: u32) -> SegmentPlan {
         segment_count: cuts.len() + 1,
         tracks,
     }
+}
+
+/// S, the title-wide shift, as an exact fraction of a second (numerator, denominator): the
+/// largest lead of any of `tracks` (as [`super::present`] left them), never negative.
+pub(super) fn title_shift(tracks: &[TrackIndex]) -> (i128, i128) {
+    tracks
+        .iter()
+        .map(|t| (lead_ticks(t, cts_base(t)), i128::from(t.timescale.max(1))))
+        .fold((0i128, 1i128), |(n, d), (tn, td)| {
+            if tn * d > n * td {
+                (tn, td)
+            } else {
+                (n, d)
+            }
+        })
 }
 
 /// The composition offset base of a track: the most negative offset (ctts v1), else 0, so

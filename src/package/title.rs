@@ -5,7 +5,7 @@
 //! bit rate and AVERAGE-BANDWIDTH the whole rendition's (RFC 8216 4.3.4.2).
 
 use super::fmp4::media_segment_header_len;
-use super::{plan_segments, present, PackageError, SegmentPlan};
+use super::{plan_segments, present_title, PackageError, SegmentPlan};
 use crate::media::{MediaIndex, SampleTable, SidecarFormat, TrackIndex, TrackKind, UNITY_MATRIX};
 
 /// A title ready to be packaged; cached per object version.
@@ -117,7 +117,7 @@ impl Title {
         format!("{hash:016x}")
     }
 
-    /// Apply every track's edit list ([`present`]), plan the result with segments of about
+    /// Apply every track's edit list ([`present_title`]), plan the result with segments of about
     /// `target_ms` and measure every rendition. `index` of the title is the index as
     /// presented: each track's samples as its edits select them, with an equivalent
     /// one-edit list.
@@ -140,9 +140,7 @@ impl Title {
                 });
             }
         }
-        index.tracks = (index.tracks.into_iter())
-            .map(present)
-            .collect::<Result<_, _>>()?;
+        index.tracks = present_title(std::mem::take(&mut index.tracks))?;
         let plan = plan_segments(&index, target_ms);
         Self::from_plan(index, plan)
     }

@@ -564,7 +564,16 @@ pub(crate) fn audio_frame(codec: &str) -> usize {
 /// must reach to within one AAC frame of the source's end, so a match cannot come from a
 /// short overlap.
 pub(crate) fn pcm_offset(source: &[[i16; 2]], output: &[[i16; 2]]) -> Option<usize> {
-    (0..=2 * AAC_FRAME).find(|&offset| {
+    pcm_offset_within(source, output, 2 * AAC_FRAME)
+}
+
+/// [`pcm_offset`] with up to `max_offset` leading output frames skipped (pre-roll).
+pub(crate) fn pcm_offset_within(
+    source: &[[i16; 2]],
+    output: &[[i16; 2]],
+    max_offset: usize,
+) -> Option<usize> {
+    (0..=max_offset).find(|&offset| {
         let Some(rest) = output.get(offset..) else {
             return false;
         };
