@@ -66,8 +66,13 @@ impl TrackTiming {
 /// cut short ends the walk of its parent.
 pub(crate) fn movie_timing(path: &Path) -> MovieTiming {
     let file = std::fs::read(path).unwrap_or_else(|e| panic!("read {}: {e}", path.display()));
+    movie_timing_of(&file)
+}
+
+/// The timing boxes of the MP4 bytes `file`.
+pub(crate) fn movie_timing_of(file: &[u8]) -> MovieTiming {
     let mut movie = MovieTiming::default();
-    for (kind, body) in children(&file) {
+    for (kind, body) in children(file) {
         if kind != *b"moov" {
             continue;
         }
@@ -165,4 +170,49 @@ fn children(bytes: &[u8]) -> impl Iterator<Item = ([u8; 4], &[u8])> {
         rest = &rest[size..];
         Some((kind, body))
     })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn boxed(kind: &[u8; 4], body: &[u8]) -> Vec<u8> {
+        let size = u32::try_from(8 + body.len()).expect("a small box");
+        [&size.to_be_bytes()[..], kind, body].concat()
+    }
+
+    /// Given an audio track opening with a 478 ms empty edit (version 0 `elst`) and a
+    /// version 1 `mdhd`, then the walk reads the handler, both timescales and both edits.
+    #[test]
+    fn the_walk_reads_an_empty_edit_and_both_timescales() {
+        let mvhd = [&[0u8; 12][..], &1000u32.to_be_bytes()].concat();
+        let mdhd = [&[1u8, 0, 0, 0][..], &[0; 16], &48_000u32.to_be_bytes()].concat();
+        let hdlr = [&[0u8; 8][..], b"soun", &[0; 12]].concat();
+        let mut elst = vec![0u8, 0, 0, 0, 0, 0, 0, 2];
+        for (duration, media_time) in [(478u32, -1i32), (29_526, 0)] {
+            elst.extend(duration.to_be_bytes());
+            elst.extend(media_time.to_be_bytes());
+            elst.extend([0, 1, 0, 0]);
+        }
+        let mdia = [boxed(b"mdhd", &mdhd), boxed(b"hdlr", &hdlr)].concat();
+        let trak = [
+            boxed(b"edts", &boxed(b"elst", &elst)),
+            boxed(b"mdia", &mdia),
+        ]
+        .concat();
+        let moov = [boxed(b"mvhd", &mvhd), boxed(b"trak", &trak)].concat();
+        let file = [boxed(b"ftyp", b"isom"), boxed(b"moov", &moov)].concat();
+
+        let movie = movie_timing_of(&file);
+        assert_eq!(movie.timescale, 1000);
+        let audio = movie.track("soun").expect("the audio track");
+        assert_eq!(audio.timescale, 48_000);
+        assert_eq!(movie.leading_empty_s(audio), 0.478);
+        assert_eq!(audio.first_media_time_s(), Some(0.0));
+        assert_eq!(audio.edits.len(), 2);
+        assert_eq!(audio.edits[0].rate, 1);
+        // A file cut inside its moov ends the walk without a panic.
+        let cut = movie_timing_of(&file[..file.len() - 30]);
+        assert!(cut.track("soun").is_none());
+    }
 }

@@ -141,12 +141,20 @@ pub(crate) struct SyncMarks {
 }
 
 impl SyncMarks {
-    /// Marks in the source's decoded `video` and `audio`: the first picture, and the sample
-    /// one second after the first decoded one (well past the first codec frame, whose
-    /// decoding depends on what came before it), with a quarter second after it.
+    /// Marks in the source's decoded `video` and `audio`: the first picture, and a sample
+    /// whose quarter second of PCM is found in one place of the source only: one second
+    /// after the first decoded sample (well past the first codec frame, whose decoding
+    /// depends on what came before it), else the first such place a quarter second further
+    /// on (a title whose edits repeat a clip repeats its PCM), else earlier in a short title.
     pub(crate) fn from_source(video: &[Decoded], audio: &DecodedAudio) -> Option<Self> {
         let rate = audio.sample_rate as usize;
-        let (sample, len) = (rate, rate / 4);
+        let len = rate / 4;
+        let later = (1..).map(|n| rate + n * len);
+        let candidates =
+            std::iter::once(rate).chain(later.take_while(|k| k + len <= audio.pcm.len()));
+        let sample = (candidates.chain([rate / 2, rate / 4])).find(|&k| {
+            (audio.pcm.get(k..k + len)).is_some_and(|w| unique_place(w, &audio.pcm) == Ok(k))
+        })?;
         Some(Self {
             frame_hash: video.first()?.hash.clone(),
             window: audio.pcm.get(sample..sample + len)?.to_vec(),
@@ -261,8 +269,8 @@ fn unique_place(window: &[[i16; 2]], output: &[[i16; 2]]) -> Result<usize, Strin
     match (places.next(), places.next()) {
         (Some(place), None) => Ok(place),
         (None, _) => Err(format!(
-            "the source's known sample (PCM from 1 s, {} samples) is nowhere in the output's \
-             {} samples",
+            "the source's known sample ({} samples of PCM) is nowhere in the output's {} \
+             samples",
             window.len(),
             output.len()
         )),
@@ -348,5 +356,119 @@ pub(crate) fn drift(source: &[Decoded], output: &[Decoded], alignment: Alignment
     Drift {
         median_spread_s,
         frame_spread_s,
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// PCM that never repeats: the high bits of a 64-bit LCG, from `seed`.
+    fn noise(len: usize, seed: u64) -> Vec<[i16; 2]> {
+        let mut state = seed;
+        (0..len)
+            .map(|_| {
+                state = state
+                    .wrapping_mul(6_364_136_223_846_793_005)
+                    .wrapping_add(1);
+                let v = (state >> 48) as i16;
+                [v, v.wrapping_add(1)]
+            })
+            .collect()
+    }
+
+    /// `count` frames of `duration` seconds from `start`, hashed `prefix` and their index.
+    fn frames(count: usize, start: f64, duration: f64, prefix: &str) -> Vec<Decoded> {
+        (0..count)
+            .map(|i| Decoded {
+                pts_s: start + i as f64 * duration,
+                duration_s: duration,
+                hash: format!("{prefix}{i}"),
+            })
+            .collect()
+    }
+
+    fn audio(start: f64, pcm: Vec<[i16; 2]>) -> DecodedAudio {
+        DecodedAudio {
+            frames: frames(pcm.len() / 1024, start, 1024.0 / 48_000.0, "a"),
+            sample_rate: 48_000,
+            pcm,
+        }
+    }
+
+    /// Given an output that moves the whole title by 1.4 s, shows two pre-roll pictures
+    /// and one priming frame, and puts its audio 480 samples later, then its A/V offset is
+    /// the source's plus 10 ms exactly; a DASH presentationTimeOffset on the video alone
+    /// counts against the video.
+    #[test]
+    fn audio_moved_against_video_is_measured_to_the_sample() {
+        let pcm = noise(3 * 48_000, 1);
+        let video = frames(75, 0.0, 0.04, "v");
+        let source_audio = audio(0.0, pcm.clone());
+        let marks = SyncMarks::from_source(&video, &source_audio).expect("marks");
+        let source = av_times(&video, &source_audio, &marks, (0.0, 0.0)).expect("source");
+
+        let mut shown = frames(2, 1.32, 0.04, "pre-roll");
+        shown.extend(frames(75, 1.4, 0.04, "v"));
+        let priming = 1024.0 / 48_000.0;
+        let output_audio = audio(1.4 - priming + 0.010, [noise(1024, 2), pcm].concat());
+        let output = av_times(&shown, &output_audio, &marks, (0.0, 0.0)).expect("output");
+        assert!((output.offset_s() - source.offset_s() - 0.010).abs() < 1e-9);
+
+        let with_offset = av_times(&shown, &output_audio, &marks, (0.5, 0.0)).expect("output");
+        assert!((with_offset.offset_s() - output.offset_s() - 0.5).abs() < 1e-9);
+    }
+
+    /// Given output PCM holding the known sample's window twice, or not at all, then there
+    /// is no known sample: an error, not a guess.
+    #[test]
+    fn pcm_found_in_two_places_or_none_is_an_error() {
+        let window = noise(100, 3);
+        let twice = [noise(50, 4), window.clone(), window.clone()].concat();
+        assert!(unique_place(&window, &twice)
+            .unwrap_err()
+            .contains("at samples 50 and 150"));
+        assert!(unique_place(&window, &noise(1000, 5)).is_err());
+        assert_eq!(
+            unique_place(&window, &[noise(7, 6), window.clone()].concat()),
+            Ok(7)
+        );
+    }
+
+    /// Given an output whose reader stamps frames 1 to 4 one frame early, then the
+    /// per-second medians do not drift though single frames do; given audio times that
+    /// gain 1 ms a second, then the medians drift by the title's length in ms.
+    #[test]
+    fn drift_medians_see_the_packaging_not_a_reader_quirk() {
+        let frame = 1024.0 / 48_000.0;
+        let source = frames(470, 0.0, frame, "a");
+        let mut quirky = frames(470, 1.4, frame, "a");
+        for f in &mut quirky[1..5] {
+            f.pts_s -= frame;
+        }
+        let quirk = drift(&source, &quirky, align(&source, &quirky, 1));
+        assert!(quirk.median_spread_s < 1e-9, "{quirk:?}");
+        assert!((quirk.frame_spread_s - frame).abs() < 1e-9);
+
+        let mut drifting = frames(470, 0.0, frame, "a");
+        for f in &mut drifting {
+            f.pts_s *= 1.001;
+        }
+        let real = drift(&source, &drifting, align(&source, &drifting, 1));
+        assert!(real.median_spread_s > 0.008, "{real:?}");
+    }
+
+    /// Given an output that lacks one source frame and carries one of its own first, then
+    /// the alignment most frames agree on counts every other frame equal.
+    #[test]
+    fn alignment_counts_the_frames_that_agree() {
+        let source = frames(10, 0.0, 0.02, "a");
+        let mut output = frames(1, 0.0, 0.02, "priming");
+        output.extend(source.iter().filter(|f| f.hash != "a6").cloned());
+        let alignment = align(&source, &output, 1);
+        assert_eq!(
+            (alignment.shift, alignment.equal, alignment.compared),
+            (1, 5, 9)
+        );
     }
 }

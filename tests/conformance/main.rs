@@ -20,6 +20,7 @@ mod common;
 mod encryption;
 mod http;
 mod lip_sync;
+mod media_recipes;
 mod muxed;
 mod nginx_vod;
 mod recipes;
