@@ -185,14 +185,16 @@ impl AvTimes {
 /// - The known frame is the first picture the source presents ([`SyncMarks`]). Its time
 ///   is that of the first decoded picture of `video` with the same MD5, so pre-roll
 ///   pictures an output shows before it do not count.
-/// - The known sample is source PCM sample K, one second after the first decoded one. It
+/// - The known sample is source PCM sample K, one second after the first decoded one (or
+///   the first later place the source holds once, see [`SyncMarks::from_source`]). It
 ///   is found in the input's PCM as the one place where the quarter second of source PCM
 ///   from K reappears sample for sample (AAC, AC-3 and E-AC-3 decode bit-exactly from the
 ///   same packets; PCM that matched in more places or none is an error, not a guess). Its
 ///   time is the input's first decoded audio timestamp plus its place over the sample
-///   rate: ffmpeg decodes a stream without gaps, and its per-frame times inside an MPEG-TS
-///   PES are not exact (ffmpeg 5.1 gives the second ADTS frame of the first PES the PES's
-///   time), while the first frame's is the PES's own PTS.
+///   rate: ffmpeg decodes a stream without gaps, and when an MPEG-TS PES holds several
+///   audio frames its times for the later ones are guesses (ffmpeg 5.1 gives the second
+///   ADTS frame of a stream's first PES the PES's time), while the first frame's is the
+///   PES's own PTS.
 /// - `clock_offsets` are subtracted from the video and the audio times: a DASH
 ///   Representation's presentationTimeOffset, which a player subtracts and ffmpeg 5.1's
 ///   DASH reader does not; zero for HLS and the source.
@@ -323,8 +325,8 @@ pub(crate) struct Drift {
 }
 
 /// [`Drift`] of the frames `alignment` pairs. Medians over each second of source time
-/// measure the packaging, not ffmpeg's MPEG-TS reader, which gives a few frames at the
-/// start of a PES the time of the frame before (see [`av_times`]).
+/// measure the packaging, not ffmpeg's MPEG-TS reader, which times the later frames of a
+/// PES holding several by guesswork (see [`av_times`]).
 pub(crate) fn drift(source: &[Decoded], output: &[Decoded], alignment: Alignment) -> Drift {
     let mut by_second: std::collections::BTreeMap<i64, Vec<f64>> = Default::default();
     for (i, f) in source.iter().enumerate() {
