@@ -153,6 +153,10 @@ struct SourceReading {
     /// mov reader gives them (see `lip_sync::source_av_times`).
     marks: Option<SyncMarks>,
     av: Option<(AvTimes, AvTimes)>,
+    /// Per kind (`video`, `audio`), how long the source's first stream of that kind starts
+    /// after the file's start and ends before the file's end, in seconds, as ffprobe reads
+    /// it through the edit lists: the gaps the source itself has.
+    gaps: Vec<(String, f64, f64)>,
 }
 
 impl SourceReading {
@@ -184,7 +188,9 @@ impl SourceReading {
             ),
             _ => None,
         };
+        let gaps = source_gaps(&input).await;
         Self {
+            gaps,
             video_frame_s: longest(&decoded.video),
             audio_frame_s: longest(&audio_frames),
             decoded,
@@ -199,6 +205,56 @@ impl SourceReading {
     fn frame_s(&self) -> f64 {
         self.video_frame_s.or(self.audio_frame_s).unwrap_or(0.0)
     }
+}
+
+/// What `SourceReading::gaps` holds, read with ffprobe (`start_time`, `duration` of each
+/// stream and of the format).
+async fn source_gaps(input: &str) -> Vec<(String, f64, f64)> {
+    let out = run_tool(
+        "ffprobe",
+        args(&[
+            "-v",
+            "error",
+            "-show_entries",
+            "stream=codec_type,start_time,duration:format=start_time,duration",
+            "-of",
+            "compact=p=0:nk=0",
+            input,
+        ]),
+    )
+    .await;
+    let text = String::from_utf8_lossy(&out);
+    let field = |line: &str, name: &str| {
+        line.split('|')
+            .find_map(|kv| kv.strip_prefix(name)?.strip_prefix('='))
+            .and_then(|v| v.parse::<f64>().ok())
+    };
+    let mut streams = Vec::new();
+    let mut format = None;
+    for line in text.lines() {
+        let (start, duration) = (field(line, "start_time"), field(line, "duration"));
+        match line
+            .split('|')
+            .find_map(|kv| kv.strip_prefix("codec_type="))
+        {
+            Some(kind) => streams.push((kind.to_owned(), start, duration)),
+            None => format = start.zip(duration),
+        }
+    }
+    let Some((file_start, file_duration)) = format else {
+        panic!("{input}: ffprobe gave no format start and duration:\n{text}");
+    };
+    let mut gaps: Vec<(String, f64, f64)> = Vec::new();
+    for (kind, start, duration) in streams {
+        if let (Some(start), Some(duration)) = (start, duration) {
+            if gaps.iter().all(|(k, _, _)| *k != kind) {
+                let lead = (start - file_start).max(0.0);
+                let tail = (file_start + file_duration - start - duration).max(0.0);
+                gaps.push((kind, lead, tail));
+            }
+        }
+    }
+    gaps
 }
 
 /// a. The output decodes to the source's pictures, in order and as many, after at most the
@@ -325,12 +381,28 @@ fn check_lip_sync(
 }
 
 /// d. The manifest states the source's duration (plus the pre-roll it shows), to one frame.
+/// An HLS variant playlist times its own stream (the video, or the audio of an audio-only
+/// title), so where the source starts that stream after the file's start (a B-frame delay
+/// no edit list hides), it states the duration less that lead: HLS has no way to say a
+/// rendition starts later than the title, and vodpack makes up no pictures to fill it.
 fn check_duration(table: &mut Table, via: Via, source: &SourceReading, stated: Option<f64>) {
     let Some(stated) = stated else {
         table.record(via, "d. duration", false, "no duration stated".into());
         return;
     };
-    let want = source.duration_s + source.preroll as f64 * source.video_frame_s.unwrap_or(0.0);
+    let timed = if source.video_frame_s.is_some() {
+        "video"
+    } else {
+        "audio"
+    };
+    let lead = match via {
+        Via::Hls | Via::HlsTs => (source.gaps.iter())
+            .find(|(kind, _, _)| kind == timed)
+            .map_or(0.0, |(_, lead, _)| *lead),
+        _ => 0.0,
+    };
+    let want =
+        source.duration_s + source.preroll as f64 * source.video_frame_s.unwrap_or(0.0) - lead;
     // Manifests write milliseconds (MPD) or microseconds per segment (EXTINF).
     let ok = (stated - want).abs() <= source.frame_s() + 0.0005;
     table.record(
@@ -344,8 +416,12 @@ fn check_duration(table: &mut Table, via: Via, source: &SourceReading, stated: O
     );
 }
 
-/// e. Every DASH Representation starts at or before its Period's start (its
-/// presentationTimeOffset) and reaches the Period's end, to one frame of its track.
+/// e. Every DASH Representation covers its Period, to one frame of its track, except where
+/// its source stream itself has no media: it starts at or before the Period start (its
+/// presentationTimeOffset) unless the source stream starts later than the source file (a
+/// leading empty edit, a composition delay no edit list hides), by no more than that, and
+/// reaches the Period's end unless the source stream ends earlier, by no more than that.
+/// vodpack never makes up media (silence, repeated pictures) to fill a gap the source has.
 fn check_period_cover(
     table: &mut Table,
     source: &SourceReading,
@@ -362,12 +438,16 @@ fn check_period_cover(
         return;
     };
     for r in representations {
-        let frame = match r.content_type.as_str() {
+        let kind = r.content_type.as_str();
+        let frame = match kind {
             "audio" => source.audio_frame_s,
             _ => source.video_frame_s,
         }
         .unwrap_or(0.0);
-        let ok = r.lead_s() >= -frame && r.reach_s() >= period_s - frame;
+        let (gap_start, gap_end) = (source.gaps.iter())
+            .find(|(k, _, _)| k == kind)
+            .map_or((0.0, 0.0), |(_, lead, tail)| (*lead, *tail));
+        let ok = r.lead_s() >= -gap_start - frame && r.reach_s() >= period_s - gap_end - frame;
         let start = match r.lead_s() {
             lead if lead >= 0.0 => format!("starts {lead:.3} s before the Period"),
             lead => format!("starts {:.3} s after the Period start", -lead),
@@ -377,9 +457,9 @@ fn check_period_cover(
             "e. Period cover",
             ok,
             format!(
-                "{} ({}): {start}, reaches {:.3} s of {period_s:.3} s",
+                "{} ({kind}): {start}, reaches {:.3} s of {period_s:.3} s; the source's own \
+                 gaps {gap_start:.3} s at the start, {gap_end:.3} s at the end",
                 r.id,
-                r.content_type,
                 r.reach_s()
             ),
         );
