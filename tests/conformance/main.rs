@@ -13,13 +13,17 @@
 //! the longest stream can go missing. The helpers below therefore always read one stream
 //! at a time (`-select_streams` / `-map`), which makes ffmpeg discard the others.
 
+mod boxes;
 mod clips;
 #[path = "../common/mod.rs"]
 mod common;
 mod encryption;
 mod http;
+mod lip_sync;
+mod media_recipes;
 mod muxed;
 mod nginx_vod;
+mod recipes;
 mod rotation;
 mod subtitles;
 mod titles;

@@ -3,6 +3,7 @@
 //! of `main.rs` on ffmpeg's DASH reader).
 
 use std::io::Read;
+use std::path::Path;
 use std::process::{Command, Stdio};
 use std::time::{Duration, Instant};
 
@@ -27,11 +28,13 @@ impl Via {
 
     /// The ffmpeg input (path or URL) for `fixture`.
     pub(crate) fn input(self, server: &TestServer, fixture: &str) -> String {
+        self.input_under(&common::fixtures(), server, fixture)
+    }
+
+    /// The ffmpeg input for `fixture` of `root`, the folder `server` serves.
+    pub(crate) fn input_under(self, root: &Path, server: &TestServer, fixture: &str) -> String {
         match self {
-            Via::Source => common::fixtures()
-                .join(fixture)
-                .to_string_lossy()
-                .into_owned(),
+            Via::Source => root.join(fixture).to_string_lossy().into_owned(),
             Via::Hls => server.url(&format!("/vod/{fixture}/master.m3u8")),
             Via::Dash => server.url(&format!("/vod/{fixture}/manifest.mpd")),
             Via::HlsTs => server.url(&format!("/vod/{fixture}/master-ts.m3u8")),
@@ -369,21 +372,34 @@ pub(crate) struct Packet {
 /// order. Packets the demuxer flags as discarded (`D`: pre-roll and trailing frames an edit
 /// list leaves out, which ffmpeg decodes but does not show) are left out.
 pub(crate) async fn packets(input: &str, selector: &str) -> Vec<Packet> {
+    packets_with(&[], input, selector).await
+}
+
+/// [`packets`] with ffprobe's `input_options` (e.g. `-ignore_editlist 1`) before the input.
+pub(crate) async fn packets_with(
+    input_options: &[&str],
+    input: &str,
+    selector: &str,
+) -> Vec<Packet> {
+    let mut command = args(&["-v", "error"]);
+    command.extend(args(input_options));
     let out = run_tool(
         "ffprobe",
-        args(&[
-            "-v",
-            "error",
-            "-select_streams",
-            selector,
-            "-show_entries",
-            "packet=pts_time,duration_time,flags,data_hash",
-            "-show_data_hash",
-            "md5",
-            "-of",
-            "compact",
-            input,
-        ]),
+        [
+            command,
+            args(&[
+                "-select_streams",
+                selector,
+                "-show_entries",
+                "packet=pts_time,duration_time,flags,data_hash",
+                "-show_data_hash",
+                "md5",
+                "-of",
+                "compact",
+                input,
+            ]),
+        ]
+        .concat(),
     )
     .await;
     // One record per `packet|` line; a packet with side data continues on lines of its own.
