@@ -523,10 +523,10 @@ async fn manifests_state_the_source_duration_within_one_frame() {
             let total: f64 = media.extinfs.iter().sum();
             // EXTINF is written to the microsecond: allow that rounding per segment.
             let rounding = 1e-6 * media.extinfs.len() as f64;
-            // Audio pre-roll before the presentation start is listed too.
+            // Pre-roll before the presentation start is listed too (EXT-X-START skips it).
             let total = match track.kind.as_str() {
                 "audio" => total - audio_preroll_samples(fixture) as f64 / 48_000.0,
-                _ => total,
+                _ => total - video_preroll_frames(fixture) as f64 * track.frame,
             };
             assert!(
                 (total - track.duration).abs() <= track.frame + rounding,

@@ -303,7 +303,7 @@ pub(crate) async fn source_tracks(input: &str) -> Vec<SourceTrack> {
             "-show_entries",
             "stream=id,codec_type,duration",
             "-of",
-            "csv=p=0",
+            "compact=p=0",
             input,
         ]),
     )
@@ -311,8 +311,18 @@ pub(crate) async fn source_tracks(input: &str) -> Vec<SourceTrack> {
     let mut tracks = Vec::new();
     let mut counts = [0usize; 2];
     for line in String::from_utf8_lossy(&out).lines() {
-        let fields: Vec<&str> = line.split(',').map(str::trim).collect();
-        let [id, kind, duration] = fields[..] else {
+        // ffprobe writes the fields in its own order, whatever order they were asked in:
+        // read them by name.
+        let field = |name: &str| {
+            line.split('|')
+                .find_map(|kv| kv.strip_prefix(name)?.strip_prefix('='))
+                .map(str::trim)
+        };
+        let (Some(id), Some(kind), Some(Ok(duration))) = (
+            field("id"),
+            field("codec_type"),
+            field("duration").map(str::parse::<f64>),
+        ) else {
             continue;
         };
         let slot = match kind {
@@ -330,7 +340,7 @@ pub(crate) async fn source_tracks(input: &str) -> Vec<SourceTrack> {
         tracks.push(SourceTrack {
             track_id: u32::from_str_radix(id.trim_start_matches("0x"), 16).expect("stream id"),
             kind: kind.to_owned(),
-            duration: duration.parse().expect("stream duration"),
+            duration,
             frame,
         });
     }
