@@ -45,12 +45,13 @@ const H264: &[&str] = &[
     "yuv420p",
 ];
 
-/// ffmpeg's AAC encoder at `rate`, without perceptual noise substitution: PNS bands decode
-/// to noise from the decoder's random state, which depends on every packet decoded before,
-/// so a source read from its first packet and an output that rightly starts at a later
-/// one (the trim) would differ in those bands although their packets are the same bytes.
+/// ffmpeg's AAC encoder at `rate`, as the issue made its files: with its default perceptual
+/// noise substitution, whose bands decode to noise from the decoder's random state, which
+/// depends on every packet decoded before. So the output's audio decodes to the source's
+/// frames only if it starts where ffmpeg's reader starts the source's decoder (up to 1 s
+/// before the first edit, `package::edit`), which these recipes hold it to.
 fn aac(rate: &str) -> Vec<String> {
-    args(&["-c:a", "aac", "-aac_pns", "0", "-ar", rate])
+    args(&["-c:a", "aac", "-ar", rate])
 }
 
 /// A `seconds`-long title of `pictures` and `tone` in `dir`, encoded with H.264 and `audio`,
