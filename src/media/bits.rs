@@ -10,14 +10,6 @@
 /// 7.3.1.1, H.264 7.3.1). The result is never longer than `nal`.
 pub(crate) fn unescape_rbsp(nal: &[u8]) -> Vec<u8> {
     let mut rbsp = Vec::with_capacity(nal.len());
-    unescape_rbsp_into(nal, &mut rbsp);
-    rbsp
-}
-
-/// [`unescape_rbsp`] into `out` (cleared first), so a caller going through many NAL units
-/// reuses one buffer.
-pub(crate) fn unescape_rbsp_into(nal: &[u8], out: &mut Vec<u8>) {
-    out.clear();
     let mut zeros = 0usize;
     for &byte in nal {
         if zeros >= 2 && byte == 0x03 {
@@ -25,8 +17,9 @@ pub(crate) fn unescape_rbsp_into(nal: &[u8], out: &mut Vec<u8>) {
             continue;
         }
         zeros = if byte == 0 { zeros + 1 } else { 0 };
-        out.push(byte);
+        rbsp.push(byte);
     }
+    rbsp
 }
 
 /// Reads bits most significant first from a byte slice.

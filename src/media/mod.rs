@@ -34,7 +34,6 @@ use bytes::Bytes;
 
 use crate::source::ObjectIdentity;
 
-pub(crate) use bits::unescape_rbsp_into;
 pub use codec::{describe_codec, describe_dolby_vision};
 pub use color::{ColorInfo, ColorSource, VideoRange, CICP_UNSPECIFIED};
 pub use document::{

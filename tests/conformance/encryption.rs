@@ -15,20 +15,29 @@ use vodpack::config::Settings;
 use vodpack::crypto::keys::hex;
 use vodpack::crypto::{EncryptionPolicy, Secret, SecretKeyProvider};
 
+use std::path::{Path, PathBuf};
+
 use super::common::{self, TempDir, TestServer};
 use super::http::*;
+use super::media_recipes::{self, Recipe};
 use super::tools::*;
+use super::AAC_FRAME;
 
 const SECRET: &str = "conformance key secret, 32 bytes";
 
 async fn start_encrypted(policy: &str) -> TestServer {
+    start_encrypted_over(&common::fixtures(), 1000, policy).await
+}
+
+/// A server over the files of `root` with `segment_duration_ms` segments and `policy`.
+async fn start_encrypted_over(root: &Path, segment_duration_ms: u32, policy: &str) -> TestServer {
     let mut settings = Settings {
-        segment_duration_ms: 1000,
+        segment_duration_ms,
         ..Default::default()
     };
     settings.protect.encryption = EncryptionPolicy::parse(policy).unwrap();
     settings.protect.key_secret = Some(Secret::from_text(SECRET, "test").unwrap());
-    common::start_server_with(&common::fixtures(), settings).await
+    common::start_server_with(root, settings).await
 }
 
 fn key_of(fixture: &str) -> String {
@@ -232,8 +241,9 @@ async fn aes_128_ts_decodes_to_the_clear_frames() {
 /// Given HLS SAMPLE-AES, when ffmpeg reads each fixture's TS media playlist (fetching the
 /// raw key from the `EXT-X-KEY` URI, decrypting NAL units and audio frames itself), then
 /// video and audio decode to the same frames as the clear TS output: H.264 with and
-/// without B-frames, AAC, two languages, AC-3 and E-AC-3, 1 s segments, so the continuity
-/// counters run across segments as in the clear layout.
+/// without B-frames, slices holding emulation prevention bytes (a ladder rung), AAC, two
+/// languages, AC-3 and E-AC-3, 1 s segments, so the continuity counters run across
+/// segments as in the clear layout.
 ///
 /// Two ffmpeg 5.1 habits shape the reading. Its HLS reader decrypts a frame after its
 /// parser has cut it out, with the segment it is reading then; the title's last frame is
@@ -258,80 +268,197 @@ async fn sample_aes_ts_decodes_to_the_clear_frames() {
         ("h264-aac-2lang-3s.mp4", &["v", "a"]),
         ("ts/ac3-3s.mp4", &["a"]),
         ("ts/eac3-3s.mp4", &["a"]),
+        // Video only; one of its slices holds emulation prevention bytes.
+        ("ladder/ladder-360p.mp4", &["v"]),
     ] {
-        let master_path = format!("/vod/{fixture}/master-ts.m3u8");
-        let master = fetch_ok(&server, &master_path).await.text();
-        assert!(
-            master.contains("#EXT-X-SESSION-KEY:METHOD=SAMPLE-AES") && !master.contains("I-FRAME"),
-            "{master}"
-        );
-        let variant = master.lines().find(|l| !l.starts_with('#')).unwrap();
-        let media_url = server.url(&format!("/vod/{fixture}/{variant}"));
-        let base = media_url.rsplit_once('/').unwrap().0.to_owned();
-        let media = fetch_ok(&server, &format!("/vod/{fixture}/{variant}"))
-            .await
-            .text();
-        let mut playlist = String::new();
-        let mut last = String::new();
-        for line in media.lines().filter(|l| *l != "#EXT-X-ENDLIST") {
-            let line = line.replace("URI=\"hls.key\"", &format!("URI=\"{base}/hls.key\""));
-            if !line.starts_with('#') {
-                last = format!("{base}/{line}");
-                playlist.push_str(&last);
-            } else {
-                playlist.push_str(&line);
-            }
-            playlist.push('\n');
-        }
-        playlist.push_str(&format!(
-            "#EXT-X-DISCONTINUITY\n#EXTINF:1.0,\n{last}\n#EXT-X-ENDLIST\n"
-        ));
-        let file = dir
-            .path()
-            .join(format!("{}.m3u8", fixture.replace('/', "-")));
-        std::fs::write(&file, playlist).unwrap();
-        let clear_master = fetch_ok(&clear, &master_path).await.text();
-        let clear_variant = clear_master.lines().find(|l| !l.starts_with('#')).unwrap();
-        let clear_url = clear.url(&format!("/vod/{fixture}/{clear_variant}"));
+        let file = sample_aes_playlist(&server, fixture, dir.path()).await;
+        let clear_url = clear_ts_media_playlist(&clear, fixture).await;
         for selector in selectors {
             let want = frame_hashes(&clear_url, selector).await;
-            let got = parse_framemd5(&String::from_utf8_lossy(
-                &run_tool(
-                    "ffmpeg",
-                    args(&[
-                        "-v",
-                        "error",
-                        "-nostdin",
-                        "-protocol_whitelist",
-                        "file,http,tcp,crypto",
-                        "-i",
-                        &file.to_string_lossy(),
-                        "-map",
-                        &format!("0:{selector}"),
-                        "-vsync",
-                        "passthrough",
-                        "-f",
-                        "framemd5",
-                        "-",
-                    ]),
-                )
-                .await,
-            ));
+            let got = first_pass_frames(&file, selector, want.len()).await;
             assert!(!want.is_empty(), "{fixture} {selector}");
-            assert!(
-                got.len() > want.len(),
-                "{fixture} {selector}: the repeat decoded"
-            );
-            let hashes = |f: &[Frame]| f.iter().map(|f| f.hash.clone()).collect::<Vec<_>>();
-            assert_eq!(
-                hashes(&got[..want.len()]),
-                hashes(&want),
-                "{fixture} {selector}"
-            );
+            assert_eq!(hashes(&got), hashes(&want), "{fixture} {selector}");
         }
     }
     server.shutdown().await;
     clear.shutdown().await;
+}
+
+/// Given recipe 1 (`media_recipes`: 30 s of H.264 made here with ffmpeg, 640x360, 25 fps,
+/// a key frame every 50, two B-frames, and AAC at 48 kHz), an ordinary x264 encode whose
+/// slices, unlike the short fixtures', hold emulation prevention bytes, served in 6 s
+/// segments, when ffmpeg reads its HLS SAMPLE-AES TS media playlist, then all 750 video
+/// frames decode as the source's and as the clear TS output's, and the audio frames as
+/// the clear TS output's, with the source's PCM. (The last segment is read twice, as in
+/// `sample_aes_ts_decodes_to_the_clear_frames`, for ffmpeg's habit with the title's last
+/// frame; only the first pass is compared.)
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn sample_aes_ts_of_a_long_title_decodes_to_the_source_frames() {
+    if !tools_available().await {
+        return;
+    }
+    let dir = TempDir::new("sample-aes-long");
+    let fixture = media_recipes::make(dir.path(), Recipe::aac_48k).await;
+    let source = dir.path().join(fixture);
+    let server = start_encrypted_over(dir.path(), 6000, "hls=sample-aes").await;
+    let clear = common::start_server_with(
+        dir.path(),
+        Settings {
+            segment_duration_ms: 6000,
+            ..Default::default()
+        },
+    )
+    .await;
+    let file = sample_aes_playlist(&server, fixture, dir.path()).await;
+    let clear_url = clear_ts_media_playlist(&clear, fixture).await;
+    let source = source.to_string_lossy();
+
+    let want = frame_hashes(&source, "v:0").await;
+    assert_eq!(want.len(), 750, "the source's frames");
+    let got = first_pass_frames(&file, "v", want.len()).await;
+    let differ: Vec<usize> = (0..want.len())
+        .filter(|&i| got[i].hash != want[i].hash)
+        .collect();
+    assert!(
+        differ.is_empty(),
+        "SAMPLE-AES TS: {} of {} decoded frames differ from the source's, from frame {:?}",
+        differ.len(),
+        want.len(),
+        differ.first()
+    );
+    assert_eq!(hashes(&frame_hashes(&clear_url, "v").await), hashes(&want));
+
+    let want = frame_hashes(&clear_url, "a").await;
+    assert!(want.len() > 1000, "30 s of AAC frames");
+    let got = first_pass_frames(&file, "a", want.len()).await;
+    assert_eq!(hashes(&got), hashes(&want), "audio frames");
+    let pcm = first_pass_pcm(&file).await;
+    let source_pcm = decode_pcm(&source, "a", None).await;
+    let offset = pcm_offset(&source_pcm, &pcm).expect("the source's PCM");
+    assert!(offset <= AAC_FRAME, "starts {offset} samples early");
+    server.shutdown().await;
+    clear.shutdown().await;
+}
+
+/// The frames' hashes, in order.
+fn hashes(frames: &[Frame]) -> Vec<String> {
+    frames.iter().map(|f| f.hash.clone()).collect()
+}
+
+/// The URL of the first TS media playlist of `fixture`'s `master-ts.m3u8` on `server`.
+async fn clear_ts_media_playlist(server: &TestServer, fixture: &str) -> String {
+    let master = fetch_ok(server, &format!("/vod/{fixture}/master-ts.m3u8"))
+        .await
+        .text();
+    let variant = master.lines().find(|l| !l.starts_with('#')).unwrap();
+    server.url(&format!("/vod/{fixture}/{variant}"))
+}
+
+/// A copy in `dir` of the SAMPLE-AES TS media playlist of `fixture` on `server`, for
+/// ffmpeg: the key URI absolute and the last segment listed again after a discontinuity
+/// (see `sample_aes_ts_decodes_to_the_clear_frames`).
+async fn sample_aes_playlist(server: &TestServer, fixture: &str, dir: &Path) -> PathBuf {
+    let master_path = format!("/vod/{fixture}/master-ts.m3u8");
+    let master = fetch_ok(server, &master_path).await.text();
+    assert!(
+        master.contains("#EXT-X-SESSION-KEY:METHOD=SAMPLE-AES") && !master.contains("I-FRAME"),
+        "{master}"
+    );
+    let variant = master.lines().find(|l| !l.starts_with('#')).unwrap();
+    let media_url = server.url(&format!("/vod/{fixture}/{variant}"));
+    let base = media_url.rsplit_once('/').unwrap().0.to_owned();
+    let media = fetch_ok(server, &format!("/vod/{fixture}/{variant}"))
+        .await
+        .text();
+    let mut playlist = String::new();
+    let (mut last, mut last_extinf) = (String::new(), String::new());
+    for line in media.lines().filter(|l| *l != "#EXT-X-ENDLIST") {
+        let line = line.replace("URI=\"hls.key\"", &format!("URI=\"{base}/hls.key\""));
+        if line.starts_with("#EXTINF:") {
+            last_extinf = line.clone();
+        }
+        if !line.starts_with('#') {
+            last = format!("{base}/{line}");
+            playlist.push_str(&last);
+        } else {
+            playlist.push_str(&line);
+        }
+        playlist.push('\n');
+    }
+    playlist.push_str(&format!(
+        "#EXT-X-DISCONTINUITY\n{last_extinf}\n{last}\n#EXT-X-ENDLIST\n"
+    ));
+    let file = dir.join(format!("{}.m3u8", fixture.replace('/', "-")));
+    std::fs::write(&file, playlist).unwrap();
+    file
+}
+
+/// The audio PCM (stereo s16) ffmpeg decodes from the local playlist `file`, its last
+/// segment's once more at the end.
+async fn first_pass_pcm(file: &Path) -> Vec<[i16; 2]> {
+    let out = run_tool(
+        "ffmpeg",
+        args(&[
+            "-v",
+            "error",
+            "-nostdin",
+            "-protocol_whitelist",
+            "file,http,tcp,crypto",
+            "-i",
+            &file.to_string_lossy(),
+            "-map",
+            "0:a",
+            "-f",
+            "s16le",
+            "-ac",
+            "2",
+            "-",
+        ]),
+    )
+    .await;
+    out.chunks_exact(4)
+        .map(|b| {
+            [
+                i16::from_le_bytes([b[0], b[1]]),
+                i16::from_le_bytes([b[2], b[3]]),
+            ]
+        })
+        .collect()
+}
+
+/// The first `count` frames of stream `selector` ffmpeg decodes from the local playlist
+/// `file` (its last segment repeated: the frames must run past `count`).
+async fn first_pass_frames(file: &Path, selector: &str, count: usize) -> Vec<Frame> {
+    let mut frames = parse_framemd5(&String::from_utf8_lossy(
+        &run_tool(
+            "ffmpeg",
+            args(&[
+                "-v",
+                "error",
+                "-nostdin",
+                "-protocol_whitelist",
+                "file,http,tcp,crypto",
+                "-i",
+                &file.to_string_lossy(),
+                "-map",
+                &format!("0:{selector}"),
+                "-vsync",
+                "passthrough",
+                "-f",
+                "framemd5",
+                "-",
+            ]),
+        )
+        .await,
+    ));
+    assert!(
+        frames.len() > count,
+        "{}: the repeat decoded ({} frames of {selector})",
+        file.display(),
+        frames.len()
+    );
+    frames.truncate(count);
+    frames
 }
 
 /// `data` decrypted with AES-128-CBC (RustCrypto's block cipher, chained here) with `key`

@@ -2,11 +2,15 @@
 //! Streaming"): each frame's payload is encrypted in place with AES-128-CBC, leaving the
 //! headers a demuxer needs clear, and the PMT says so.
 //!
-//! - H.264: slice NAL units (types 1 and 5) longer than 48 bytes. With emulation
-//!   prevention removed, the first 32 bytes stay clear, then one 16-byte block in every
-//!   160 is encrypted (16 encrypted, up to 144 clear), a last block of 16 bytes or fewer
-//!   clear; emulation prevention is then applied again. The CBC chain restarts from the
-//!   playlist's IV in every NAL unit.
+//! - H.264: slice NAL units (types 1 and 5) longer than 48 bytes, encrypted as they stand
+//!   in the byte stream, their emulation prevention bytes included ("Each NAL unit is
+//!   formed with start code emulation prevention applied"): the first 32 bytes stay
+//!   clear, then one 16-byte block in every 160 is encrypted (16 encrypted, up to 144
+//!   clear), a last block of 16 bytes or fewer clear. Emulation prevention is then
+//!   applied to the encrypted unit, so a prevention byte it held already gets one of its
+//!   own: a reader (ffmpeg's `hls_sample_encryption.c`, hls.js) removes one level,
+//!   decrypts, and hands its decoder the clear NAL unit, prevention bytes and all. The
+//!   CBC chain restarts from the playlist's IV in every NAL unit.
 //! - AAC (after the ADTS header), AC-3 and each E-AC-3 sync frame: the first 16 bytes
 //!   clear, then every whole block encrypted, a trailing partial block clear; the chain
 //!   restarts in every frame.
@@ -15,13 +19,13 @@
 //!   'apad' registration descriptor holding the audio setup information (these tables
 //!   are in `stream_kind`, which the PMT writer reads).
 //!
-//! Re-applied emulation prevention makes an encrypted NAL unit's length depend on its
-//! ciphertext, so a SAMPLE-AES segment's layout is known only after its video samples are
-//! encrypted: [`encrypt_segment`] takes the segment's clear samples whole and returns the
-//! writer over the encrypted ones. To keep the continuity counters of every later segment
-//! what the title's clear layout says, the video PID of each segment keeps its clear
-//! packet count modulo 16: a filler NAL unit (type 12) after the last frame makes up the
-//! difference. Written here: no crate implements the format.
+//! Emulation prevention over the encrypted unit makes its length depend on its ciphertext
+//! and on the prevention bytes it held, so a SAMPLE-AES segment's layout is known only
+//! after its video samples are encrypted: [`encrypt_segment`] takes the segment's clear
+//! samples whole and returns the writer over the encrypted ones. To keep the continuity
+//! counters of every later segment what the title's clear layout says, the video PID of
+//! each segment keeps its clear packet count modulo 16: a filler NAL unit (type 12) after
+//! the last frame makes up the difference. Written here: no crate implements the format.
 
 use aes::cipher::{BlockModeEncrypt, InnerIvInit, KeyInit};
 use aes::Aes128;
@@ -31,7 +35,6 @@ use super::layout::{segment_units, Unit};
 use super::writer::{prepare_sized_segment, TsSegment};
 use super::{StreamKind, TsLayout, TsProgram, PACKET_LEN};
 use crate::crypto::cipher::BLOCK;
-use crate::media::unescape_rbsp_into as unescape;
 use crate::package::{PackageError, Title};
 
 type Aes128Cbc = cbc::Encryptor<Aes128>;
@@ -40,9 +43,9 @@ type Aes128Cbc = cbc::Encryptor<Aes128>;
 /// 64 MiB, six seconds at 85 Mbit/s.
 pub const MAX_SEGMENT_SAMPLE_BYTES: u64 = 64 << 20;
 
-/// Bytes of an H.264 slice NAL unit (emulation prevention removed) left clear first.
+/// Bytes of an H.264 slice NAL unit (as in the byte stream) left clear first.
 const VIDEO_CLEAR_LEAD: usize = 32;
-/// A slice NAL unit is encrypted only when longer than this (emulation prevention removed).
+/// A slice NAL unit is encrypted only when longer than this (as in the byte stream).
 const VIDEO_MIN_NAL: usize = 48;
 /// Bytes left clear after each encrypted video block.
 const VIDEO_CLEAR_RUN: usize = 144;
@@ -88,9 +91,9 @@ fn encrypt_eac3_sample(aes: &Aes128, iv: &[u8; 16], mut sample: &mut [u8]) {
 
 /// Apply emulation prevention: a 0x03 before any byte of 0 to 3 that follows two zero
 /// bytes, and after two trailing zero bytes.
-fn escape(rbsp: &[u8], out: &mut Vec<u8>) {
+fn escape(bytes: &[u8], out: &mut Vec<u8>) {
     let mut zeros = 0;
-    for &b in rbsp {
+    for &b in bytes {
         if zeros >= 2 && b <= 3 {
             out.push(3);
             zeros = 0;
@@ -104,8 +107,8 @@ fn escape(rbsp: &[u8], out: &mut Vec<u8>) {
 }
 
 /// Whether `bytes` hold two zero bytes in a row: without them there is no emulation
-/// prevention to remove or to apply. Eight bytes at a time; most words of coded video
-/// hold no zero byte at all.
+/// prevention to apply. Eight bytes at a time; most words of coded video hold no zero
+/// byte at all.
 fn has_zero_pair(bytes: &[u8]) -> bool {
     const ONES: u64 = 0x0101_0101_0101_0101;
     const HIGHS: u64 = 0x8080_8080_8080_8080;
@@ -133,16 +136,14 @@ fn has_zero_pair(bytes: &[u8]) -> bool {
     scan(words.remainder(), &mut previous_zero)
 }
 
-/// Encrypt the protected blocks of a slice's RBSP in place: after the 32-byte lead, one
-/// block in every 160 while more than 16 bytes follow, one CBC chain from `iv`.
-fn encrypt_slice_rbsp(aes: &Aes128, iv: &[u8; 16], rbsp: &mut [u8]) {
-    if rbsp.len() <= VIDEO_MIN_NAL {
-        return;
-    }
+/// Encrypt the protected blocks of a slice NAL unit in place: after the 32-byte lead, one
+/// block in every 160 while more than 16 bytes follow, one CBC chain from `iv`. A unit of
+/// 48 bytes or fewer has no such block.
+fn encrypt_slice(aes: &Aes128, iv: &[u8; 16], nal: &mut [u8]) {
     let mut cbc = Aes128Cbc::inner_iv_init(aes.clone(), &(*iv).into());
     let mut at = VIDEO_CLEAR_LEAD;
-    while rbsp.len().saturating_sub(at) > BLOCK {
-        if let Some(block) = rbsp.get_mut(at..at + BLOCK) {
+    while nal.len().saturating_sub(at) > BLOCK {
+        if let Some(block) = nal.get_mut(at..at + BLOCK) {
             let (blocks, _) = aes::Block::slice_as_chunks_mut(block);
             cbc.encrypt_blocks(blocks);
         }
@@ -151,28 +152,28 @@ fn encrypt_slice_rbsp(aes: &Aes128, iv: &[u8; 16], rbsp: &mut [u8]) {
 }
 
 /// Encrypt one H.264 NAL unit (its bytes after the length) into `out`, length-prefixed.
-/// A slice with no zero pair before or after encryption (the usual case) is encrypted in
-/// place in `out`; otherwise emulation prevention is removed and applied again.
+/// A slice longer than 48 bytes is encrypted as it is, then emulation prevention is
+/// applied to it (module comment); a ciphertext with no zero pair (the usual case) needs
+/// none and keeps its length. Other units, and shorter slices, which readers neither
+/// decrypt nor unescape, are copied.
 fn encrypt_nal(aes: &Aes128, iv: &[u8; 16], nal: &[u8], scratch: &mut Vec<u8>, out: &mut Vec<u8>) {
     let slice = matches!(nal.first().map(|h| h & 0x1F), Some(1 | 5));
     let start = out.len();
     out.extend_from_slice(&(nal.len() as u32).to_be_bytes());
     out.extend_from_slice(nal);
-    if !slice {
+    if !slice || nal.len() <= VIDEO_MIN_NAL {
         return;
     }
-    if !has_zero_pair(nal) {
-        if let Some(body) = out.get_mut(start + 4..) {
-            encrypt_slice_rbsp(aes, iv, body);
-            if !has_zero_pair(body) {
-                return;
-            }
-        }
+    let Some(body) = out.get_mut(start + 4..) else {
+        return;
+    };
+    encrypt_slice(aes, iv, body);
+    if !has_zero_pair(body) {
+        return;
     }
-    out.truncate(start);
-    unescape(nal, scratch);
-    encrypt_slice_rbsp(aes, iv, scratch);
-    out.extend_from_slice(&[0; 4]);
+    scratch.clear();
+    scratch.extend_from_slice(body);
+    out.truncate(start + 4);
     escape(scratch, out);
     let len = (out.len() - start - 4) as u32;
     if let Some(field) = out.get_mut(start..start + 4) {
@@ -330,7 +331,8 @@ fn pad_video(
     sizes: &mut [Vec<u32>],
     bytes: &mut [Vec<u8>],
 ) -> Result<(), PackageError> {
-    // Most segments come out of encryption with every size unchanged: nothing to make up.
+    // A segment whose slices hold no zero pair before or after encryption keeps every size:
+    // nothing to make up.
     let clear_sizes = (program.streams.get(stream))
         .and_then(|s| {
             Some((

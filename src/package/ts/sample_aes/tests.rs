@@ -13,22 +13,39 @@ type Aes128CbcDec = cbc::Decryptor<Aes128>;
 const KEY: [u8; 16] = *b"0123456789abcdef";
 const IV: [u8; 16] = *b"fedcba9876543210";
 
-/// What a reader does to one encrypted slice NAL unit: remove emulation prevention, then
-/// decrypt one block at 32, 192, 352, ... while more than 16 bytes follow it, each NAL
-/// unit's chain from the IV.
+/// `bytes` with one level of emulation prevention removed, as a reader does it: each 0x03
+/// that follows two zero bytes goes.
+fn remove_prevention(bytes: &[u8]) -> Vec<u8> {
+    let mut out = Vec::with_capacity(bytes.len());
+    let mut zeros = 0;
+    for &b in bytes {
+        if zeros >= 2 && b == 3 {
+            zeros = 0;
+            continue;
+        }
+        zeros = if b == 0 { zeros + 1 } else { 0 };
+        out.push(b);
+    }
+    out
+}
+
+/// The NAL unit a reader (ffmpeg's `hls_sample_encryption.c`, hls.js) hands its decoder
+/// for one it read: a slice longer than 48 bytes has one level of emulation prevention
+/// removed, then one block decrypted at 32, 192, 352, ... while more than 16 bytes follow
+/// it, each NAL unit's chain from the IV; anything else is passed on as it is.
 fn reader_decrypts_nal(nal: &[u8]) -> Vec<u8> {
-    let mut rbsp = Vec::new();
-    unescape(nal, &mut rbsp);
+    if !matches!(nal[0] & 0x1F, 1 | 5) || nal.len() <= VIDEO_MIN_NAL {
+        return nal.to_vec();
+    }
+    let mut unit = remove_prevention(nal);
     let mut dec = Aes128CbcDec::new(&KEY.into(), &IV.into());
     let mut at = VIDEO_CLEAR_LEAD;
-    if rbsp.len() > VIDEO_MIN_NAL {
-        while rbsp.len().saturating_sub(at) > BLOCK {
-            let (blocks, _) = aes::Block::slice_as_chunks_mut(&mut rbsp[at..at + BLOCK]);
-            dec.decrypt_blocks(blocks);
-            at += BLOCK + VIDEO_CLEAR_RUN;
-        }
+    while unit.len().saturating_sub(at) > BLOCK {
+        let (blocks, _) = aes::Block::slice_as_chunks_mut(&mut unit[at..at + BLOCK]);
+        dec.decrypt_blocks(blocks);
+        at += BLOCK + VIDEO_CLEAR_RUN;
     }
-    rbsp
+    unit
 }
 
 /// The NAL units of a 4-byte-length sample.
@@ -43,10 +60,10 @@ fn nal_units(mut sample: &[u8]) -> Vec<&[u8]> {
 }
 
 /// Given every video sample of two fixtures, when encrypted, then each slice NAL unit
-/// decrypts to the clear one's RBSP, other NAL units are untouched, the ciphertext has
-/// no start code emulation, and some slice bytes did change.
+/// decrypts to the clear one, other NAL units are untouched, the ciphertext has no start
+/// code emulation, and some slice bytes did change.
 #[test]
-fn slices_decrypt_to_the_clear_rbsp_as_readers_do() {
+fn slices_decrypt_to_the_clear_nal_units_as_readers_do() {
     let aes = Aes128::new(&KEY.into());
     for name in ["h264-aac-3s.mp4", "h264-bframes-editlist-aac.mp4"] {
         let (file, title) = fixture(name);
@@ -66,10 +83,8 @@ fn slices_decrypt_to_the_clear_rbsp_as_readers_do() {
             for (c, e) in clear_nals.iter().zip(&encrypted_nals) {
                 assert!(!e.windows(3).any(|w| w[0] == 0 && w[1] == 0 && w[2] <= 2));
                 if matches!(c[0] & 0x1F, 1 | 5) {
-                    let mut rbsp = Vec::new();
-                    unescape(c, &mut rbsp);
-                    assert_eq!(reader_decrypts_nal(e), rbsp, "{name}");
-                    changed += usize::from(rbsp.len() > VIDEO_MIN_NAL && c != e);
+                    assert_eq!(reader_decrypts_nal(e), *c, "{name}");
+                    changed += usize::from(c.len() > VIDEO_MIN_NAL && c != e);
                 } else {
                     assert_eq!(c, e, "{name}: a non-slice NAL unit changed");
                 }
@@ -90,16 +105,14 @@ fn emulation_prevention_round_trips() {
         &[0, 0, 3, 0, 0, 3],
         &[0; 40],
     ];
-    for rbsp in cases {
+    for bytes in cases {
         let mut escaped = Vec::new();
-        escape(rbsp, &mut escaped);
+        escape(bytes, &mut escaped);
         assert!(!escaped
             .windows(3)
             .any(|w| w[0] == 0 && w[1] == 0 && w[2] <= 2));
         assert!(!escaped.ends_with(&[0, 0]));
-        let mut back = Vec::new();
-        unescape(&escaped, &mut back);
-        assert_eq!(back, rbsp);
+        assert_eq!(remove_prevention(&escaped), bytes);
     }
 }
 
@@ -225,15 +238,16 @@ fn prepare_ts_segment_for_test(
     crate::package::ts::prepare_ts_segment(title, program, layout, segment, None).unwrap()
 }
 
-/// Given a slice NAL unit with emulation prevention bytes in its lead and in its body,
-/// when encrypted, then a reader gets its RBSP back: the slow path (prevention removed,
-/// applied again) agrees with the in-place one.
+/// Given a slice NAL unit with emulation prevention bytes in its lead, in an encrypted
+/// block and in clear runs, when encrypted, then a reader gets the unit back, prevention
+/// bytes and all (a decoder needs them), so each of them was escaped once more.
 #[test]
-fn a_slice_with_emulation_prevention_decrypts_to_its_rbsp() {
+fn a_slice_with_emulation_prevention_decrypts_to_itself() {
     let aes = Aes128::new(&KEY.into());
     let mut nal = vec![0x65, 0x88, 0x00, 0x00, 0x03, 0x01];
     nal.extend((0..400u32).map(|i| (i * 7 % 251) as u8 | 1));
     nal.splice(100..100, [0x00, 0x00, 0x03, 0x00]);
+    nal.splice(196..196, [0x00, 0x00, 0x03, 0x03]); // in the block at 192
     nal.splice(300..300, [0x00, 0x00, 0x03, 0x02]);
     let mut sample = (nal.len() as u32).to_be_bytes().to_vec();
     sample.extend_from_slice(&nal);
@@ -241,10 +255,31 @@ fn a_slice_with_emulation_prevention_decrypts_to_its_rbsp() {
     encrypt_avc_sample(&aes, &IV, &sample, &mut encrypted);
     let units = nal_units(&encrypted);
     assert_eq!(units.len(), 1);
-    let mut rbsp = Vec::new();
-    unescape(&nal, &mut rbsp);
-    assert_eq!(reader_decrypts_nal(units[0]), rbsp);
-    assert!(has_zero_pair(&nal), "the slow path is taken");
+    assert_eq!(reader_decrypts_nal(units[0]), nal);
+    assert!(
+        units[0].len() >= nal.len() + 3,
+        "the clear runs' prevention escaped"
+    );
+    assert!(!units[0]
+        .windows(3)
+        .any(|w| w[0] == 0 && w[1] == 0 && w[2] <= 2));
+}
+
+/// Given slices of 48 bytes or fewer (one with an emulation prevention byte), then they
+/// are written as they are: readers neither decrypt nor unescape them.
+#[test]
+fn short_slices_are_written_as_they_are() {
+    let aes = Aes128::new(&KEY.into());
+    for nal in [
+        vec![0x41; 48],
+        [vec![0x41, 0x9A, 0, 0, 3, 1], vec![0x55; 40]].concat(),
+    ] {
+        let mut sample = (nal.len() as u32).to_be_bytes().to_vec();
+        sample.extend_from_slice(&nal);
+        let mut encrypted = Vec::new();
+        encrypt_avc_sample(&aes, &IV, &sample, &mut encrypted);
+        assert_eq!(encrypted, sample);
+    }
 }
 
 /// Given an AAC track whose AudioSpecificConfig claims 300 bytes (a hostile file), then
