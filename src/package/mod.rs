@@ -29,6 +29,7 @@ pub mod trick;
 pub mod ts;
 mod view;
 pub mod webvtt;
+mod windows;
 
 pub use dash::{render_mpd, render_mpd_with};
 pub use edit::present;
@@ -40,8 +41,7 @@ pub use fmp4::{
 pub use hls::{
     render_iframe_playlist, render_iframe_playlist_with, render_media_playlist,
     render_media_playlist_with, render_multivariant_playlist, render_multivariant_playlist_with,
-    render_muxed_media_playlist, render_muxed_media_playlist_with, render_subtitle_playlist,
-    render_subtitle_playlist_with,
+    render_stated_media_playlist, render_subtitle_playlist, render_subtitle_playlist_with,
 };
 pub use hls::{
     render_ts_iframe_playlist, render_ts_iframe_playlist_with, render_ts_media_playlist,
@@ -58,3 +58,4 @@ pub use plan::{plan_segments, SegmentPlan, TrackPlan};
 pub use signalling::{ManifestOptions, ManifestProtection};
 pub use title::{Rendition, SidecarSubtitle, Title};
 pub use view::{apply_view, Clip, PickKind, TrackPick, TrackSelection, View, ViewError};
+pub use windows::{module_duration_ms, Windows, MAX_WINDOWS};
