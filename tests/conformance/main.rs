@@ -19,6 +19,7 @@ mod common;
 mod encryption;
 mod http;
 mod muxed;
+mod nginx_numbering;
 mod nginx_vod;
 mod subtitles;
 mod titles;

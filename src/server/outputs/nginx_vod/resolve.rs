@@ -78,9 +78,6 @@ pub fn resolve(
             selected.push(track.track_id);
         }
     }
-    if selected.is_empty() {
-        return Err(not_found("no such track in this title".into()));
-    }
     // The stream's tracks, in the title's rendition order (videos, then audios).
     let stream = |part: StreamPart| {
         let track_ids = (title.renditions.iter())
@@ -109,6 +106,7 @@ pub fn resolve(
         };
     }
     let one = match selected.as_slice() {
+        [] => return Err(not_found("no such track in this title".into())),
         [one] => Some(*one),
         _ => None,
     };
