@@ -10,7 +10,8 @@
 //! manifest says beyond its title (version folder, a signed URL's query, protection) is
 //! one plain input to the writers, [`ManifestOptions`] (signalling.rs). URL names of every
 //! resource are made and parsed in one place, names.rs. Text tracks take their own path to
-//! WebVTT (webvtt/), cut at the same times.
+//! WebVTT (webvtt/), cut at the same times. nginx-vod-module's numbering of the same
+//! segments (windows of the target duration, for the nginx-vod names) is windows.rs.
 
 mod dash;
 mod edit;

@@ -63,14 +63,19 @@ fn too_many(windows: u64) -> PackageError {
 }
 
 impl Windows {
-    /// Number the segments of `index`, cut by `plan`, by windows of the plan's target.
+    /// Number the segments of `index`, cut by `plan`, by windows of the plan's target;
+    /// `durations_ms` are its tracks' durations as the module reads them, in index order
+    /// ([`module_duration_ms`] of each, for a title not clipped).
     ///
     /// # Errors
     /// [`PackageError::TooManyWindows`] when the title would need more than
     /// [`MAX_WINDOWS`] windows (its duration, or a key frame's time, is that far out).
-    pub fn new(index: &MediaIndex, plan: &SegmentPlan) -> Result<Self, PackageError> {
+    pub fn new(
+        index: &MediaIndex,
+        plan: &SegmentPlan,
+        durations_ms: Vec<u64>,
+    ) -> Result<Self, PackageError> {
         let target_ms = plan.target_ms.max(1);
-        let durations_ms: Vec<u64> = index.tracks.iter().map(module_duration_ms).collect();
         let longest = durations_ms.iter().copied().max().unwrap_or(0);
         let by_duration = longest.div_ceil(u64::from(target_ms));
         if by_duration > MAX_WINDOWS as u64 {
@@ -168,7 +173,8 @@ impl Windows {
 }
 
 /// A track's duration as nginx-vod-module reads it, in milliseconds rounded to nearest
-/// (`rescale_time` of `mdhd`): its samples' total.
+/// (`rescale_time` of `mdhd`): its samples' total. Of a clip, the module counts
+/// `min(D, clipTo) - clipFrom` of the whole track's (`mp4_parser.c`).
 pub fn module_duration_ms(track: &TrackIndex) -> u64 {
     let table = &track.samples;
     let first = table.dts.first().copied().unwrap_or(0);

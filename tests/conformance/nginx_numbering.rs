@@ -183,7 +183,7 @@ fn extinfs(text: &str) -> Vec<String> {
 /// `hlsts`, then each lists the peer's segments: `seg-N-TOKENS.m4s` (with `init-TOKENS.mp4`)
 /// or `.ts`, N from 1, with the peer's durations; every one is served; and the DASH
 /// fragments the peer serves (`fragment-N-v1-x3.m4s`, `fragment-N-a1-x3.m4s`) are served,
-/// the next one not.
+/// the next one not; a clip lists the peer's segments too.
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn nginx_vod_playlists_list_the_peer_segments() {
     if !tools_available().await {
@@ -227,6 +227,23 @@ async fn nginx_vod_playlists_list_the_peer_segments() {
             }
             let past = format!("{base}fragment-{}-{tokens}-x3.m4s", want.len() + 1);
             assert_eq!(common::get(server.addr, &past).await.status, 404, "{past}");
+        }
+    }
+    // A clip counts as the module counts it: each track `min(D, clipTo) - clipFrom`. The
+    // peer's `/hls/t-aac-tail.mp4/clipFrom/3000/index-v1-a1.m3u8` states `6.000, 3.021`,
+    // its `index-v1.m3u8` `6.000, 3.000`.
+    for (tokens, want) in [
+        ("v1-a1", ["6.000", "3.021"]),
+        ("v1", ["6.000", "3.000"]),
+        ("a1", ["6.000", "3.021"]),
+    ] {
+        let base = "/hls/t-aac-tail.mp4/clipFrom/3000/";
+        let text = fetch_ok(&server, &format!("{base}index-{tokens}.m3u8"))
+            .await
+            .text();
+        assert_eq!(extinfs(&text), want, "clipFrom/3000 {tokens}");
+        for uri in MediaPlaylist::parse(&text).segments {
+            fetch_ok(&server, &format!("{base}{uri}")).await;
         }
     }
     server.shutdown().await;

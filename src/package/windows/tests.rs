@@ -96,6 +96,12 @@ fn title(tracks: Vec<TrackIndex>) -> Title {
     Title::new(index, 6000).unwrap()
 }
 
+/// `title` numbered, its tracks' durations read as the module reads a whole file's.
+fn windows(title: &Title) -> Result<Windows, PackageError> {
+    let durations = title.index.tracks.iter().map(module_duration_ms).collect();
+    Windows::new(&title.index, &title.plan, durations)
+}
+
 /// The samples of window `window` of track `pos` in `plan`.
 fn samples(plan: &SegmentPlan, pos: usize, window: usize) -> std::ops::Range<usize> {
     plan.tracks[pos].samples(window).unwrap()
@@ -108,7 +114,7 @@ fn samples(plan: &SegmentPlan, pos: usize, window: usize) -> std::ops::Range<usi
 #[test]
 fn an_aac_tail_past_the_video_lists_one_more_segment() {
     let title = title(vec![video(30, 50), aac(30.0)]);
-    let windows = Windows::new(&title.index, &title.plan).unwrap();
+    let windows = windows(&title).unwrap();
     assert_eq!(windows.durations_ms, [30000, 30021]);
     assert_eq!(windows.count(&title.index, &[0, 1]), 6);
     assert_eq!(windows.count(&title.index, &[0]), 5);
@@ -127,7 +133,7 @@ fn an_aac_tail_past_the_video_lists_one_more_segment() {
 #[test]
 fn the_windows_hold_the_title_segments_and_audio_is_cut_at_the_windows() {
     let title = title(vec![video(30, 50), aac(30.0)]);
-    let windows = Windows::new(&title.index, &title.plan).unwrap();
+    let windows = windows(&title).unwrap();
     assert_eq!(title.plan.segment_count, 5);
     assert_eq!(
         windows.title_segments,
@@ -166,7 +172,7 @@ fn the_windows_hold_the_title_segments_and_audio_is_cut_at_the_windows() {
 #[test]
 fn audio_that_outlasts_the_video_fills_the_windows_after_it() {
     let title = title(vec![video(30, 50), aac(32.0)]);
-    let windows = Windows::new(&title.index, &title.plan).unwrap();
+    let windows = windows(&title).unwrap();
     assert_eq!(windows.count(&title.index, &[1]), 6);
     assert_eq!(windows.stated_ms(&[1], 6)[5], 2021);
     let n = title.index.tracks[1].samples.len();
@@ -185,7 +191,7 @@ fn audio_that_outlasts_the_video_fills_the_windows_after_it() {
 #[test]
 fn a_window_without_a_key_frame_is_an_empty_segment() {
     let title = title(vec![video(30, 250), aac(30.0)]);
-    let windows = Windows::new(&title.index, &title.plan).unwrap();
+    let windows = windows(&title).unwrap();
     assert_eq!(title.plan.segment_count, 3);
     assert_eq!(
         windows.title_segments,
@@ -201,7 +207,7 @@ fn a_window_without_a_key_frame_is_an_empty_segment() {
 #[test]
 fn audio_alone_in_the_title_is_cut_at_the_same_windows_either_way() {
     let title = title(vec![aac(30.0)]);
-    let windows = Windows::new(&title.index, &title.plan).unwrap();
+    let windows = windows(&title).unwrap();
     assert_eq!(windows.count(&title.index, &[0]), 6);
     for k in 0..5 {
         assert_eq!(
@@ -218,5 +224,5 @@ fn audio_alone_in_the_title_is_cut_at_the_same_windows_either_way() {
 fn a_key_frame_past_the_window_limit_is_refused() {
     let huge = track(1, TrackKind::Video, 1, vec![u32::MAX; 3]);
     let title = title(vec![huge]);
-    assert!(Windows::new(&title.index, &title.plan).is_err());
+    assert!(windows(&title).is_err());
 }

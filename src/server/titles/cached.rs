@@ -98,16 +98,19 @@ impl CachedTitle {
         title
     }
 
-    /// The title's segments numbered by nginx-vod-module's windows (`package::Windows`):
-    /// a walk over the segments and a search per window of each audio track, once.
+    /// The title's segments numbered by nginx-vod-module's windows (`package::Windows`),
+    /// its tracks lasting `durations_ms` as the module reads them: a walk over the segments
+    /// and a search per window of each audio track, the first time. The durations are a
+    /// function of the title (and of the whole one it is a clip of), so every caller
+    /// passes the same.
     ///
     /// # Errors
     /// [`PackageError::TooManyWindows`] for a title the module's numbering would cut into
     /// more segments than its limit.
-    pub fn windows(&self) -> Result<&Windows, PackageError> {
-        let windows = self
-            .windows
-            .get_or_init(|| Windows::new(&self.title.index, &self.title.plan));
+    pub fn windows(&self, durations_ms: &[u64]) -> Result<&Windows, PackageError> {
+        let windows = self.windows.get_or_init(|| {
+            Windows::new(&self.title.index, &self.title.plan, durations_ms.to_vec())
+        });
         windows.as_ref().map_err(Clone::clone)
     }
 

@@ -24,8 +24,8 @@ use super::resolve::ts_track;
 use crate::media::TrackKind;
 use crate::package::ts::{psi_segment, TsRendition};
 use crate::package::{
-    muxed_init_segment, prepare_media_segment, prepare_muxed_segment, render_stated_media_playlist,
-    PackageError, Rendition, Resource, View,
+    module_duration_ms, muxed_init_segment, prepare_media_segment, prepare_muxed_segment,
+    render_stated_media_playlist, PackageError, Rendition, Resource, View,
 };
 use crate::server::app::App;
 use crate::server::error::ServeError;
@@ -78,7 +78,8 @@ pub async fn answer(
         // its own: it is muxed with the videos).
         ts_rendition(&cached, ts_track(title, &stream.track_ids)?).await?;
     }
-    let windows = cached.windows()?;
+    let durations = module_durations(app, key, view, &cached).await?;
+    let windows = cached.windows(&durations)?;
     let count = windows.count(&title.index, &positions);
     let etag = Some(format!("\"{}-{}-n\"", cached.token, stream.name()));
     let number = match stream.part {
@@ -129,7 +130,8 @@ pub async fn answer(
     if stream.output == NginxOutput::HlsTs {
         let track_id = ts_track(title, &stream.track_ids)?;
         let Some(own) = windows.title_segments.get(segment).copied().flatten() else {
-            let body = Bytes::from(empty_ts_segment(&cached, track_id, segment).await?);
+            let next = (windows.title_segments.iter().skip(segment)).find_map(|s| *s);
+            let body = Bytes::from(empty_ts_segment(&cached, track_id, next).await?);
             return Ok(Answer {
                 content: Content::Inline(body),
                 content_type: MP2T,
@@ -153,7 +155,7 @@ pub async fn answer(
     let title = cached.clone();
     let assemble = tracing::info_span!("segment.assemble", vod.segment = number);
     let (prepared, ranges_per_track) = assemble_off_runtime(assemble, move || {
-        let windows = title.windows()?;
+        let windows = title.windows(&durations)?;
         let index = &title.title.index;
         let plan = windows.plan_for(index, &positions);
         match positions.as_slice() {
@@ -207,23 +209,53 @@ fn object_of<'a>(
     cached.object_of(track_id).unwrap_or(request)
 }
 
-/// Window `window`'s TS segment of the TS rendition of `track_id`, when it holds none of
-/// the rendition's own segments: PAT and PMT, counted on as the next segment starts.
+/// A TS segment of the TS rendition of `track_id` for a window holding none of its own
+/// segments: PAT and PMT, counted on as its segment `next` starts (the one of the next
+/// window holding one; else its last).
 ///
 /// # Errors
 /// 422 when the title has no TS output; 404 when it has no TS rendition of `track_id`.
 async fn empty_ts_segment(
     cached: &Arc<CachedTitle>,
     track_id: u32,
-    window: usize,
+    next: Option<usize>,
 ) -> Result<Vec<u8>, ServeError> {
     let rendition = ts_rendition(cached, track_id).await?;
-    let windows = cached.windows()?;
-    let next = (windows.title_segments.iter().skip(window))
-        .find_map(|s| *s)
+    let like = next
         .or_else(|| rendition.layout.segments.len().checked_sub(1))
         .unwrap_or(0);
-    Ok(psi_segment(&rendition.program, &rendition.layout, next))
+    Ok(psi_segment(&rendition.program, &rendition.layout, like))
+}
+
+/// Each track's duration as nginx-vod-module reads it, in milliseconds, in the order of
+/// `cached`'s index (the title as `view` shows it): the samples' total
+/// (`module_duration_ms`); for a clip, the module's `min(D, clipTo) - clipFrom` of the
+/// whole title's track (0 for a track that ends before the clip starts).
+///
+/// # Errors
+/// The whole title's load errors, for a clip.
+async fn module_durations(
+    app: &Arc<App>,
+    key: &ObjectKey,
+    view: &View,
+    cached: &CachedTitle,
+) -> Result<Vec<u64>, ServeError> {
+    let tracks = &cached.title.index.tracks;
+    let Some(clip) = view.clip else {
+        return Ok(tracks.iter().map(module_duration_ms).collect());
+    };
+    // The whole title, loaded before any view of it was made: a cache hit.
+    let (_, whole) = load_view(&app.catalog, key, &View::default()).await?;
+    let whole = &whole.title.index.tracks;
+    Ok((tracks.iter())
+        .map(|track| {
+            let full = (whole.iter())
+                .find(|w| w.track_id == track.track_id)
+                .unwrap_or(track);
+            let end = module_duration_ms(full).min(clip.to_ms.unwrap_or(u64::MAX));
+            end.saturating_sub(clip.from_ms)
+        })
+        .collect())
 }
 
 /// The TS rendition of `track_id` in the title's TS output.
