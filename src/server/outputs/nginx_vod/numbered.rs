@@ -160,12 +160,13 @@ pub async fn answer(
         let plan = windows.plan_for(index, &positions);
         match positions.as_slice() {
             // One track: the CMAF writer's own fragment, as its rendition's segments are.
-            [pos] => prepare_media_segment(index, plan, *pos, segment)
-                .map(|prepared| (vec![prepared.ranges.len()], prepared)),
+            [pos] => prepare_media_segment(index, plan, *pos, segment).map(|prepared| {
+                let ranges = prepared.ranges.len();
+                (prepared, vec![ranges])
+            }),
             _ => prepare_muxed_segment(index, plan, &positions, segment)
-                .map(|muxed| (muxed.ranges_per_track, muxed.segment)),
+                .map(|muxed| (muxed.segment, muxed.ranges_per_track)),
         }
-        .map(|(ranges, prepared)| (prepared, ranges))
     })
     .await?;
     // Each track's ranges from its object (a title document's tracks may come from several
