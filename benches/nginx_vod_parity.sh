@@ -5,7 +5,8 @@
 # For every MP4 in MEDIA_DIR (and one folder down) with a video track, it asks both for
 # the single-track HLS media playlist `index-v1.m3u8` under their /hls/ locations (the
 # segment count), then for segments `seg-N-v1.m4s` with their init segment, and reads the
-# first presentation time of each with ffprobe (the segment's start). The peer's EXTINFs
+# first presentation time of each with ffprobe (the segment's start; a segment of no
+# frame, a window without a key frame, must be one on both). The peer's EXTINFs
 # cannot be used for this: with vod_manifest_segment_durations_mode estimate (its default)
 # they say 6.000 whatever the key frames. Starts are compared from each side's first
 # segment start, so vodpack's title shift S does not count. Files with more than 30
@@ -61,6 +62,8 @@ def segment_count(base, f):
     text = get(f"{base}/hls/{f}/index-v1.m3u8")
     return None if text is None else text.decode().count("#EXTINF:")
 
+EMPTY = "empty"  # a segment of no frame: a window without a key frame
+
 def start(base, f, n, init):
     body = get(f"{base}/hls/{f}/seg-{n}-v1.m4s")
     if body is None:
@@ -72,7 +75,7 @@ def start(base, f, n, init):
                               "-show_entries", "packet=pts_time", "-of", "csv=p=0", tmp.name],
                              capture_output=True, text=True).stdout
     times = [float(t) for t in out.split() if t.strip() not in ("", "N/A")]
-    return min(times) if times else None
+    return min(times) if times else EMPTY
 
 files = []
 for root, dirs, names in os.walk(media):
@@ -95,7 +98,9 @@ for f in sorted(files):
     worst, first = 0.0, None
     for k in numbers:
         a, b = start(peer, f, k, pi), start(ours, f, k, oi)
-        if a is None or b is None:
+        if a is EMPTY and b is EMPTY:
+            continue
+        if a in (None, EMPTY) or b in (None, EMPTY):
             worst = float("inf")
             break
         if first is None:

@@ -58,4 +58,9 @@ pub enum PackageError {
     /// No rendition of the title can be carried in MPEG-TS. 422.
     #[error("no track of this title can be carried in MPEG-TS; use master.m3u8")]
     NoTsRenditions,
+    /// Numbered as nginx-vod-module numbers segments (`windows.rs`), the title would have
+    /// more than the module's limit of segments (a duration or a key frame that far out).
+    /// 422.
+    #[error("the title would have {windows} nginx-vod segments, more than the limit of {limit}; use master.m3u8")]
+    TooManyWindows { windows: u64, limit: u64 },
 }

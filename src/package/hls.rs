@@ -20,8 +20,8 @@ mod ts;
 
 pub use media::{
     render_iframe_playlist, render_iframe_playlist_with, render_media_playlist,
-    render_media_playlist_with, render_muxed_media_playlist, render_muxed_media_playlist_with,
-    render_subtitle_playlist, render_subtitle_playlist_with,
+    render_media_playlist_with, render_stated_media_playlist, render_subtitle_playlist,
+    render_subtitle_playlist_with,
 };
 pub use multivariant::{render_multivariant_playlist, render_multivariant_playlist_with};
 pub use ts::{

@@ -10,7 +10,8 @@
 //! manifest says beyond its title (version folder, a signed URL's query, protection) is
 //! one plain input to the writers, [`ManifestOptions`] (signalling.rs). URL names of every
 //! resource are made and parsed in one place, names.rs. Text tracks take their own path to
-//! WebVTT (webvtt/), cut at the same times.
+//! WebVTT (webvtt/), cut at the same times. nginx-vod-module's numbering of the same
+//! segments (windows of the target duration, for the nginx-vod names) is windows.rs.
 
 mod dash;
 mod edit;
@@ -29,6 +30,7 @@ pub mod trick;
 pub mod ts;
 mod view;
 pub mod webvtt;
+mod windows;
 
 pub use dash::{render_mpd, render_mpd_with};
 pub use edit::{present, present_title};
@@ -40,8 +42,7 @@ pub use fmp4::{
 pub use hls::{
     render_iframe_playlist, render_iframe_playlist_with, render_media_playlist,
     render_media_playlist_with, render_multivariant_playlist, render_multivariant_playlist_with,
-    render_muxed_media_playlist, render_muxed_media_playlist_with, render_subtitle_playlist,
-    render_subtitle_playlist_with,
+    render_stated_media_playlist, render_subtitle_playlist, render_subtitle_playlist_with,
 };
 pub use hls::{
     render_ts_iframe_playlist, render_ts_iframe_playlist_with, render_ts_media_playlist,
@@ -58,3 +59,4 @@ pub use plan::{plan_segments, SegmentPlan, TrackPlan};
 pub use signalling::{ManifestOptions, ManifestProtection};
 pub use title::{Rendition, SidecarSubtitle, Title};
 pub use view::{apply_view, Clip, PickKind, TrackPick, TrackSelection, View, ViewError};
+pub use windows::{module_duration_ms, Windows, MAX_WINDOWS};

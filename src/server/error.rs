@@ -287,7 +287,8 @@ fn package_answer(e: &PackageError) -> ErrorAnswer {
         | PackageError::LadderDuration { .. }
         | PackageError::LadderTrack { .. }
         | PackageError::NotInTs { .. }
-        | PackageError::NoTsRenditions => {
+        | PackageError::NoTsRenditions
+        | PackageError::TooManyWindows { .. } => {
             ErrorAnswer::new(StatusCode::UNPROCESSABLE_ENTITY, e.to_string())
         }
     }

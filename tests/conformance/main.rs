@@ -22,6 +22,7 @@ mod http;
 mod lip_sync;
 mod media_recipes;
 mod muxed;
+mod nginx_numbering;
 mod nginx_vod;
 mod recipes;
 mod rotation;

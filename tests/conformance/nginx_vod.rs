@@ -1,6 +1,7 @@
 //! nginx-vod-module URLs (issue 16): with `--nginx-vod-locations` set, every fixture's
-//! nginx-vod names serve the same bytes as vodpack's own names, and decode to the same
-//! frames; the ladder as an nginx-vod urlset decodes, rung by rung, to each file's frames.
+//! nginx-vod names carry the samples of vodpack's own renditions (numbered as the module
+//! numbers them: `nginx_numbering.rs`), and decode to the same frames; the ladder as an
+//! nginx-vod urlset decodes, rung by rung, to each file's frames.
 
 use super::common::{self, TestServer};
 use super::http::*;
@@ -41,12 +42,24 @@ fn native_label(uri: &str) -> String {
         .to_owned()
 }
 
-/// For every fixture: nginx-vod's `index-v1.m3u8` / `index-a1.m3u8` are the native media
-/// playlists of the first video and first audio rendition, and `init-v1.mp4`,
-/// `seg-N-v1.m4s`, DASH `init-v1-x3.mp4` and `fragment-N-v1-x3.m4s` (and the same for a1)
-/// are byte for byte the native init and media segments, for every N.
+/// The `mdat` payload of fMP4 segment `segment` (its last box).
+fn mdat_payload(segment: &[u8]) -> &[u8] {
+    let at = segment
+        .windows(4)
+        .position(|w| w == b"mdat")
+        .expect("an mdat")
+        + 4;
+    &segment[at..]
+}
+
+/// For every fixture: nginx-vod's `init-v1.mp4` / `init-a1.mp4` and DASH `init-v1-x3.mp4`
+/// are byte for byte the native init segments of the first video and first audio
+/// rendition; `index-v1.m3u8` / `index-a1.m3u8` list `seg-N-v1.m4s` from N = 1 (numbered
+/// as nginx-vod-module numbers them: `nginx_numbering.rs`), and those segments, and the
+/// DASH fragments of the same numbers, carry one after the other exactly the samples of
+/// the native rendition: their `mdat` payloads joined are the native segments' joined.
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
-async fn nginx_vod_names_serve_the_bytes_of_the_native_names() {
+async fn nginx_vod_names_carry_the_samples_of_the_native_renditions() {
     let server = start_nginx().await;
     for &fixture in FIXTURES {
         let master = body(&server, &format!("/vod/{fixture}/master.m3u8")).await;
@@ -75,13 +88,6 @@ async fn nginx_vod_names_serve_the_bytes_of_the_native_names() {
         }
         for (nginx, native) in pairs {
             let what = format!("{fixture} {nginx} (native {native})");
-            let native_playlist = body(
-                &server,
-                &format!("/vod/{fixture}/{folder}index-{native}.m3u8"),
-            )
-            .await;
-            let nginx_playlist = body(&server, &format!("/hls/{fixture}/index-{nginx}.m3u8")).await;
-            assert_eq!(nginx_playlist, native_playlist, "{what}: media playlist");
             let init = body(
                 &server,
                 &format!("/vod/{fixture}/{folder}init-{native}.mp4"),
@@ -97,24 +103,45 @@ async fn nginx_vod_names_serve_the_bytes_of_the_native_names() {
                 init,
                 "{what}: DASH init"
             );
-            let playlist = MediaPlaylist::parse(&String::from_utf8_lossy(&native_playlist));
-            assert!(!playlist.segments.is_empty(), "{what}: no segments");
-            for uri in &playlist.segments {
-                // seg-{native}-{N}.m4s
-                let number = uri.trim_end_matches(".m4s").rsplit('-').next().unwrap();
+            let native_playlist = body(
+                &server,
+                &format!("/vod/{fixture}/{folder}index-{native}.m3u8"),
+            )
+            .await;
+            let native_playlist = MediaPlaylist::parse(&String::from_utf8_lossy(&native_playlist));
+            let mut want = Vec::new();
+            for uri in &native_playlist.segments {
                 let segment = body(&server, &format!("/vod/{fixture}/{folder}{uri}")).await;
-                let hls = body(&server, &format!("/hls/{fixture}/seg-{number}-{nginx}.m4s")).await;
-                assert!(hls == segment, "{what}: seg-{number} differs from {uri}");
-                let dash = body(
-                    &server,
-                    &format!("/dash/{fixture}/fragment-{number}-{nginx}-x3.m4s"),
-                )
-                .await;
-                assert!(
-                    dash == segment,
-                    "{what}: fragment-{number} differs from {uri}"
-                );
+                want.extend_from_slice(mdat_payload(&segment));
             }
+            assert!(!want.is_empty(), "{what}: no samples");
+            let text = body(&server, &format!("/hls/{fixture}/index-{nginx}.m3u8")).await;
+            let playlist = MediaPlaylist::parse(&String::from_utf8_lossy(&text));
+            let names: Vec<String> = (1..=playlist.segments.len())
+                .map(|n| format!("seg-{n}-{nginx}.m4s"))
+                .collect();
+            assert_eq!(playlist.segments, names, "{what}: names");
+            assert_eq!(
+                playlist.map_uri,
+                Some(format!("init-{nginx}.mp4")),
+                "{what}: map"
+            );
+            let (mut hls, mut dash) = (Vec::new(), Vec::new());
+            for number in 1..=playlist.segments.len() {
+                let segment =
+                    body(&server, &format!("/hls/{fixture}/seg-{number}-{nginx}.m4s")).await;
+                hls.extend_from_slice(mdat_payload(&segment));
+                let fragment = format!("/dash/{fixture}/fragment-{number}-{nginx}-x3.m4s");
+                dash.extend_from_slice(mdat_payload(&body(&server, &fragment).await));
+            }
+            assert!(
+                hls == want,
+                "{what}: the samples differ from the native ones"
+            );
+            assert!(
+                dash == want,
+                "{what}: DASH samples differ from the native ones"
+            );
         }
     }
     server.shutdown().await;
@@ -243,11 +270,18 @@ async fn nginx_vod_names_vodpack_does_not_produce_say_why() {
         assert!(reply.text().contains(reason), "{path}: {}", reply.text());
     }
     // Under the hlsts location, nginx-vod's muxed names are vodpack's MPEG-TS output:
-    // the video's TS rendition (muxed with the main audio), its segments and I-frames.
+    // the video's TS rendition (muxed with the main audio), its segments (at nginx-vod's
+    // numbers, `nginx_numbering.rs`) and I-frames.
+    let playlist = fetch_ok(&server, "/hlsts/h264-aac-3s.mp4/index-v1-a1.m3u8").await;
+    let playlist = MediaPlaylist::parse(&playlist.text());
+    assert_eq!(
+        playlist.segments.first().map(String::as_str),
+        Some("seg-1-v1-a1.ts")
+    );
+    assert_eq!(playlist.map_uri, None);
     for (nginx, native) in [
         ("seg-1-v1-a1.ts", "seg-ts-t1-1.ts"),
         ("seg-2-v1.ts", "seg-ts-t1-2.ts"),
-        ("index-v1-a1.m3u8", "index-ts-t1.m3u8"),
         ("iframes-v1.m3u8", "iframes-ts-t1.m3u8"),
     ] {
         let ours = body(&server, &format!("/hlsts/h264-aac-3s.mp4/{nginx}")).await;

@@ -8,7 +8,6 @@ use std::fmt::{Display, Write as _};
 use super::attrs::{track, Attrs, VERSION};
 use crate::crypto::keys::{hex, ContentKey};
 use crate::crypto::Scheme;
-use crate::media::TrackKind;
 use crate::package::protect::hls_segment_iv;
 use crate::package::protect::manifest::{key_attributes, HlsKey};
 use crate::package::signalling::ManifestOptions;
@@ -146,42 +145,41 @@ impl<'a> SegmentKeys<'a> {
     }
 }
 
-/// Render the media playlist of a muxed fMP4 stream of `members` (nginx-vod's
-/// `index-v1-a1.m3u8`): the title's planned segments, timed and listed as the first video
-/// member's own media playlist (else the first member's), so a muxed segment N is the
-/// CMAF segments N of its members; segment `number` named by `segment(number)`, with
-/// `EXT-X-MAP` of `init`. `None` without members.
-pub fn render_muxed_media_playlist<S: Display>(
+/// Render a media playlist whose segments' durations are stated rather than measured:
+/// nginx-vod's names (`index-v1-a1.m3u8`, `index-a1.m3u8`, under the `hls` and `hlsts`
+/// locations) list nginx-vod-module's segments with the module's durations
+/// (`package::Windows`). Segment `number` (1-based) lasts `stated_ms[number - 1]` and is
+/// named `segment(number)`, with `EXT-X-MAP` of `map` when given (the TS output has none)
+/// and the query of `options` in every URI; `EXT-X-START` where `timing`'s presentation
+/// starts after pre-roll (a clip), as in its own playlist. Clear only: the server offers
+/// these names without HLS encryption.
+pub fn render_stated_media_playlist<M: Display, S: Display>(
     title: &Title,
-    members: &[&Rendition],
-    init: impl Display,
-    segment: impl Fn(u64) -> S,
-) -> Option<String> {
-    let options = ManifestOptions::default();
-    render_muxed_media_playlist_with(title, members, init, segment, &options)
-}
-
-/// [`render_muxed_media_playlist`] with the query of `options` in every URI. Muxed fMP4
-/// is clear only (the server offers it without HLS encryption), so no protection is
-/// signalled.
-pub fn render_muxed_media_playlist_with<S: Display>(
-    title: &Title,
-    members: &[&Rendition],
-    init: impl Display,
+    timing: &Rendition,
+    map: Option<M>,
+    stated_ms: &[u64],
     segment: impl Fn(u64) -> S,
     options: &ManifestOptions,
-) -> Option<String> {
-    let timing = (members.iter())
-        .find(|r| r.kind == TrackKind::Video)
-        .or(members.first())?;
-    Some(media_playlist_of(
-        title,
-        timing,
-        Some(init),
-        segment,
-        options,
-        None,
-    ))
+) -> String {
+    let rounded = stated_ms.iter().map(|ms| (ms + 500) / 1000);
+    let target = rounded.max().unwrap_or(0).max(1);
+    let mut out = format!(
+        "#EXTM3U\n#EXT-X-VERSION:{VERSION}\n#EXT-X-TARGETDURATION:{target}\n\
+         #EXT-X-PLAYLIST-TYPE:VOD\n#EXT-X-INDEPENDENT-SEGMENTS\n"
+    );
+    if let Some(offset) = title.video_preroll_secs(timing) {
+        let _ = writeln!(out, "#EXT-X-START:TIME-OFFSET={offset:.6},PRECISE=YES");
+    }
+    if let Some(map) = map {
+        let _ = writeln!(out, "#EXT-X-MAP:{}", Attrs::default().uri(map, options).0);
+    }
+    for (number, ms) in (1u64..).zip(stated_ms) {
+        let name = segment(number).to_string();
+        let name = options.with_query(&name);
+        let _ = writeln!(out, "#EXTINF:{}.{:03}000,\n{name}", ms / 1000, ms % 1000);
+    }
+    out.push_str("#EXT-X-ENDLIST\n");
+    out
 }
 
 /// A media playlist of `rendition`'s planned segments, segment `number` named by

@@ -6,7 +6,7 @@ use super::*;
 use crate::media::{TrackIndex, TrackKind};
 use crate::package::testing::{hdr_title, text, title, track};
 use crate::package::webvtt::SubtitlePlan;
-use crate::package::{trick, version_folder, Rendition, Resource};
+use crate::package::{trick, version_folder, ManifestOptions, Resource};
 
 /// The value of attribute `name` in a tag line.
 fn attr<'a>(line: &'a str, name: &str) -> &'a str {
@@ -46,44 +46,38 @@ fn media_playlists_list_every_segment_with_exact_durations() {
     }
 }
 
-/// Given video and audio muxed, then the muxed playlist is the video's media playlist
-/// with the muxed names: the same segments and durations, its own `EXT-X-MAP`; audio
-/// alone is timed as the audio's playlist; no member, no playlist.
+/// Given stated durations (nginx-vod-module's: T, the last what remains), then the
+/// playlist lists one segment per duration, named by number from 1, with those durations
+/// to the millisecond, a target duration of the largest rounded to nearest, and
+/// `EXT-X-MAP` only when a map is given (the TS output has none).
 #[test]
-fn a_muxed_playlist_is_timed_as_its_video() {
+fn a_stated_playlist_lists_the_durations_it_is_given() {
     let title = title(|_| true, Vec::new());
-    let members: Vec<&Rendition> = title.renditions.iter().rev().collect();
-    let muxed = render_muxed_media_playlist(&title, &members, "init-v1-a1.mp4", |n| {
-        format!("seg-{n}-v1-a1.m4s")
-    })
-    .unwrap();
-    let video = render_media_playlist(&title, &title.renditions[0]);
-    let renamed = video
-        .replace("init-t1.mp4", "init-v1-a1.mp4")
-        .lines()
-        .map(|l| match l.strip_prefix("seg-t1-") {
-            Some(rest) => format!("seg-{}-v1-a1.m4s", rest.trim_end_matches(".m4s")),
-            None => l.to_owned(),
-        })
-        .collect::<Vec<_>>()
-        .join("\n");
-    assert_eq!(muxed.trim_end(), renamed);
-    let audio = &title.renditions[1];
-    let alone = render_muxed_media_playlist(&title, &[audio], "i.mp4", |n| n).unwrap();
-    let durations = |text: &str| -> Vec<String> {
-        (text.lines())
-            .filter(|l| l.starts_with("#EXTINF"))
-            .map(str::to_owned)
-            .collect()
-    };
-    assert_eq!(
-        durations(&alone),
-        durations(&render_media_playlist(&title, audio))
+    let video = &title.renditions[0];
+    let stated = [6000, 6000, 6000, 6000, 6000, 21];
+    let options = ManifestOptions::default();
+    let segment = |n: u64| format!("seg-{n}-v1-a1.m4s");
+    let text = render_stated_media_playlist(
+        &title,
+        video,
+        Some("init-v1-a1.mp4"),
+        &stated,
+        segment,
+        &options,
     );
-    assert_eq!(
-        render_muxed_media_playlist(&title, &[], "i.mp4", |n| n),
-        None
-    );
+    let lines: Vec<&str> = text.lines().collect();
+    assert!(lines.contains(&"#EXT-X-TARGETDURATION:6"));
+    assert!(lines.contains(&"#EXT-X-MAP:URI=\"init-v1-a1.mp4\""));
+    let listed: Vec<(&str, &str)> = (lines.windows(2))
+        .filter(|w| w[0].starts_with("#EXTINF:"))
+        .map(|w| (w[0], w[1]))
+        .collect();
+    assert_eq!(listed.len(), 6);
+    assert_eq!(listed[0], ("#EXTINF:6.000000,", "seg-1-v1-a1.m4s"));
+    assert_eq!(listed[5], ("#EXTINF:0.021000,", "seg-6-v1-a1.m4s"));
+    assert_eq!(lines.last(), Some(&"#EXT-X-ENDLIST"));
+    let ts = render_stated_media_playlist(&title, video, None::<&str>, &stated, |n| n, &options);
+    assert!(!ts.contains("#EXT-X-MAP"));
 }
 
 /// Given a video, then its I-frame playlist lists each key frame offered as the whole

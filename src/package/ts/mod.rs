@@ -48,7 +48,7 @@ pub use offer::{TsRendition, TsTitle};
 pub use program::{TsProgram, TsStream};
 pub use sample_aes::{encrypt_segment as encrypt_sample_aes_segment, MAX_SEGMENT_SAMPLE_BYTES};
 pub use stream_kind::StreamKind;
-pub use writer::{prepare_ts_segment, Need, TsSegment};
+pub use writer::{prepare_ts_segment, psi_segment, Need, TsSegment};
 
 /// Bytes in a transport stream packet.
 pub const PACKET_LEN: usize = 188;

@@ -77,6 +77,22 @@ enum Piece {
     Sample(u32),
 }
 
+/// A segment of `program`'s PAT and PMT alone: what nginx-vod-module answers for a window
+/// holding no sample (`server::outputs::nginx_vod::numbered`). Its continuity counters are
+/// those segment `like` of `layout` starts with: a repeated PSI packet is allowed
+/// (ISO/IEC 13818-1 2.4.3.3), so a player reading this, then `like`, sees no gap.
+pub fn psi_segment(program: &TsProgram, layout: &TsLayout, like: usize) -> Vec<u8> {
+    let continuity = (layout.segments.get(like)).map_or([0; 4], |s| s.continuity);
+    let mut out = Vec::with_capacity(2 * PACKET_LEN);
+    out.extend_from_slice(&pat_packet(continuity[0]));
+    out.extend_from_slice(&pmt_packet(
+        &program.streams,
+        program.sample_aes,
+        continuity[1],
+    ));
+    out
+}
+
 /// Build the writer for bytes `window` of segment `segment` (0-based) of `program`.
 ///
 /// # Errors

@@ -38,7 +38,9 @@ use crate::server::titles::cached::{CachedTitle, TsOutput};
 ///
 /// # Errors
 /// 422 when no rendition can go in TS; 500 if the work is lost.
-async fn ts_output(cached: &Arc<CachedTitle>) -> Result<&TsOutput, ServeError> {
+pub(in crate::server) async fn ts_output(
+    cached: &Arc<CachedTitle>,
+) -> Result<&TsOutput, ServeError> {
     let failed = ServeError::Internal("TS layout failed");
     if cached.ts_slot().get().is_none() {
         let title = cached.clone();

@@ -1,6 +1,6 @@
 //! nginx-vod-module's file names and multi-URL sets, parsed: what an `NginxName` asks for
 //! (a manifest, an index, an init or a segment, of which files, tracks and languages), and
-//! the muxed names made from their track tokens (`Muxed`), and the title document a
+//! the names of a stream made from their track tokens (`NginxStream`), and the title document a
 //! urlset key stands for. The names stay unresolved here: the Nth
 //! video track is the title's business (`server::outputs::nginx_vod`).
 
@@ -129,11 +129,15 @@ impl NginxName {
     }
 }
 
-/// A muxed resource: which part, of which tracks.
+/// The tracks an nginx-vod name streams together (one, or several muxed), and which part
+/// of that stream it asks for: its media playlist, init segment or segment N, numbered as
+/// nginx-vod-module numbers them (`outputs::nginx_vod::numbered`).
 #[derive(Debug, Clone, PartialEq, Eq)]
-pub struct Muxed {
+pub struct NginxStream {
+    /// The location's output: the names' container (`.m4s`, `.ts`, DASH `fragment-`).
+    pub output: NginxOutput,
     /// What is asked for.
-    pub part: MuxedPart,
+    pub part: StreamPart,
     /// The tracks, in the order the stream carries them: videos, then audios, each in
     /// file order (the title's rendition order).
     pub track_ids: Vec<u32>,
@@ -142,18 +146,18 @@ pub struct Muxed {
     pub tokens: String,
 }
 
-/// The part of a muxed stream a name asks for.
+/// The part of a stream a name asks for.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum MuxedPart {
+pub enum StreamPart {
     /// `index-TOKENS.m3u8`: the media playlist.
     Playlist,
-    /// `init-TOKENS.mp4`.
+    /// `init-TOKENS.mp4` of several tracks (one track's is the native init segment).
     Init,
-    /// `seg-N-TOKENS.m4s`, N 1-based.
+    /// `seg-N-TOKENS.m4s` or `.ts`, `fragment-N-TOKENS.m4s`, N 1-based.
     Segment { number: u64 },
 }
 
-impl Muxed {
+impl NginxStream {
     /// `-TOKENS`, or nothing for a name without tokens.
     fn suffix(&self) -> String {
         match self.tokens.is_empty() {
@@ -162,22 +166,26 @@ impl Muxed {
         }
     }
 
-    /// The init segment's name.
+    /// The init segment's name (none in MPEG-TS).
     pub fn init_name(&self) -> String {
         format!("init{}.mp4", self.suffix())
     }
 
     /// Segment `number`'s name.
     pub fn segment_name(&self, number: u64) -> String {
-        format!("seg-{number}{}.m4s", self.suffix())
+        match self.output {
+            NginxOutput::Hls => format!("seg-{number}{}.m4s", self.suffix()),
+            NginxOutput::HlsTs => format!("seg-{number}{}.ts", self.suffix()),
+            NginxOutput::Dash => format!("fragment-{number}{}.m4s", self.suffix()),
+        }
     }
 
     /// The name of what is asked for (in the ETag).
     pub fn name(&self) -> String {
         match self.part {
-            MuxedPart::Playlist => format!("index{}.m3u8", self.suffix()),
-            MuxedPart::Init => self.init_name(),
-            MuxedPart::Segment { number } => self.segment_name(number),
+            StreamPart::Playlist => format!("index{}.m3u8", self.suffix()),
+            StreamPart::Init => self.init_name(),
+            StreamPart::Segment { number } => self.segment_name(number),
         }
     }
 }

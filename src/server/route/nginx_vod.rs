@@ -18,11 +18,12 @@
 //!
 //! Names that pick tracks are resolved against the title (the Nth video track is the title's
 //! business), which is why they stay an `NginxName` (nginx_names.rs) until the title is loaded.
-//! Under the `hls` location, names of several tracks are muxed fMP4 as nginx-vod serves
-//! it (`index-v1-a1.m3u8`, `init-v1-a1.mp4`, `seg-1-v1-a1.m4s`:
-//! `outputs/nginx_vod/muxed.rs`); a bare `index.m3u8` stays the multivariant playlist. What vodpack does not produce answers with
-//! a clear error rather than something else: a muxed DASH segment is a 404 naming the
-//! single-track names, muxed names of an HLS-encrypted output too.
+//! Media playlists and segments are numbered as nginx-vod-module numbers them, and under
+//! the `hls` location names of several tracks are muxed fMP4 as nginx-vod serves it
+//! (`index-v1-a1.m3u8`, `init-v1-a1.mp4`, `seg-1-v1-a1.m4s`: `outputs/nginx_vod/numbered.rs`);
+//! a bare `index.m3u8` stays the multivariant playlist. What vodpack does not produce
+//! answers with a clear error rather than something else: a muxed DASH segment is a 404
+//! naming the single-track names, muxed names of an HLS-encrypted output too.
 
 use percent_encoding::percent_decode_str;
 

@@ -13,7 +13,7 @@ use crate::package::{
     init_segment, render_iframe_playlist, render_media_playlist, render_media_playlist_with,
     render_mpd, render_mpd_with, render_multivariant_playlist, render_multivariant_playlist_with,
     render_subtitle_playlist, render_subtitle_playlist_with, split_document_track_id,
-    ManifestOptions, PackageError, Title,
+    ManifestOptions, PackageError, Title, Windows,
 };
 use crate::source::{ObjectIdentity, ObjectKey};
 
@@ -50,6 +50,9 @@ pub struct CachedTitle {
     files: Vec<(ObjectKey, ObjectIdentity)>,
     /// The MPEG-TS output, worked out on the first TS request (`outputs::ts`).
     ts: OnceLock<TsOutput>,
+    /// Its segments numbered as nginx-vod-module numbers them, worked out on the first
+    /// request by an nginx-vod name that needs them (`outputs::nginx_vod::numbered`).
+    windows: OnceLock<Result<Windows, PackageError>>,
 }
 
 impl CachedTitle {
@@ -69,6 +72,7 @@ impl CachedTitle {
             subtitle_playlists: (0..texts).map(|_| OnceLock::new()).collect(),
             files: Vec::new(),
             ts: OnceLock::new(),
+            windows: OnceLock::new(),
         }
     }
 
@@ -92,6 +96,22 @@ impl CachedTitle {
             });
         }
         title
+    }
+
+    /// The title's segments numbered by nginx-vod-module's windows (`package::Windows`),
+    /// its tracks lasting `durations_ms` as the module reads them: a walk over the segments
+    /// and a search per window of each audio track, the first time. The durations are a
+    /// function of the title (and of the whole one it is a clip of), so every caller
+    /// passes the same.
+    ///
+    /// # Errors
+    /// [`PackageError::TooManyWindows`] for a title the module's numbering would cut into
+    /// more segments than its limit.
+    pub fn windows(&self, durations_ms: &[u64]) -> Result<&Windows, PackageError> {
+        let windows = self.windows.get_or_init(|| {
+            Windows::new(&self.title.index, &self.title.plan, durations_ms.to_vec())
+        });
+        windows.as_ref().map_err(Clone::clone)
     }
 
     /// The slot of the title's MPEG-TS output (see `outputs::ts`).

@@ -1,10 +1,10 @@
 //! An nginx-vod name's answer: resolved against the title (`resolve.rs`), then answered as
-//! the native resource it stands for (`outputs::vod`), as a muxed stream (`muxed.rs`), or
-//! with a redirect to a view of the title.
+//! the native resource it stands for (`outputs::vod`), as a stream numbered as
+//! nginx-vod-module numbers it (`numbered.rs`), or with a redirect to a view of the title.
 
 use std::sync::Arc;
 
-use super::muxed;
+use super::numbered;
 use super::resolve::{resolve, Resolved};
 use crate::package::View;
 use crate::server::app::App;
@@ -43,19 +43,26 @@ pub async fn answer(
         ));
     }
     let (_, cached) = load_view(&app.catalog, &key, &view).await?;
-    Ok(match resolve(&cached, view, name)? {
+    // A clear output's names are numbered as the module numbers them; an encrypted one's
+    // keep the encrypted output's numbering.
+    let policy = cached.encryption.unwrap_or(app.protect.policy());
+    let numbered = match name.output {
+        NginxOutput::Hls | NginxOutput::HlsTs => policy.hls.is_none(),
+        NginxOutput::Dash => policy.dash.is_none(),
+    };
+    Ok(match resolve(&cached, view, name, numbered)? {
         Resolved::Native(resource, view) => {
             let answer = vod::answer(app, (key, None), resource, view, place, Hold::Never);
             NginxAnswer::Answer(answer.await?)
         }
-        Resolved::Muxed(muxed, view) => {
-            // Muxed playlists write URLs relative to the server.
+        Resolved::Numbered(stream, view) => {
+            // Numbered playlists write URLs relative to the server.
             let place = RequestPlace {
                 headers: None,
                 ..place.clone()
             };
-            let answer = muxed::answer(app, &key, &view, &muxed, &place).await?;
-            NginxAnswer::Answer(answer)
+            let answer = numbered::answer(app, &key, &view, &stream, &place);
+            NginxAnswer::Answer(Box::pin(answer).await?)
         }
         Resolved::Redirect(location) => NginxAnswer::Redirect(location),
     })

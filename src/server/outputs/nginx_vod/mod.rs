@@ -1,7 +1,8 @@
-//! nginx-vod-module's names, answered: resolved against the title (`resolve.rs`), muxed
-//! fMP4 of several tracks under the `hls` location (`muxed.rs`), and the answer of a name
-//! (`answer.rs`). Their grammar is parsed with the routes (`route::nginx_vod`).
+//! nginx-vod-module's names, answered: resolved against the title (`resolve.rs`), streams
+//! of one or several tracks numbered as the module numbers them (`numbered.rs`), and the
+//! answer of a name (`answer.rs`). Their grammar is parsed with the routes
+//! (`route::nginx_vod`).
 
 pub mod answer;
-mod muxed;
+mod numbered;
 mod resolve;

@@ -1,11 +1,14 @@
 //! nginx-vod names resolved against the title: the Nth video track, a file of a urlset,
-//! a language, become a native resource of the title as viewed, a muxed stream of several
-//! tracks (`muxed.rs`), or a redirect to a view of the title.
+//! a language, become a native resource of the title as viewed, a stream of one or several
+//! tracks numbered as nginx-vod-module numbers it (`numbered.rs`), or a redirect to a view
+//! of the title.
 
 use crate::media::TrackKind;
 use crate::package::{split_document_track_id, Resource, Title, TrackPick, TrackSelection, View};
 use crate::server::error::ServeError;
-use crate::server::route::nginx_names::{Muxed, MuxedPart, NginxKind, NginxName, NginxOutput};
+use crate::server::route::nginx_names::{
+    NginxKind, NginxName, NginxOutput, NginxStream, StreamPart,
+};
 use crate::server::titles::cached::CachedTitle;
 
 /// What an nginx-vod name stands for in a title.
@@ -13,25 +16,34 @@ use crate::server::titles::cached::CachedTitle;
 pub enum Resolved {
     /// A native resource of the title as viewed.
     Native(Resource, View),
-    /// A muxed fMP4 resource of several tracks of the title as viewed (`muxed.rs`).
-    Muxed(Muxed, View),
+    /// A stream of tracks of the title as viewed, numbered as nginx-vod-module numbers it
+    /// (`numbered.rs`).
+    Numbered(NginxStream, View),
     /// A multivariant playlist of some of the title's tracks, which lives at this path (the
     /// request's, with the view's folders), where its relative URLs resolve into that
     /// view's version folder: a redirect (302).
     Redirect(String),
 }
 
-/// The native resource (and view) an nginx-vod name stands for in `cached`, the title as
-/// `view` shows it.
+/// The resource (and view) an nginx-vod name stands for in `cached`, the title as `view`
+/// shows it.
 ///
-/// Under the `hls` location, an init or segment name picking several tracks, or a
-/// playlist name whose track tokens pick several, is the muxed fMP4 stream of those
-/// tracks ([`Resolved::Muxed`]).
+/// With `numbered` (the name's output is clear), the media playlists and segments of the
+/// `hls` and `hlsts` locations and DASH fragments are streams numbered as nginx-vod-module
+/// numbers them ([`Resolved::Numbered`]): a playlist name picking tracks (`index-v1.m3u8`,
+/// `index-v1-a1.m3u8`; any `index` name under `hlsts`), a segment name, and under `hls` an
+/// init segment name picking several tracks (muxed fMP4). Without (an encrypted output),
+/// one track's names are its native resources, as the encrypted output numbers them.
 ///
 /// # Errors
 /// 404 for tracks the title does not have, for muxed segments and init segments under the
 /// `dash` location (vodpack's DASH has one track per rendition).
-pub fn resolve(cached: &CachedTitle, view: View, name: &NginxName) -> Result<Resolved, ServeError> {
+pub fn resolve(
+    cached: &CachedTitle,
+    view: View,
+    name: &NginxName,
+    numbered: bool,
+) -> Result<Resolved, ServeError> {
     let not_found = ServeError::NotOffered;
     let title = &cached.title;
     // Count each kind per file, in index order, as nginx-vod numbers a file's tracks.
@@ -66,35 +78,56 @@ pub fn resolve(cached: &CachedTitle, view: View, name: &NginxName) -> Result<Res
             selected.push(track.track_id);
         }
     }
+    // The stream's tracks, in the title's rendition order (videos, then audios).
+    let stream = |part: StreamPart| {
+        let track_ids = (title.renditions.iter())
+            .map(|r| r.track_id)
+            .filter(|id| selected.contains(id))
+            .collect();
+        let stream = NginxStream {
+            output: name.output,
+            part,
+            track_ids,
+            tokens: name.track_tokens(),
+        };
+        Ok(Resolved::Numbered(stream, view.clone()))
+    };
     if name.output == NginxOutput::HlsTs && name.kind != NginxKind::Manifest {
-        return ts_resource(title, &selected, name).map(|r| Resolved::Native(r, view));
+        return match (name.kind, numbered) {
+            (NginxKind::Index, true) => {
+                ts_track(title, &selected)?;
+                stream(StreamPart::Playlist)
+            }
+            (NginxKind::Segment { number, .. }, true) => {
+                ts_track(title, &selected)?;
+                stream(StreamPart::Segment { number })
+            }
+            _ => ts_resource(title, &selected, name).map(|r| Resolved::Native(r, view)),
+        };
     }
     let one = match selected.as_slice() {
         [] => return Err(not_found("no such track in this title".into())),
         [one] => Some(*one),
         _ => None,
     };
-    // Several tracks in one stream: muxed fMP4 under the `hls` location, for init and
-    // segment names, and for playlist names that pick their tracks (a bare `index.m3u8`
-    // stays the multivariant playlist, below).
+    // Names of a stream: numbered when the output is clear; several tracks in one stream
+    // (muxed fMP4 under the `hls` location) only ever so. A bare `index.m3u8` stays the
+    // multivariant playlist (below).
     let picks_tracks = name.video.is_some() || name.audio.is_some();
     let part = match name.kind {
-        NginxKind::Init => Some(MuxedPart::Init),
-        NginxKind::Segment { number, .. } => Some(MuxedPart::Segment { number }),
-        NginxKind::Index if picks_tracks => Some(MuxedPart::Playlist),
-        NginxKind::Index | NginxKind::Manifest | NginxKind::IFrames => None,
+        NginxKind::Init if one.is_none() => Some(StreamPart::Init),
+        NginxKind::Segment { number, .. } => Some(StreamPart::Segment { number }),
+        NginxKind::Index if picks_tracks => Some(StreamPart::Playlist),
+        NginxKind::Init | NginxKind::Index | NginxKind::Manifest | NginxKind::IFrames => None,
     };
-    if let (NginxOutput::Hls, None, Some(part)) = (name.output, one, part) {
-        let track_ids = (title.renditions.iter())
-            .map(|r| r.track_id)
-            .filter(|id| selected.contains(id))
-            .collect();
-        let muxed = Muxed {
-            part,
-            track_ids,
-            tokens: name.track_tokens(),
-        };
-        return Ok(Resolved::Muxed(muxed, view));
+    match (name.output, part) {
+        (NginxOutput::Hls, Some(part)) if numbered || one.is_none() => return stream(part),
+        (NginxOutput::Dash, Some(part @ StreamPart::Segment { .. }))
+            if numbered && one.is_some() =>
+        {
+            return stream(part)
+        }
+        _ => {}
     }
     let muxed = || {
         let names: Vec<String> = (selected.iter())
@@ -169,10 +202,32 @@ pub fn resolve(cached: &CachedTitle, view: View, name: &NginxName) -> Result<Res
     Ok(Resolved::Native(resource, view))
 }
 
-/// The MPEG-TS resource an nginx-vod name under the `hlsts` location stands for. vodpack's
-/// TS renditions are keyed by their video (muxed with the title's main audio) or, for an
-/// audio-only rendition, by their audio: `seg-1-v1-a1.ts` is the video's TS segment.
+/// The MPEG-TS resource an nginx-vod name under the `hlsts` location stands for, natively
+/// numbered (an encrypted output; I-frame playlists).
 fn ts_resource(title: &Title, selected: &[u32], name: &NginxName) -> Result<Resource, ServeError> {
+    let not_found = |reason: &str| ServeError::NotOffered(reason.to_owned());
+    let track_id = ts_track(title, selected)?;
+    let video = title
+        .rendition(track_id)
+        .is_some_and(|r| r.kind == TrackKind::Video);
+    match name.kind {
+        NginxKind::Index => Ok(Resource::TsMediaPlaylist { track_id }),
+        NginxKind::Segment { number, .. } => Ok(Resource::TsSegment { track_id, number }),
+        NginxKind::IFrames if video => Ok(Resource::TsIframePlaylist { track_id }),
+        NginxKind::IFrames => Err(not_found("an I-frame playlist is of a video track")),
+        NginxKind::Init | NginxKind::Manifest => Err(not_found("MPEG-TS has no init segment here")),
+    }
+}
+
+/// The TS rendition the tracks `selected` (by an nginx-vod name under the `hlsts`
+/// location) stand for. vodpack's TS renditions are keyed by their video (muxed with the
+/// title's main audio) or, for an audio-only rendition, by their audio: `seg-1-v1-a1.ts`
+/// is the video's TS segment.
+///
+/// # Errors
+/// 404 for a video with another audio than the main one, several videos, or several
+/// audios alone.
+pub fn ts_track(title: &Title, selected: &[u32]) -> Result<u32, ServeError> {
     let not_found = |reason: &str| ServeError::NotOffered(reason.to_owned());
     let kind_of = |id: &u32| title.rendition(*id).map(|r| (r.kind, r.is_default));
     let video = selected
@@ -181,23 +236,14 @@ fn ts_resource(title: &Title, selected: &[u32], name: &NginxName) -> Result<Reso
     let audios: Vec<&u32> = (selected.iter())
         .filter(|id| kind_of(id).is_some_and(|(k, _)| k == TrackKind::Audio))
         .collect();
-    let track_id = match (video, audios.as_slice()) {
-        (Some(video), []) => *video,
+    match (video, audios.as_slice()) {
+        (Some(video), []) => Ok(*video),
         // A video TS rendition carries the main audio, and only it.
-        (Some(video), [audio]) if kind_of(audio).is_some_and(|(_, main)| main) => *video,
-        (Some(_), _) => {
-            return Err(not_found(
-                "vodpack's MPEG-TS muxes a video with the title's main audio only",
-            ))
-        }
-        (None, [audio]) => **audio,
-        (None, _) => return Err(not_found("name one video or one audio track")),
-    };
-    match name.kind {
-        NginxKind::Index => Ok(Resource::TsMediaPlaylist { track_id }),
-        NginxKind::Segment { number, .. } => Ok(Resource::TsSegment { track_id, number }),
-        NginxKind::IFrames if video.is_some() => Ok(Resource::TsIframePlaylist { track_id }),
-        NginxKind::IFrames => Err(not_found("an I-frame playlist is of a video track")),
-        NginxKind::Init | NginxKind::Manifest => Err(not_found("MPEG-TS has no init segment here")),
+        (Some(video), [audio]) if kind_of(audio).is_some_and(|(_, main)| main) => Ok(*video),
+        (Some(_), _) => Err(not_found(
+            "vodpack's MPEG-TS muxes a video with the title's main audio only",
+        )),
+        (None, [audio]) => Ok(**audio),
+        (None, _) => Err(not_found("name one video or one audio track")),
     }
 }

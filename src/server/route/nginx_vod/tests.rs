@@ -1,7 +1,9 @@
 //! The nginx-vod URL grammar, parsed: routes, parameters, names and urlsets.
 
 use super::*;
-use crate::server::route::nginx_names::{urlset_document, Muxed, MuxedPart, NginxKind, Picks};
+use crate::server::route::nginx_names::{
+    urlset_document, NginxKind, NginxOutput, NginxStream, Picks, StreamPart,
+};
 
 fn locations() -> NginxVodLocations {
     "hls=/hls/,hlsts=/hlsts/,dash=/dash/".parse().unwrap()
@@ -201,8 +203,9 @@ fn track_tokens_round_trip_through_the_names() {
             panic!("{path}");
         };
         assert_eq!(name.track_tokens(), tokens, "{path}");
-        let muxed = Muxed {
-            part: MuxedPart::Init,
+        let muxed = NginxStream {
+            output: NginxOutput::Hls,
+            part: StreamPart::Init,
             track_ids: vec![1, 2],
             tokens: name.track_tokens(),
         };

@@ -1,0 +1,274 @@
+//! nginx-vod's numbered streams: the media playlists and segments of nginx-vod names
+//! (`index-v1-a1.m3u8`, `seg-N-a1.m4s`, `seg-N-v1-a1.ts`, DASH `fragment-N-v1-x3.m4s`),
+//! numbered as nginx-vod-module numbers them (`package::Windows`), so a player or CDN
+//! holding the module's names finds every one, and each names the same span of media.
+//!
+//! - A playlist lists the module's count of segments with the durations the module states
+//!   (T each, the last what remains), naming them with the request's tokens.
+//! - An fMP4 segment is cut by the windows (`Windows::plan_for`): of one track, the CMAF
+//!   segment writer's; of several (`hls` only), muxed: one `moof` with a `traf` per track,
+//!   the same writers, so it plays what the demuxed renditions do. A window holding no
+//!   sample is a fragment of no sample, as the module's is.
+//! - An MPEG-TS segment is the TS output's own segment placed at that window; a window
+//!   holding none is PAT and PMT only, as the module's is.
+//!
+//! Segments stream from the source like CMAF ones. Encrypted output is not numbered
+//! (`resolve.rs` answers one track's names natively then); muxed fMP4 is not encrypted, so
+//! with HLS encryption on its names are 404 pointing at the single-track output.
+
+use std::sync::Arc;
+
+use bytes::Bytes;
+
+use super::resolve::ts_track;
+use crate::media::TrackKind;
+use crate::package::ts::{psi_segment, TsRendition};
+use crate::package::{
+    module_duration_ms, muxed_init_segment, prepare_media_segment, prepare_muxed_segment,
+    render_stated_media_playlist, PackageError, Rendition, Resource, View,
+};
+use crate::server::app::App;
+use crate::server::error::ServeError;
+use crate::server::offload::assemble_off_runtime;
+use crate::server::outputs::ts::ts_output;
+use crate::server::outputs::vod::{self, Hold};
+use crate::server::protect::manifest::{manifest_options, RequestPlace};
+use crate::server::respond::answer::{Answer, Content, SegmentRead, M3U8, MANIFEST, MP2T};
+use crate::server::route::nginx_names::{NginxOutput, NginxStream, StreamPart};
+use crate::server::titles::cached::CachedTitle;
+use crate::server::titles::load::load_view;
+use crate::source::{ObjectIdentity, ObjectKey};
+
+/// The answer to `stream` of the title at `key` as `view` shows it, asked from `place` (a
+/// signed-URL token is carried into the playlist's URLs).
+///
+/// # Errors
+/// The title's load errors; 404 for a track the view does not have, a segment past the
+/// set's count, and for muxed fMP4 with HLS encryption on (fail closed); 422 for a title
+/// the module's numbering would cut into more segments than its limit.
+pub async fn answer(
+    app: &Arc<App>,
+    key: &ObjectKey,
+    view: &View,
+    stream: &NginxStream,
+    place: &RequestPlace<'_>,
+) -> Result<Answer, ServeError> {
+    let (identity, cached) = load_view(&app.catalog, key, view).await?;
+    let single: Vec<String> = (stream.track_ids.iter())
+        .map(|id| Resource::dash_representation_id(*id))
+        .collect();
+    let policy = cached.encryption.unwrap_or(app.protect.policy());
+    if policy.hls.is_some() && stream.output != NginxOutput::Dash {
+        return Err(ServeError::NotOffered(format!(
+            "muxed fMP4 is not offered with HLS encryption: play master.m3u8, whose \
+             encrypted renditions carry one track each ({})",
+            single.join(", ")
+        )));
+    }
+    let title = &cached.title;
+    let members: Vec<&Rendition> = (stream.track_ids.iter())
+        .filter_map(|id| title.rendition(*id))
+        .collect();
+    if members.len() != stream.track_ids.len() || members.is_empty() {
+        return Err(ServeError::NotOffered("no such track in this title".into()));
+    }
+    let positions: Vec<usize> = members.iter().map(|r| r.track_pos).collect();
+    if stream.output == NginxOutput::HlsTs {
+        // Listed only where the TS output has the rendition (the main audio has none of
+        // its own: it is muxed with the videos).
+        ts_rendition(&cached, ts_track(title, &stream.track_ids)?).await?;
+    }
+    let durations = module_durations(app, key, view, &cached).await?;
+    let windows = cached.windows(&durations)?;
+    let count = windows.count(&title.index, &positions);
+    let etag = Some(format!("\"{}-{}-n\"", cached.token, stream.name()));
+    let number = match stream.part {
+        StreamPart::Playlist => {
+            let options = manifest_options(&app.protect, &cached, None, place);
+            let stated = windows.stated_ms(&positions, count);
+            let timing = (members.iter())
+                .find(|r| r.kind == TrackKind::Video)
+                .or(members.first())
+                .ok_or(ServeError::NotOffered("no such track in this title".into()))?;
+            let map = (stream.output == NginxOutput::Hls).then(|| stream.init_name());
+            let playlist = render_stated_media_playlist(
+                title,
+                timing,
+                map,
+                &stated,
+                |number| stream.segment_name(number),
+                &options,
+            );
+            return Ok(Answer {
+                content: Content::Inline(Bytes::from(playlist)),
+                content_type: M3U8,
+                cache_control: MANIFEST,
+                etag: etag.filter(|_| options.query.is_none()),
+            });
+        }
+        StreamPart::Init => {
+            let tracks: Vec<_> = (positions.iter())
+                .filter_map(|p| title.index.tracks.get(*p))
+                .collect();
+            let init = Content::Inline(Bytes::from(muxed_init_segment(&tracks)));
+            return Ok(Answer {
+                content: init,
+                content_type: content_type(&members),
+                cache_control: MANIFEST,
+                etag,
+            });
+        }
+        StreamPart::Segment { number } => number,
+    };
+    let segment = usize::try_from(number.saturating_sub(1))
+        .ok()
+        .filter(|s| *s < count)
+        .ok_or(PackageError::SegmentOutOfRange {
+            number,
+            count: count as u64,
+        })?;
+    if stream.output == NginxOutput::HlsTs {
+        let track_id = ts_track(title, &stream.track_ids)?;
+        let Some(own) = windows.title_segments.get(segment).copied().flatten() else {
+            let next = (windows.title_segments.iter().skip(segment)).find_map(|s| *s);
+            let body = Bytes::from(empty_ts_segment(&cached, track_id, next).await?);
+            return Ok(Answer {
+                content: Content::Inline(body),
+                content_type: MP2T,
+                cache_control: MANIFEST,
+                etag,
+            });
+        };
+        // The TS output's own segment, as its own name answers it.
+        let resource = Resource::TsSegment {
+            track_id,
+            number: own as u64 + 1,
+        };
+        let place = RequestPlace {
+            headers: None,
+            ..place.clone()
+        };
+        let (key, view) = (key.clone(), view.clone());
+        let answer = vod::answer(app, (key, None), resource, view, &place, Hold::Never);
+        return Box::pin(answer).await;
+    }
+    let title = cached.clone();
+    let assemble = tracing::info_span!("segment.assemble", vod.segment = number);
+    let (prepared, ranges_per_track) = assemble_off_runtime(assemble, move || {
+        let windows = title.windows(&durations)?;
+        let index = &title.title.index;
+        let plan = windows.plan_for(index, &positions);
+        match positions.as_slice() {
+            // One track: the CMAF writer's own fragment, as its rendition's segments are.
+            [pos] => prepare_media_segment(index, plan, *pos, segment).map(|prepared| {
+                let ranges = prepared.ranges.len();
+                (prepared, vec![ranges])
+            }),
+            _ => prepare_muxed_segment(index, plan, &positions, segment)
+                .map(|muxed| (muxed.segment, muxed.ranges_per_track)),
+        }
+    })
+    .await?;
+    // Each track's ranges from its object (a title document's tracks may come from several
+    // files), tracks of one object in one read.
+    let mut reads: Vec<SegmentRead> = Vec::with_capacity(members.len());
+    for (rendition, ranges) in members.iter().zip(&ranges_per_track) {
+        let (k, i) = object_of(&cached, rendition.track_id, (key, &identity));
+        match reads.last_mut() {
+            Some(last) if last.key == *k && last.identity == *i => last.ranges += ranges,
+            _ => reads.push(SegmentRead {
+                key: k.clone(),
+                identity: i.clone(),
+                ranges: *ranges,
+            }),
+        }
+    }
+    // nginx-vod names carry no version folder: the manifest policy, as theirs.
+    Ok(Answer {
+        content: Content::Segment { prepared, reads },
+        content_type: content_type(&members),
+        cache_control: MANIFEST,
+        etag,
+    })
+}
+
+/// `video/mp4` for a stream with a video, else `audio/mp4`.
+fn content_type(members: &[&Rendition]) -> &'static str {
+    match members.iter().any(|r| r.kind == TrackKind::Video) {
+        true => "video/mp4",
+        false => "audio/mp4",
+    }
+}
+
+/// The object (and version) track `track_id` is read from: a title document's track from
+/// its own file, else the request's (`request`).
+fn object_of<'a>(
+    cached: &'a CachedTitle,
+    track_id: u32,
+    request: (&'a ObjectKey, &'a ObjectIdentity),
+) -> (&'a ObjectKey, &'a ObjectIdentity) {
+    cached.object_of(track_id).unwrap_or(request)
+}
+
+/// A TS segment of the TS rendition of `track_id` for a window holding none of its own
+/// segments: PAT and PMT, counted on as its segment `next` starts (the one of the next
+/// window holding one; else its last).
+///
+/// # Errors
+/// 422 when the title has no TS output; 404 when it has no TS rendition of `track_id`.
+async fn empty_ts_segment(
+    cached: &Arc<CachedTitle>,
+    track_id: u32,
+    next: Option<usize>,
+) -> Result<Vec<u8>, ServeError> {
+    let rendition = ts_rendition(cached, track_id).await?;
+    let like = next
+        .or_else(|| rendition.layout.segments.len().checked_sub(1))
+        .unwrap_or(0);
+    Ok(psi_segment(&rendition.program, &rendition.layout, like))
+}
+
+/// Each track's duration as nginx-vod-module reads it, in milliseconds, in the order of
+/// `cached`'s index (the title as `view` shows it): the samples' total
+/// (`module_duration_ms`); for a clip, the module's `min(D, clipTo) - clipFrom` of the
+/// whole title's track (0 for a track that ends before the clip starts).
+///
+/// # Errors
+/// The whole title's load errors, for a clip.
+async fn module_durations(
+    app: &Arc<App>,
+    key: &ObjectKey,
+    view: &View,
+    cached: &CachedTitle,
+) -> Result<Vec<u64>, ServeError> {
+    let tracks = &cached.title.index.tracks;
+    let Some(clip) = view.clip else {
+        return Ok(tracks.iter().map(module_duration_ms).collect());
+    };
+    // The whole title, loaded before any view of it was made: a cache hit.
+    let (_, whole) = load_view(&app.catalog, key, &View::default()).await?;
+    let whole = &whole.title.index.tracks;
+    Ok((tracks.iter())
+        .map(|track| {
+            let full = (whole.iter())
+                .find(|w| w.track_id == track.track_id)
+                .unwrap_or(track);
+            let end = module_duration_ms(full).min(clip.to_ms.unwrap_or(u64::MAX));
+            end.saturating_sub(clip.from_ms)
+        })
+        .collect())
+}
+
+/// The TS rendition of `track_id` in the title's TS output.
+///
+/// # Errors
+/// 422 when the title has no TS output; 404 when it has no TS rendition of `track_id`.
+async fn ts_rendition(
+    cached: &Arc<CachedTitle>,
+    track_id: u32,
+) -> Result<&TsRendition, ServeError> {
+    let output = ts_output(cached).await?;
+    let ts = output.ts.as_ref().map_err(Clone::clone)?;
+    ts.rendition(track_id)
+        .ok_or(ServeError::NoTsRendition(track_id))
+}
