@@ -45,6 +45,7 @@ fn track(track_id: u32, kind: TrackKind, timescale: u32, durations: Vec<u32>) ->
         sample_description: bytes::Bytes::new(),
         tkhd_width: 0,
         tkhd_height: 0,
+        display_matrix: crate::media::UNITY_MATRIX,
         edits: EditList::default(),
         samples: SampleTable {
             sizes: vec![1; n],
