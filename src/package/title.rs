@@ -6,7 +6,7 @@
 
 use super::fmp4::media_segment_header_len;
 use super::{plan_segments, present_title, PackageError, SegmentPlan};
-use crate::media::{MediaIndex, SampleTable, SidecarFormat, TrackIndex, TrackKind, UNITY_MATRIX};
+use crate::media::{MediaIndex, SampleTable, SidecarFormat, TrackIndex, TrackKind};
 
 /// A title ready to be packaged; cached per object version.
 #[derive(Debug, Clone)]
@@ -76,20 +76,15 @@ pub struct Rendition {
 /// model, naming), so version tokens, URLs and ETags change with them.
 /// 2: edit lists in full (`edit.rs`): later edits, edit ends and pre-roll before a first
 /// edit deep in the media now select samples, so files with such edit lists change.
-/// (Display matrices in init segments changed only turned titles: their tokens moved by
-/// their matrices instead, see [`Title::version_token`].)
-pub const PACKAGER_FORMAT: u32 = 2;
+/// 3: issue 27: one audio frame per MPEG-TS PES (every TS segment's bytes and the I-frame
+/// byte ranges into them), SAMPLE-AES slices escaped as Apple's format says, audio
+/// pre-roll of up to one second before a first edit, display matrices in init segments.
+pub const PACKAGER_FORMAT: u32 = 3;
 
 impl Title {
     /// The version token of everything derived from this title: a hash of the object's
-    /// identity, the segment duration and [`PACKAGER_FORMAT`], and, for a title with a
-    /// track not shown as coded, its display matrices. 16 lowercase hex digits; the same on
-    /// every replica that sees the same object version.
-    ///
-    /// Why the matrices: init segments carried only the unity matrix before, so a turned
-    /// title's init segments changed while the format did not; its token moves, and a CDN
-    /// never serves it the year-long cached init segment of an upright picture. Every other
-    /// title keeps its token (and its cache).
+    /// identity, the segment duration and [`PACKAGER_FORMAT`]. 16 lowercase hex digits;
+    /// the same on every replica that sees the same object version.
     pub fn version_token(&self) -> String {
         let identity = &self.index.identity;
         let mut hash: u64 = 0xcbf2_9ce4_8422_2325;
@@ -98,16 +93,7 @@ impl Title {
             self.plan.target_ms.to_be_bytes(),
             PACKAGER_FORMAT.to_be_bytes(),
         );
-        let tracks = &self.index.tracks;
-        let turned = tracks.iter().any(|t| t.display_matrix != UNITY_MATRIX);
-        let matrices: Vec<u8> = (tracks.iter())
-            .flat_map(|t| t.display_matrix)
-            .flat_map(i32::to_be_bytes)
-            .collect();
-        let mut fields: Vec<&[u8]> = vec![&size, identity.version.as_bytes(), &target, &format];
-        if turned {
-            fields.push(&matrices);
-        }
+        let fields: [&[u8]; 4] = [&size, identity.version.as_bytes(), &target, &format];
         for field in fields {
             for b in field.iter().chain(b"\0") {
                 hash ^= u64::from(*b);
