@@ -3,7 +3,9 @@
 //! each with its layout and measured bandwidth.
 //!
 //! The main audio is the default audio rendition, or the first that TS can carry when the
-//! default cannot go. Renditions TS cannot carry are left out with their reasons
+//! default cannot go. Where it is muxed with the videos, it is also offered alone (nginx-vod's
+//! `index-a1.m3u8` under `hlsts`), worked out only when asked for
+//! ([`TsTitle::main_audio_alone`]): the TS output lists it nowhere. Renditions TS cannot carry are left out with their reasons
 //! (`skipped`); a title with none is refused with 422 ("use master.m3u8").
 
 use super::{TsLayout, TsProgram};
@@ -99,6 +101,20 @@ impl TsTitle {
         self.renditions
             .iter()
             .find(|r| r.rendition.track_id == track_id)
+    }
+
+    /// The main audio alone, when it is muxed with the videos (else it is one of
+    /// `renditions` already, or there is none): its program, layout (a walk over its
+    /// samples) and bandwidths, at the same segments as the other audio-only renditions.
+    ///
+    /// # Errors
+    /// What laying out its samples meets (it was carried muxed, so rarely any).
+    pub fn main_audio_alone(&self, title: &Title) -> Option<Result<TsRendition, PackageError>> {
+        let audio = self.main_audio.as_ref()?;
+        Some(
+            TsProgram::new(&title.index, None, Some(audio.track_pos))
+                .and_then(|program| measure(title, audio, program)),
+        )
     }
 
     /// Approximate heap bytes held, for the cache weigher.

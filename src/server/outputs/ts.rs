@@ -21,6 +21,7 @@ use bytes::Bytes;
 use tracing::Instrument;
 
 use crate::crypto::{Scheme, WholeSegmentEncryptor};
+use crate::package::ts::TsRendition;
 use crate::package::{
     render_ts_iframe_playlist, render_ts_iframe_playlist_with, render_ts_media_playlist,
     render_ts_media_playlist_with, render_ts_multivariant_playlist,
@@ -32,7 +33,7 @@ use crate::server::outputs::context::TitleRequest;
 use crate::server::outputs::subtitles::{subtitle_body, SubtitleRequest};
 use crate::server::protect::ts::{sample_aes_segment, ts_segment_iv, TsProtection};
 use crate::server::respond::answer::{Answer, Content, TsSegmentJob, M3U8, MP2T, WEBVTT};
-use crate::server::titles::cached::{CachedTitle, TsOutput};
+use crate::server::titles::cached::{CachedTitle, TsAt, TsOutput};
 
 /// The TS output of `cached`, worked out on the blocking pool the first time.
 ///
@@ -52,6 +53,32 @@ pub(in crate::server) async fn ts_output(
         .map_err(|_| ServeError::Internal("TS layout failed"))?;
     }
     cached.ts_slot().get().ok_or(failed)
+}
+
+/// The TS rendition named by `track_id` in the TS output of `cached`, and where it is: a
+/// listed one, or the main audio alone (nginx-vod's `index-a1.m3u8` under `hlsts`), laid
+/// out on the blocking pool the first time it is asked for.
+///
+/// # Errors
+/// 422 when the title has no TS output; 404 when it has no TS rendition of `track_id`;
+/// 500 if the work is lost.
+pub(in crate::server) async fn ts_rendition_named(
+    cached: &Arc<CachedTitle>,
+    track_id: u32,
+) -> Result<(TsAt, &TsRendition), ServeError> {
+    let output = ts_output(cached).await?;
+    if !output.main_audio_alone_known(track_id) {
+        let title = cached.clone();
+        tokio::task::spawn_blocking(move || {
+            if let Some(output) = title.ts_slot().get() {
+                let _ = output.rendition_named(&title.title, track_id);
+            }
+        })
+        .instrument(tracing::info_span!("ts.layout.main_audio"))
+        .await
+        .map_err(|_| ServeError::Internal("TS layout failed"))?;
+    }
+    (output.rendition_named(&cached.title, track_id)?).ok_or(ServeError::NoTsRendition(track_id))
 }
 
 /// The answer to TS resource `req.resource`.
@@ -100,17 +127,25 @@ pub async fn answer(req: &TitleRequest<'_>) -> Result<Answer, ServeError> {
         _ => Vec::new(),
     };
     let not_offered = |track_id: u32| {
-        uncovered.contains(&track_id).then(|| {
-            ServeError::NotOffered(format!(
-                "TS rendition {track_id} is not offered with SAMPLE-AES, which covers H.264, \
-                 AAC, AC-3 and E-AC-3; use master.m3u8"
-            ))
-        })
+        ServeError::NotOffered(format!(
+            "TS rendition {track_id} is not offered with SAMPLE-AES, which covers H.264, \
+             AAC, AC-3 and E-AC-3; use master.m3u8"
+        ))
     };
     match resource {
         Resource::TsMediaPlaylist { track_id } | Resource::TsSegment { track_id, .. } => {
-            if let Some(refused) = not_offered(track_id) {
-                return Err(refused);
+            if uncovered.contains(&track_id) {
+                return Err(not_offered(track_id));
+            }
+            // The main audio alone, which the output lists nowhere, by the same rule.
+            if protected.is_some_and(|p| p.scheme == Scheme::Cbcs) {
+                if let Ok((TsAt::MainAudioAlone, alone)) =
+                    ts_rendition_named(cached, track_id).await
+                {
+                    if !alone.program.sample_aes_covers() {
+                        return Err(not_offered(track_id));
+                    }
+                }
             }
         }
         _ => {}
@@ -147,13 +182,9 @@ pub async fn answer(req: &TitleRequest<'_>) -> Result<Answer, ServeError> {
         }
         Resource::TsMediaPlaylist { track_id } => {
             let clear = req.options.is_clear();
-            if let Ok(pos) = position(track_id) {
-                let rendition = ts
-                    .renditions
-                    .get(pos)
-                    .ok_or(ServeError::NoTsRendition(track_id))?;
+            if let Ok((at, rendition)) = ts_rendition_named(cached, track_id).await {
                 let playlist = match clear {
-                    true => cached_bytes(output.media.get(pos), &|| {
+                    true => cached_bytes(output.media_slot(at), &|| {
                         render_ts_media_playlist(title, rendition)
                     }),
                     false => Some(Bytes::from(render_ts_media_playlist_with(
@@ -202,9 +233,7 @@ pub async fn answer(req: &TitleRequest<'_>) -> Result<Answer, ServeError> {
                 .ok_or(ServeError::NoTsRendition(track_id))
         }
         Resource::TsSegment { track_id, number } => {
-            let rendition = position(track_id)?;
-            let ts_rendition =
-                (ts.renditions.get(rendition)).ok_or(ServeError::NoTsRendition(track_id))?;
+            let (rendition, ts_rendition) = ts_rendition_named(cached, track_id).await?;
             let segment = usize::try_from(number - 1).unwrap_or(usize::MAX);
             let summary = ts_rendition.layout.segments.get(segment).ok_or(
                 PackageError::SegmentOutOfRange {
@@ -230,8 +259,13 @@ pub async fn answer(req: &TitleRequest<'_>) -> Result<Answer, ServeError> {
                         TsProtection::Aes128(p.key.key, iv)
                     } else {
                         let encrypt = (rendition, segment, p.key.key, iv);
-                        sample_aes_segment(app.catalog.source(), (cached, ts), &objects, encrypt)
-                            .await?
+                        sample_aes_segment(
+                            app.catalog.source(),
+                            (cached, ts_rendition),
+                            &objects,
+                            encrypt,
+                        )
+                        .await?
                     }
                 }
             };

@@ -13,12 +13,13 @@ use super::select::Protected;
 use crate::crypto::Scheme;
 use crate::package::protect::{hls_ts_sample_aes_iv, hls_ts_segment_iv};
 use crate::package::ts::{
-    encrypt_sample_aes_segment, prepare_ts_segment, TsSegment, TsTitle, MAX_SEGMENT_SAMPLE_BYTES,
+    encrypt_sample_aes_segment, prepare_ts_segment, TsRendition, TsSegment,
+    MAX_SEGMENT_SAMPLE_BYTES,
 };
 use crate::package::PackageError;
 use crate::server::error::ServeError;
 use crate::server::offload::assemble_off_runtime;
-use crate::server::titles::cached::CachedTitle;
+use crate::server::titles::cached::{CachedTitle, TsAt};
 use crate::source::{ByteRange, MediaSource, ObjectIdentity, ObjectKey};
 
 /// How a TS segment's bytes are protected.
@@ -42,7 +43,7 @@ pub fn ts_segment_iv(cached: &CachedTitle, p: &Protected, track_id: u32, number:
     }
 }
 
-/// Segment `segment` of TS rendition `rendition` of `cached` with HLS SAMPLE-AES: its
+/// Segment `segment` of TS rendition `r` (at `rendition`) of `cached` with HLS SAMPLE-AES: its
 /// samples read whole from `objects` (one per program stream) and encrypted on the
 /// blocking pool, giving the writer and its input. Encryption changes the video's sizes,
 /// so the segment's length is known only now: a SAMPLE-AES segment holds its samples in
@@ -53,14 +54,10 @@ pub fn ts_segment_iv(cached: &CachedTitle, p: &Protected, track_id: u32, number:
 /// answers for its reads.
 pub async fn sample_aes_segment(
     source: &Arc<dyn MediaSource>,
-    (cached, ts): (&Arc<CachedTitle>, &TsTitle),
+    (cached, r): (&Arc<CachedTitle>, &TsRendition),
     objects: &[(ObjectKey, ObjectIdentity)],
-    (rendition, segment, key, iv): (usize, usize, [u8; 16], [u8; 16]),
+    (rendition, segment, key, iv): (TsAt, usize, [u8; 16], [u8; 16]),
 ) -> Result<TsProtection, ServeError> {
-    let r = ts
-        .renditions
-        .get(rendition)
-        .ok_or(PackageError::NoTsRenditions)?;
     let title = &cached.title;
     let program = r.program.with_sample_aes(&title.index)?;
     let clear = prepare_ts_segment(title, &r.program, &r.layout, segment, None)?;
@@ -75,8 +72,8 @@ pub async fn sample_aes_segment(
     let samples = read_samples(source, objects, &clear.ranges).await?;
     let title = cached.clone();
     let encrypt = move || {
-        let output = title.ts_slot().get().and_then(|o| o.ts.as_ref().ok());
-        let r = (output.and_then(|t| t.renditions.get(rendition)))
+        let r = (title.ts_slot().get())
+            .and_then(|o| o.rendition_at(rendition))
             .ok_or(PackageError::NoTsRenditions)?;
         encrypt_sample_aes_segment(
             &title.title,

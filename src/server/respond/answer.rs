@@ -116,8 +116,8 @@ pub struct SegmentRead {
 #[derive(Debug)]
 pub struct TsSegmentJob {
     pub cached: Arc<CachedTitle>,
-    /// Position of the rendition in the TS output.
-    pub rendition: usize,
+    /// Where the rendition is in the TS output.
+    pub rendition: crate::server::titles::cached::TsAt,
     /// Position of the segment (0-based).
     pub segment: usize,
     /// The object (and version) each program stream is read from.

@@ -17,7 +17,7 @@ use crate::server::body::window_part;
 use crate::server::error::ServeError;
 use crate::server::offload::assemble_off_runtime;
 use crate::server::protect::ts::TsProtection;
-use crate::server::titles::cached::CachedTitle;
+use crate::server::titles::cached::{CachedTitle, TsAt};
 use crate::source::{ByteRange, InterleavedReads, ObjectIdentity, ObjectKey};
 
 /// The chunks of bytes `start..end` of the segment of `job`: its writer prepared, a source
@@ -111,16 +111,15 @@ impl futures_util::Stream for TsBody {
 async fn source_writer(
     app: &App,
     cached: &Arc<CachedTitle>,
-    (rendition, segment): (usize, usize),
+    (rendition, segment): (TsAt, usize),
     objects: Vec<(ObjectKey, ObjectIdentity)>,
     window: Option<std::ops::Range<u64>>,
 ) -> Result<(TsSegment, Vec<ProgramReader>, Vec<(usize, usize)>), ServeError> {
     let title = cached.clone();
     let assemble = tracing::info_span!("segment.assemble", vod.segment = segment + 1);
     let prepare = move || {
-        let output = title.ts_slot().get().and_then(|o| o.ts.as_ref().ok());
-        let ts = output
-            .and_then(|t| t.renditions.get(rendition))
+        let ts = (title.ts_slot().get())
+            .and_then(|o| o.rendition_at(rendition))
             .ok_or(PackageError::NoTsRenditions)?;
         prepare_ts_segment(&title.title, &ts.program, &ts.layout, segment, window)
     };

@@ -7,7 +7,7 @@ use std::sync::{Arc, OnceLock};
 use bytes::Bytes;
 
 use crate::media::TrackKind;
-use crate::package::ts::TsTitle;
+use crate::package::ts::{TsRendition, TsTitle};
 use crate::package::webvtt::SubtitlePlan;
 use crate::package::{
     init_segment, render_iframe_playlist, render_media_playlist, render_media_playlist_with,
@@ -279,6 +279,21 @@ pub struct TsOutput {
     pub media: Vec<OnceLock<Bytes>>,
     /// I-frame playlists by TS rendition position.
     pub iframes: Vec<OnceLock<Bytes>>,
+    /// The main audio alone where it is muxed with the videos (nginx-vod's `index-a1.m3u8`
+    /// under `hlsts`; `TsTitle::main_audio_alone`), worked out on the first request for it,
+    /// so a title nobody asks that of walks its samples once, not twice; `None` inside when
+    /// the main audio is not muxed. Its media playlist beside it.
+    main_audio_alone: OnceLock<Option<Result<TsRendition, PackageError>>>,
+    main_audio_media: OnceLock<Bytes>,
+}
+
+/// Where a TS rendition is in a title's [`TsOutput`].
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum TsAt {
+    /// At this position of the renditions the TS output lists.
+    Listed(usize),
+    /// The main audio alone, which it does not list.
+    MainAudioAlone,
 }
 
 impl TsOutput {
@@ -295,6 +310,61 @@ impl TsOutput {
             master: OnceLock::new(),
             media: (0..n).map(|_| OnceLock::new()).collect(),
             iframes: (0..n).map(|_| OnceLock::new()).collect(),
+            main_audio_alone: OnceLock::new(),
+            main_audio_media: OnceLock::new(),
+        }
+    }
+
+    /// The TS rendition at `at`, if it is there (the main audio alone: once worked out).
+    pub fn rendition_at(&self, at: TsAt) -> Option<&TsRendition> {
+        match at {
+            TsAt::Listed(pos) => self.ts.as_ref().ok()?.renditions.get(pos),
+            TsAt::MainAudioAlone => self.main_audio_alone.get()?.as_ref()?.as_ref().ok(),
+        }
+    }
+
+    /// The TS rendition named by `track_id`, and where it is: a listed one, else the main
+    /// audio alone, worked out on first use (a walk over its samples: call it off the
+    /// runtime workers the first time, see [`TsOutput::main_audio_alone_known`]).
+    ///
+    /// # Errors
+    /// The TS output's own error; what laying out the main audio alone met.
+    pub fn rendition_named(
+        &self,
+        title: &Title,
+        track_id: u32,
+    ) -> Result<Option<(TsAt, &TsRendition)>, PackageError> {
+        let ts = self.ts.as_ref().map_err(Clone::clone)?;
+        if let Some(pos) = (ts.renditions.iter()).position(|r| r.rendition.track_id == track_id) {
+            return Ok(ts.renditions.get(pos).map(|r| (TsAt::Listed(pos), r)));
+        }
+        let main = ts.main_audio.as_ref().map(|a| a.track_id);
+        if main != Some(track_id) {
+            return Ok(None);
+        }
+        let alone = self
+            .main_audio_alone
+            .get_or_init(|| ts.main_audio_alone(title));
+        match alone {
+            Some(Ok(rendition)) => Ok(Some((TsAt::MainAudioAlone, rendition))),
+            Some(Err(e)) => Err(e.clone()),
+            None => Ok(None),
+        }
+    }
+
+    /// Whether asking [`TsOutput::rendition_named`] for `track_id` walks no samples.
+    pub fn main_audio_alone_known(&self, track_id: u32) -> bool {
+        let main = (self.ts.as_ref().ok())
+            .and_then(|ts| ts.main_audio.as_ref())
+            .map(|a| a.track_id);
+        main != Some(track_id) || self.main_audio_alone.get().is_some()
+    }
+
+    /// The media playlist slot of the rendition at `at`.
+    pub fn media_slot(&self, at: TsAt) -> Option<&OnceLock<Bytes>> {
+        match at {
+            TsAt::Listed(pos) => self.media.get(pos),
+            TsAt::MainAudioAlone => Some(&self.main_audio_media),
         }
     }
 }

@@ -30,7 +30,7 @@ use crate::package::{
 use crate::server::app::App;
 use crate::server::error::ServeError;
 use crate::server::offload::assemble_off_runtime;
-use crate::server::outputs::ts::ts_output;
+use crate::server::outputs::ts::ts_rendition_named;
 use crate::server::outputs::vod::{self, Hold};
 use crate::server::protect::manifest::{manifest_options, RequestPlace};
 use crate::server::respond::answer::{Answer, Content, SegmentRead, M3U8, MANIFEST, MP2T};
@@ -74,8 +74,8 @@ pub async fn answer(
     }
     let positions: Vec<usize> = members.iter().map(|r| r.track_pos).collect();
     if stream.output == NginxOutput::HlsTs {
-        // Listed only where the TS output has the rendition (the main audio has none of
-        // its own: it is muxed with the videos).
+        // Listed only where the TS output has the rendition (the main audio alone too,
+        // which it lists nowhere: `TsTitle::main_audio_alone`).
         ts_rendition(&cached, ts_track(title, &stream.track_ids)?).await?;
     }
     let durations = module_durations(app, key, view, &cached).await?;
@@ -259,7 +259,7 @@ async fn module_durations(
         .collect())
 }
 
-/// The TS rendition of `track_id` in the title's TS output.
+/// The TS rendition of `track_id` in the title's TS output (the main audio alone too).
 ///
 /// # Errors
 /// 422 when the title has no TS output; 404 when it has no TS rendition of `track_id`.
@@ -267,8 +267,5 @@ async fn ts_rendition(
     cached: &Arc<CachedTitle>,
     track_id: u32,
 ) -> Result<&TsRendition, ServeError> {
-    let output = ts_output(cached).await?;
-    let ts = output.ts.as_ref().map_err(Clone::clone)?;
-    ts.rendition(track_id)
-        .ok_or(ServeError::NoTsRendition(track_id))
+    Ok(ts_rendition_named(cached, track_id).await?.1)
 }
