@@ -306,6 +306,30 @@ fn sample_tables(
     Ok((stsd, tables))
 }
 
+/// Check a standalone sample description (`stsd`, header included: one read back from an
+/// index object) as [`build`] checks the file's, before mp4-atom decodes it.
+///
+/// # Errors
+/// [`MediaError::TooLarge`] when its nesting goes deeper than `limits` allow; a malformed
+/// header is [`MediaError::Malformed`].
+pub(super) fn check_sample_description_nesting(
+    stsd: &[u8],
+    limits: &MediaLimits,
+) -> Result<(), MediaError> {
+    let whole = child_at(stsd, 0, stsd.len())?;
+    if &whole.kind != b"stsd" || whole.whole.end != stsd.len() {
+        return Err(MediaError::Malformed {
+            reason: "not one stsd box".into(),
+        });
+    }
+    let allowed = limits.max_box_depth.saturating_sub(STSD_DEPTH);
+    check_nesting(stsd, whole.body, allowed).map_err(|depth| MediaError::TooLarge {
+        limit: "max_box_depth",
+        value: (STSD_DEPTH + depth) as u64,
+        max: limits.max_box_depth as u64,
+    })
+}
+
 /// Whether a box type could be one mp4-atom decodes: every type it knows is printable ASCII
 /// (with `©`, 0xa9). The one exception, `mebx` key boxes (any type), sits between `keys`
 /// and its children, so a chain can hide at most one level in three from this count.
