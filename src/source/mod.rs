@@ -22,7 +22,8 @@
 //! Layout, each file importing only files listed before it: `key.rs`, `range.rs`,
 //! `error.rs`, `identity.rs` and `counters.rs` are the vocabulary; `listing.rs` lists;
 //! `media_source.rs` is the trait; `runs.rs`, `warm.rs` and `nowait.rs` are what the
-//! backends read with; `local.rs` and `object_store.rs` are the backends; `interleaved.rs`
+//! backends read with; `local.rs` and `object_store.rs` are the backends; `shelf.rs` keeps
+//! the objects vodpack writes itself (title indexes); `interleaved.rs`
 //! reads several tracks of one object over any of them; `conformance.rs` (the contract's
 //! stories) and `scratch.rs` (temporary folders) exist for tests. This file only
 //! re-exports.
@@ -39,6 +40,7 @@ mod nowait;
 mod object_store;
 mod range;
 mod runs;
+mod shelf;
 mod warm;
 
 #[cfg(test)]
@@ -57,3 +59,4 @@ pub use media_source::{ByteStream, MediaSource, SourceKind};
 pub use object_store::{ObjectStoreOptions, ObjectStoreSource, StoreError};
 pub use range::{chunk_batches, ByteRange};
 pub use runs::OVER_READ_BUDGET_BYTES;
+pub use shelf::{Shelf, ShelfError};

@@ -62,6 +62,17 @@ const IDENTITY_CACHE_ENTRIES: u64 = 100_000;
 /// Prefix of the version of an object whose store gives no ETag: its last-modified time.
 const LAST_MODIFIED_VERSION: &str = "lm:";
 
+/// The store and prefix of `url`, built as a source's would be, for a shelf
+/// (`shelf.rs`): the same client options, retries and credentials.
+pub(super) fn build_shelf_store(
+    url: &str,
+    options: &ObjectStoreOptions,
+    config: &[(&str, &str)],
+    counters: &Arc<SourceCounters>,
+) -> Result<(Arc<dyn ObjectStore>, Path), StoreError> {
+    build_store(url, options, config, counters)
+}
+
 /// Media objects in an object store, under a prefix.
 pub struct ObjectStoreSource {
     /// The one store of this source, shared by every read (one connection pool).
