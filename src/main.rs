@@ -10,7 +10,7 @@ use clap::{Parser, Subcommand};
 use vodpack::config::{Settings, SettingsArgs};
 use vodpack::ops::check::{check, Output};
 use vodpack::ops::inspect::{inspect, render_text, resolve_target, TargetError};
-use vodpack::ops::startup::{log_startup, open_source, OpenedSource, StartupError};
+use vodpack::ops::startup::{log_startup, open_shelves, open_source, OpenedSource, StartupError};
 use vodpack::server::{self, App};
 
 #[derive(Debug, Parser)]
@@ -159,9 +159,9 @@ fn serve_command(
 ) -> Result<ExitCode, Failure> {
     // The source is opened (and with it every store setting checked) before telemetry
     // and before the listener, so a setting that cannot work stops here.
-    let opened = {
+    let (opened, shelves) = {
         let _context = runtime.enter();
-        open_source(&settings)?
+        (open_source(&settings)?, open_shelves(&settings)?)
     };
     // In the runtime's context (the gRPC exporter needs a reactor for its channel),
     // but not inside `block_on`, where the HTTP exporter's blocking client may not
@@ -176,7 +176,7 @@ fn serve_command(
     };
     log_startup(&settings, &opened);
     runtime
-        .block_on(serve(settings, opened))
+        .block_on(serve(settings, opened, shelves))
         .map_err(|e| match e.downcast::<StartupError>() {
             Ok(startup) => Failure::Startup(Box::new(startup)),
             Err(other) => Failure::Other(other),
@@ -250,7 +250,11 @@ async fn check_command(
     })
 }
 
-async fn serve(settings: Settings, opened: OpenedSource) -> anyhow::Result<()> {
+async fn serve(
+    settings: Settings,
+    opened: OpenedSource,
+    shelves: server::IndexShelves,
+) -> anyhow::Result<()> {
     let listener = tokio::net::TcpListener::bind(settings.listen)
         .await
         .map_err(|source| StartupError::Listen {
@@ -281,7 +285,14 @@ async fn serve(settings: Settings, opened: OpenedSource) -> anyhow::Result<()> {
             tracing::warn!(error = %e, "the source is not answering yet; /readyz says 503 until it does");
         }
     });
-    let app = App::new(settings, source);
+    for (tier, shelf) in [("disk", &shelves.disk), ("store", &shelves.store)] {
+        if let Some(shelf) = shelf {
+            let held = shelf.held_bytes().map(|b| format!(", {b} bytes held"));
+            let place = shelf.describe();
+            tracing::info!("index tier {tier}: {place}{}", held.unwrap_or_default());
+        }
+    }
+    let app = App::with_shelves(settings, source, shelves);
     server::run(listener, app, shutdown_signal()).await?;
     tracing::info!("stopped");
     Ok(())

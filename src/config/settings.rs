@@ -25,6 +25,13 @@ pub struct Settings {
     pub stream_chunk_bytes: usize,
     /// Bytes of parsed metadata kept in the cache.
     pub metadata_cache_bytes: u64,
+    /// The disk tier of title indexes (`server::titles::tiers`); `None`: none.
+    pub index_cache_dir: Option<PathBuf>,
+    /// Most bytes the disk tier holds.
+    pub index_cache_dir_bytes: u64,
+    /// The store tier of title indexes: an object-store URL, or a prefix beside the
+    /// media; `None`: none.
+    pub index_cache_prefix: Option<String>,
     /// Memory faulted in at start, in two buffers, for reading `moov` boxes from a folder
     /// (`source/warm.rs`); 0 turns it off.
     pub load_buffer_bytes: u64,
@@ -59,6 +66,10 @@ impl Default for Settings {
             // per byte: measured in docs/performance.md.
             stream_chunk_bytes: 64 * 1024,
             metadata_cache_bytes: 256 * 1024 * 1024,
+            index_cache_dir: None,
+            // About 150 titles of 60 minutes at 6-7 MB each (docs/operations.md).
+            index_cache_dir_bytes: 1024 * 1024 * 1024,
+            index_cache_prefix: None,
             // Two loads at once of titles up to about two hours (a 60-minute title's
             // `moov` is 4 MB): docs/performance.md.
             load_buffer_bytes: 16 * 1024 * 1024,

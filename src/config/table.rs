@@ -60,6 +60,38 @@ settings! {
         help: "Bytes of parsed metadata kept in the cache",
         docs: "Bytes of parsed sample indexes kept in the metadata cache",
     },
+    index_cache_dir: PathBuf {
+        key: "index-cache-dir",
+        env: "VODPACK_INDEX_CACHE_DIR",
+        to: some(index_cache_dir),
+        shown: "none",
+        help_shows: None,
+        help: "Folder keeping parsed title indexes across restarts (the disk tier)",
+        docs: "Folder on local disk keeping each loaded title's parsed index (not its moov), \
+               so a restarted server loads a title from it instead of the source; bounded by \
+               index-cache-dir-bytes, least recently used out (docs/operations.md, Running a \
+               fleet)",
+    },
+    index_cache_dir_bytes: u64 {
+        key: "index-cache-dir-bytes",
+        env: "VODPACK_INDEX_CACHE_DIR_BYTES",
+        to: value(index_cache_dir_bytes),
+        help: "Most bytes of title indexes kept in the index-cache-dir folder",
+        docs: "Most bytes of title indexes kept in the index-cache-dir folder",
+    },
+    index_cache_prefix: String {
+        key: "index-cache-prefix",
+        env: "VODPACK_INDEX_CACHE_PREFIX",
+        to: some(index_cache_prefix),
+        shown: "none",
+        help_shows: None,
+        help: "Object-store URL or prefix beside the media sharing title indexes between replicas",
+        docs: "Where every replica shares the parsed title indexes (the store tier): an \
+               object-store URL such as s3://bucket/.vodpack-index/, or a bare prefix such as \
+               .vodpack-index/ beside the media (in the source's bucket, or under the root \
+               folder); written once per title version, read by every replica before it \
+               reads a moov",
+    },
     load_buffer_bytes: u64 {
         key: "load-buffer-bytes",
         env: "VODPACK_LOAD_BUFFER_BYTES",

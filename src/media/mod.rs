@@ -53,7 +53,7 @@ pub use locate::{locate_boxes, TopLevelBoxes};
 pub use matrix::UNITY_MATRIX;
 pub use parse::parse_index;
 pub use sidecar::{parse_sidecar, SidecarCue, SidecarFormat};
-pub use stored::{decode_index, encode_index, StoredIndexError, INDEX_FORMAT};
+pub use stored::{decode_index, encode_index, max_index_bytes, StoredIndexError, INDEX_FORMAT};
 pub use text::{parse_text_sample, SampleCue, TextFormat};
 
 /// Everything the packager needs to know about one MP4 object.

@@ -51,6 +51,15 @@ const MAX_DESCRIPTION_BYTES: usize = 1 << 20;
 /// Most edits accepted per track.
 const MAX_EDITS: usize = 65_536;
 
+/// The largest index object read for a title within `limits`: at most 40 bytes for each
+/// sample a file may hold (a varint size, composition offset, decode time jump and offset
+/// run at their widest) and a sample description per track.
+pub fn max_index_bytes(limits: &MediaLimits) -> u64 {
+    let tracks = u64::try_from(limits.max_tracks).unwrap_or(u64::MAX);
+    (limits.max_samples_per_file.saturating_mul(40))
+        .saturating_add(tracks.saturating_mul(MAX_DESCRIPTION_BYTES as u64 + 65_536))
+}
+
 /// Why an index object was not used.
 #[derive(Debug, thiserror::Error)]
 pub enum StoredIndexError {

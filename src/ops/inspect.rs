@@ -12,10 +12,13 @@ use std::path::Path;
 
 use serde::Serialize;
 
-use super::startup::{open_source, StartupError};
+use std::sync::Arc;
+
+use super::startup::{open_shelves, open_source, StartupError};
 use crate::config::Settings;
-use crate::server::{describe, probe, App, DetailError, KeyReport};
+use crate::server::{describe, probe, App, DetailError, IndexTiers, KeyReport, TierHolding};
 use crate::source::ObjectKey;
+use crate::telemetry::Metrics;
 
 /// Why the target of `inspect` cannot be resolved to a source and a key.
 #[derive(Debug, thiserror::Error)]
@@ -104,6 +107,10 @@ pub struct InspectReport {
     /// The detail as text lines (tracks, edits, segments) for a media file; or the
     /// reason it could not be read.
     pub detail: Vec<String>,
+    /// What each index tier (`--index-cache-dir`, `--index-cache-prefix`) holds for the
+    /// file's current version; empty without tiers.
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    pub index_tiers: Vec<TierHolding>,
 }
 
 /// Inspect `target`: the report, and whether the server would serve it.
@@ -113,6 +120,18 @@ pub struct InspectReport {
 pub async fn inspect(target: Target) -> Result<InspectReport, StartupError> {
     let opened = open_source(&target.settings)?;
     let source = opened.source.clone();
+    // Read before the probe below, which loads the title (without tiers: inspect writes
+    // nothing to them).
+    let shelves = open_shelves(&target.settings)?;
+    let mut index_tiers = Vec::new();
+    if shelves.disk.is_some() || shelves.store.is_some() {
+        let metrics = Arc::new(Metrics::new(source.kind().as_str(), source.counters()));
+        let tiers = IndexTiers::new(shelves, metrics);
+        if let Ok(identity) = source.identify(&target.key).await {
+            let limits = &target.settings.limits;
+            index_tiers = tiers.holding(&target.key, &identity, limits).await;
+        }
+    }
     let app = App::new(target.settings.clone(), opened.source);
     let answer = probe(&app, &target.key).await;
     let is_document = target.key.as_str().to_ascii_lowercase().ends_with(".json");
@@ -140,6 +159,7 @@ pub async fn inspect(target: Target) -> Result<InspectReport, StartupError> {
         source: opened.description,
         answer,
         detail,
+        index_tiers,
     })
 }
 
@@ -182,6 +202,12 @@ pub fn render_text(report: &InspectReport) -> String {
     for line in &report.detail {
         out.push_str(line);
         out.push('\n');
+    }
+    for t in &report.index_tiers {
+        out.push_str(&format!(
+            "index tier {} ({}): {}\n",
+            t.tier, t.place, t.state
+        ));
     }
     out
 }

@@ -12,7 +12,8 @@ use std::sync::Arc;
 use std::time::Duration;
 
 use crate::config::{ConfigError, Settings};
-use crate::source::{LocalMediaSource, MediaSource, ObjectStoreSource, StoreError};
+use crate::server::IndexShelves;
+use crate::source::{LocalMediaSource, MediaSource, ObjectStoreSource, Shelf, StoreError};
 
 /// Why the server (or a command reading its source) cannot start.
 #[derive(Debug, thiserror::Error)]
@@ -33,6 +34,13 @@ pub enum StartupError {
         url: String,
         #[source]
         source: StoreError,
+    },
+    /// An index tier (`--index-cache-dir`, `--index-cache-prefix`) cannot be opened.
+    #[error("{setting} {value}: {problem}")]
+    IndexCache {
+        setting: &'static str,
+        value: String,
+        problem: String,
     },
     /// The listen address cannot be bound.
     #[error("listen {addr}: {source}; give --listen (or VODPACK_LISTEN) a free local address")]
@@ -103,6 +111,59 @@ pub fn open_source(settings: &Settings) -> Result<OpenedSource, StartupError> {
         source: Arc::new(source),
         root: Some(root),
     })
+}
+
+/// The index tiers the settings name: the folder of `--index-cache-dir`, bounded by
+/// `--index-cache-dir-bytes`, and the store of `--index-cache-prefix`, an object-store URL
+/// or a prefix beside the media (under the source's URL, or a folder under the root).
+///
+/// # Errors
+/// [`StartupError::IndexCache`] for a folder that cannot be made or listed, a prefix that
+/// climbs out of the media, or a store URL that cannot work.
+pub fn open_shelves(settings: &Settings) -> Result<IndexShelves, StartupError> {
+    let mut shelves = IndexShelves::default();
+    if let Some(dir) = &settings.index_cache_dir {
+        let disk = Shelf::folder(dir, Some(settings.index_cache_dir_bytes)).map_err(|e| {
+            StartupError::IndexCache {
+                setting: "--index-cache-dir",
+                value: dir.display().to_string(),
+                problem: e.to_string(),
+            }
+        })?;
+        shelves.disk = Some(disk);
+    }
+    if let Some(prefix) = &settings.index_cache_prefix {
+        let failed = |problem: String| StartupError::IndexCache {
+            setting: "--index-cache-prefix",
+            value: prefix.clone(),
+            problem,
+        };
+        let store = if prefix.contains("://") {
+            Shelf::store(prefix, &settings.object_store, &[]).map_err(|e| failed(e.to_string()))?
+        } else {
+            let beside = prefix.trim_matches('/');
+            let plain = !beside.is_empty()
+                && beside
+                    .split('/')
+                    .all(|part| !part.is_empty() && part != "." && part != "..");
+            if !plain {
+                return Err(failed(
+                    "a prefix beside the media is a relative path such as .vodpack-index/".into(),
+                ));
+            }
+            match &settings.source {
+                Some(url) => {
+                    let url = format!("{}/{beside}/", url.trim_end_matches('/'));
+                    Shelf::store(&url, &settings.object_store, &[])
+                        .map_err(|e| failed(e.to_string()))?
+                }
+                None => Shelf::folder(&settings.root.join(beside), None)
+                    .map_err(|e| failed(e.to_string()))?,
+            }
+        };
+        shelves.store = Some(store);
+    }
+    Ok(shelves)
 }
 
 /// A root must be a folder whose entries can be listed.

@@ -8,6 +8,7 @@ use super::admission::{Admission, AdmissionLimits};
 use super::held::Answers;
 use super::protect::protector::Protector;
 use super::titles::catalog::Catalog;
+use super::titles::tiers::IndexShelves;
 use crate::config::Settings;
 use crate::source::MediaSource;
 use crate::telemetry::Metrics;
@@ -32,8 +33,18 @@ pub struct App {
 }
 
 impl App {
-    /// Build the shared state over `source`.
+    /// Build the shared state over `source`, without index tiers.
     pub fn new(settings: Settings, source: Arc<dyn MediaSource>) -> Arc<Self> {
+        Self::with_shelves(settings, source, IndexShelves::default())
+    }
+
+    /// Build the shared state over `source`, with the index tiers on `shelves`
+    /// (`ops::startup::open_shelves` opens them from the settings).
+    pub fn with_shelves(
+        settings: Settings,
+        source: Arc<dyn MediaSource>,
+        shelves: IndexShelves,
+    ) -> Arc<Self> {
         let metrics = Arc::new(Metrics::new(source.kind().as_str(), source.counters()));
         let catalog = Catalog::new(
             source,
@@ -41,6 +52,7 @@ impl App {
             settings.limits,
             settings.segment_duration_ms,
             metrics.clone(),
+            shelves,
         );
         let admission = Admission::new(AdmissionLimits {
             max_connections: settings.server.max_connections,

@@ -52,3 +52,4 @@ pub use service::handle;
 pub use titles::cached::CachedTitle;
 pub use titles::catalog::{Catalog, TitleError};
 pub use titles::documents::DocumentTitleError;
+pub use titles::tiers::{IndexShelves, IndexTiers, Tier, TierHolding};

@@ -27,6 +27,13 @@ pub struct ShedLabels {
     pub class: &'static str,
 }
 
+/// Labels of the index tier metrics.
+#[derive(Debug, Clone, PartialEq, Eq, Hash, EncodeLabelSet)]
+pub struct TierLabels {
+    /// `memory`, `disk`, `store` or `moov`.
+    pub tier: &'static str,
+}
+
 /// All metrics of one server.
 pub struct Metrics {
     registry: Mutex<Registry>,
@@ -50,6 +57,12 @@ pub struct Metrics {
     pub cache_hits: Counter,
     /// Metadata cache misses (loads).
     pub cache_misses: Counter,
+    /// Title index loads, by where the index came from.
+    pub index_loads: Family<TierLabels, Counter>,
+    /// Index objects read from a tier and not used (corrupt, foreign, over the limits).
+    pub index_rejected: Family<TierLabels, Counter>,
+    /// Index objects that could not be written to a tier.
+    pub index_write_failures: Family<TierLabels, Counter>,
     /// Titles in the metadata cache (set at scrape time).
     pub cache_entries: Gauge,
     /// Weighted bytes of the metadata cache (set at scrape time).
@@ -97,6 +110,9 @@ impl Metrics {
             stalled_streams: Counter::default(),
             cache_hits: Counter::default(),
             cache_misses: Counter::default(),
+            index_loads: Family::default(),
+            index_rejected: Family::default(),
+            index_write_failures: Family::default(),
             cache_entries: Gauge::default(),
             cache_weighted_bytes: Gauge::default(),
             ok_series: std::array::from_fn(|_| OnceLock::new()),
@@ -152,6 +168,21 @@ impl Metrics {
             metrics.cache_misses.clone(),
         );
         registry.register(
+            "vod_index_loads",
+            "Title index loads by where the index came from: memory, disk, store or moov",
+            metrics.index_loads.clone(),
+        );
+        registry.register(
+            "vod_index_rejected",
+            "Index objects read from a tier and not used (corrupt, foreign, over a limit)",
+            metrics.index_rejected.clone(),
+        );
+        registry.register(
+            "vod_index_write_failures",
+            "Index objects that could not be written to a tier",
+            metrics.index_write_failures.clone(),
+        );
+        registry.register(
             "vod_metadata_cache_entries",
             "Titles in the metadata cache",
             metrics.cache_entries.clone(),
@@ -193,6 +224,26 @@ impl Metrics {
         let labels = HttpLabels { route, status };
         self.requests.get_or_create(&labels).inc();
         (self.request_seconds.get_or_create(&labels)).observe(seconds);
+    }
+
+    /// Count a title index load from `tier`.
+    pub fn index_load(&self, tier: &'static str) {
+        self.index_loads.get_or_create(&TierLabels { tier }).inc();
+    }
+
+    /// Count an index object of `tier` not used.
+    pub fn index_rejected(&self, tier: &'static str) {
+        self.index_rejected
+            .get_or_create(&TierLabels { tier })
+            .inc();
+    }
+
+    /// Count an index object not written to `tier`.
+    pub fn index_write_failed(&self, tier: &'static str) {
+        (self
+            .index_write_failures
+            .get_or_create(&TierLabels { tier }))
+        .inc();
     }
 
     /// The Prometheus text exposition of every metric.

@@ -218,6 +218,25 @@ pub fn s3_source(
     .expect("object store source")
 }
 
+/// A store shelf over `s3://bucket/prefix` at `endpoint`, signed as [`s3_source`] signs.
+pub fn s3_shelf(endpoint: &str, bucket: &str, prefix: &str) -> vodpack::source::Shelf {
+    let options = ObjectStoreOptions {
+        s3_endpoint: Some(endpoint.to_owned()),
+        allow_http: true,
+        ..ObjectStoreOptions::default()
+    };
+    vodpack::source::Shelf::store(
+        &format!("s3://{bucket}/{prefix}"),
+        &options,
+        &[
+            ("aws_access_key_id", ACCESS_KEY),
+            ("aws_secret_access_key", SECRET_KEY),
+            ("aws_region", REGION),
+        ],
+    )
+    .expect("object store shelf")
+}
+
 async fn accept_loop(listener: TcpListener, wrapper: Arc<Wrapper>) {
     // Connections live in this set: aborting the loop drops it, which aborts them all.
     let mut connections = tokio::task::JoinSet::new();
@@ -349,11 +368,20 @@ pub struct VodServer {
 
 impl VodServer {
     /// Start vodpack over `source` with `settings` (`listen` is replaced).
-    pub async fn start(source: Arc<dyn MediaSource>, mut settings: Settings) -> VodServer {
+    pub async fn start(source: Arc<dyn MediaSource>, settings: Settings) -> VodServer {
+        Self::start_with(source, settings, Default::default()).await
+    }
+
+    /// As [`VodServer::start`], with the index tiers on `shelves`.
+    pub async fn start_with(
+        source: Arc<dyn MediaSource>,
+        mut settings: Settings,
+        shelves: vodpack::server::IndexShelves,
+    ) -> VodServer {
         let listener = TcpListener::bind("127.0.0.1:0").await.expect("bind");
         let addr = listener.local_addr().expect("addr");
         settings.listen = addr;
-        let app = App::new(settings, source);
+        let app = App::with_shelves(settings, source, shelves);
         let (stop, stopped) = oneshot::channel::<()>();
         let handle = tokio::spawn(server::run(listener, app.clone(), async move {
             let _ = stopped.await;

@@ -20,7 +20,7 @@ use crate::source::{ObjectIdentity, ObjectKey};
 /// How long after a load the offsets left for later are worked out: past the first
 /// playlist's answer (a few milliseconds), before a player has read a media playlist and an
 /// init segment and asks for a segment (several round trips).
-const OFFSETS_AFTER: std::time::Duration = std::time::Duration::from_millis(20);
+pub(super) const OFFSETS_AFTER: std::time::Duration = std::time::Duration::from_millis(20);
 
 /// A title with its rendered manifests and init segments, filled on first use.
 #[derive(Debug)]

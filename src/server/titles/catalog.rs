@@ -12,6 +12,7 @@ use moka::future::Cache;
 use tracing::Instrument;
 
 use super::cached::CachedTitle;
+use super::tiers::{IndexShelves, IndexTiers, Tier};
 use crate::media::TitleDocument;
 use crate::media::{load_index, MediaError, MediaLimits};
 use crate::package::{PackageError, Title};
@@ -62,6 +63,8 @@ pub struct Catalog {
     /// Titles of title documents, by document key and a version covering the document
     /// and every object it names, weighed like `cache`.
     pub(super) ladders: Cache<(ObjectKey, ObjectIdentity), Arc<CachedTitle>>,
+    /// The index tiers under `cache` (`tiers.rs`).
+    pub(in crate::server) tiers: IndexTiers,
 }
 
 impl std::fmt::Debug for Catalog {
@@ -73,13 +76,15 @@ impl std::fmt::Debug for Catalog {
 }
 
 impl Catalog {
-    /// A catalog over `source` holding up to `capacity_bytes` of titles.
+    /// A catalog over `source` holding up to `capacity_bytes` of titles in memory, with
+    /// the index tiers on `shelves` under it.
     pub fn new(
         source: Arc<dyn MediaSource>,
         capacity_bytes: u64,
         limits: MediaLimits,
         segment_duration_ms: u32,
         metrics: Arc<Metrics>,
+        shelves: IndexShelves,
     ) -> Self {
         let cache = Cache::builder()
             .max_capacity(capacity_bytes)
@@ -101,6 +106,7 @@ impl Catalog {
             .time_to_live(FAILURE_MEMORY)
             .build();
         Self {
+            tiers: IndexTiers::new(shelves, metrics.clone()),
             source,
             cache,
             failures,
@@ -129,6 +135,7 @@ impl Catalog {
         let cache_key = (key.clone(), identity.clone());
         if let Some(hit) = self.cache.get(&cache_key).await {
             self.metrics.cache_hits.inc();
+            self.tiers.count(Tier::Memory);
             tracing::Span::current().record("vod.cache", "hit");
             return Ok(hit);
         }
@@ -156,6 +163,7 @@ impl Catalog {
             vod.object_size = identity.size,
             vod.tracks = tracing::field::Empty,
             vod.samples = tracing::field::Empty,
+            vod.index_tier = tracing::field::Empty,
         );
         let result = self
             .cache
@@ -163,8 +171,18 @@ impl Catalog {
                 cache_key.clone(),
                 async {
                     self.metrics.cache_misses.inc();
-                    let index = load_index(&self.source, key, identity, &self.limits).await?;
+                    let (index, tier, missing) =
+                        match self.tiers.find(key, identity, &self.limits).await {
+                            Ok(found) => (found.index, found.tier, found.missing),
+                            Err(missing) => {
+                                let index =
+                                    load_index(&self.source, key, identity, &self.limits).await?;
+                                (index, Tier::Moov, missing)
+                            }
+                        };
+                    self.tiers.count(tier);
                     let span = tracing::Span::current();
+                    span.record("vod.index_tier", tier.as_str());
                     span.record("vod.tracks", index.tracks.len());
                     span.record(
                         "vod.samples",
@@ -177,7 +195,9 @@ impl Catalog {
                         .map_err(|e| MediaError::Internal {
                             reason: e.to_string(),
                         })??;
-                    Ok::<_, TitleError>(CachedTitle::new(title).with_offsets_soon())
+                    let cached = CachedTitle::new(title).with_offsets_soon();
+                    self.tiers.keep(key, &cached, missing);
+                    Ok::<_, TitleError>(cached)
                 }
                 .instrument(load),
             )
