@@ -229,6 +229,13 @@ fn print_rows(rows: &[Row]) {
 async fn run(streams: u64, seconds: u64) -> Vec<Row> {
     let dir = bench_dir();
     let mut rows = Vec::new();
+    // `BUDGET_SECTIONS=tiers` runs the index tier section alone.
+    if std::env::var("BUDGET_SECTIONS").is_ok_and(|s| s == "tiers") {
+        if ensure_long_asset(&dir) {
+            rows.extend(index_tier_section(&dir).await);
+        }
+        return rows;
+    }
     if !ensure_long_asset(&dir) {
         println!("FFmpeg not found or failed: the long-asset checks are skipped");
         rows.push(Row {
@@ -456,6 +463,110 @@ async fn run(streams: u64, seconds: u64) -> Vec<Row> {
 
     // 6. The same title shape from an S3-compatible bucket.
     rows.extend(object_store_section(&dir).await);
+    // 7. The 60-minute title's first master from the index tiers.
+    rows.extend(index_tier_section(&dir).await);
+    rows
+}
+
+/// Runs of each first-master measurement of the index tier section (the median is shown).
+const TIER_RUNS: usize = 5;
+
+/// The first master of the 60-minute asset in a loopback S3-compatible bucket, on a fresh
+/// server each time: cold from the `moov` (no tiers), from the disk tier (a restarted
+/// replica) and from the store tier beside the media (a new replica). The bar: each tier
+/// at most a third of the cold load's wall time (issue 28).
+async fn index_tier_section(dir: &Path) -> Vec<Row> {
+    let buckets = dir.join("s3-tiers");
+    let bucket_dir = buckets.join(S3_BUCKET);
+    let asset = bucket_dir.join(LONG_ASSET);
+    if std::fs::create_dir_all(&bucket_dir).is_err()
+        || (!asset.exists() && std::fs::hard_link(dir.join(LONG_ASSET), &asset).is_err())
+    {
+        return Vec::new();
+    }
+    let bucket = s3::S3Server::start(&buckets).await;
+    let disk = dir.join("index-tier-disk");
+    let _ = std::fs::remove_dir_all(&disk);
+    let _ = std::fs::remove_dir_all(bucket_dir.join(".vodpack-index"));
+    let shelves = |disk_on: bool, store_on: bool| vodpack::server::IndexShelves {
+        disk: disk_on
+            .then(|| vodpack::source::Shelf::folder(&disk, None).ok())
+            .flatten(),
+        store: store_on.then(|| s3::s3_shelf(&bucket.endpoint(), S3_BUCKET, ".vodpack-index/")),
+    };
+    let master = format!("/vod/{LONG_ASSET}/master.m3u8");
+    // One fresh server: the wall time of its first master, and the source reads it took.
+    let first_master = |disk_on: bool, store_on: bool| {
+        let source = Arc::new(bucket.source(S3_BUCKET, Default::default()));
+        let shelves = shelves(disk_on, store_on);
+        let master = master.clone();
+        async move {
+            let server = BenchServer::start_with_shelves(source, Settings::default(), shelves)
+                .await
+                .ok()?;
+            let mut client = KeepAliveClient::connect(server.addr).await.ok()?;
+            let started = Instant::now();
+            let ok = matches!(client.get(&master).await, Ok(r) if r.status == 200);
+            let wall = ms(started.elapsed());
+            let reads = server.app.catalog.source().counters().read_requests.get();
+            // Long enough for the tiers to be written (after the answer, off the request).
+            tokio::time::sleep(Duration::from_millis(1500)).await;
+            server.stop().await;
+            ok.then_some((wall, reads))
+        }
+    };
+    // Prime both tiers once.
+    if first_master(true, true).await.is_none() {
+        return Vec::new();
+    }
+    let mut figures: Vec<(Vec<f64>, u64)> = Vec::new();
+    // Cold (no tiers), a restarted replica (disk tier), a new replica (store tier).
+    for (disk_on, store_on) in [(false, false), (true, false), (false, true)] {
+        let mut walls = Vec::new();
+        let mut reads = 0;
+        for _ in 0..TIER_RUNS {
+            if let Some((wall, r)) = first_master(disk_on, store_on).await {
+                walls.push(wall);
+                reads = reads.max(r);
+            }
+        }
+        figures.push((walls, reads));
+    }
+    let median = |walls: &mut Vec<f64>| percentile(walls, 50.0);
+    let mut rows = Vec::new();
+    let cold = figures
+        .first()
+        .map_or(f64::NAN, |f| median(&mut f.0.clone()));
+    for (i, (walls, reads)) in figures.iter_mut().enumerate() {
+        let m = median(walls);
+        let (row_name, bar, met) = match i {
+            0 => (
+                "S3 tiers: first master, cold from the moov (median of 5)",
+                "-",
+                None,
+            ),
+            1 => (
+                "S3 tiers: first master, restarted replica (disk tier)",
+                "<= 1/3 of cold",
+                Some(m * 3.0 <= cold),
+            ),
+            _ => (
+                "S3 tiers: first master, new replica (store tier)",
+                "<= 1/3 of cold",
+                Some(m * 3.0 <= cold),
+            ),
+        };
+        rows.push(Row {
+            name: row_name,
+            budget: "-",
+            bar,
+            result: format!(
+                "{m:.1} ms ({:.2} of cold), {reads} source reads",
+                m / cold.max(f64::MIN_POSITIVE)
+            ),
+            met: met.map(|ok| ok && walls.len() == TIER_RUNS),
+        });
+    }
     rows
 }
 

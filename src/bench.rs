@@ -58,12 +58,24 @@ impl BenchServer {
     /// When the port cannot be bound.
     pub async fn start_on(
         source: Arc<dyn MediaSource>,
+        settings: Settings,
+    ) -> std::io::Result<Self> {
+        Self::start_with_shelves(source, settings, crate::server::IndexShelves::default()).await
+    }
+
+    /// As [`BenchServer::start_on`], with the index tiers on `shelves`.
+    ///
+    /// # Errors
+    /// When the port cannot be bound.
+    pub async fn start_with_shelves(
+        source: Arc<dyn MediaSource>,
         mut settings: Settings,
+        shelves: crate::server::IndexShelves,
     ) -> std::io::Result<Self> {
         let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await?;
         let addr = listener.local_addr()?;
         settings.listen = addr;
-        let app = App::new(settings, source);
+        let app = App::with_shelves(settings, source, shelves);
         let (stop, stopped) = oneshot::channel::<()>();
         let handle = tokio::spawn(server::run(listener, app.clone(), async move {
             let _ = stopped.await;
