@@ -316,8 +316,10 @@ fn the_compose_stack_is_wired_to_itself() {
 
     let image = Dockerfile::load();
     let prometheus = read("deploy/prometheus.yml");
-    let target = format!("vodpack:{}", image_port(&image));
-    assert!(prometheus.contains(&target), "Prometheus scrapes {target}");
+    for replica in ["vodpack-1", "vodpack-2", "vodpack-3"] {
+        let target = format!("{replica}:{}", image_port(&image));
+        assert!(prometheus.contains(&target), "Prometheus scrapes {target}");
+    }
     assert!(compose.contains(&format!("\"{0}:{0}\"", image_port(&image))));
     // vodpack drains for up to drain-timeout-ms on SIGTERM; compose must wait longer.
     let grace = yaml_scalar(&compose, "stop_grace_period").expect("a stop_grace_period");
@@ -336,12 +338,12 @@ fn yaml_block<'a>(text: &'a str, marker: &str) -> Vec<&'a str> {
         .collect()
 }
 
-/// Given the Deployment, then readiness probes /readyz and liveness /healthz on the port
+/// Given the replicas' StatefulSet, then readiness probes /readyz and liveness /healthz on the port
 /// the image listens on, the grace period outlasts the preStop sleep plus the drain
 /// deadline, and the pod runs as the image's non-root user on a read-only filesystem.
 #[test]
 fn the_deployment_probes_and_stops_the_way_vodpack_drains() {
-    let deployment = read("deploy/kubernetes/deployment.yaml");
+    let deployment = read("deploy/kubernetes/statefulset.yaml");
     let image = Dockerfile::load();
     let probe_path = |probe: &str| {
         yaml_block(&deployment, probe)
@@ -455,11 +457,11 @@ fn the_configmap_toml_is_a_valid_settings_file() {
 }
 
 /// Given the Service, the autoscaler and the disruption budget, then they all select the
-/// Deployment's pods (or name the Deployment), and the Service targets the named port.
+/// replicas' pods (or name their StatefulSet), and the Service targets the named port.
 #[test]
-fn the_kubernetes_objects_point_at_the_deployment() {
+fn the_kubernetes_objects_point_at_the_replicas() {
     let label = "app.kubernetes.io/name: vodpack";
-    let deployment = read("deploy/kubernetes/deployment.yaml");
+    let deployment = read("deploy/kubernetes/statefulset.yaml");
     assert!(yaml_block(&deployment, "matchLabels:")
         .iter()
         .any(|l| l.trim() == label));
@@ -480,12 +482,13 @@ fn the_kubernetes_objects_point_at_the_deployment() {
     let hpa = read("deploy/kubernetes/hpa.yaml");
     let target = yaml_block(&hpa, "scaleTargetRef:").join("\n");
     assert!(
-        target.contains("kind: Deployment") && target.contains("name: vodpack"),
+        target.contains("kind: StatefulSet") && target.contains("name: vodpack"),
         "{target}"
     );
     for (file, kind) in [
         ("configmap.yaml", "ConfigMap"),
-        ("deployment.yaml", "Deployment"),
+        ("statefulset.yaml", "StatefulSet"),
+        ("service-headless.yaml", "Service"),
         ("service.yaml", "Service"),
         ("hpa.yaml", "HorizontalPodAutoscaler"),
         ("pdb.yaml", "PodDisruptionBudget"),

@@ -97,8 +97,19 @@ fn object<'a>(objects: &'a [Value], kind: &str) -> &'a Value {
         .unwrap_or_else(|| panic!("no {kind} in deploy/kubernetes"))
 }
 
+/// The object of `kind` named `name` (the replicas' objects share their kinds with the
+/// front's).
+fn named<'a>(objects: &'a [Value], kind: &str, name: &str) -> &'a Value {
+    objects
+        .iter()
+        .find(|o| o["kind"].as_str() == Some(kind) && o["metadata"]["name"].as_str() == Some(name))
+        .unwrap_or_else(|| panic!("no {kind} {name} in deploy/kubernetes"))
+}
+
 /// Given the Kubernetes manifests, then every object has an apiVersion, a kind and a name;
-/// the Service, the PodDisruptionBudget and the autoscaler find the Deployment's pods; the
+/// the Services (the replicas' and the headless one the front reads), the
+/// PodDisruptionBudget and the autoscaler find the StatefulSet's pods, which the headless
+/// Service governs; the
 /// Service and the Ingress name ports that exist; the probes hit /readyz and /healthz on
 /// the container's port; the grace period outlasts preStop plus the drain deadline; the
 /// ConfigMap is mounted where VODPACK_CONFIG points.
@@ -109,8 +120,14 @@ fn kubernetes_objects_fit_together() {
         assert!(o["apiVersion"].as_str().is_some(), "no apiVersion: {o:?}");
         assert!(o["metadata"]["name"].as_str().is_some(), "no name: {o:?}");
     }
-    let deployment = object(&objects, "Deployment");
+    let deployment = named(&objects, "StatefulSet", "vodpack");
     let name = deployment["metadata"]["name"].as_str().expect("name");
+    let headless = named(&objects, "Service", "vodpack-headless");
+    assert_eq!(headless["spec"]["clusterIP"].as_str(), Some("None"));
+    assert_eq!(
+        deployment["spec"]["serviceName"].as_str(),
+        headless["metadata"]["name"].as_str()
+    );
     let pod = &deployment["spec"]["template"];
     let labels = &pod["metadata"]["labels"];
     assert!(selects(
@@ -118,17 +135,19 @@ fn kubernetes_objects_fit_together() {
         labels
     ));
 
-    let service = object(&objects, "Service");
-    assert!(
-        selects(&service["spec"]["selector"], labels),
-        "the Service selects no pod"
-    );
-    let pdb = object(&objects, "PodDisruptionBudget");
+    let service = named(&objects, "Service", "vodpack");
+    for service in [service, headless] {
+        assert!(
+            selects(&service["spec"]["selector"], labels),
+            "the Service selects no pod"
+        );
+    }
+    let pdb = named(&objects, "PodDisruptionBudget", "vodpack");
     assert!(selects(&pdb["spec"]["selector"]["matchLabels"], labels));
     let hpa = object(&objects, "HorizontalPodAutoscaler");
     assert_eq!(
         hpa["spec"]["scaleTargetRef"]["kind"].as_str(),
-        Some("Deployment")
+        Some("StatefulSet")
     );
     assert_eq!(hpa["spec"]["scaleTargetRef"]["name"].as_str(), Some(name));
     let (min, max) = (
@@ -188,7 +207,7 @@ fn kubernetes_objects_fit_together() {
     assert_eq!(security["readOnlyRootFilesystem"].as_bool(), Some(true));
     assert_eq!(security["allowPrivilegeEscalation"].as_bool(), Some(false));
 
-    let configmap = object(&objects, "ConfigMap");
+    let configmap = named(&objects, "ConfigMap", "vodpack-config");
     let configmap_name = configmap["metadata"]["name"].as_str().expect("name");
     let volume = pod["spec"]["volumes"]
         .as_sequence()
@@ -243,7 +262,10 @@ fn compose_services_fit_together() {
     let services = compose["services"].as_mapping().expect("services");
     let names = keys(&compose["services"]);
     for wanted in [
-        "vodpack",
+        "vodpack-1",
+        "vodpack-2",
+        "vodpack-3",
+        "front",
         "minio",
         "minio-seed",
         "otel-collector",
@@ -275,22 +297,56 @@ fn compose_services_fit_together() {
         if let Some(image) = service["image"].as_str() {
             let tag = image.rsplit_once(':').map(|(_, t)| t).unwrap_or("latest");
             assert!(
-                name == "vodpack" || (tag != "latest" && !tag.contains('/')),
+                name.starts_with("vodpack-") || (tag != "latest" && !tag.contains('/')),
                 "{name} uses an unpinned image {image}"
             );
         }
     }
-    assert_eq!(
-        compose["services"]["vodpack"]["build"]["context"].as_str(),
-        Some("..")
-    );
-    let environment = keys(&compose["services"]["vodpack"]["environment"]);
-    for variable in [
-        "VODPACK_SOURCE",
-        "VODPACK_S3_ENDPOINT",
-        "OTEL_EXPORTER_OTLP_ENDPOINT",
+    for replica in ["vodpack-1", "vodpack-2", "vodpack-3"] {
+        let service = &compose["services"][replica];
+        assert_eq!(
+            service["build"]["context"].as_str(),
+            Some(".."),
+            "{replica}"
+        );
+        let environment = keys(&service["environment"]);
+        for variable in [
+            "VODPACK_SOURCE",
+            "VODPACK_S3_ENDPOINT",
+            "OTEL_EXPORTER_OTLP_ENDPOINT",
+            "VODPACK_INDEX_CACHE_DIR",
+            "VODPACK_INDEX_CACHE_PREFIX",
+        ] {
+            assert!(
+                environment.contains(variable),
+                "{replica} gets no {variable}"
+            );
+        }
+    }
+    // The front names the three replicas, and mounts the front tier of deploy/front/.
+    let replicas = std::fs::read_to_string(
+        std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("deploy/front/vodpack-replicas.conf"),
+    )
+    .expect("the replica list");
+    for replica in ["vodpack-1", "vodpack-2", "vodpack-3"] {
+        assert!(
+            replicas.contains(&format!("server {replica}:")),
+            "{replica} not listed"
+        );
+    }
+    let mounts: Vec<&str> = (compose["services"]["front"]["volumes"].as_sequence())
+        .expect("front volumes")
+        .iter()
+        .filter_map(Value::as_str)
+        .collect();
+    for file in [
+        "./front/vodpack-front.conf:",
+        "./front/vodpack-replicas.conf:",
     ] {
-        assert!(environment.contains(variable), "vodpack gets no {variable}");
+        assert!(
+            mounts.iter().any(|m| m.starts_with(file)),
+            "front mounts no {file}"
+        );
     }
 }
 
