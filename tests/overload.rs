@@ -90,8 +90,9 @@ async fn eventually(mut check: impl FnMut() -> bool) {
 }
 
 /// Given a segment limit of 2 and two segment requests in flight, when a third arrives,
-/// then it is shed with 503 and Retry-After without a read, playlists are still served,
-/// and the two admitted requests complete with the right bytes once the source answers.
+/// then it waits in the admission queue and, no place coming free within the queue's wait,
+/// is shed with 503 and Retry-After without a read; playlists are still served, and the two
+/// admitted requests complete with the right bytes once the source answers.
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn segments_over_the_limit_are_shed_while_playlists_are_served() {
     let inner = Arc::new(LocalMediaSource::new(&common::fixtures()).unwrap());
@@ -147,6 +148,50 @@ async fn segments_over_the_limit_are_shed_while_playlists_are_served() {
         metrics.contains("vod_requests_shed_total{class=\"segment\"} 1"),
         "{metrics}"
     );
+    assert!(metrics.contains("vod_requests_queued_total 1"), "{metrics}");
+}
+
+/// Given a segment limit of 1 and one segment request in flight, when a second arrives and
+/// the first then finishes, then the second, which waited in the admission queue, is
+/// served (a premiere's burst is absorbed, not shed).
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_segment_request_over_the_limit_is_served_when_a_place_frees() {
+    let inner = Arc::new(LocalMediaSource::new(&common::fixtures()).unwrap());
+    let gate = Arc::new(Semaphore::new(0));
+    let waiting = Arc::new(AtomicUsize::new(0));
+    let source = Arc::new(GatedSource {
+        inner: inner.clone(),
+        gate: gate.clone(),
+        waiting: waiting.clone(),
+    });
+    let mut settings = Settings::default();
+    settings.server.max_segment_requests = 1;
+    let server = start_server_on(source, settings).await;
+    let addr = server.addr;
+    let v = version_folder(addr, "h264-aac-3s.mp4").await;
+    let segment = format!("/vod/h264-aac-3s.mp4/{v}seg-t1-1.m4s");
+    let first = tokio::spawn({
+        let path = segment.clone();
+        async move { get(addr, &path).await }
+    });
+    eventually(|| waiting.load(Ordering::SeqCst) == 1).await;
+    let second = tokio::spawn({
+        let path = segment.clone();
+        async move { get(addr, &path).await }
+    });
+    // The second is in the queue; then the first is let go.
+    let app = server.app.clone();
+    eventually(move || app.admission.waiting_segments() == 1).await;
+    gate.add_permits(1_000);
+    let (first, second) = (first.await.unwrap(), second.await.unwrap());
+    assert_eq!((first.status, second.status), (200, 200));
+    assert_eq!(first.body, second.body);
+    let metrics = get(addr, "/metrics").await.text();
+    assert!(
+        !metrics.contains("vod_requests_shed_total{class=\"segment\"}"),
+        "{metrics}"
+    );
+    assert!(metrics.contains("vod_requests_queued_total 1"), "{metrics}");
 }
 
 /// Given a connection cap of 2 and two open connections, when a third connects, then it

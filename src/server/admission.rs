@@ -3,12 +3,25 @@
 //! Requests fall in three classes with separate limits, so a storm of segment requests
 //! after a CDN purge cannot starve playlists (which players need to keep going) and
 //! neither can starve health checks and metrics (never shed). A request over its class's
-//! limit is shed at once with 503 and `Retry-After`, costing no read and no parse. A
-//! segment's permit is held until its body has been streamed, so the segment limit bounds
-//! the streams in flight and with them the memory they hold.
+//! limit is shed with 503 and `Retry-After`, costing no read and no parse. A segment's
+//! permit is held until its body has been streamed, so the segment limit bounds the streams
+//! in flight and with them the memory they hold.
+//!
+//! Segment requests over the limit first wait in a short queue, up to as many as the limit
+//! and for at most [`SEGMENT_QUEUE_WAIT`], for a place a finished stream gives back: the
+//! burst of a premiere, when thousands of viewers start at once, is served a moment later
+//! instead of shed (issue 28). What cannot start within the wait, or finds the queue full,
+//! is shed as before. Playlists are not queued: they are short, and their limit is there so
+//! that a segment storm cannot starve them.
 
 use std::sync::atomic::{AtomicUsize, Ordering};
 use std::sync::Arc;
+use std::time::Duration;
+
+use tokio::sync::Notify;
+
+/// Longest a segment request waits for a place before it is shed.
+pub const SEGMENT_QUEUE_WAIT: Duration = Duration::from_secs(2);
 
 /// What a request is, for admission.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -61,15 +74,31 @@ pub struct Permit(Arc<Pool>);
 impl Drop for Permit {
     fn drop(&mut self) {
         self.0.in_use.fetch_sub(1, Ordering::Release);
+        // A release costs one more load when nobody waits.
+        if self.0.waiting.load(Ordering::Acquire) > 0 {
+            self.0.freed.notify_one();
+        }
     }
 }
 
-/// Places in use against a limit. Admission only ever tries and never waits, so a counter
-/// is enough; a `tokio::sync::Semaphore` took a mutex on every release.
+/// Places in use against a limit, and the requests waiting for one. Taking a place is a
+/// counter (a `tokio::sync::Semaphore` took a mutex on every release); a release wakes one
+/// waiter only when there is one.
 #[derive(Debug)]
 struct Pool {
     in_use: AtomicUsize,
     limit: usize,
+    waiting: AtomicUsize,
+    freed: Notify,
+}
+
+/// A place in a pool's queue, left when dropped.
+struct InQueue<'a>(&'a Pool);
+
+impl Drop for InQueue<'_> {
+    fn drop(&mut self) {
+        self.0.waiting.fetch_sub(1, Ordering::AcqRel);
+    }
 }
 
 impl Pool {
@@ -77,7 +106,43 @@ impl Pool {
         Arc::new(Self {
             in_use: AtomicUsize::new(0),
             limit: limit.max(1),
+            waiting: AtomicUsize::new(0),
+            freed: Notify::new(),
         })
+    }
+
+    /// A place, waiting up to `wait` for one behind at most `limit` other waiters; `None`
+    /// when the queue is full or the wait ends first. The second value says whether it
+    /// joined the queue.
+    async fn take_waiting(self: &Arc<Self>, wait: Duration) -> (Option<Permit>, bool) {
+        if let Some(permit) = self.try_take() {
+            return (Some(permit), false);
+        }
+        let joined = (self.waiting).fetch_update(Ordering::AcqRel, Ordering::Acquire, |n| {
+            (n < self.limit).then_some(n + 1)
+        });
+        if joined.is_err() {
+            return (None, false);
+        }
+        (self.wait_in_queue(wait).await, true)
+    }
+
+    /// Wait in the queue (joined already) for a place, up to `wait`.
+    async fn wait_in_queue(self: &Arc<Self>, wait: Duration) -> Option<Permit> {
+        let _in_queue = InQueue(self);
+        let deadline = tokio::time::Instant::now() + wait;
+        loop {
+            let freed = self.freed.notified();
+            tokio::pin!(freed);
+            // Registered before trying, so a release between the two is not missed.
+            freed.as_mut().enable();
+            if let Some(permit) = self.try_take() {
+                return Some(permit);
+            }
+            if tokio::time::timeout_at(deadline, freed).await.is_err() {
+                return self.try_take();
+            }
+        }
     }
 
     /// A place, or `None` when all `limit` are taken.
@@ -109,6 +174,25 @@ impl Admission {
             RequestClass::Control => return Some(Admitted(None)),
         };
         pool.try_take().map(|p| Admitted(Some(p)))
+    }
+
+    /// [`Admission::admit`], but a segment request over the limit waits in the queue for
+    /// a place, up to [`SEGMENT_QUEUE_WAIT`]; `None` when it is shed. The second value says
+    /// whether it waited.
+    pub async fn admit_or_queue(&self, class: RequestClass) -> (Option<Admitted>, bool) {
+        if let Some(admitted) = self.admit(class) {
+            return (Some(admitted), false);
+        }
+        if class != RequestClass::Segment {
+            return (None, false);
+        }
+        let (permit, queued) = self.segments.take_waiting(SEGMENT_QUEUE_WAIT).await;
+        (permit.map(|p| Admitted(Some(p))), queued)
+    }
+
+    /// Segment requests waiting in the queue now.
+    pub fn waiting_segments(&self) -> usize {
+        self.segments.waiting.load(Ordering::Acquire)
     }
 
     /// Admit a connection, or `None` when the connection cap is reached. Hold the permit
@@ -144,6 +228,56 @@ mod tests {
         assert!(c1.is_some() && admission.admit_connection().is_none());
         drop(c1);
         assert!(admission.admit_connection().is_some());
+    }
+
+    fn one_segment_place() -> Admission {
+        Admission::new(AdmissionLimits {
+            max_connections: 1,
+            max_segment_requests: 1,
+            max_manifest_requests: 1,
+        })
+    }
+
+    /// Given the one segment place taken, when a second segment request comes, then it
+    /// waits, and gets the place as soon as the first gives it back.
+    #[tokio::test(start_paused = true)]
+    async fn a_segment_request_over_the_limit_waits_for_a_place() {
+        let admission = Arc::new(one_segment_place());
+        let first = admission.admit(RequestClass::Segment);
+        assert!(first.is_some());
+        let waiter = tokio::spawn({
+            let admission = admission.clone();
+            async move { admission.admit_or_queue(RequestClass::Segment).await }
+        });
+        tokio::time::sleep(Duration::from_millis(500)).await;
+        assert!(!waiter.is_finished(), "it did not wait");
+        drop(first);
+        let (admitted, queued) = waiter.await.unwrap();
+        assert!(admitted.is_some() && queued);
+    }
+
+    /// Given the place taken and never given back, then a waiting request is shed when its
+    /// wait ends; a second one finds the queue (one place long) full and is shed at once;
+    /// playlists never wait.
+    #[tokio::test(start_paused = true)]
+    async fn a_full_queue_or_a_wait_past_its_end_is_shed() {
+        let admission = Arc::new(one_segment_place());
+        let _held = admission.admit(RequestClass::Segment);
+        let waiter = tokio::spawn({
+            let admission = admission.clone();
+            async move { admission.admit_or_queue(RequestClass::Segment).await }
+        });
+        tokio::time::sleep(Duration::from_millis(10)).await;
+        let (refused, queued) = admission.admit_or_queue(RequestClass::Segment).await;
+        assert!(refused.is_none() && !queued, "the queue holds one");
+        let (admitted, queued) = waiter.await.unwrap();
+        assert!(
+            admitted.is_none() && queued,
+            "shed after {SEGMENT_QUEUE_WAIT:?}"
+        );
+        let _playlist = admission.admit(RequestClass::Manifest);
+        let (refused, queued) = admission.admit_or_queue(RequestClass::Manifest).await;
+        assert!(refused.is_none() && !queued);
     }
 
     #[test]

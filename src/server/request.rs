@@ -188,7 +188,11 @@ where
     }
     // Admission is decided here, before any source read or parse.
     let class = route.class();
-    let Some(admitted) = app.admission.admit(class) else {
+    let (admitted, queued) = app.admission.admit_or_queue(class).await;
+    if queued {
+        app.metrics.queued_requests.inc();
+    }
+    let Some(admitted) = admitted else {
         let shed = ShedLabels {
             class: class.shed_label(),
         };

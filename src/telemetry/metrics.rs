@@ -53,6 +53,8 @@ pub struct Metrics {
     pub shed_requests: Family<ShedLabels, Counter>,
     /// Streams closed because the client stopped reading.
     pub stalled_streams: Counter,
+    /// Segment requests that waited in the admission queue (served or shed after).
+    pub queued_requests: Counter,
     /// Metadata cache hits.
     pub cache_hits: Counter,
     /// Metadata cache misses (loads).
@@ -108,6 +110,7 @@ impl Metrics {
             rejected_connections: Counter::default(),
             shed_requests: Family::default(),
             stalled_streams: Counter::default(),
+            queued_requests: Counter::default(),
             cache_hits: Counter::default(),
             cache_misses: Counter::default(),
             index_loads: Family::default(),
@@ -151,6 +154,11 @@ impl Metrics {
             "vod_requests_shed",
             "Requests shed at a request limit (answered 503), by class",
             metrics.shed_requests.clone(),
+        );
+        registry.register(
+            "vod_requests_queued",
+            "Segment requests that waited (up to 2 s) for a place at the segment limit",
+            metrics.queued_requests.clone(),
         );
         registry.register(
             "vod_streams_stalled",
