@@ -3,7 +3,7 @@
 #
 # The budget harness opens one socket per stream on each side: raise the file limit.
 
-.PHONY: serve test lint ci bench bench-enforce compare
+.PHONY: serve test lint ci bench bench-enforce compare viewers
 
 serve:
 	cargo run --release -- serve
@@ -25,6 +25,12 @@ bench:
 bench-enforce:
 	ulimit -n "$$(ulimit -Hn)" 2>/dev/null || true; \
 	cargo bench --bench budgets -- --enforce
+
+# 10,000 viewers of the 60-minute asset against the release server (benches/viewers.rs;
+# run `make bench` once first to make the asset).
+viewers:
+	ulimit -n "$$(ulimit -Hn)" 2>/dev/null || true; \
+	cargo bench --bench viewers
 
 # vodpack side by side with the peer (nginx-vod-module), from outside both processes:
 # PEER_URL=http://127.0.0.1:8081 PEER_PIDS=... make compare (see benches/compare.sh).
