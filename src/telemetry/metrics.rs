@@ -234,9 +234,9 @@ impl Metrics {
         (self.request_seconds.get_or_create(&labels)).observe(seconds);
     }
 
-    /// Count a title index load from `tier`.
-    pub fn index_load(&self, tier: &'static str) {
-        self.index_loads.get_or_create(&TierLabels { tier }).inc();
+    /// The `vod_index_loads_total` series of `tier`, to hold and count on.
+    pub fn index_load_series(&self, tier: &'static str) -> Counter {
+        self.index_loads.get_or_create(&TierLabels { tier }).clone()
     }
 
     /// Count an index object of `tier` not used.

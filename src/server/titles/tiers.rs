@@ -24,6 +24,7 @@ use crate::media::INDEX_FORMAT;
 use crate::media::{decode_index, encode_index, max_index_bytes, MediaIndex, MediaLimits};
 use crate::source::{ObjectIdentity, ObjectKey, Shelf, ShelfError};
 use crate::telemetry::Metrics;
+use prometheus_client::metrics::counter::Counter;
 
 /// Where a title's index came from.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -83,15 +84,21 @@ pub struct IndexTiers {
     disk: Option<Arc<Shelf>>,
     store: Option<Arc<Shelf>>,
     metrics: Arc<Metrics>,
+    /// The `vod_index_loads_total` series by tier, held so that a memory hit (every
+    /// cached answer) costs an increment, not a lookup in the family.
+    loads: [Counter; 4],
 }
 
 impl IndexTiers {
     /// Tiers over `shelves`, counted in `metrics`.
     pub fn new(shelves: IndexShelves, metrics: Arc<Metrics>) -> Self {
+        let loads = [Tier::Memory, Tier::Disk, Tier::Store, Tier::Moov]
+            .map(|tier| metrics.index_load_series(tier.as_str()));
         Self {
             disk: shelves.disk.map(Arc::new),
             store: shelves.store.map(Arc::new),
             metrics,
+            loads,
         }
     }
 
@@ -102,7 +109,13 @@ impl IndexTiers {
 
     /// Count a load from `tier`.
     pub fn count(&self, tier: Tier) {
-        self.metrics.index_load(tier.as_str());
+        let series = match tier {
+            Tier::Memory => &self.loads[0],
+            Tier::Disk => &self.loads[1],
+            Tier::Store => &self.loads[2],
+            Tier::Moov => &self.loads[3],
+        };
+        series.inc();
     }
 
     fn shelves(&self) -> impl Iterator<Item = (Tier, &Arc<Shelf>)> {
