@@ -131,6 +131,9 @@ impl IndexTiers {
         identity: &ObjectIdentity,
         limits: &MediaLimits,
     ) -> Result<Found, Vec<Tier>> {
+        if !self.any() {
+            return Err(Vec::new());
+        }
         let name = object_name(key, identity);
         let mut missing = Vec::new();
         for (tier, shelf) in self.shelves() {
@@ -144,8 +147,14 @@ impl IndexTiers {
                     missing.push(tier);
                     continue;
                 }
-                Err(e) => {
+                Err(e @ ShelfError::TooLarge { .. }) => {
                     self.reject(tier, key, &e.to_string());
+                    missing.push(tier);
+                    continue;
+                }
+                Err(e) => {
+                    // The folder or store failed, not the object: not a rejection.
+                    tracing::warn!(vod.key = %key, vod.tier = tier.as_str(), error = %e, "index tier unreadable; the title is loaded from its moov");
                     missing.push(tier);
                     continue;
                 }
