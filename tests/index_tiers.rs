@@ -13,7 +13,7 @@ use std::net::SocketAddr;
 use std::path::{Path, PathBuf};
 use std::sync::Arc;
 
-use common::{get, TempDir};
+use common::{get, linked, TempDir};
 use s3::{s3_shelf, S3Server, VodServer};
 use vodpack::config::Settings;
 use vodpack::media::{decode_index, encode_index, load_index, max_index_bytes, MediaLimits};
@@ -33,26 +33,6 @@ fn one_second() -> Settings {
         segment_duration_ms: 1000,
         ..Default::default()
     }
-}
-
-/// The paths a playlist at `path` links to, resolved against its folder.
-fn linked(path: &str, playlist: &str) -> Vec<String> {
-    let folder = &path[..path.rfind('/').map_or(0, |i| i + 1)];
-    let mut names = Vec::new();
-    for line in playlist.lines() {
-        if let Some(tag) = line.strip_prefix('#') {
-            let mut rest = tag;
-            while let Some(at) = rest.find("URI=\"") {
-                let value = &rest[at + 5..];
-                let Some(end) = value.find('"') else { break };
-                names.push(value[..end].to_owned());
-                rest = &value[end..];
-            }
-        } else if !line.trim().is_empty() {
-            names.push(line.trim().to_owned());
-        }
-    }
-    names.into_iter().map(|n| format!("{folder}{n}")).collect()
 }
 
 /// Every resource of `key`: both masters (CMAF and MPEG-TS), the MPD, the media

@@ -16,7 +16,7 @@ use std::net::SocketAddr;
 use std::path::Path;
 use std::sync::Arc;
 
-use common::{get, TempDir};
+use common::{get, linked, TempDir};
 use s3::{S3Server, Tally, VodServer};
 use vodpack::config::Settings;
 use vodpack::media::{load_index, load_index_report, FragmentDiscovery, MediaLimits};
@@ -71,27 +71,6 @@ fn vod_base(key: &str) -> String {
         .map(|s| percent_encoding::utf8_percent_encode(s, SEGMENT).to_string())
         .collect();
     format!("/vod/{}/", encoded.join("/"))
-}
-
-/// The paths a playlist at `path` links to: `URI="..."` attributes and URI lines,
-/// resolved against the playlist's folder.
-fn linked(path: &str, playlist: &str) -> Vec<String> {
-    let folder = &path[..path.rfind('/').map_or(0, |i| i + 1)];
-    let mut names = Vec::new();
-    for line in playlist.lines() {
-        if let Some(tag) = line.strip_prefix('#') {
-            let mut rest = tag;
-            while let Some(at) = rest.find("URI=\"") {
-                let value = &rest[at + 5..];
-                let Some(end) = value.find('"') else { break };
-                names.push(value[..end].to_owned());
-                rest = &value[end..];
-            }
-        } else if !line.trim().is_empty() {
-            names.push(line.trim().to_owned());
-        }
-    }
-    names.into_iter().map(|n| format!("{folder}{n}")).collect()
 }
 
 /// Every resource of a title: master, MPD, media playlists, inits and segments, found by

@@ -177,6 +177,27 @@ fn dechunk(mut raw: &[u8]) -> Vec<u8> {
     }
 }
 
+/// The paths a playlist at `path` links to: `URI="..."` attributes and URI lines,
+/// resolved against the playlist's folder.
+pub fn linked(path: &str, playlist: &str) -> Vec<String> {
+    let folder = &path[..path.rfind('/').map_or(0, |i| i + 1)];
+    let mut names = Vec::new();
+    for line in playlist.lines() {
+        if let Some(tag) = line.strip_prefix('#') {
+            let mut rest = tag;
+            while let Some(at) = rest.find("URI=\"") {
+                let value = &rest[at + 5..];
+                let Some(end) = value.find('"') else { break };
+                names.push(value[..end].to_owned());
+                rest = &value[end..];
+            }
+        } else if !line.trim().is_empty() {
+            names.push(line.trim().to_owned());
+        }
+    }
+    names.into_iter().map(|n| format!("{folder}{n}")).collect()
+}
+
 /// The version folder (`v{token}/`, slash included) a multivariant playlist points into.
 pub fn version_folder_in(master: &str) -> String {
     let uri = master
