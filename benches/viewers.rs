@@ -3,8 +3,8 @@
 //! It starts the release server as its own process (`vodpack serve` over target/bench/,
 //! the 60-minute asset of `make bench`, about 250 kbit/s), then opens VIEWERS keep-alive
 //! connections at once, as at a premiere, each asking every VIEWERS_PERIOD_MS for a random
-//! segment of the title (its video and its audio, about 300 kbit/s together with headers)
-//! for VIEWERS_SECONDS. It reports requests, errors (any answer but 200, or a broken
+//! segment of the title (its video rendition, about 250 kbit/s; VIEWERS_AUDIO=1 adds the
+//! matching audio segment, a second request per period) for VIEWERS_SECONDS. It reports requests, errors (any answer but 200, or a broken
 //! connection), the p50/p99/max segment time seen by the client, what was queued and shed
 //! (the server's own counters), and the server's resident memory at rest and at the peak,
 //! per connection.
@@ -13,7 +13,7 @@
 //! UNPACED_SECONDS: what is shed and that no client waits past 10 s.
 //!
 //! Variables: VIEWERS (10000), VIEWERS_SECONDS (120), VIEWERS_PERIOD_MS (6000),
-//! UNPACED_SECONDS (15), VIEWERS_CLIENT_THREADS (2).
+//! VIEWERS_AUDIO (0), UNPACED_SECONDS (15), VIEWERS_CLIENT_THREADS (2).
 
 use std::net::SocketAddr;
 use std::process::{Child, Command, Stdio};
@@ -158,6 +158,7 @@ async fn viewer(
     period: Option<Duration>,
     end: Instant,
     tally: Arc<Tally>,
+    with_audio: bool,
 ) {
     let mut state = seed.wrapping_mul(0x9E37_79B9_7F4A_7C15) | 1;
     let mut client = None;
@@ -174,9 +175,13 @@ async fn viewer(
                 }
             }
         }
-        let n = lists.0.len().min(lists.1.len()).max(1);
+        let n = lists.0.len().max(1);
         let pick = (next_random(&mut state) % n as u64) as usize;
-        for path in [lists.0.get(pick), lists.1.get(pick)].into_iter().flatten() {
+        let paths = match with_audio {
+            true => vec![lists.0.get(pick), lists.1.get(pick)],
+            false => vec![lists.0.get(pick)],
+        };
+        for path in paths.into_iter().flatten() {
             let Some(c) = client.as_mut() else { break };
             let started = Instant::now();
             let reply = tokio::time::timeout(Duration::from_secs(30), c.get(path)).await;
@@ -235,7 +240,16 @@ async fn run(
     let mut tasks = tokio::task::JoinSet::new();
     for v in 0..viewers {
         let (lists, tally) = (lists.clone(), tally.clone());
-        tasks.spawn(viewer(server.addr, lists, v + 1, period, end, tally));
+        let with_audio = env_u64("VIEWERS_AUDIO", 0) == 1;
+        tasks.spawn(viewer(
+            server.addr,
+            lists,
+            v + 1,
+            period,
+            end,
+            tally,
+            with_audio,
+        ));
     }
     let mut peak = rest;
     while !tasks.is_empty() {
