@@ -1,7 +1,7 @@
 use bytes::Bytes;
 
 use super::*;
-use crate::media::index_from_bytes;
+use crate::media::{index_from_bytes, Edit};
 
 fn fixture(name: &str) -> Bytes {
     let path = std::path::Path::new(env!("CARGO_MANIFEST_DIR"))

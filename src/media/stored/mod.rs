@@ -1,0 +1,348 @@
+//! A title's [`MediaIndex`] as bytes, for the index tiers under the memory cache (a folder
+//! on the replica's disk, a prefix in the object store; `server::titles::tiers`).
+//!
+//! Our own format, not serde with a binary codec: the index is a few flat arrays, which
+//! pack far smaller as runs (a `moov` file's decode times and offsets follow from its
+//! durations and sizes but for a few jumps) than field by field, and an index object is
+//! hostile input like a file. So decoding checks what the parser guarantees before it is
+//! used: the format version and a CRC-32C of the whole; the object it claims to describe
+//! (key, size, version) against the one asked for; every count against the limits and
+//! against the bytes actually there before anything is allocated; every sample inside the
+//! object; times that never run backwards or overflow; and the sample description, from
+//! which the codec is worked out again by the parser's own code (`describe_codec`), with
+//! its nesting bounded first. One that fails any check is an error: the caller rebuilds
+//! the index from the `moov` and writes it again.
+//!
+//! Layout, format 1: `VPIX`, then every number as an unsigned LEB128 varint (signed ones
+//! zigzagged), then the CRC-32C of everything before it (4 bytes, little-endian). After the
+//! magic: the format, key, size, version, movie timescale, the audio and video tracks, the
+//! text tracks. Strings and byte strings are a length and the bytes. Per track: id, kind,
+//! timescale, language (empty for none), sample description, `tkhd` width and height,
+//! display matrix, edits, samples. Samples: count, sizes, duration runs (count, value);
+//! the first decode time and runs where a decode time is not the previous sample's end;
+//! composition offsets (flag, one per sample); sync samples (flag, count, steps); offset
+//! runs where a sample does not follow the previous one. A run is (samples since the last
+//! run, distance from where the sample would otherwise be).
+
+use bytes::Bytes;
+use mp4_atom::{Decode, Stsd};
+
+mod read;
+mod write;
+
+use read::Reader;
+use write::Writer;
+
+use super::skeleton::check_sample_description_nesting;
+use super::{
+    describe_codec, describe_dolby_vision, CodecInfo, EditList, MediaIndex, MediaLimits,
+    SampleTable, TextFormat, TextTrackIndex, TrackIndex, TrackKind,
+};
+use crate::source::{ObjectIdentity, ObjectKey};
+
+/// The first four bytes of an index object.
+const MAGIC: &[u8; 4] = b"VPIX";
+
+/// The format written and the only one read. Bump it whenever the index the parser makes
+/// from the same file changes, not only the layout: the object names carry it
+/// (`INDEX_FORMAT` in `tiers`), so replicas of two versions never read each other's.
+pub const INDEX_FORMAT: u32 = 1;
+
+/// Longest key or version string accepted in an index object.
+const MAX_NAME_BYTES: usize = 4096;
+
+/// Largest sample description accepted (a real one is under a few KiB).
+const MAX_DESCRIPTION_BYTES: usize = 1 << 20;
+
+/// Most edits accepted per track.
+const MAX_EDITS: usize = 65_536;
+
+/// The largest index object read for a title within `limits`: at most 40 bytes for each
+/// sample a file may hold (a varint size, composition offset, decode time jump and offset
+/// run at their widest) and a sample description per track.
+pub fn max_index_bytes(limits: &MediaLimits) -> u64 {
+    let tracks = u64::try_from(limits.max_tracks).unwrap_or(u64::MAX);
+    (limits.max_samples_per_file.saturating_mul(40))
+        .saturating_add(tracks.saturating_mul(MAX_DESCRIPTION_BYTES as u64 + 65_536))
+}
+
+/// Why an index object was not used.
+#[derive(Debug, thiserror::Error)]
+pub enum StoredIndexError {
+    /// Not an index object of this format, cut short, or its checksum does not match.
+    #[error("not a format-{INDEX_FORMAT} index: {0}")]
+    Format(String),
+    /// An index of another object, or of another version of it.
+    #[error("the index describes {0}, not the object asked for")]
+    Foreign(String),
+    /// A count over the configured limits.
+    #[error("the index exceeds the {limit} limit ({value} > {max})")]
+    TooLarge {
+        limit: &'static str,
+        value: u64,
+        max: u64,
+    },
+    /// A value the parser would never have produced from the object.
+    #[error("invalid index: {0}")]
+    Invalid(String),
+}
+
+type Result<T> = std::result::Result<T, StoredIndexError>;
+
+/// `index` of the object `key` as an index object. Works out any sample offsets still left
+/// for later (a pass over the chunk tables): call it off the runtime workers.
+pub fn encode_index(key: &ObjectKey, index: &MediaIndex) -> Vec<u8> {
+    let mut out = Writer(Vec::with_capacity(index.heap_bytes() / 4 + 1024));
+    out.0.extend_from_slice(MAGIC);
+    out.u32(INDEX_FORMAT);
+    out.bytes(key.as_str().as_bytes());
+    out.u64(index.identity.size);
+    out.bytes(index.identity.version.as_bytes());
+    out.u32(index.movie_timescale);
+    out.count(index.tracks.len());
+    for track in &index.tracks {
+        out.u32(track.track_id);
+        out.0.push(match track.kind {
+            TrackKind::Video => 0,
+            TrackKind::Audio => 1,
+        });
+        out.u32(track.timescale);
+        out.bytes(track.language.as_deref().unwrap_or("").as_bytes());
+        out.bytes(&track.sample_description);
+        out.u32(track.tkhd_width);
+        out.u32(track.tkhd_height);
+        for m in track.display_matrix {
+            out.signed(i64::from(m));
+        }
+        out.edits(&track.edits);
+        out.samples(&track.samples);
+    }
+    out.count(index.text_tracks.len());
+    for text in &index.text_tracks {
+        out.u32(text.track_id);
+        out.0.push(match text.format {
+            TextFormat::Tx3g => 0,
+            TextFormat::Wvtt => 1,
+        });
+        out.u32(text.timescale);
+        out.bytes(text.language.as_deref().unwrap_or("").as_bytes());
+        out.edits(&text.edits);
+        out.samples(&text.samples);
+    }
+    let crc = crc32c::crc32c(&out.0);
+    out.0.extend_from_slice(&crc.to_le_bytes());
+    out.0
+}
+
+/// The index in index object `bytes`, if it is a sound one of object version `identity`
+/// under `key`, within `limits`.
+///
+/// # Errors
+/// Why it is not used (see [`StoredIndexError`]).
+pub fn decode_index(
+    bytes: &[u8],
+    key: &ObjectKey,
+    identity: &ObjectIdentity,
+    limits: &MediaLimits,
+) -> Result<MediaIndex> {
+    let short = || StoredIndexError::Format("shorter than its header".into());
+    let (body, crc) = bytes.split_last_chunk::<4>().ok_or_else(short)?;
+    if body.get(..4) != Some(MAGIC.as_slice()) {
+        return Err(StoredIndexError::Format("no VPIX magic".into()));
+    }
+    if crc32c::crc32c(body) != u32::from_le_bytes(*crc) {
+        return Err(StoredIndexError::Format("checksum mismatch".into()));
+    }
+    let mut r = Reader {
+        rest: body.get(4..).ok_or_else(short)?,
+    };
+    let format = r.u32()?;
+    if format != INDEX_FORMAT {
+        return Err(StoredIndexError::Format(format!("format {format}")));
+    }
+    let stored_key = r.string(MAX_NAME_BYTES)?;
+    let size = r.u64()?;
+    let version = r.string(MAX_NAME_BYTES)?;
+    if stored_key != key.as_str() || size != identity.size || version != identity.version {
+        return Err(StoredIndexError::Foreign(format!(
+            "{stored_key:?} of {size} bytes, version {version:?}"
+        )));
+    }
+    let movie_timescale = r.u32()?;
+    if movie_timescale == 0 {
+        return Err(StoredIndexError::Invalid("movie timescale 0".into()));
+    }
+    let mut budget = SampleBudget::new(limits);
+    let track_count = r.count(limits.max_tracks, "max_tracks", 1)?;
+    let mut tracks = Vec::with_capacity(track_count);
+    for _ in 0..track_count {
+        let track_id = r.u32()?;
+        let kind = match r.u8()? {
+            0 => TrackKind::Video,
+            1 => TrackKind::Audio,
+            other => return Err(invalid(track_id, format!("kind {other}"))),
+        };
+        let timescale = timescale(&mut r, track_id)?;
+        let language = language(&mut r, track_id)?;
+        let description = r.take_bytes(MAX_DESCRIPTION_BYTES)?;
+        let sample_description = Bytes::copy_from_slice(description);
+        let codec = codec_of(&sample_description, track_id, limits)?;
+        let tkhd_width = r.u32()?;
+        let tkhd_height = r.u32()?;
+        let mut display_matrix = [0i32; 9];
+        for m in &mut display_matrix {
+            *m = i32::try_from(r.signed()?)
+                .map_err(|_| invalid(track_id, "display matrix".into()))?;
+        }
+        let edits = r.edits(track_id)?;
+        let samples = r.samples(track_id, identity.size, limits, &mut budget)?;
+        check_edits(&edits, &samples, track_id)?;
+        tracks.push(TrackIndex {
+            track_id,
+            kind,
+            timescale,
+            language,
+            codec,
+            sample_description,
+            tkhd_width,
+            tkhd_height,
+            display_matrix,
+            edits,
+            samples,
+        });
+    }
+    if tracks.is_empty() {
+        return Err(StoredIndexError::Invalid("no audio or video track".into()));
+    }
+    let text_count = r.count(limits.max_tracks, "max_tracks", 1)?;
+    let mut text_tracks = Vec::with_capacity(text_count);
+    for _ in 0..text_count {
+        let track_id = r.u32()?;
+        let format = match r.u8()? {
+            0 => TextFormat::Tx3g,
+            1 => TextFormat::Wvtt,
+            other => return Err(invalid(track_id, format!("text format {other}"))),
+        };
+        let timescale = timescale(&mut r, track_id)?;
+        let language = language(&mut r, track_id)?;
+        let edits = r.edits(track_id)?;
+        let samples = r.samples(track_id, identity.size, limits, &mut budget)?;
+        check_edits(&edits, &samples, track_id)?;
+        text_tracks.push(TextTrackIndex {
+            track_id,
+            format,
+            timescale,
+            language,
+            edits,
+            samples,
+        });
+    }
+    if !r.rest.is_empty() {
+        return Err(StoredIndexError::Format(format!(
+            "{} bytes after the last track",
+            r.rest.len()
+        )));
+    }
+    Ok(MediaIndex {
+        identity: identity.clone(),
+        movie_timescale,
+        tracks,
+        text_tracks,
+    })
+}
+
+/// An index error about track `track_id`.
+fn invalid(track_id: u32, reason: String) -> StoredIndexError {
+    StoredIndexError::Invalid(format!("track {track_id}: {reason}"))
+}
+
+/// A track's timescale, never 0.
+fn timescale(r: &mut Reader<'_>, track_id: u32) -> Result<u32> {
+    match r.u32()? {
+        0 => Err(invalid(track_id, "timescale 0".into())),
+        t => Ok(t),
+    }
+}
+
+/// A track's language as the parser keeps it: three lowercase letters, or none.
+fn language(r: &mut Reader<'_>, track_id: u32) -> Result<Option<String>> {
+    let language = r.string(3)?;
+    if language.is_empty() {
+        return Ok(None);
+    }
+    if language == "und" || !language.chars().all(|c| c.is_ascii_lowercase()) {
+        return Err(invalid(track_id, format!("language {language:?}")));
+    }
+    Ok(Some(language))
+}
+
+/// The codec of sample description `stsd` (the whole box), as the parser works it out.
+fn codec_of(stsd: &Bytes, track_id: u32, limits: &MediaLimits) -> Result<CodecInfo> {
+    check_sample_description_nesting(stsd, limits)
+        .map_err(|e| invalid(track_id, format!("sample description: {e}")))?;
+    let decoded = Stsd::decode(&mut stsd.as_ref())
+        .map_err(|e| invalid(track_id, format!("sample description: {e}")))?;
+    let first =
+        (decoded.codecs.first()).ok_or_else(|| invalid(track_id, "no sample entry".into()))?;
+    let codec = describe_codec(first, track_id).map_err(|e| invalid(track_id, e.to_string()))?;
+    Ok(CodecInfo {
+        dolby_vision: codec.dolby_vision.or(describe_dolby_vision(stsd)),
+        ..codec
+    })
+}
+
+/// Edits the parser could have made from these samples: media times inside the media,
+/// movie times that do not overflow.
+fn check_edits(edits: &EditList, samples: &SampleTable, track_id: u32) -> Result<()> {
+    let media_end = samples
+        .dts
+        .iter()
+        .zip(&samples.durations)
+        .enumerate()
+        .map(|(i, (dts, d))| {
+            let end = i128::from(*dts) + i128::from(*d) + i128::from(samples.cts_offset(i));
+            u64::try_from(end.max(0)).unwrap_or(u64::MAX)
+        })
+        .max()
+        .unwrap_or(0)
+        .max(samples.end_dts());
+    for edit in &edits.edits {
+        if edit.start_ticks.checked_add(edit.duration_ticks).is_none() {
+            return Err(invalid(track_id, "edit times overflow".into()));
+        }
+        if edit.media_time_ticks.is_some_and(|t| t > media_end) {
+            return Err(invalid(track_id, "an edit starts past the media".into()));
+        }
+    }
+    Ok(())
+}
+
+/// Samples counted so far against the per-file limit.
+pub(super) struct SampleBudget {
+    used: u64,
+    max: u64,
+}
+
+impl SampleBudget {
+    fn new(limits: &MediaLimits) -> Self {
+        Self {
+            used: 0,
+            max: limits.max_samples_per_file,
+        }
+    }
+
+    pub(super) fn take(&mut self, n: u64) -> Result<()> {
+        self.used = self.used.saturating_add(n);
+        if self.used > self.max {
+            return Err(StoredIndexError::TooLarge {
+                limit: "max_samples_per_file",
+                value: self.used,
+                max: self.max,
+            });
+        }
+        Ok(())
+    }
+}
+
+#[cfg(test)]
+mod tests;

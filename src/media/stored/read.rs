@@ -1,0 +1,305 @@
+//! Reading an index object's values, every one checked (see `stored/mod.rs`).
+
+use super::super::{Edit, EditList, MediaLimits, SampleTable};
+use super::{invalid, Result, SampleBudget, StoredIndexError, MAX_EDITS};
+
+/// Reads the format's values, every one checked against the bytes left.
+pub(super) struct Reader<'a> {
+    pub(super) rest: &'a [u8],
+}
+
+impl<'a> Reader<'a> {
+    fn take(&mut self, n: usize) -> Result<&'a [u8]> {
+        if n > self.rest.len() {
+            return Err(StoredIndexError::Format("cut short".into()));
+        }
+        let (head, rest) = self.rest.split_at(n);
+        self.rest = rest;
+        Ok(head)
+    }
+
+    fn array<const N: usize>(&mut self) -> Result<[u8; N]> {
+        let bytes = self.take(N)?;
+        <[u8; N]>::try_from(bytes).map_err(|_| StoredIndexError::Format("cut short".into()))
+    }
+
+    pub(super) fn u8(&mut self) -> Result<u8> {
+        Ok(self.array::<1>()?[0])
+    }
+
+    fn var(&mut self) -> Result<u64> {
+        let mut value = 0u64;
+        for shift in (0..64).step_by(7) {
+            let byte = self.u8()?;
+            value |= u64::from(byte & 0x7f) << shift;
+            if byte & 0x80 == 0 {
+                return Ok(value);
+            }
+        }
+        Err(StoredIndexError::Format(
+            "a number longer than 64 bits".into(),
+        ))
+    }
+
+    pub(super) fn signed(&mut self) -> Result<i64> {
+        let v = self.var()?;
+        Ok(((v >> 1) as i64) ^ -((v & 1) as i64))
+    }
+
+    pub(super) fn u32(&mut self) -> Result<u32> {
+        u32::try_from(self.var()?)
+            .map_err(|_| StoredIndexError::Invalid("a 32-bit value out of range".into()))
+    }
+
+    pub(super) fn u64(&mut self) -> Result<u64> {
+        self.var()
+    }
+
+    /// A count of items of at least `item_bytes` each: at most `max`, and at most what the
+    /// bytes left can hold, so nothing is allocated for what is not there.
+    pub(super) fn count(
+        &mut self,
+        max: usize,
+        limit: &'static str,
+        item_bytes: usize,
+    ) -> Result<usize> {
+        let n = usize::try_from(self.var()?).unwrap_or(usize::MAX);
+        if n > max {
+            return Err(StoredIndexError::TooLarge {
+                limit,
+                value: n.try_into().unwrap_or(u64::MAX),
+                max: max as u64,
+            });
+        }
+        if n.saturating_mul(item_bytes) > self.rest.len() {
+            return Err(StoredIndexError::Format("a count past the end".into()));
+        }
+        Ok(n)
+    }
+
+    pub(super) fn take_bytes(&mut self, max: usize) -> Result<&'a [u8]> {
+        let n = self.count(max, "index string length", 1)?;
+        self.take(n)
+    }
+
+    pub(super) fn string(&mut self, max: usize) -> Result<String> {
+        let bytes = self.take_bytes(max)?;
+        String::from_utf8(bytes.to_vec())
+            .map_err(|_| StoredIndexError::Invalid("a string that is not UTF-8".into()))
+    }
+
+    pub(super) fn edits(&mut self, track_id: u32) -> Result<EditList> {
+        let n = self.count(MAX_EDITS, "edits per track", 4)?;
+        let mut edits = Vec::with_capacity(n);
+        for _ in 0..n {
+            let start_ticks = self.u64()?;
+            let duration_ticks = self.u64()?;
+            let has_media = self.u8()?;
+            let media_time = self.u64()?;
+            let media_time_ticks = match has_media {
+                0 => None,
+                1 => Some(media_time),
+                other => return Err(invalid(track_id, format!("edit flag {other}"))),
+            };
+            edits.push(Edit {
+                start_ticks,
+                duration_ticks,
+                media_time_ticks,
+            });
+        }
+        Ok(EditList { edits })
+    }
+
+    /// A sample table, checked as the parser checks one: within the limits, every sample
+    /// inside the object of `object_size` bytes, decode times that never run backwards.
+    pub(super) fn samples(
+        &mut self,
+        track_id: u32,
+        object_size: u64,
+        limits: &MediaLimits,
+        budget: &mut SampleBudget,
+    ) -> Result<SampleTable> {
+        let max = usize::try_from(limits.max_samples_per_track).unwrap_or(usize::MAX);
+        let n = self.count(max, "max_samples_per_track", 1)?;
+        budget.take(n as u64)?;
+        let mut sizes = Vec::with_capacity(n);
+        for _ in 0..n {
+            let size = self.u32()?;
+            if size > limits.max_sample_bytes {
+                return Err(StoredIndexError::TooLarge {
+                    limit: "max_sample_bytes",
+                    value: u64::from(size),
+                    max: u64::from(limits.max_sample_bytes),
+                });
+            }
+            sizes.push(size);
+        }
+        let runs = self.count(n, "duration runs", 2)?;
+        let mut durations = Vec::with_capacity(n);
+        for _ in 0..runs {
+            let count = usize::try_from(self.var()?).unwrap_or(usize::MAX);
+            let value = self.u32()?;
+            if count > n - durations.len() {
+                return Err(invalid(track_id, "duration runs past the samples".into()));
+            }
+            durations.extend(std::iter::repeat_n(value, count));
+        }
+        if durations.len() != n {
+            return Err(invalid(
+                track_id,
+                "duration runs short of the samples".into(),
+            ));
+        }
+        let first = self.u64()?;
+        let jumps = self.count(n, "decode time jumps", 2)?;
+        let dts = self.decode_times(track_id, first, &durations, jumps)?;
+        let cts_offsets = match self.u8()? {
+            0 => Vec::new(),
+            1 => {
+                if n > self.rest.len() {
+                    return Err(StoredIndexError::Format("cut short".into()));
+                }
+                let mut cts = Vec::with_capacity(n);
+                for _ in 0..n {
+                    let c = i32::try_from(self.signed()?)
+                        .map_err(|_| invalid(track_id, "a composition offset".into()))?;
+                    cts.push(c);
+                }
+                cts
+            }
+            other => return Err(invalid(track_id, format!("composition flag {other}"))),
+        };
+        let has_sync = self.u8()?;
+        let count = self.count(n, "sync samples", 1)?;
+        let mut list = Vec::with_capacity(count);
+        let mut at = 0u32;
+        for k in 0..count {
+            let step = self.u32()?;
+            if k > 0 && step == 0 {
+                return Err(invalid(track_id, "sync samples out of order".into()));
+            }
+            at = (at.checked_add(step))
+                .filter(|i| (*i as usize) < n)
+                .ok_or_else(|| invalid(track_id, "a sync sample past the samples".into()))?;
+            list.push(at);
+        }
+        let sync = match has_sync {
+            0 if count == 0 => None,
+            1 => Some(list),
+            other => return Err(invalid(track_id, format!("sync flag {other}"))),
+        };
+        let runs = self.count(n, "offset runs", 2)?;
+        let offsets = self.offsets(track_id, &sizes, runs, object_size)?;
+        Ok(SampleTable {
+            sizes,
+            offsets: offsets.into(),
+            dts,
+            durations,
+            cts_offsets,
+            sync,
+        })
+    }
+
+    /// The next run of `left`: the sample it starts at, `after` the last one's (`None` for
+    /// a first run), and its value.
+    fn run(
+        &mut self,
+        left: usize,
+        after: Option<usize>,
+        track_id: u32,
+    ) -> Result<Option<(usize, i64)>> {
+        if left == 0 {
+            return Ok(None);
+        }
+        let step = usize::try_from(self.var()?).unwrap_or(usize::MAX);
+        if after.is_some() && step == 0 {
+            return Err(invalid(track_id, "runs out of order".into()));
+        }
+        let at = after.unwrap_or(0).saturating_add(step);
+        Ok(Some((at, self.signed()?)))
+    }
+
+    /// Decode times from the first, the durations and `jumps` runs: each sample's is the
+    /// previous one's end but where a run says how far past it (never before the previous
+    /// sample's own time).
+    fn decode_times(
+        &mut self,
+        track_id: u32,
+        first: u64,
+        durations: &[u32],
+        jumps: usize,
+    ) -> Result<Vec<u64>> {
+        let mut dts = Vec::with_capacity(durations.len());
+        let mut left = jumps;
+        let mut next = self.run(left, None, track_id)?;
+        let mut time = first;
+        for (i, duration) in durations.iter().enumerate() {
+            if let Some((at, gap)) = next.filter(|(at, _)| *at == i) {
+                let prev = dts.last().copied();
+                time = (i > 0)
+                    .then(|| time.checked_add_signed(gap))
+                    .flatten()
+                    .filter(|t| prev.is_some_and(|p| *t >= p))
+                    .ok_or_else(|| invalid(track_id, format!("decode time of sample {at}")))?;
+                left -= 1;
+                next = self.run(left, Some(at), track_id)?;
+            }
+            dts.push(time);
+            time = time
+                .checked_add(u64::from(*duration))
+                .ok_or_else(|| invalid(track_id, "decode times overflow".into()))?;
+        }
+        if next.is_some() {
+            return Err(invalid(
+                track_id,
+                "a decode time jump past the samples".into(),
+            ));
+        }
+        Ok(dts)
+    }
+
+    /// Sample offsets from `runs` runs: each sample follows the previous one but where a
+    /// run places it; every sample must end inside the object.
+    fn offsets(
+        &mut self,
+        track_id: u32,
+        sizes: &[u32],
+        runs: usize,
+        object_size: u64,
+    ) -> Result<Vec<u64>> {
+        let mut offsets = Vec::with_capacity(sizes.len());
+        let mut left = runs;
+        let mut next = self.run(left, None, track_id)?;
+        let mut at = 0u64;
+        for (i, size) in sizes.iter().enumerate() {
+            match next.filter(|(start, _)| *start == i) {
+                Some((start, gap)) => {
+                    at = at
+                        .checked_add_signed(gap)
+                        .ok_or_else(|| invalid(track_id, format!("offset of sample {start}")))?;
+                    left -= 1;
+                    next = self.run(left, Some(start), track_id)?;
+                }
+                None if i == 0 => {
+                    return Err(invalid(track_id, "no offset for the first sample".into()))
+                }
+                None => {}
+            }
+            let end = at
+                .checked_add(u64::from(*size))
+                .filter(|e| *e <= object_size);
+            let Some(end) = end else {
+                return Err(invalid(
+                    track_id,
+                    format!("sample {i} at {at} ends past the object's {object_size} bytes"),
+                ));
+            };
+            offsets.push(at);
+            at = end;
+        }
+        if next.is_some() {
+            return Err(invalid(track_id, "an offset run past the samples".into()));
+        }
+        Ok(offsets)
+    }
+}

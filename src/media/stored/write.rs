@@ -1,0 +1,115 @@
+//! Writing an index object's values (see the format in `stored/mod.rs`).
+
+use super::super::{EditList, SampleTable};
+
+/// Appends the format's values: unsigned LEB128 varints, signed ones zigzagged first.
+pub(super) struct Writer(pub(super) Vec<u8>);
+
+impl Writer {
+    pub(super) fn var(&mut self, mut v: u64) {
+        while v >= 0x80 {
+            self.0.push((v as u8) | 0x80);
+            v >>= 7;
+        }
+        self.0.push(v as u8);
+    }
+
+    pub(super) fn signed(&mut self, v: i64) {
+        self.var(((v << 1) ^ (v >> 63)) as u64);
+    }
+
+    pub(super) fn u32(&mut self, v: u32) {
+        self.var(u64::from(v));
+    }
+
+    pub(super) fn u64(&mut self, v: u64) {
+        self.var(v);
+    }
+
+    pub(super) fn count(&mut self, n: usize) {
+        self.var(n as u64);
+    }
+
+    pub(super) fn bytes(&mut self, b: &[u8]) {
+        self.count(b.len());
+        self.0.extend_from_slice(b);
+    }
+
+    pub(super) fn edits(&mut self, edits: &EditList) {
+        self.count(edits.edits.len());
+        for e in &edits.edits {
+            self.u64(e.start_ticks);
+            self.u64(e.duration_ticks);
+            self.0.push(u8::from(e.media_time_ticks.is_some()));
+            self.u64(e.media_time_ticks.unwrap_or(0));
+        }
+    }
+
+    pub(super) fn samples(&mut self, s: &SampleTable) {
+        let n = s.len();
+        self.count(n);
+        for size in &s.sizes {
+            self.u32(*size);
+        }
+        // Durations as runs of one value.
+        let mut runs: Vec<(u32, u32)> = Vec::new();
+        for d in &s.durations {
+            match runs.last_mut() {
+                Some((count, value)) if value == d => *count += 1,
+                _ => runs.push((1, *d)),
+            }
+        }
+        self.count(runs.len());
+        for (count, value) in runs {
+            self.u32(count);
+            self.u32(value);
+        }
+        // Decode times: the first, then each that is not the previous sample's end, as
+        // (samples since the last jump, time past that end).
+        self.u64(s.dts.first().copied().unwrap_or(0));
+        let jumps: Vec<(usize, u64)> = (1..n)
+            .filter_map(|i| {
+                let (prev, d, dts) = (s.dts.get(i - 1)?, s.durations.get(i - 1)?, s.dts.get(i)?);
+                let end = prev.saturating_add(u64::from(*d));
+                (end != *dts).then_some((i, dts.wrapping_sub(end)))
+            })
+            .collect();
+        self.count(jumps.len());
+        let mut last = 0;
+        for (i, gap) in jumps {
+            self.count(i - last);
+            self.signed(gap as i64);
+            last = i;
+        }
+        self.0.push(u8::from(!s.cts_offsets.is_empty()));
+        for c in &s.cts_offsets {
+            self.signed(i64::from(*c));
+        }
+        self.0.push(u8::from(s.sync.is_some()));
+        let sync = s.sync.as_deref().unwrap_or(&[]);
+        self.count(sync.len());
+        let mut last = 0u32;
+        for i in sync {
+            self.u32(i.wrapping_sub(last));
+            last = *i;
+        }
+        // Offsets: a run starts wherever a sample does not follow the previous one, as
+        // (samples since the last run, distance from the previous sample's end).
+        let offsets = s.offsets();
+        let mut starts: Vec<(usize, i64)> = Vec::new();
+        let mut end = 0u64;
+        for (i, (at, size)) in offsets.iter().zip(&s.sizes).enumerate() {
+            if i == 0 || *at != end {
+                starts.push((i, at.wrapping_sub(end) as i64));
+            }
+            end = at.saturating_add(u64::from(*size));
+        }
+        self.count(starts.len());
+        let mut last = 0;
+        for (i, gap) in starts {
+            self.count(i - last);
+            self.signed(gap);
+            last = i;
+        }
+    }
+}
