@@ -10,7 +10,7 @@ use std::sync::Arc;
 
 use async_trait::async_trait;
 use bytes::Bytes;
-use common::{get, start_server_on, version_folder, TempDir};
+use common::{get, start_server_on, version_folder, TempDir, TestServer};
 use tokio::io::{AsyncReadExt, AsyncWriteExt};
 use tokio::sync::Semaphore;
 use vodpack::config::Settings;
@@ -78,6 +78,28 @@ impl MediaSource for GatedSource {
     }
 }
 
+/// A server over the fixtures whose segment payloads wait for `gate`, with `settings`; the
+/// inner source, the gate, and the count of payload reads waiting at it.
+async fn gated_server(
+    settings: Settings,
+) -> (
+    TestServer,
+    Arc<LocalMediaSource>,
+    Arc<Semaphore>,
+    Arc<AtomicUsize>,
+) {
+    let inner = Arc::new(LocalMediaSource::new(&common::fixtures()).unwrap());
+    let gate = Arc::new(Semaphore::new(0));
+    let waiting = Arc::new(AtomicUsize::new(0));
+    let source = Arc::new(GatedSource {
+        inner: inner.clone(),
+        gate: gate.clone(),
+        waiting: waiting.clone(),
+    });
+    let server = start_server_on(source, settings).await;
+    (server, inner, gate, waiting)
+}
+
 /// Wait (bounded) until `check` holds, yielding to the server in between.
 async fn eventually(mut check: impl FnMut() -> bool) {
     for _ in 0..2_000 {
@@ -95,18 +117,10 @@ async fn eventually(mut check: impl FnMut() -> bool) {
 /// admitted requests complete with the right bytes once the source answers.
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn segments_over_the_limit_are_shed_while_playlists_are_served() {
-    let inner = Arc::new(LocalMediaSource::new(&common::fixtures()).unwrap());
-    let gate = Arc::new(Semaphore::new(0));
-    let waiting = Arc::new(AtomicUsize::new(0));
-    let source = Arc::new(GatedSource {
-        inner: inner.clone(),
-        gate: gate.clone(),
-        waiting: waiting.clone(),
-    });
     let mut settings = Settings::default();
     settings.server.max_segment_requests = 2;
     settings.server.max_manifest_requests = 2;
-    let server = start_server_on(source, settings).await;
+    let (server, inner, gate, waiting) = gated_server(settings).await;
     let addr = server.addr;
     let v = version_folder(addr, "h264-aac-3s.mp4").await;
     let segment = format!("/vod/h264-aac-3s.mp4/{v}seg-t1-1.m4s");
@@ -156,17 +170,9 @@ async fn segments_over_the_limit_are_shed_while_playlists_are_served() {
 /// served (a premiere's burst is absorbed, not shed).
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_segment_request_over_the_limit_is_served_when_a_place_frees() {
-    let inner = Arc::new(LocalMediaSource::new(&common::fixtures()).unwrap());
-    let gate = Arc::new(Semaphore::new(0));
-    let waiting = Arc::new(AtomicUsize::new(0));
-    let source = Arc::new(GatedSource {
-        inner: inner.clone(),
-        gate: gate.clone(),
-        waiting: waiting.clone(),
-    });
     let mut settings = Settings::default();
     settings.server.max_segment_requests = 1;
-    let server = start_server_on(source, settings).await;
+    let (server, _, gate, waiting) = gated_server(settings).await;
     let addr = server.addr;
     let v = version_folder(addr, "h264-aac-3s.mp4").await;
     let segment = format!("/vod/h264-aac-3s.mp4/{v}seg-t1-1.m4s");
