@@ -110,7 +110,7 @@ fn worker_threads_load_buffers_and_local_gaps_resolve_and_are_checked() {
     let unset = SettingsArgs::default().resolve().unwrap();
     assert_eq!(unset.server.worker_threads, None);
     assert_eq!(unset.load_buffer_bytes, 16 * 1024 * 1024);
-    assert_eq!(unset.local_merge_gap_bytes, 0);
+    assert_eq!(unset.local_merge_gap_bytes, 16 * 1024);
 
     for (bad, name) in [
         ("worker-threads = 0\n", "worker-threads"),

@@ -8,7 +8,7 @@ use super::hls::trick_play_not_offered;
 use crate::package::trick::prepare_key_frame;
 use crate::package::{prepare_media_segment, PackageError, Resource};
 use crate::server::error::ServeError;
-use crate::server::offload::assemble_off_runtime;
+use crate::server::offload;
 use crate::server::protect::segment::{protect_segment, protected_init};
 use crate::server::respond::answer::{mp4_type, Answer, Content, SegmentRead};
 
@@ -48,7 +48,17 @@ pub async fn segment(
         vod.track_id = track_id,
         vod.segment = number
     );
-    let prepared = Box::pin(assemble_off_runtime(assemble, move || {
+    // A key frame is one sample; a media segment, its track's samples in the plan.
+    let samples = match key_frame {
+        true => 1,
+        false => (req.cached.title.rendition(track_id))
+            .and_then(|r| req.cached.title.plan.tracks.get(r.track_pos))
+            .and_then(|t| {
+                t.samples(usize::try_from(number.saturating_sub(1)).unwrap_or(usize::MAX))
+            })
+            .map_or(usize::MAX, |r| r.len()),
+    };
+    let prepared = Box::pin(offload::assemble(assemble, samples, move || {
         let title = &title.title;
         let rendition = title.rendition(track_id).ok_or(PackageError::NoSuchTrack {
             track: u64::from(track_id),

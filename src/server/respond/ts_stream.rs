@@ -15,7 +15,7 @@ use crate::package::PackageError;
 use crate::server::app::App;
 use crate::server::body::window_part;
 use crate::server::error::ServeError;
-use crate::server::offload::assemble_off_runtime;
+use crate::server::offload;
 use crate::server::protect::ts::TsProtection;
 use crate::server::titles::cached::{CachedTitle, TsAt};
 use crate::source::{ByteRange, InterleavedReads, ObjectIdentity, ObjectKey};
@@ -130,11 +130,7 @@ async fn source_writer(
     let samples: usize = (cached.title.plan.tracks.iter())
         .filter_map(|t| t.samples(segment).map(|r| r.len()))
         .sum();
-    let mut writer = if samples <= INLINE_PREPARE_SAMPLES {
-        assemble.in_scope(prepare)?
-    } else {
-        assemble_off_runtime(assemble, prepare).await?
-    };
+    let mut writer = offload::assemble(assemble, samples, prepare).await?;
     let source = app.catalog.source().clone();
     // Program streams from one object are read together, in file order (`InterleavedReads`).
     let mut readers: Vec<(ObjectKey, ObjectIdentity, Vec<Vec<ByteRange>>)> = Vec::new();
@@ -196,8 +192,6 @@ impl ProgramReader {
 }
 
 const PACKET_BYTES: usize = crate::package::ts::PACKET_LEN;
-/// Most samples (all tracks) of a segment planned on the runtime worker itself.
-const INLINE_PREPARE_SAMPLES: usize = 4096;
 /// Largest source read of a TS segment. A read of a finely interleaved file is one `pread`
 /// whatever its size, so small reads cost little CPU and hold little memory.
 const TS_READ_BYTES: usize = 16 * 1024;
