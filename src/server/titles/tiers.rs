@@ -73,8 +73,11 @@ pub struct TierHolding {
 
 /// An index found in a tier, and the tiers above the source that lack it.
 pub struct Found {
+    /// The index, checked.
     pub index: MediaIndex,
+    /// Where it was found.
     pub tier: Tier,
+    /// The tiers looked in before it that did not hold a sound one.
     pub missing: Vec<Tier>,
 }
 
@@ -123,8 +126,11 @@ impl IndexTiers {
         disk.chain(self.store.iter().map(|s| (Tier::Store, s)))
     }
 
-    /// The index of `key` at `identity` from the first tier that holds a sound one, or
-    /// `None` (with every tier missing) when the `moov` must be read.
+    /// The index of `key` at `identity` from the first tier that holds a sound one, with
+    /// the tiers before it that lacked it.
+    ///
+    /// # Errors
+    /// Every tier that lacks a sound one (empty without tiers): the `moov` must be read.
     pub async fn find(
         &self,
         key: &ObjectKey,
