@@ -282,3 +282,57 @@ async fn inspect_by_url_shows_what_the_server_would_answer() {
         "{report}"
     );
 }
+
+/// Given a folder whose file has a sound index in the disk tier and a corrupt one in the
+/// store tier beside the media, when inspected with both tiers set, then the report says
+/// which tier holds the title and why the other's object would not be used; without
+/// tiers, it says nothing of them; and inspecting writes nothing to either.
+#[tokio::test]
+async fn inspect_says_which_index_tier_holds_a_title() {
+    use std::sync::Arc;
+    use vodpack::media::{encode_index, load_index, MediaLimits};
+    use vodpack::server::titles::tiers::object_name;
+    use vodpack::source::{LocalMediaSource, MediaSource, ObjectKey};
+
+    let root = TempDir::new("inspect-tiers");
+    let name = "h264-aac-3s.mp4";
+    std::fs::copy(common::fixtures().join(name), root.path().join(name)).expect("copy");
+    let source: Arc<dyn MediaSource> = Arc::new(LocalMediaSource::new(root.path()).unwrap());
+    let key = ObjectKey::parse(name).unwrap();
+    let identity = source.identify(&key).await.unwrap();
+    let index = load_index(&source, &key, &identity, &MediaLimits::default())
+        .await
+        .unwrap();
+    let object = object_name(&key, &identity);
+    let disk = TempDir::new("inspect-tiers-disk");
+    std::fs::write(disk.path().join(&object), encode_index(&key, &index)).unwrap();
+    let store = root.path().join(".vodpack-index");
+    std::fs::create_dir_all(&store).unwrap();
+    std::fs::write(store.join(&object), b"VPIX not an index").unwrap();
+
+    let root_arg = root.path().to_string_lossy().into_owned();
+    let disk_arg = disk.path().to_string_lossy().into_owned();
+    let with_tiers = vodpack(
+        &["inspect", name, "--root", &root_arg],
+        &[
+            ("VODPACK_INDEX_CACHE_DIR", &disk_arg),
+            ("VODPACK_INDEX_CACHE_PREFIX", ".vodpack-index/"),
+        ],
+    );
+    assert_eq!(with_tiers.status.code(), Some(0), "{with_tiers:?}");
+    let text = String::from_utf8_lossy(&with_tiers.stdout);
+    assert!(
+        text.contains(&format!("index tier disk ({disk_arg}): holds")),
+        "{text}"
+    );
+    assert!(text.contains("index tier store ("), "{text}");
+    assert!(text.contains("): unusable: not a format-1 index"), "{text}");
+    let without = vodpack(&["inspect", name, "--root", &root_arg], &[]);
+    assert!(!String::from_utf8_lossy(&without.stdout).contains("index tier"));
+    // Nothing written: the disk tier holds the one object, the store the corrupt one.
+    assert_eq!(std::fs::read_dir(disk.path()).unwrap().count(), 1);
+    assert_eq!(
+        std::fs::read(store.join(&object)).unwrap(),
+        b"VPIX not an index"
+    );
+}
