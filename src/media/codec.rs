@@ -68,6 +68,18 @@ pub fn describe_codec(codec: &Codec, track_id: u32) -> Result<CodecInfo, MediaEr
     })
 }
 
+impl CodecInfo {
+    /// This codec with the Dolby Vision configuration of its raw sample description `stsd`
+    /// when the entry itself gave none (a `dvvC` inside an `hvc1`/`av01` entry, which
+    /// mp4-atom skips).
+    pub fn with_dolby_vision_of(self, stsd: &[u8]) -> Self {
+        Self {
+            dolby_vision: self.dolby_vision.or_else(|| describe_dolby_vision(stsd)),
+            ..self
+        }
+    }
+}
+
 /// The Dolby Vision configuration of a track whose first sample entry is in `stsd` (the
 /// raw box, header included): a `dvcC`/`dvvC`/`dvwC` child of a video entry, which mp4-atom
 /// skips. `None` when there is none or it cannot be read (the base layer still plays).

@@ -126,11 +126,7 @@ pub(super) fn parse_with_fragments(
             return Err(invalid("stsd", track_id, "sample description not found"));
         };
         // Dolby Vision boxes are children mp4-atom skips: read them from the raw stsd.
-        let dolby_vision = super::describe_dolby_vision(&sample_description);
-        let codec = super::CodecInfo {
-            dolby_vision: codec.dolby_vision.or(dolby_vision),
-            ..codec
-        };
+        let codec = codec.with_dolby_vision_of(&sample_description);
         let timescale = trak.mdia.mdhd.timescale;
         if timescale == 0 {
             return Err(invalid("mdhd", track_id, "timescale is 0"));

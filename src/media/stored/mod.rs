@@ -35,8 +35,8 @@ use write::Writer;
 
 use super::skeleton::check_sample_description_nesting;
 use super::{
-    describe_codec, describe_dolby_vision, CodecInfo, EditList, MediaIndex, MediaLimits,
-    SampleTable, TextFormat, TextTrackIndex, TrackIndex, TrackKind,
+    describe_codec, CodecInfo, EditList, MediaIndex, MediaLimits, SampleTable, TextFormat,
+    TextTrackIndex, TrackIndex, TrackKind,
 };
 use crate::source::{ObjectIdentity, ObjectKey};
 
@@ -285,10 +285,7 @@ fn codec_of(stsd: &Bytes, track_id: u32, limits: &MediaLimits) -> Result<CodecIn
     let first =
         (decoded.codecs.first()).ok_or_else(|| invalid(track_id, "no sample entry".into()))?;
     let codec = describe_codec(first, track_id).map_err(|e| invalid(track_id, e.to_string()))?;
-    Ok(CodecInfo {
-        dolby_vision: codec.dolby_vision.or(describe_dolby_vision(stsd)),
-        ..codec
-    })
+    Ok(codec.with_dolby_vision_of(stsd))
 }
 
 /// Edits the parser could have made from these samples: media times inside the media,
