@@ -22,11 +22,13 @@
 //! identity describes, so a replaced file is never read through it.
 //!
 //! Beside this file: `files.rs` opens a key's file and keeps identities and open files,
-//! `reads.rs` reads a batch of ranges from an open file, `tests.rs` runs the conformance
+//! `reads.rs` reads a batch of ranges from an open file (`scatter.rs`: one vectored read per
+//! run, parts in place), `tests.rs` runs the conformance
 //! suite over a folder and holds this backend's own stories.
 
 mod files;
 mod reads;
+mod scatter;
 
 use std::fs::File;
 use std::path::{Path, PathBuf};
@@ -34,18 +36,18 @@ use std::sync::Arc;
 use std::time::{Duration, Instant};
 
 use async_trait::async_trait;
-use bytes::{Bytes, BytesMut};
+use bytes::Bytes;
 use tracing::Instrument;
 
 use self::files::{open_checked, open_expected, KeptFiles};
-use self::reads::{check_fetched, fill, read_checked, read_spans, Reads};
+use self::reads::{check_fetched, read_checked, read_spans, Reads};
+use self::scatter::Wait;
 use super::counters::{SourceCounters, SOURCE_READ_SPAN_TARGET};
 use super::error::SourceError;
 use super::identity::ObjectIdentity;
 use super::key::ObjectKey;
 use super::listing::{self, ListStream};
 use super::media_source::{ByteStream, MediaSource, SourceKind};
-use super::nowait;
 use super::range::{chunk_batches, ByteRange};
 use super::runs::{plan_runs, OVER_READ_BUDGET_BYTES};
 use super::warm::WarmBuffers;
@@ -213,7 +215,7 @@ impl LocalMediaSource {
     }
 
     /// A batch of a stream read here, on the runtime worker, when every byte of it is in
-    /// the page cache (`nowait.rs`); `None` when the blocking pool must read it. Counted
+    /// the page cache (`scatter.rs`); `None` when the blocking pool must read it. Counted
     /// like any read.
     fn read_from_cache(
         &self,
@@ -241,20 +243,16 @@ impl LocalMediaSource {
             vod.outcome = tracing::field::Empty,
         );
         let _entered = span.enter();
-        // Bounded by MAX_READ_BYTES just above, so the casts below cannot truncate.
-        let mut buf = BytesMut::zeroed(total as usize);
-        let cached = fill(
-            reads.spans(),
-            &mut buf,
-            |slot, at| match nowait::read_exact_cached(file, slot, at) {
-                true => Ok(()),
-                false => Err(()),
-            },
-        );
-        if cached.is_err() {
-            span.record("vod.outcome", "not in the page cache");
-            return Ok(None);
-        }
+        // Bounded by MAX_READ_BYTES just above, so the cast below cannot truncate.
+        let buf = match scatter::read_wanted(file, reads.spans(), total as usize, Wait::CachedOnly)
+        {
+            Ok(buf) => buf,
+            // Not cached, or anything else: the blocking path reads and reports.
+            Err(_) => {
+                span.record("vod.outcome", "not in the page cache");
+                return Ok(None);
+            }
+        };
         span.record("vod.bytes", total);
         span.record("vod.outcome", "ok");
         self.counters.read_requests.inc_by(reads.count() as u64);

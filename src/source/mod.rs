@@ -21,7 +21,7 @@
 //!
 //! Layout, each file importing only files listed before it: `key.rs`, `range.rs`,
 //! `error.rs`, `identity.rs` and `counters.rs` are the vocabulary; `listing.rs` lists;
-//! `media_source.rs` is the trait; `runs.rs`, `warm.rs` and `nowait.rs` are what the
+//! `media_source.rs` is the trait; `runs.rs` and `warm.rs` are what the
 //! backends read with; `local.rs` and `object_store.rs` are the backends; `shelf.rs` keeps
 //! the objects vodpack writes itself (title indexes); `interleaved.rs`
 //! reads several tracks of one object over any of them; `conformance.rs` (the contract's
@@ -36,7 +36,6 @@ mod key;
 mod listing;
 mod local;
 mod media_source;
-mod nowait;
 mod object_store;
 mod range;
 mod runs;

@@ -50,7 +50,9 @@ pub fn chunk_batches(ranges: &[ByteRange], chunk_bytes: usize) -> Vec<Vec<ByteRa
             // checks it against the object, not here.
             rest = ByteRange::new(rest.start.saturating_add(take), rest.len - take);
             if filled == limit {
-                batches.push(std::mem::take(&mut current));
+                // The next batch is sized like this one: no growth on the hot path.
+                let next = Vec::with_capacity(current.len());
+                batches.push(std::mem::replace(&mut current, next));
                 filled = 0;
             }
         }

@@ -60,20 +60,28 @@ impl Run {
 /// `over_read_budget`. Gaps are considered smallest first, so the budget buys the most
 /// requests saved. Concatenating the runs' parts gives back the non-empty ranges in order.
 pub(crate) fn plan_runs(ranges: &[ByteRange], max_gap: u64, over_read_budget: u64) -> Vec<Run> {
-    let ranges: Vec<ByteRange> = ranges.iter().copied().filter(|r| r.len > 0).collect();
+    // Sized once: this runs for every batch of every streamed segment.
+    let mut kept: Vec<ByteRange> = Vec::with_capacity(ranges.len());
+    kept.extend(ranges.iter().copied().filter(|r| r.len > 0));
+    let ranges = kept;
     // (gap bytes, index of the range after the gap), for gaps that may be merged.
-    let mut gaps: Vec<(u64, usize)> = ranges
-        .windows(2)
-        .enumerate()
-        .filter_map(|(i, pair)| match pair {
-            [before, after] if after.start >= before.end() => {
+    let mut gaps: Vec<(u64, usize)> = Vec::with_capacity(ranges.len());
+    let mut all_gaps = 0u64;
+    for (i, pair) in ranges.windows(2).enumerate() {
+        if let [before, after] = pair {
+            if after.start >= before.end() {
                 let gap = after.start - before.end();
-                (gap <= max_gap).then_some((gap, i + 1))
+                if gap <= max_gap {
+                    gaps.push((gap, i + 1));
+                    all_gaps = all_gaps.saturating_add(gap);
+                }
             }
-            _ => None,
-        })
-        .collect();
-    gaps.sort_unstable();
+        }
+    }
+    // Smallest first, when the budget cannot buy them all (usually it can: no sort then).
+    if all_gaps > over_read_budget {
+        gaps.sort_unstable();
+    }
     let mut joins_previous = vec![false; ranges.len()];
     let mut spent = 0u64;
     for (gap, at) in gaps {
@@ -86,15 +94,22 @@ pub(crate) fn plan_runs(ranges: &[ByteRange], max_gap: u64, over_read_budget: u6
             *join = true;
         }
     }
+    // Each run takes the ranges from one that does not join the one before, up to the
+    // next such: its parts are copied once, at their final size.
     let mut runs: Vec<Run> = Vec::new();
-    for (range, join) in ranges.into_iter().zip(joins_previous) {
-        match runs.last_mut() {
-            Some(run) if join => {
-                run.fetch = ByteRange::new(run.fetch.start, range.end() - run.fetch.start);
-                run.parts.push(range);
-            }
-            _ => runs.push(Run::single(range)),
+    let mut first = 0usize;
+    for end in 1..=ranges.len() {
+        if joins_previous.get(end).copied().unwrap_or(false) {
+            continue;
         }
+        if let (Some(parts), Some(head)) = (ranges.get(first..end), ranges.get(first)) {
+            let last = parts.last().unwrap_or(head);
+            runs.push(Run {
+                fetch: ByteRange::new(head.start, last.end().saturating_sub(head.start)),
+                parts: parts.to_vec(),
+            });
+        }
+        first = end;
     }
     runs
 }

@@ -236,7 +236,9 @@ struct Fragment {
 /// One `moof` (a `traf` per run, in order) + `mdat` header, the `mdat` holding the runs'
 /// samples one run after the other; `None` when some run's samples are not in its track.
 fn fragment(runs: &[TrackRun<'_>], sequence: u32) -> Option<Fragment> {
-    let mut ranges: Vec<ByteRange> = Vec::new();
+    // At most a range per sample; sized once, as this runs for every segment.
+    let samples: usize = runs.iter().map(|run| run.samples.len()).sum();
+    let mut ranges: Vec<ByteRange> = Vec::with_capacity(samples);
     let mut ranges_per_run = Vec::with_capacity(runs.len());
     // Each run's payload bytes, in order.
     let mut run_bytes = Vec::with_capacity(runs.len());

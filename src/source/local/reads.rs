@@ -1,20 +1,20 @@
 //! The local source's reads: the ranges of one batch read from a file opened and checked
-//! as one version, with one `pread` per range, or per run of close ranges read whole with
-//! the gaps between them (`LocalMediaSource::with_merge_gap`).
+//! as one version, with one read per range, or per run of close ranges read with the gaps
+//! between them (`LocalMediaSource::with_merge_gap`); `scatter.rs` makes the system calls.
 //!
-//! Every function here is blocking (the source calls them on the blocking pool) except
-//! [`fill`] with a non-blocking `read_at`, which is how the source reads a batch from the
-//! page cache on a runtime worker. A range past the end of the version is `OutOfRange`
-//! before any byte is read; a file that shrank under a read is `Changed`, never a short read.
+//! Every function here is blocking (the source calls them on the blocking pool); the
+//! source reads a batch from the page cache on a runtime worker with `scatter.rs` directly.
+//! A range past the end of the version is `OutOfRange` before any byte is read; a file that
+//! shrank under a read is `Changed`, never a short read.
 
 use std::fs::File;
-use std::os::unix::fs::FileExt;
 use std::path::Path;
 use std::sync::Arc;
 
-use bytes::{Bytes, BytesMut};
+use bytes::Bytes;
 
 use super::files::open_expected;
+use super::scatter::{read_wanted, read_wanted_into, ScatterError, Wait};
 use crate::source::error::SourceError;
 use crate::source::identity::{check_ranges, ObjectIdentity, MAX_READ_BYTES};
 use crate::source::key::ObjectKey;
@@ -59,7 +59,7 @@ pub(super) type Span<'a> = (ByteRange, &'a [ByteRange]);
 
 impl Reads {
     /// Each read, in order (no allocation: a segment's batch is read on the hot path).
-    pub fn spans(&self) -> impl Iterator<Item = Span<'_>> + '_ {
+    pub fn spans(&self) -> impl Iterator<Item = Span<'_>> + Clone + '_ {
         let (ranges, runs): (&[ByteRange], &[Run]) = match self {
             Reads::Ranges(ranges) => (ranges, &[]),
             Reads::Runs(runs) => (&[], runs),
@@ -96,7 +96,7 @@ impl Reads {
 }
 
 /// Read the wanted parts of `reads` of `file` (opened and checked as `identity`),
-/// concatenated, into one buffer: one pread per span.
+/// concatenated, into one buffer: one vectored read per span, the gaps dropped.
 pub(super) fn read_spans(
     file: &File,
     key: &ObjectKey,
@@ -105,29 +105,29 @@ pub(super) fn read_spans(
     warm: Option<&Arc<WarmBuffers>>,
 ) -> Result<Bytes, SourceError> {
     check_fetched(key, identity, reads)?;
-    // Within what was fetched, checked against MAX_READ_BYTES just above: the casts below
+    // Within what was fetched, checked against MAX_READ_BYTES just above: the cast below
     // cannot truncate.
-    let total = reads.wanted();
-    let read_at = |slot: &mut [u8], at: u64| {
-        file.read_exact_at(slot, at)
-            .map_err(|source| match source.kind() {
-                // The file shrank between fstat and pread: a changed object, not an I/O fault.
-                std::io::ErrorKind::UnexpectedEof => SourceError::Changed {
-                    key: key.to_string(),
-                },
-                _ => SourceError::Io {
-                    key: key.to_string(),
-                    source,
-                },
-            })
+    let total = reads.wanted() as usize;
+    let failed = |error: ScatterError| match error {
+        // The file shrank between fstat and pread: a changed object, not an I/O fault.
+        ScatterError::Eof => SourceError::Changed {
+            key: key.to_string(),
+        },
+        ScatterError::Io(source) => SourceError::Io {
+            key: key.to_string(),
+            source,
+        },
+        ScatterError::NotCached => SourceError::Io {
+            key: key.to_string(),
+            source: std::io::Error::other("a read that may wait was refused as not cached"),
+        },
     };
-    if let Some(mut lent) = warm.and_then(|warm| warm.lend(total as usize)) {
-        fill(reads.spans(), lent.as_mut_slice(), read_at)?;
+    if let Some(mut lent) = warm.and_then(|warm| warm.lend(total)) {
+        read_wanted_into(file, reads.spans(), lent.as_mut_slice(), Wait::Disk).map_err(failed)?;
         return Ok(lent.freeze());
     }
-    let mut buf = BytesMut::zeroed(total as usize);
-    fill(reads.spans(), &mut buf, read_at)?;
-    Ok(buf.freeze())
+    let out = read_wanted(file, reads.spans(), total, Wait::Disk).map_err(failed)?;
+    Ok(out.freeze())
 }
 
 /// The checks of [`check_ranges`] on what `reads` fetch, without collecting it: each
@@ -148,43 +148,6 @@ pub(super) fn check_fetched(
             len: fetched,
             limit: MAX_READ_BYTES,
         });
-    }
-    Ok(())
-}
-
-/// Fill `out` (the wanted bytes of `spans`, concatenated) with one `read_at` per span. A
-/// span of one whole part is read in place; a span with gaps is read whole into a scratch
-/// buffer and its parts copied out.
-pub(super) fn fill<'a, E>(
-    spans: impl Iterator<Item = Span<'a>>,
-    out: &mut [u8],
-    mut read_at: impl FnMut(&mut [u8], u64) -> Result<(), E>,
-) -> Result<(), E> {
-    let mut scratch = Vec::new();
-    let mut at = 0usize;
-    for (fetch, parts) in spans {
-        if let [part] = parts {
-            let len = part.len as usize;
-            let Some(slot) = out.get_mut(at..at + len) else {
-                break;
-            };
-            read_at(slot, part.start)?;
-            at += len;
-            continue;
-        }
-        // Bounded: a run fetches its parts and gaps within the over-read budget.
-        scratch.resize(fetch.len as usize, 0);
-        read_at(&mut scratch, fetch.start)?;
-        for part in parts {
-            let len = part.len as usize;
-            let from = part.start.saturating_sub(fetch.start) as usize;
-            if let (Some(slot), Some(bytes)) =
-                (out.get_mut(at..at + len), scratch.get(from..from + len))
-            {
-                slot.copy_from_slice(bytes);
-            }
-            at += len;
-        }
     }
     Ok(())
 }
