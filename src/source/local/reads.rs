@@ -59,7 +59,7 @@ pub(super) type Span<'a> = (ByteRange, &'a [ByteRange]);
 
 impl Reads {
     /// Each read, in order (no allocation: a segment's batch is read on the hot path).
-    pub fn spans(&self) -> impl Iterator<Item = Span<'_>> + Clone + '_ {
+    pub fn spans(&self) -> impl Iterator<Item = Span<'_>> + '_ {
         let (ranges, runs): (&[ByteRange], &[Run]) = match self {
             Reads::Ranges(ranges) => (ranges, &[]),
             Reads::Runs(runs) => (&[], runs),

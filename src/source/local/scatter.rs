@@ -1,12 +1,12 @@
-//! Scatter reads: a batch of a segment read from a file with one `preadv` per run, each
-//! wanted part landing in its place in the answer and each gap between parts in a scratch
-//! buffer that nobody reads. No intermediate buffer, no copy out of it, no zeroing of the
-//! answer before the kernel fills it.
+//! Reads of a batch of a segment straight into the answer: a range read into its place,
+//! a run of close ranges (`LocalMediaSource::with_merge_gap`) read whole into a scratch
+//! buffer kept per thread and its parts copied out. No buffer zeroed before the kernel
+//! fills it, and no allocation but the answer.
 //!
-//! Why our own code: std has no vectored positional read (`read_vectored_at` is unstable)
-//! and no `preadv2`. Before this module, a run merged through its gaps was read whole into a
-//! zeroed scratch buffer and its parts copied out of it: three passes over the bytes where
-//! the kernel's own copy into place is one (docs/performance.md, issue 28).
+//! Why our own code: std has no `preadv2`, and no read into uninitialised memory
+//! (`read_buf` is unstable). Before this module every batch zeroed its answer, and every
+//! run zeroed a fresh scratch buffer too: with glibc's allocator, a tenth of a segment's
+//! CPU went to zeroing and allocating (docs/performance.md, issue 28).
 //!
 //! Reads that never wait for the disk ([`Wait::CachedOnly`]) use `preadv2` with
 //! `RWF_NOWAIT` (Linux 4.14+), on the runtime worker itself. A streamed segment is read in
@@ -21,9 +21,8 @@
 //! read answers [`ScatterError::NotCached`] and the blocking path is used.
 //!
 //! This module holds the crate's `unsafe` blocks: the system calls take raw buffers. Every
-//! `iovec` points either into the answer (disjoint slots, in order, inside its length) or
-//! into the scratch buffer for gaps (written by the kernel, never read), and lives only for
-//! the calls of the function that made it.
+//! `iovec` points into the answer's next slot or into the scratch buffer, inside its
+//! length, and lives only for the calls of the function that made it.
 
 use std::fs::File;
 use std::mem::MaybeUninit;
@@ -32,9 +31,7 @@ use std::os::fd::AsRawFd;
 use bytes::BytesMut;
 
 use super::reads::Span;
-
-/// Most `iovec`s one system call takes (Linux's `UIO_MAXIOV`).
-const IOV_MAX: usize = 1024;
+use crate::source::range::ByteRange;
 
 /// Whether a read may wait for the disk.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -62,7 +59,7 @@ pub(super) enum ScatterError {
 /// the parts' lengths, checked against the caller's limits before the call).
 pub(super) fn read_wanted<'a>(
     file: &File,
-    spans: impl Iterator<Item = Span<'a>> + Clone,
+    spans: impl Iterator<Item = Span<'a>>,
     total: usize,
     wait: Wait,
 ) -> Result<BytesMut, ScatterError> {
@@ -81,7 +78,7 @@ pub(super) fn read_wanted<'a>(
 /// As [`read_wanted`], into `out` (a lent buffer of exactly the wanted length).
 pub(super) fn read_wanted_into<'a>(
     file: &File,
-    spans: impl Iterator<Item = Span<'a>> + Clone,
+    spans: impl Iterator<Item = Span<'a>>,
     out: &mut [u8],
     wait: Wait,
 ) -> Result<(), ScatterError> {
@@ -91,70 +88,37 @@ pub(super) fn read_wanted_into<'a>(
     scatter(file, spans, slots, wait)
 }
 
-/// Read each span of `spans` with one vectored read: its parts into consecutive slots of
-/// `out`, its gaps into a scratch buffer. Succeeds only when `out` is filled exactly.
+/// Read each span of `spans` into consecutive slots of `out`: a span of one part straight
+/// into its slot, a run of several through this thread's scratch buffer. Succeeds only
+/// when `out` is filled exactly.
 fn scatter<'a>(
     file: &File,
-    spans: impl Iterator<Item = Span<'a>> + Clone,
+    spans: impl Iterator<Item = Span<'a>>,
     out: &mut [MaybeUninit<u8>],
     wait: Wait,
 ) -> Result<(), ScatterError> {
     if wait == Wait::CachedOnly && !NOWAIT_SUPPORTED {
         return Err(ScatterError::NotCached);
     }
-    // The largest gap between two parts of a span: the scratch buffer every gap is read
-    // into (bounded by the merge gap, itself within the over-read budget).
-    let mut widest_gap = 0u64;
-    let mut most_parts = 0usize;
-    for (fetch, parts) in spans.clone() {
-        most_parts = most_parts.max(parts.len());
-        let mut at = fetch.start;
-        for part in parts {
-            widest_gap = widest_gap.max(part.start.saturating_sub(at));
-            at = part.end();
-        }
-    }
-    let mut scratch: Vec<u8> = Vec::with_capacity(usize::try_from(widest_gap).unwrap_or(0));
-    let junk = scratch.spare_capacity_mut();
-    let junk_ptr = junk.as_mut_ptr();
-    let junk_len = junk.len();
-
-    // A buffer per part and per gap, at most.
-    let mut iov: Vec<libc::iovec> = Vec::with_capacity(2 * most_parts);
     let mut rest = out;
     for (fetch, parts) in spans {
-        iov.clear();
-        let mut at = fetch.start;
-        for part in parts {
-            let gap = part
-                .start
-                .checked_sub(at)
-                .ok_or_else(|| plan_error("parts out of order"))?;
-            if gap > 0 {
-                let gap = usize::try_from(gap)
-                    .ok()
-                    .filter(|gap| *gap <= junk_len)
-                    .ok_or_else(|| plan_error("gap wider than its scratch"))?;
-                iov.push(libc::iovec {
-                    iov_base: junk_ptr.cast(),
-                    iov_len: gap,
-                });
-            }
-            let len = usize::try_from(part.len).map_err(|_| plan_error("part too long"))?;
-            if len > rest.len() {
-                return Err(plan_error("parts longer than the answer"));
-            }
-            let (slot, after) = std::mem::take(&mut rest).split_at_mut(len);
-            rest = after;
-            if len > 0 {
-                iov.push(libc::iovec {
-                    iov_base: slot.as_mut_ptr().cast(),
-                    iov_len: len,
-                });
-            }
-            at = part.end();
+        let [part] = parts else {
+            rest = read_through(file, fetch, parts, rest, wait)?;
+            continue;
+        };
+        let len = usize::try_from(part.len).map_err(|_| plan_error("part too long"))?;
+        if len > rest.len() {
+            return Err(plan_error("parts longer than the answer"));
         }
-        read_iovecs(file, &mut iov, fetch.start, wait)?;
+        let (slot, after) = std::mem::take(&mut rest).split_at_mut(len);
+        rest = after;
+        if len > 0 {
+            let iov = libc::iovec {
+                iov_base: slot.as_mut_ptr().cast(),
+                iov_len: len,
+            };
+            read_exact(file, iov, part.start, wait)?;
+        }
     }
     if !rest.is_empty() {
         return Err(plan_error("parts shorter than the answer"));
@@ -162,31 +126,89 @@ fn scatter<'a>(
     Ok(())
 }
 
-/// Fill every buffer of `iov` from `file`, from `offset` on, with as many calls as it
-/// takes (a call reads at most `IOV_MAX` buffers, and may read fewer bytes than asked).
-fn read_iovecs(
+/// Longest scratch buffer a thread keeps: a default batch (64 KiB) plus the whole
+/// over-read budget (256 KiB) fits, with room.
+const KEPT_SCRATCH_BYTES: usize = 1024 * 1024;
+
+thread_local! {
+    /// The scratch buffer runs are read through, one per thread (runtime workers and
+    /// blocking-pool threads): grown to the longest run read on the thread (at most
+    /// `KEPT_SCRATCH_BYTES`), never zeroed again, so it stays in the cache.
+    static THROUGH: std::cell::RefCell<Vec<u8>> = const { std::cell::RefCell::new(Vec::new()) };
+}
+
+/// Read `fetch` whole into this thread's scratch buffer and copy its `parts` into the
+/// front of `out`; the rest of `out`. One contiguous read and a copy from the cache cost
+/// less than a vectored read with a buffer per part and per gap: the kernel's copy slows
+/// with every small buffer (measured on the bench asset: a run of 181 samples of about
+/// 600 bytes with audio between them; docs/performance.md, issue 28).
+fn read_through<'o>(
     file: &File,
-    iov: &mut [libc::iovec],
+    fetch: ByteRange,
+    parts: &[ByteRange],
+    out: &'o mut [MaybeUninit<u8>],
+    wait: Wait,
+) -> Result<&'o mut [MaybeUninit<u8>], ScatterError> {
+    let len = usize::try_from(fetch.len).map_err(|_| plan_error("run too long"))?;
+    THROUGH.with(|cell| {
+        let mut kept = cell.borrow_mut();
+        // A run longer than what a thread keeps (a large `stream_chunk_bytes`) is read
+        // through a buffer of its own.
+        let mut own = Vec::new();
+        let scratch = if len <= KEPT_SCRATCH_BYTES {
+            &mut *kept
+        } else {
+            &mut own
+        };
+        if scratch.len() < len {
+            scratch.resize(len, 0);
+        }
+        let Some(whole) = scratch.get_mut(..len) else {
+            return Err(plan_error("short scratch"));
+        };
+        let iov = libc::iovec {
+            iov_base: whole.as_mut_ptr().cast(),
+            iov_len: len,
+        };
+        read_exact(file, iov, fetch.start, wait)?;
+        let mut rest = out;
+        for part in parts {
+            let from =
+                usize::try_from(part.start.saturating_sub(fetch.start)).unwrap_or(usize::MAX);
+            let n = usize::try_from(part.len).unwrap_or(usize::MAX);
+            let bytes = whole
+                .get(from..from.saturating_add(n))
+                .ok_or_else(|| plan_error("part outside its run"))?;
+            if n > rest.len() {
+                return Err(plan_error("parts longer than the answer"));
+            }
+            let (slot, after) = std::mem::take(&mut rest).split_at_mut(n);
+            slot.write_copy_of_slice(bytes);
+            rest = after;
+        }
+        Ok(rest)
+    })
+}
+
+/// Fill the buffer `iov` describes from `file` at `offset`, with as many calls as it takes
+/// (a call may read fewer bytes than asked).
+fn read_exact(
+    file: &File,
+    mut iov: libc::iovec,
     mut offset: u64,
     wait: Wait,
 ) -> Result<(), ScatterError> {
-    let mut first = 0usize;
-    while first < iov.len() {
-        let Some(window) = iov.get_mut(first..(first + IOV_MAX).min(iov.len())) else {
-            break;
-        };
+    while iov.iov_len > 0 {
         let at = libc::off_t::try_from(offset).map_err(|_| plan_error("offset too large"))?;
-        // `window.len()` is at most IOV_MAX, so the cast cannot truncate.
-        let count = window.len() as libc::c_int;
-        let read = preadv(file, window, count, at, wait);
-        let mut done = match usize::try_from(read) {
+        let read = preadv(file, &iov, at, wait);
+        let done = match usize::try_from(read) {
             Ok(0) => {
                 return Err(match wait {
                     Wait::CachedOnly => ScatterError::NotCached,
                     Wait::Disk => ScatterError::Eof,
                 })
             }
-            Ok(n) => n,
+            Ok(n) => n.min(iov.iov_len),
             Err(_) => {
                 let error = std::io::Error::last_os_error();
                 if error.kind() == std::io::ErrorKind::Interrupted {
@@ -201,21 +223,10 @@ fn read_iovecs(
             }
         };
         offset += done as u64;
-        // Step past the buffers filled, and into the one filled in part.
-        for buf in window.iter_mut() {
-            if done == 0 {
-                break;
-            }
-            let step = done.min(buf.iov_len);
-            // SAFETY: `step <= iov_len`, so the new base stays inside (or one past the end
-            // of) the buffer the iovec describes.
-            buf.iov_base = unsafe { buf.iov_base.cast::<u8>().add(step) }.cast();
-            buf.iov_len -= step;
-            done -= step;
-            if buf.iov_len == 0 {
-                first += 1;
-            }
-        }
+        // SAFETY: `done <= iov_len`, so the new base stays inside (or one past the end of)
+        // the buffer the iovec describes.
+        iov.iov_base = unsafe { iov.iov_base.cast::<u8>().add(done) }.cast();
+        iov.iov_len -= done;
     }
     Ok(())
 }
@@ -230,49 +241,32 @@ fn plan_error(why: &str) -> ScatterError {
 /// Whether this build can ask for cached-only reads.
 const NOWAIT_SUPPORTED: bool = cfg!(all(target_os = "linux", target_env = "gnu"));
 
-/// One `preadv` (or `preadv2` with `RWF_NOWAIT`) of `iov[..count]` at `at`.
-fn preadv(
-    file: &File,
-    iov: &[libc::iovec],
-    count: libc::c_int,
-    at: libc::off_t,
-    wait: Wait,
-) -> isize {
+/// One `preadv` (or `preadv2` with `RWF_NOWAIT`) into `iov` at `at`.
+fn preadv(file: &File, iov: &libc::iovec, at: libc::off_t, wait: Wait) -> isize {
     let fd = file.as_raw_fd();
     match wait {
-        // SAFETY: every iovec in `iov` describes memory valid for writes for the whole
-        // call (slots of the caller's answer, or its scratch buffer; see `scatter`), and
-        // `count <= iov.len()`. The descriptor belongs to `file`, open for the whole call.
-        Wait::Disk => unsafe { libc::preadv(fd, iov.as_ptr(), count, at) },
-        Wait::CachedOnly => preadv_nowait(fd, iov, count, at),
+        // SAFETY: `iov` describes memory valid for writes for the whole call (a slot of
+        // the caller's answer, or the scratch buffer; see `scatter`). The descriptor
+        // belongs to `file`, open for the whole call.
+        Wait::Disk => unsafe { libc::preadv(fd, iov, 1, at) },
+        Wait::CachedOnly => preadv_nowait(fd, iov, at),
     }
 }
 
 #[cfg(all(target_os = "linux", target_env = "gnu"))]
-fn preadv_nowait(
-    fd: libc::c_int,
-    iov: &[libc::iovec],
-    count: libc::c_int,
-    at: libc::off_t,
-) -> isize {
+fn preadv_nowait(fd: libc::c_int, iov: &libc::iovec, at: libc::off_t) -> isize {
     // SAFETY: as in `preadv`.
-    unsafe { libc::preadv2(fd, iov.as_ptr(), count, at, libc::RWF_NOWAIT) }
+    unsafe { libc::preadv2(fd, iov, 1, at, libc::RWF_NOWAIT) }
 }
 
 #[cfg(not(all(target_os = "linux", target_env = "gnu")))]
-fn preadv_nowait(
-    _fd: libc::c_int,
-    _iov: &[libc::iovec],
-    _count: libc::c_int,
-    _at: libc::off_t,
-) -> isize {
+fn preadv_nowait(_fd: libc::c_int, _iov: &libc::iovec, _at: libc::off_t) -> isize {
     -1
 }
 
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::source::range::ByteRange;
     use std::io::Write;
 
     fn file_of(bytes: &[u8], name: &str) -> (File, std::path::PathBuf) {
@@ -315,9 +309,9 @@ mod tests {
         let _ = std::fs::remove_file(path);
     }
 
-    /// Given a run of more parts than one system call takes, then every part is read.
+    /// Given a run of thousands of parts, then every part is read, in order.
     #[test]
-    fn runs_longer_than_one_call_are_read_whole() {
+    fn runs_of_many_parts_are_read_whole() {
         let bytes = digits();
         let (file, path) = file_of(&bytes, "long");
         let parts: Vec<ByteRange> = (0..2400).map(|i| ByteRange::new(i * 2, 1)).collect();
@@ -345,11 +339,11 @@ mod tests {
         let _ = std::fs::remove_file(path);
     }
 
-    /// Given parts out of order or not adding up to the answer, then no read is made.
+    /// Given parts outside their run or not adding up to the answer, then it is refused.
     #[test]
     fn a_plan_that_does_not_add_up_is_refused() {
         let (file, path) = file_of(b"0123456789", "plan");
-        let parts = [ByteRange::new(5, 2), ByteRange::new(1, 2)];
+        let parts = [ByteRange::new(1, 2), ByteRange::new(6, 2)];
         let run = ByteRange::new(1, 6);
         let read = read_wanted(&file, std::iter::once((run, &parts[..])), 4, Wait::Disk);
         assert!(matches!(read, Err(ScatterError::Io(_))));
