@@ -13,12 +13,6 @@ use vodpack::ops::inspect::{inspect, render_text, resolve_target, TargetError};
 use vodpack::ops::startup::{log_startup, open_shelves, open_source, OpenedSource, StartupError};
 use vodpack::server::{self, App};
 
-/// mimalloc, not glibc's malloc: a segment allocates and frees buffers of tens to hundreds
-/// of KiB on two runtime workers, and glibc's arenas spent a tenth of a segment's CPU on
-/// them, locks included (issue 28, docs/performance.md).
-#[global_allocator]
-static ALLOCATOR: mimalloc::MiMalloc = mimalloc::MiMalloc;
-
 #[derive(Debug, Parser)]
 #[command(
     name = "vodpack",

@@ -246,6 +246,9 @@ async fn accept_loop(listener: TcpListener, wrapper: Arc<Wrapper>) {
             tokio::time::sleep(std::time::Duration::from_millis(10)).await;
             continue;
         };
+        // As S3 endpoints and vodpack's own listener do: without it, a response whose
+        // headers and body leave in two writes can wait 40 ms for a delayed ACK (Nagle).
+        let _ = stream.set_nodelay(true);
         let wrapper = wrapper.clone();
         connections.spawn(async move {
             let service = service_fn(move |req: Request<Incoming>| {
