@@ -22,9 +22,9 @@
 //! identity describes, so a replaced file is never read through it.
 //!
 //! Beside this file: `files.rs` opens a key's file and keeps identities and open files,
-//! `reads.rs` reads a batch of ranges from an open file (`scatter.rs`: one vectored read per
-//! run, parts in place), `tests.rs` runs the conformance
-//! suite over a folder and holds this backend's own stories.
+//! `reads.rs` reads a batch of ranges from an open file (`scatter.rs` makes the system
+//! calls: a range read in place, a run read whole and its parts copied out), `tests.rs`
+//! runs the conformance suite over a folder and holds this backend's own stories.
 
 mod files;
 mod reads;

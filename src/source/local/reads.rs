@@ -96,7 +96,7 @@ impl Reads {
 }
 
 /// Read the wanted parts of `reads` of `file` (opened and checked as `identity`),
-/// concatenated, into one buffer: one vectored read per span, the gaps dropped.
+/// concatenated, into one buffer: one read per span, the gaps dropped.
 pub(super) fn read_spans(
     file: &File,
     key: &ObjectKey,
