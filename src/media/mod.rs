@@ -24,6 +24,7 @@ mod limits;
 mod load;
 mod locate;
 mod matrix;
+mod param_sets;
 mod parse;
 mod sidecar;
 mod skeleton;
