@@ -74,7 +74,7 @@ impl<'a> BitReader<'a> {
 
     /// Whether the next bit is the first of a byte.
     pub(crate) fn byte_aligned(&self) -> bool {
-        self.pos % 8 == 0
+        self.pos.is_multiple_of(8)
     }
 
     /// One bit, as a flag.

@@ -28,6 +28,7 @@ mod param_sets;
 mod parse;
 mod sidecar;
 mod skeleton;
+mod slice_header;
 mod stored;
 mod tables;
 mod text;
@@ -54,6 +55,7 @@ pub use locate::{locate_boxes, TopLevelBoxes};
 pub use matrix::UNITY_MATRIX;
 pub use parse::parse_index;
 pub use sidecar::{parse_sidecar, SidecarCue, SidecarFormat};
+pub use slice_header::{SliceHeaderParams, MAX_SLICE_HEADER_BYTES};
 pub use stored::{decode_index, encode_index, max_index_bytes, StoredIndexError, INDEX_FORMAT};
 pub use text::{parse_text_sample, SampleCue, TextFormat};
 
