@@ -430,3 +430,27 @@ fn random_and_mutated_bytes_never_panic() {
         }
     }
 }
+
+#[test]
+fn x264_high_444_has_chroma_weights_of_its_own_format() {
+    let args = [
+        "-pix_fmt",
+        "yuv444p",
+        "-profile:v",
+        "high444",
+        "-x264-params",
+        "weightp=2:bframes=2:keyint=24",
+    ];
+    check_clip("avc-444", "avc", "libx264", &args);
+}
+
+#[test]
+fn x265_range_extensions_444_10_bit_is_read() {
+    let args = [
+        "-pix_fmt",
+        "yuv444p10le",
+        "-x265-params",
+        "log-level=error:keyint=24:weightp=1:bframes=3",
+    ];
+    check_clip("hevc-444", "hevc", "libx265", &args);
+}
