@@ -454,3 +454,91 @@ fn x265_range_extensions_444_10_bit_is_read() {
     ];
     check_clip("hevc-444", "hevc", "libx265", &args);
 }
+
+/// A hand-made HEVC stream (VPS, SPS, PPS, then an IDR slice and three slice segments of
+/// one picture, each followed by a few bytes standing for slice data) using what x265 does
+/// not: SPS reference picture sets predicted from one another and chosen by index, one
+/// predicted in the slice header (`delta_idx_minus1`), long-term pictures from the SPS and
+/// from the slice, list modification, a dependent slice segment, extra slice header bits,
+/// `pic_output_flag`, tiles with entry points, deblocking override, chroma QP offsets (slice
+/// and range extension), and a slice header extension whose bytes need an emulation
+/// prevention byte inside the header. Written from the syntax tables by
+/// `hand_made/gen_hevc.py`; the reference lengths still come from ffmpeg's trace.
+const HAND_MADE_HEVC: &str = "0000000140010c01ffff01600000030090000003000003005d9702400000000142010101600000030090000003000003005da00b080485965e4932235a7ee55902a281ec40000000014401f4ac7d25f6f807f8000000012601a3e5cf8012345678000000010201c505a9581daee51dd443a9456cc9e4e41432001ff9000003006080123456780000000102016fe0801234567800000001020154e05514b8a4d610204fbe8012345678";
+
+fn from_hex(hex: &str) -> Vec<u8> {
+    (0..hex.len())
+        .step_by(2)
+        .map(|i| u8::from_str_radix(&hex[i..i + 2], 16).unwrap())
+        .collect()
+}
+
+#[test]
+fn hand_made_hevc_with_every_reference_picture_feature_matches_the_trace() {
+    if !tools_present("Encoders:") {
+        return;
+    }
+    let scratch = Scratch::new("hevc-hand-made");
+    let path = scratch.0.join("hand.hevc");
+    let stream = from_hex(HAND_MADE_HEVC);
+    std::fs::write(&path, &stream).unwrap();
+    let nals = split_annex_b(&stream);
+    // Parameter sets taken in band, as from an hev1 sample.
+    let mut params = SliceHeaderParams::hevc();
+    let taken = nals.iter().filter(|n| params.add_parameter_set(n)).count();
+    assert_eq!(taken, 2, "SPS and PPS");
+    let traced = traced_slice_header_ends(&path);
+    let vcl: Vec<&[u8]> = nals.iter().copied().filter(|n| is_vcl("hevc", n)).collect();
+    assert_eq!((vcl.len(), traced.len()), (4, 4));
+    let mut lens = Vec::new();
+    for (nal, end_bit) in vcl.iter().zip(&traced) {
+        assert_eq!(end_bit % 8, 0);
+        let expected = escaped_bytes(nal, end_bit / 8);
+        assert_eq!(params.clear_len(nal), Some(expected));
+        // What follows the header is the slice data written after it.
+        assert_eq!(&nal[expected..], [0x80, 0x12, 0x34, 0x56, 0x78]);
+        lens.push(expected);
+    }
+    // The P slice's header (the second) holds an emulation prevention byte: one more byte
+    // clear.
+    assert_eq!(lens[1], traced[1] / 8 + 1);
+}
+
+/// A hand-made H.264 stream (two SPS, three PPS, eight slices, each followed by a few bytes
+/// standing for slice data) using what x264 does not: field pictures (PAFF) with 32
+/// references, POC type 1, separate colour planes (no chroma weights), every memory
+/// management operation, long-term list modification, redundant_pic_cnt, slice groups of
+/// map type 4 (`slice_group_change_cycle`), SP and SI slices, CABAC with implicit and
+/// explicit weights, and a B slice whose zero weight flags need emulation prevention
+/// bytes inside the header. Written from the syntax tables by `hand_made/gen_avc.py`.
+const HAND_MADE_AVC: &str = "0000000167640028938d344282c249000000016758001e26d8589c800000000168db57d800000001681041165c710000000168144bef20000000016588a0642d3d389abcde00000001410bf0210d4b91a521a61e4c3d568945663e459abcde00000001019e052e15040b9200000a40000003002f809abcde000000012198419214609abcde000000010121042154d8e09abcde00000001218a10a5a4249abcde0000000101a14c6037217f9abcde0000000141c539a35163288610d79abcde";
+
+#[test]
+fn hand_made_avc_with_fields_slice_groups_and_switching_slices_matches_the_trace() {
+    if !tools_present("Encoders:") {
+        return;
+    }
+    let scratch = Scratch::new("avc-hand-made");
+    let path = scratch.0.join("hand.h264");
+    let stream = from_hex(HAND_MADE_AVC);
+    std::fs::write(&path, &stream).unwrap();
+    let nals = split_annex_b(&stream);
+    let mut params = SliceHeaderParams::avc();
+    let taken = nals.iter().filter(|n| params.add_parameter_set(n)).count();
+    assert_eq!(taken, 5, "two SPS, three PPS");
+    let traced = traced_slice_header_ends(&path);
+    let vcl: Vec<&[u8]> = nals.iter().copied().filter(|n| is_vcl("avc", n)).collect();
+    assert_eq!((vcl.len(), traced.len()), (8, 8));
+    let mut escapes = 0;
+    for (k, (nal, end_bit)) in vcl.iter().zip(&traced).enumerate() {
+        let expected = escaped_bytes(nal, end_bit.div_ceil(8));
+        assert_eq!(params.clear_len(nal), Some(expected), "slice {k}");
+        escapes += expected - end_bit.div_ceil(8);
+        // The slice data stand-in follows the header's last byte.
+        assert!(nal.ends_with(&[0x9a, 0xbc, 0xde]));
+    }
+    assert!(
+        escapes > 0,
+        "some header holds an emulation prevention byte"
+    );
+}
