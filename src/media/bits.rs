@@ -22,6 +22,38 @@ pub(crate) fn unescape_rbsp(nal: &[u8]) -> Vec<u8> {
     rbsp
 }
 
+/// How many bytes of the escaped `nal` hold its first `rbsp_len` RBSP bytes: the inverse of
+/// [`unescape_rbsp`] for a prefix. An emulation prevention byte just after the prefix is not
+/// counted. `None` when `nal` holds fewer than `rbsp_len` RBSP bytes.
+pub(crate) fn escaped_len(nal: &[u8], rbsp_len: usize) -> Option<usize> {
+    if rbsp_len == 0 {
+        return Some(0);
+    }
+    let mut kept = 0usize;
+    let mut zeros = 0usize;
+    for (i, &byte) in nal.iter().enumerate() {
+        if zeros >= 2 && byte == 0x03 {
+            zeros = 0;
+            continue;
+        }
+        zeros = if byte == 0 { zeros + 1 } else { 0 };
+        kept += 1;
+        if kept == rbsp_len {
+            return i.checked_add(1);
+        }
+    }
+    None
+}
+
+/// `Ceil(Log2(x))` as the H.264 and H.265 specifications define it (0 for 0 and 1).
+pub(crate) fn ceil_log2(x: u64) -> u32 {
+    if x <= 1 {
+        0
+    } else {
+        64 - (x - 1).leading_zeros()
+    }
+}
+
 /// Reads bits most significant first from a byte slice.
 pub(crate) struct BitReader<'a> {
     bytes: &'a [u8],
@@ -33,6 +65,16 @@ impl<'a> BitReader<'a> {
     /// A reader at the first bit of `bytes`.
     pub(crate) fn new(bytes: &'a [u8]) -> Self {
         Self { bytes, pos: 0 }
+    }
+
+    /// Bits read so far.
+    pub(crate) fn position(&self) -> usize {
+        self.pos
+    }
+
+    /// Whether the next bit is the first of a byte.
+    pub(crate) fn byte_aligned(&self) -> bool {
+        self.pos.is_multiple_of(8)
     }
 
     /// One bit, as a flag.
@@ -131,6 +173,22 @@ mod tests {
         assert_eq!(BitReader::new(&[0xff]).bits(33), None);
         assert_eq!(BitReader::new(&[0xff]).bits(9), None);
         assert_eq!(BitReader::new(&[0xff]).skip(usize::MAX), None);
+    }
+
+    #[test]
+    fn escaped_lengths_count_emulation_prevention_bytes_inside_the_prefix_only() {
+        let nal = [0x42, 0x00, 0x00, 0x03, 0x01, 0x00, 0x00, 0x03, 0x00];
+        assert_eq!(escaped_len(&nal, 0), Some(0));
+        assert_eq!(escaped_len(&nal, 3), Some(3));
+        assert_eq!(escaped_len(&nal, 4), Some(5));
+        assert_eq!(escaped_len(&nal, 6), Some(7));
+        assert_eq!(escaped_len(&nal, 7), Some(9));
+        assert_eq!(escaped_len(&nal, 8), None);
+        assert_eq!(
+            (ceil_log2(0), ceil_log2(1), ceil_log2(2), ceil_log2(3)),
+            (0, 0, 1, 2)
+        );
+        assert_eq!((ceil_log2(4), ceil_log2(5), ceil_log2(1 << 40)), (2, 3, 40));
     }
 
     #[test]

@@ -1,0 +1,181 @@
+//! How many bytes at the start of a video NAL unit must stay clear under `cbcs` encryption:
+//! the NAL unit header and the whole slice header (ISO/IEC 23001-7 9.5 and 10.4, Apple's
+//! "HLS Sample Encryption": the protected range of a VCL NAL unit starts in its slice
+//! data). The slice header's length depends on fields of the track's sequence and picture
+//! parameter sets, so this module keeps those (by id) and walks the slice header of
+//! H.264 (7.3.3 `slice_header()`) and H.265 (7.3.6.1 `slice_segment_header()`) to its end.
+//!
+//! Why our own code: no well-kept Rust crate parses H.264/HEVC slice headers with bounded
+//! reads that are safe on hostile input. Samples come from the file: every read is bounded
+//! (`bits::BitReader`), every count is checked against the standard's range, and whatever
+//! cannot be told for sure (an unknown parameter set, a header cut short, a broken bound,
+//! an extension not read: SVC/MVC, data partitions, HEVC multilayer, 3D and screen content
+//! coding) is `None`: a wrong length would make the stream undecodable, `None` lets the
+//! caller choose.
+//!
+//! Lengths are counted in the NAL unit as stored (emulation prevention bytes included):
+//! the header is read from an unescaped copy of the first bytes only, then its end is
+//! mapped back. An H.264 CAVLC slice header may end inside a byte: that byte stays clear
+//! (the protected range must start on a byte). With CABAC, `cabac_alignment_one_bit`s end
+//! it on a byte, as HEVC's `byte_alignment()` does.
+
+mod avc;
+mod hevc;
+
+use mp4_atom::{Avcc, Hvcc};
+
+use super::bits::{escaped_len, unescape_rbsp};
+use super::param_sets::{avc as avc_sets, hevc as hevc_sets};
+
+/// At most this many bytes of a NAL unit are read: a slice header (entry points of many
+/// tiles included) fits well within them. Callers capturing the start of each NAL unit
+/// need keep no more.
+pub const MAX_SLICE_HEADER_BYTES: usize = 4096;
+
+/// The parameter sets of one AVC or HEVC track, as far as slice header lengths need them.
+#[derive(Debug, Clone)]
+pub struct SliceHeaderParams {
+    codec: Codec,
+}
+
+#[derive(Debug, Clone)]
+enum Codec {
+    Avc(avc::AvcParams),
+    Hevc(hevc::HevcParams),
+}
+
+impl SliceHeaderParams {
+    /// No parameter sets yet, for an AVC track (add them with
+    /// [`SliceHeaderParams::add_parameter_set`]).
+    pub fn avc() -> Self {
+        Self {
+            codec: Codec::Avc(avc::AvcParams::new()),
+        }
+    }
+
+    /// No parameter sets yet, for an HEVC track.
+    pub fn hevc() -> Self {
+        Self {
+            codec: Codec::Hevc(hevc::HevcParams::new()),
+        }
+    }
+
+    /// The parameter sets of an `avcC` record; `None` when it holds no usable PPS.
+    pub fn from_avcc(avcc: &Avcc) -> Option<Self> {
+        let mut params = Self::avc();
+        let sets = avcc.sequence_parameter_sets.iter();
+        for nal in sets.chain(&avcc.picture_parameter_sets) {
+            params.add_parameter_set(nal);
+        }
+        params.has_usable_pps().then_some(params)
+    }
+
+    /// The parameter sets of an `hvcC` record; `None` when it holds no usable PPS.
+    pub fn from_hvcc(hvcc: &Hvcc) -> Option<Self> {
+        let mut params = Self::hevc();
+        for array in &hvcc.arrays {
+            for nal in &array.nalus {
+                params.add_parameter_set(nal);
+            }
+        }
+        params.has_usable_pps().then_some(params)
+    }
+
+    /// Takes in one NAL unit (header included, escaped) if it is an SPS or a PPS of this
+    /// codec, replacing any earlier set with its id: true when it was. A parameter set that
+    /// cannot be read is dropped, and an earlier PPS with its id forgotten.
+    pub fn add_parameter_set(&mut self, nal: &[u8]) -> bool {
+        let Some(&first) = nal.first() else {
+            return false;
+        };
+        match &mut self.codec {
+            Codec::Avc(params) => match first & 0x1f {
+                7 => {
+                    let rbsp = unescape_rbsp(nal);
+                    let Some((sps, _)) = avc_sets::parse_sps(&rbsp) else {
+                        return false;
+                    };
+                    let Some(slot) = usize::try_from(sps.sps_id)
+                        .ok()
+                        .and_then(|id| params.sps.get_mut(id))
+                    else {
+                        return false;
+                    };
+                    *slot = Some(sps);
+                    true
+                }
+                8 => {
+                    let rbsp = unescape_rbsp(nal);
+                    let Some(id) = avc_sets::pps_id(&rbsp) else {
+                        return false;
+                    };
+                    let Some(slot) = usize::try_from(id).ok().and_then(|i| params.pps.get_mut(i))
+                    else {
+                        return false;
+                    };
+                    *slot = avc_sets::parse_pps(&rbsp);
+                    slot.is_some()
+                }
+                _ => false,
+            },
+            Codec::Hevc(params) => match (first >> 1) & 0x3f {
+                33 => {
+                    let rbsp = unescape_rbsp(nal);
+                    let Some((sps, _)) = hevc_sets::parse_sps(&rbsp) else {
+                        return false;
+                    };
+                    let Some(slot) = usize::try_from(sps.sps_id)
+                        .ok()
+                        .and_then(|id| params.sps.get_mut(id))
+                    else {
+                        return false;
+                    };
+                    *slot = Some(sps);
+                    true
+                }
+                34 => {
+                    let rbsp = unescape_rbsp(nal);
+                    let Some(id) = hevc_sets::pps_id(&rbsp) else {
+                        return false;
+                    };
+                    let Some(slot) = usize::try_from(id).ok().and_then(|i| params.pps.get_mut(i))
+                    else {
+                        return false;
+                    };
+                    *slot = hevc_sets::parse_pps(&rbsp);
+                    slot.is_some()
+                }
+                _ => false,
+            },
+        }
+    }
+
+    /// Whether some PPS refers to a known SPS.
+    fn has_usable_pps(&self) -> bool {
+        match &self.codec {
+            Codec::Avc(p) => (p.pps.iter().flatten())
+                .any(|pps| p.sps.get(pps.sps_id as usize).is_some_and(Option::is_some)),
+            Codec::Hevc(p) => (p.pps.iter().flatten())
+                .any(|pps| p.sps.get(pps.sps_id as usize).is_some_and(Option::is_some)),
+        }
+    }
+
+    /// How many bytes at the start of the VCL NAL unit `nal` (as stored: NAL header
+    /// included, emulation prevention bytes present) hold its NAL header and whole slice
+    /// header, a partly used last byte included: where the protected range may start.
+    /// `nal` may be only the start of the NAL unit (the first [`MAX_SLICE_HEADER_BYTES`]
+    /// are enough). `None` when it cannot be told: not a slice this parser reads, an
+    /// unknown parameter set, a header cut short or out of the standard's bounds.
+    pub fn clear_len(&self, nal: &[u8]) -> Option<usize> {
+        let prefix = nal.get(..nal.len().min(MAX_SLICE_HEADER_BYTES))?;
+        let rbsp = unescape_rbsp(prefix);
+        let bits = match &self.codec {
+            Codec::Avc(params) => params.header_bits(&rbsp)?,
+            Codec::Hevc(params) => params.header_bits(&rbsp)?,
+        };
+        escaped_len(prefix, bits.div_ceil(8))
+    }
+}
+
+#[cfg(test)]
+mod tests;
