@@ -90,60 +90,30 @@ impl SliceHeaderParams {
         };
         match &mut self.codec {
             Codec::Avc(params) => match first & 0x1f {
-                7 => {
-                    let rbsp = unescape_rbsp(nal);
-                    let Some((sps, _)) = avc_sets::parse_sps(&rbsp) else {
-                        return false;
-                    };
-                    let Some(slot) = usize::try_from(sps.sps_id)
-                        .ok()
-                        .and_then(|id| params.sps.get_mut(id))
-                    else {
-                        return false;
-                    };
-                    *slot = Some(sps);
-                    true
-                }
+                7 => match avc_sets::parse_sps(&unescape_rbsp(nal)) {
+                    Some((sps, _)) => keep(&mut params.sps, sps.sps_id, Some(sps)),
+                    None => false,
+                },
                 8 => {
                     let rbsp = unescape_rbsp(nal);
-                    let Some(id) = avc_sets::pps_id(&rbsp) else {
-                        return false;
-                    };
-                    let Some(slot) = usize::try_from(id).ok().and_then(|i| params.pps.get_mut(i))
-                    else {
-                        return false;
-                    };
-                    *slot = avc_sets::parse_pps(&rbsp);
-                    slot.is_some()
+                    match avc_sets::pps_id(&rbsp) {
+                        Some(id) => keep(&mut params.pps, id, avc_sets::parse_pps(&rbsp)),
+                        None => false,
+                    }
                 }
                 _ => false,
             },
             Codec::Hevc(params) => match (first >> 1) & 0x3f {
-                33 => {
-                    let rbsp = unescape_rbsp(nal);
-                    let Some((sps, _)) = hevc_sets::parse_sps(&rbsp) else {
-                        return false;
-                    };
-                    let Some(slot) = usize::try_from(sps.sps_id)
-                        .ok()
-                        .and_then(|id| params.sps.get_mut(id))
-                    else {
-                        return false;
-                    };
-                    *slot = Some(sps);
-                    true
-                }
+                33 => match hevc_sets::parse_sps(&unescape_rbsp(nal)) {
+                    Some((sps, _)) => keep(&mut params.sps, sps.sps_id, Some(sps)),
+                    None => false,
+                },
                 34 => {
                     let rbsp = unescape_rbsp(nal);
-                    let Some(id) = hevc_sets::pps_id(&rbsp) else {
-                        return false;
-                    };
-                    let Some(slot) = usize::try_from(id).ok().and_then(|i| params.pps.get_mut(i))
-                    else {
-                        return false;
-                    };
-                    *slot = hevc_sets::parse_pps(&rbsp);
-                    slot.is_some()
+                    match hevc_sets::pps_id(&rbsp) {
+                        Some(id) => keep(&mut params.pps, id, hevc_sets::parse_pps(&rbsp)),
+                        None => false,
+                    }
                 }
                 _ => false,
             },
@@ -175,6 +145,17 @@ impl SliceHeaderParams {
         };
         escaped_len(prefix, bits.div_ceil(8))
     }
+}
+
+/// Put `set` in the slot of `id` in `table` (an id past the table is refused): true when a
+/// set was kept. `None` (a set that could not be read) empties the slot, so a later slice
+/// never meets an older set of that id.
+fn keep<T>(table: &mut [Option<T>], id: u32, set: Option<T>) -> bool {
+    let Some(slot) = usize::try_from(id).ok().and_then(|i| table.get_mut(i)) else {
+        return false;
+    };
+    *slot = set;
+    slot.is_some()
 }
 
 #[cfg(test)]
