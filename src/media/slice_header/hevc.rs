@@ -34,8 +34,9 @@ impl HevcParams {
         let nal_unit_type = r.bits(6)?;
         let layer_id = r.bits(6)?;
         r.skip(3)?; // nuh_temporal_id_plus1
-                    // VCL NAL unit types in use (reserved ones are not read); layers above the base
-                    // one are not read.
+
+        // VCL NAL unit types in use (reserved ones are not read); layers above the base one
+        // are not read.
         if !matches!(nal_unit_type, 0..=9 | 16..=21) || layer_id != 0 {
             return None;
         }
