@@ -14,7 +14,7 @@ use std::sync::Arc;
 use bytes::Bytes;
 
 use super::files::open_expected;
-use super::scatter::{read_wanted, read_wanted_into, ScatterError, Wait};
+use super::scatter::{read_wanted, read_wanted_into, ScatterError, Span, Wait};
 use crate::source::error::SourceError;
 use crate::source::identity::{check_ranges, ObjectIdentity, MAX_READ_BYTES};
 use crate::source::key::ObjectKey;
@@ -53,9 +53,6 @@ pub(super) enum Reads {
     Ranges(Vec<ByteRange>),
     Runs(Vec<Run>),
 }
-
-/// One read: the bytes fetched, and the wanted parts within them, in order.
-pub(super) type Span<'a> = (ByteRange, &'a [ByteRange]);
 
 impl Reads {
     /// Each read, in order (no allocation: a segment's batch is read on the hot path).

@@ -30,8 +30,10 @@ use std::os::fd::AsRawFd;
 
 use bytes::BytesMut;
 
-use super::reads::Span;
 use crate::source::range::ByteRange;
+
+/// One read: the bytes fetched, and the wanted parts within them, in order.
+pub(super) type Span<'a> = (ByteRange, &'a [ByteRange]);
 
 /// Whether a read may wait for the disk.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
