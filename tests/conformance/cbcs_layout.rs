@@ -152,8 +152,11 @@ fn tenc(init: &[u8]) -> (u8, u8, u8) {
     (pattern >> 4, pattern & 0x0f, init[at + 15])
 }
 
-/// A segment's samples with their subsamples (clear, protected), from `senc` and `mdat`.
-fn samples(segment: &[u8]) -> Vec<(Vec<u8>, Vec<(usize, usize)>)> {
+/// One sample of a segment: its bytes, and its subsamples (clear, protected) from `senc`.
+type Sample = (Vec<u8>, Vec<(usize, usize)>);
+
+/// A segment's samples, from `senc` and `mdat`.
+fn samples(segment: &[u8]) -> Vec<Sample> {
     let senc = find_box(segment, b"senc").expect("senc");
     assert_eq!(segment[senc + 11] & 2, 2, "senc lists subsamples");
     let count = be32(segment, senc + 12);
@@ -190,7 +193,7 @@ fn is_vcl(codec: &str, header: u8) -> bool {
 fn check_samples(
     what: &str,
     codec: &str,
-    got: &[(Vec<u8>, Vec<(usize, usize)>)],
+    got: &[Sample],
     (traced, after): (&[TracedPacket], usize),
 ) -> (usize, usize, usize) {
     // The run of source packets the segment holds: the first that fits from `after` on
