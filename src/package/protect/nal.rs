@@ -14,6 +14,11 @@ use super::ProtectError;
 use crate::crypto::{Scheme, Subsample};
 use crate::media::slice_header::{SliceHeaderParams, MAX_SLICE_HEADER_BYTES};
 
+/// A slice header is first read from this many bytes of its unit, and from up to
+/// `MAX_SLICE_HEADER_BYTES` only when they do not hold it all: x264's and x265's headers
+/// take 3 to 30 bytes, so most units cost a 64-byte copy, not a 4 KiB one.
+const FIRST_TRY_BYTES: usize = 64;
+
 /// How NAL units are framed in a track's samples.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub struct NalFormat {
@@ -73,8 +78,13 @@ struct Capture {
     params: Arc<SliceHeaderParams>,
     /// The start of the current unit (NAL header on), reused from unit to unit.
     buf: Vec<u8>,
-    /// Bytes of the current unit still to copy before it is read; 0 when not copying.
+    /// Bytes of the current unit that may be copied (the whole unit, or as much as a
+    /// slice header can need); 0 when it is read already or not wanted.
     want: usize,
+    /// Bytes to have before the next try at reading the unit.
+    next_try: usize,
+    /// Bytes of a slice to read it from first ([`FIRST_TRY_BYTES`]; less in tests).
+    first_try: usize,
     /// Units read so far in the segment, to name a failing one.
     units: usize,
 }
@@ -130,9 +140,21 @@ impl NalScanner {
             params,
             buf: Vec::new(),
             want: 0,
+            next_try: 0,
+            first_try: FIRST_TRY_BYTES,
             units: 0,
         });
         scanner
+    }
+
+    /// The scanner, reading slice headers first from `n` bytes (tests: every header then
+    /// takes the second read).
+    #[cfg(test)]
+    pub(super) fn first_try(mut self, n: usize) -> Self {
+        if let Some(capture) = self.capture.as_mut() {
+            capture.first_try = n;
+        }
+        self
     }
 
     fn malformed(&self, reason: &str) -> ProtectError {
@@ -212,6 +234,10 @@ impl NalScanner {
                         // The whole unit when it is short, else what a slice header needs.
                         let want = usize::try_from(len).unwrap_or(usize::MAX);
                         capture.want = want.min(MAX_SLICE_HEADER_BYTES);
+                        capture.next_try = match vcl {
+                            true => capture.want.min(capture.first_try),
+                            false => capture.want,
+                        };
                         self.copy(&[])?;
                     }
                 }
@@ -223,7 +249,7 @@ impl NalScanner {
         Ok(())
     }
 
-    /// Copy `bytes` of the current unit while its start is wanted; once it is all here,
+    /// Copy `bytes` of the current unit while its start is wanted; once enough is here,
     /// take in a parameter set, or work out where a slice header ends.
     fn copy(&mut self, bytes: &[u8]) -> Result<(), ProtectError> {
         let Some(capture) = self.capture.as_mut() else {
@@ -232,29 +258,37 @@ impl NalScanner {
         if capture.want == 0 {
             return Ok(());
         }
-        let room = capture.want.saturating_sub(capture.buf.len());
-        capture
-            .buf
-            .extend_from_slice(bytes.get(..room.min(bytes.len())).unwrap_or_default());
-        if capture.buf.len() < capture.want {
+        let room = capture.next_try.saturating_sub(capture.buf.len());
+        let (now, later) = bytes.split_at(room.min(bytes.len()));
+        capture.buf.extend_from_slice(now);
+        if capture.buf.len() < capture.next_try {
             return Ok(());
         }
-        capture.want = 0;
+        let complete = capture.buf.len() >= capture.want;
         let first = capture.buf.first().copied().unwrap_or(0);
         if !self.format.is_vcl(first) {
+            capture.want = 0;
             // A set that cannot be read is dropped by `add_parameter_set`: a slice that
             // refers to it then fails below, as a decoder would.
             Arc::make_mut(&mut capture.params).add_parameter_set(&capture.buf);
             return Ok(());
         }
+        // A header read whole from the first bytes is the same read from more of them
+        // (every bit it read is there); one that is not may only be cut short: copy on
+        // to the end of what may hold it, and read again.
         let head = capture.params.clear_len(&capture.buf);
         let unit = capture.units;
         match head.and_then(|h| u32::try_from(h).ok()) {
             Some(head) => {
+                capture.want = 0;
                 if let Some(nal) = self.current.last_mut() {
                     nal.head = head;
                 }
                 Ok(())
+            }
+            None if !complete => {
+                capture.next_try = capture.want;
+                self.copy(later)
             }
             None => Err(ProtectError::SliceHeader {
                 track_id: self.track_id,

@@ -324,9 +324,19 @@ fn scan(
     samples: &[Vec<u8>],
     piece: usize,
 ) -> Result<Vec<Vec<Nal>>, ProtectError> {
+    scan_trying(params, samples, piece, 64)
+}
+
+/// As [`scan`], reading each slice header first from `first_try` bytes.
+fn scan_trying(
+    params: &crate::media::slice_header::SliceHeaderParams,
+    samples: &[Vec<u8>],
+    piece: usize,
+    first_try: usize,
+) -> Result<Vec<Vec<Nal>>, ProtectError> {
     let sizes = samples.iter().map(|s| s.len() as u32).collect();
-    let mut scanner =
-        NalScanner::with_slice_headers(avc4(), 1, sizes, std::sync::Arc::new(params.clone()));
+    let params = std::sync::Arc::new(params.clone());
+    let mut scanner = NalScanner::with_slice_headers(avc4(), 1, sizes, params).first_try(first_try);
     for chunk in samples.concat().chunks(piece) {
         scanner.feed(chunk)?;
     }
@@ -424,6 +434,8 @@ fn the_scanner_reads_each_slice_header_however_the_bytes_are_cut() {
     let whole = scan(&params, &samples, usize::MAX).unwrap();
     for piece in [1, 3, 4096] {
         assert_eq!(scan(&params, &samples, piece).unwrap(), whole);
+        // Headers not whole in the first bytes are read again from more of them.
+        assert_eq!(scan_trying(&params, &samples, piece, 2).unwrap(), whole);
     }
     let mut slices = 0;
     for (sample, nals) in samples.iter().zip(&whole) {
@@ -453,7 +465,8 @@ fn unreadable_slice_headers_are_refused_with_a_typed_error() {
     let good = idr_slice(0, 64);
     assert!(scan(&params, &[length_prefixed(&[&good])], 7).is_ok());
     let zeros = [&[0x65u8][..], &[0; 40]].concat();
-    for nal in [idr_slice(300, 64), idr_slice(5, 64), zeros] {
+    let long_zeros = [&[0x65u8][..], &[0; 300]].concat();
+    for nal in [idr_slice(300, 64), idr_slice(5, 64), zeros, long_zeros] {
         let got = scan(&params, &[length_prefixed(&[&nal])], 7);
         assert!(
             matches!(got, Err(ProtectError::SliceHeader { track_id: 1, .. })),
