@@ -234,9 +234,10 @@ impl NalScanner {
                         // The whole unit when it is short, else what a slice header needs.
                         let want = usize::try_from(len).unwrap_or(usize::MAX);
                         capture.want = want.min(MAX_SLICE_HEADER_BYTES);
-                        capture.next_try = match vcl {
-                            true => capture.want.min(capture.first_try),
-                            false => capture.want,
+                        capture.next_try = if vcl {
+                            capture.want.min(capture.first_try)
+                        } else {
+                            capture.want
                         };
                         self.copy(&[])?;
                     }
