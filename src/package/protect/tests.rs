@@ -334,9 +334,19 @@ fn scan_trying(
     piece: usize,
     first_try: usize,
 ) -> Result<Vec<Vec<Nal>>, ProtectError> {
+    scan_as(avc4(), params, samples, (piece, first_try))
+}
+
+/// As [`scan_trying`], for units framed as `format`.
+fn scan_as(
+    format: NalFormat,
+    params: &crate::media::slice_header::SliceHeaderParams,
+    samples: &[Vec<u8>],
+    (piece, first_try): (usize, usize),
+) -> Result<Vec<Vec<Nal>>, ProtectError> {
     let sizes = samples.iter().map(|s| s.len() as u32).collect();
     let params = std::sync::Arc::new(params.clone());
-    let mut scanner = NalScanner::with_slice_headers(avc4(), 1, sizes, params).first_try(first_try);
+    let mut scanner = NalScanner::with_slice_headers(format, 1, sizes, params).first_try(first_try);
     for chunk in samples.concat().chunks(piece) {
         scanner.feed(chunk)?;
     }
@@ -515,4 +525,51 @@ fn in_band_parameter_sets_serve_the_slices_after_them() {
     let vcl: Vec<&Nal> = got[0].iter().filter(|n| n.vcl).collect();
     let want: Vec<&Nal> = whole[0].iter().filter(|n| n.vcl).collect();
     assert_eq!(vcl, want);
+}
+
+/// Given an HEVC fixture, when its samples are scanned for `cbcs`, then every slice gets
+/// the clear length the parser gives for the whole unit (VPS, SPS, PPS and SEI none); and
+/// random units among them (slices, parameter sets) give errors or layouts, never a panic.
+#[test]
+fn hevc_slices_are_read_and_random_units_never_panic() {
+    let (stsd, samples) = video_samples("hevc-aac-3s.mp4");
+    let params = slice_header_params(&stsd, 1).unwrap();
+    let hevc = NalFormat {
+        length_size: 4,
+        hevc: true,
+    };
+    let whole = scan_as(hevc, &params, &samples, (usize::MAX, 64)).unwrap();
+    assert_eq!(scan_as(hevc, &params, &samples, (5, 2)).unwrap(), whole);
+    let mut slices = 0;
+    for (sample, nals) in samples.iter().zip(&whole) {
+        let mut at = 0;
+        for nal in nals {
+            let unit = &sample[at + 4..at + nal.len as usize];
+            let want = if nal.vcl {
+                params.clear_len(unit)
+            } else {
+                Some(0)
+            };
+            assert_eq!(Some(nal.head as usize), want);
+            slices += usize::from(nal.vcl);
+            at += nal.len as usize;
+        }
+    }
+    assert_eq!(slices, 90);
+    let mut seed = 0x2545_f491_4f6c_dd1du64;
+    let mut next = || {
+        seed ^= seed << 13;
+        seed ^= seed >> 7;
+        seed ^= seed << 17;
+        seed
+    };
+    for _ in 0..2000 {
+        let len = (next() % 300) as usize + 2;
+        let mut nal: Vec<u8> = (0..len).map(|_| next() as u8).collect();
+        // IDR_W_RADL, TRAIL_R, CRA, SPS, PPS; layer 0, temporal id 1.
+        nal[0] = [19u8, 1, 21, 33, 34][(next() % 5) as usize] << 1;
+        nal[1] = 1;
+        let sample = [length_prefixed(&[&nal]), samples[0].clone()].concat();
+        let _ = scan_as(hevc, &params, &[sample], (7, 64));
+    }
 }
