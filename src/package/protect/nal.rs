@@ -335,7 +335,8 @@ pub fn max_subsamples(iv_size: u8) -> usize {
 ///   slice data on and the unit's last bytes stay clear without help. Moving the leftover
 ///   into the clear part instead would shift the span off the slice data. Shaka Packager
 ///   writes the same (`SubsampleGenerator` aligns `cenc`, `cens` and `cbc1` spans, never
-///   `cbcs`), and Apple's "HLS Sample Encryption" decoders find the span the same way.
+///   `cbcs`); Apple's decoders are reported (by Bento4) to find the span from the slice
+///   header, not from `senc`, so the two must agree.
 /// - `cenc`: the length prefix and NAL header are clear, and the rest is protected in
 ///   whole 16-byte blocks, the leftover bytes joining the clear part before them (CMAF
 ///   wants block-aligned `cenc` spans). 23001-7 only recommends (SHOULD) that `cenc`
