@@ -13,16 +13,20 @@
 //! its nesting bounded first. One that fails any check is an error: the caller rebuilds
 //! the index from the `moov` and writes it again.
 //!
-//! Layout, format 1: `VPIX`, then every number as an unsigned LEB128 varint (signed ones
+//! Layout, format 2: `VPIX`, then every number as an unsigned LEB128 varint (signed ones
 //! zigzagged), then the CRC-32C of everything before it (4 bytes, little-endian). After the
 //! magic: the format, key, size, version, movie timescale, the audio and video tracks, the
-//! text tracks. Strings and byte strings are a length and the bytes. Per track: id, kind,
-//! timescale, language (empty for none), sample description, `tkhd` width and height,
-//! display matrix, edits, samples. Samples: count, sizes, duration runs (count, value);
-//! the first decode time and runs where a decode time is not the previous sample's end;
-//! composition offsets (flag, one per sample); sync samples (flag, count, steps); offset
-//! runs where a sample does not follow the previous one. A run is (samples since the last
-//! run, distance from where the sample would otherwise be).
+//! text tracks, then where their samples are in the file. Strings and byte strings are a
+//! length and the bytes. Per track: id, kind, timescale, language (empty for none), sample
+//! description, `tkhd` width and height, display matrix, edits, samples. Samples: count,
+//! sizes, duration runs (count, value); the first decode time and runs where a decode time
+//! is not the previous sample's end; composition offsets (flag, one per sample); sync
+//! samples (flag, count, steps). A run is (samples since the last run, distance from
+//! where the sample would otherwise be). Where the samples are, one byte saying how:
+//! the file's chunks in file order (track, samples, and a distance where a chunk does not
+//! follow the previous one), or, when a track's samples do not run forward in the file,
+//! runs per track (format 1 stored every file that way; an interleaved file, a jump per
+//! chunk, took half its bytes there).
 
 use bytes::Bytes;
 use mp4_atom::{Decode, Stsd};
@@ -46,7 +50,12 @@ const MAGIC: &[u8; 4] = b"VPIX";
 /// The format written and the only one read. Bump it whenever the index the parser makes
 /// from the same file changes, not only the layout: the object names carry it
 /// (`INDEX_FORMAT` in `tiers`), so replicas of two versions never read each other's.
-pub const INDEX_FORMAT: u32 = 1;
+pub const INDEX_FORMAT: u32 = 2;
+
+/// The layout of the samples in the file as runs per track (`Writer::layout`).
+const LAYOUT_RUNS: u8 = 0;
+/// The layout as the file's chunks in file order (`Writer::layout`).
+const LAYOUT_CHUNKS: u8 = 1;
 
 /// Longest key or version string accepted in an index object.
 const MAX_NAME_BYTES: usize = 4096;
@@ -129,6 +138,10 @@ pub fn encode_index(key: &ObjectKey, index: &MediaIndex) -> Vec<u8> {
         out.edits(&text.edits);
         out.samples(&text.samples);
     }
+    let tables: Vec<&SampleTable> = (index.tracks.iter().map(|t| &t.samples))
+        .chain(index.text_tracks.iter().map(|t| &t.samples))
+        .collect();
+    out.layout(&tables);
     let crc = crc32c::crc32c(&out.0);
     out.0.extend_from_slice(&crc.to_le_bytes());
     out.0
@@ -195,7 +208,7 @@ pub fn decode_index(
                 .map_err(|_| invalid(track_id, "display matrix".into()))?;
         }
         let edits = r.edits(track_id)?;
-        let samples = r.samples(track_id, identity.size, limits, &mut budget)?;
+        let samples = r.samples(track_id, limits, &mut budget)?;
         check_edits(&edits, &samples, track_id)?;
         tracks.push(TrackIndex {
             track_id,
@@ -226,7 +239,7 @@ pub fn decode_index(
         let timescale = timescale(&mut r, track_id)?;
         let language = language(&mut r, track_id)?;
         let edits = r.edits(track_id)?;
-        let samples = r.samples(track_id, identity.size, limits, &mut budget)?;
+        let samples = r.samples(track_id, limits, &mut budget)?;
         check_edits(&edits, &samples, track_id)?;
         text_tracks.push(TextTrackIndex {
             track_id,
@@ -236,6 +249,18 @@ pub fn decode_index(
             edits,
             samples,
         });
+    }
+    let ids: Vec<u32> = (tracks.iter().map(|t| t.track_id))
+        .chain(text_tracks.iter().map(|t| t.track_id))
+        .collect();
+    let sizes: Vec<&[u32]> = (tracks.iter().map(|t| t.samples.sizes.as_slice()))
+        .chain(text_tracks.iter().map(|t| t.samples.sizes.as_slice()))
+        .collect();
+    let offsets = r.layout(&sizes, &ids, identity.size)?;
+    let tables = (tracks.iter_mut().map(|t| &mut t.samples))
+        .chain(text_tracks.iter_mut().map(|t| &mut t.samples));
+    for (table, offsets) in tables.zip(offsets) {
+        table.offsets = offsets.into();
     }
     if !r.rest.is_empty() {
         return Err(StoredIndexError::Format(format!(

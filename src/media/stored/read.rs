@@ -1,7 +1,10 @@
 //! Reading an index object's values, every one checked (see `stored/mod.rs`).
 
 use super::super::{Edit, EditList, MediaLimits, SampleTable};
-use super::{invalid, Result, SampleBudget, StoredIndexError, MAX_EDITS};
+use super::write::track_bits;
+use super::{
+    invalid, Result, SampleBudget, StoredIndexError, LAYOUT_CHUNKS, LAYOUT_RUNS, MAX_EDITS,
+};
 
 /// Reads the format's values, every one checked against the bytes left.
 pub(super) struct Reader<'a> {
@@ -110,12 +113,11 @@ impl<'a> Reader<'a> {
         Ok(EditList { edits })
     }
 
-    /// A sample table, checked as the parser checks one: within the limits, every sample
-    /// inside the object of `object_size` bytes, decode times that never run backwards.
+    /// A sample table but its offsets (see [`Reader::layout`]), checked as the parser
+    /// checks one: within the limits, decode times that never run backwards.
     pub(super) fn samples(
         &mut self,
         track_id: u32,
-        object_size: u64,
         limits: &MediaLimits,
         budget: &mut SampleBudget,
     ) -> Result<SampleTable> {
@@ -188,11 +190,10 @@ impl<'a> Reader<'a> {
             1 => Some(list),
             other => return Err(invalid(track_id, format!("sync flag {other}"))),
         };
-        let runs = self.count(n, "offset runs", 2)?;
-        let offsets = self.offsets(track_id, &sizes, runs, object_size)?;
         Ok(SampleTable {
             sizes,
-            offsets: offsets.into(),
+            // Filled in from the layout, after the last track.
+            offsets: Vec::new().into(),
             dts,
             durations,
             cts_offsets,
@@ -256,6 +257,83 @@ impl<'a> Reader<'a> {
             ));
         }
         Ok(dts)
+    }
+
+    /// The offsets of every sample of the tracks whose sample sizes are `sizes` (the
+    /// audio and video tracks, then the text tracks; `ids` their track ids), from the
+    /// layout the writer chose (`Writer::layout`); every sample must end inside the
+    /// object of `object_size` bytes.
+    pub(super) fn layout(
+        &mut self,
+        sizes: &[&[u32]],
+        ids: &[u32],
+        object_size: u64,
+    ) -> Result<Vec<Vec<u64>>> {
+        match self.u8()? {
+            LAYOUT_RUNS => (sizes.iter().zip(ids))
+                .map(|(sizes, id)| {
+                    let runs = self.count(sizes.len(), "offset runs", 2)?;
+                    self.offsets(*id, sizes, runs, object_size)
+                })
+                .collect(),
+            LAYOUT_CHUNKS => self.chunks(sizes, ids, object_size),
+            other => Err(StoredIndexError::Invalid(format!("layout {other}"))),
+        }
+    }
+
+    /// Offsets from the file's chunks in file order (`Writer::layout`).
+    fn chunks(&mut self, sizes: &[&[u32]], ids: &[u32], object_size: u64) -> Result<Vec<Vec<u64>>> {
+        let total: usize = sizes.iter().map(|s| s.len()).sum();
+        let bits = track_bits(sizes.len());
+        let mut offsets: Vec<Vec<u64>> =
+            sizes.iter().map(|s| Vec::with_capacity(s.len())).collect();
+        let count = self.count(total, "layout chunks", 1)?;
+        let mut end = 0u64;
+        for _ in 0..count {
+            let v = self.var()?;
+            let track = usize::try_from(v & ((1 << bits) - 1)).unwrap_or(usize::MAX);
+            let jump = (v >> bits) & 1 == 1;
+            let samples = usize::try_from(v >> (bits + 1)).unwrap_or(usize::MAX);
+            let (Some(track_sizes), Some(placed)) = (sizes.get(track), offsets.get_mut(track))
+            else {
+                return Err(StoredIndexError::Invalid(format!("layout: track {track}")));
+            };
+            let id = ids.get(track).copied().unwrap_or(0);
+            let Some(chunk) = (placed.len().checked_add(samples))
+                .filter(|_| samples > 0)
+                .and_then(|to| track_sizes.get(placed.len()..to))
+            else {
+                return Err(invalid(id, "a layout chunk past the samples".into()));
+            };
+            let mut at = match jump {
+                true => end
+                    .checked_add_signed(self.signed()?)
+                    .ok_or_else(|| invalid(id, "a layout chunk before the object".into()))?,
+                false => end,
+            };
+            for size in chunk {
+                let Some(next) = at
+                    .checked_add(u64::from(*size))
+                    .filter(|e| *e <= object_size)
+                else {
+                    return Err(invalid(
+                        id,
+                        format!(
+                            "sample {} at {at} ends past the object's {object_size} bytes",
+                            placed.len()
+                        ),
+                    ));
+                };
+                placed.push(at);
+                at = next;
+            }
+            end = at;
+        }
+        if let Some(short) = (offsets.iter().zip(sizes)).position(|(o, s)| o.len() != s.len()) {
+            let id = ids.get(short).copied().unwrap_or(0);
+            return Err(invalid(id, "samples the layout does not place".into()));
+        }
+        Ok(offsets)
     }
 
     /// Sample offsets from `runs` runs: each sample follows the previous one but where a

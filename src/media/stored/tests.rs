@@ -219,3 +219,148 @@ fn an_index_the_parser_could_not_have_made_is_refused() {
     invalid(&past);
     let _ = identity;
 }
+
+/// `index`'s object with its layout (the end of the body, see `Writer::layout`) replaced
+/// by `layout`, and the checksum made good again.
+fn with_layout(index: &MediaIndex, layout: impl FnOnce(&mut Writer)) -> Vec<u8> {
+    let bytes = encode_index(&key(), index);
+    let tables: Vec<&SampleTable> = index.tracks.iter().map(|t| &t.samples).collect();
+    let mut own = Writer(Vec::new());
+    own.layout(&tables);
+    let body_end = bytes.len() - 4;
+    assert!(
+        bytes[..body_end].ends_with(&own.0),
+        "the layout ends the body"
+    );
+    let mut body = bytes[..body_end - own.0.len()].to_vec();
+    let mut replaced = Writer(Vec::new());
+    layout(&mut replaced);
+    body.extend_from_slice(&replaced.0);
+    let crc = crc32c::crc32c(&body);
+    body.extend_from_slice(&crc.to_le_bytes());
+    body
+}
+
+/// Given an interleaved file (a chunk of video, a chunk of audio, ...), then its samples
+/// are placed by the file's chunks in file order, about a byte a chunk: the chunks of
+/// each track are not stored as jumps over the other's.
+#[test]
+fn an_interleaved_file_is_placed_by_its_chunks() {
+    let (index, _) = indexed("h264-aac-3s.mp4");
+    let tables: Vec<&SampleTable> = index.tracks.iter().map(|t| &t.samples).collect();
+    let mut chunks = Writer(Vec::new());
+    chunks.layout(&tables);
+    assert_eq!(chunks.0[0], LAYOUT_CHUNKS);
+    let mut runs = Writer(Vec::new());
+    for table in &tables {
+        runs.runs(table.offsets(), &table.sizes);
+    }
+    assert!(
+        chunks.0.len() * 2 < runs.0.len(),
+        "{} bytes in chunks against {} in runs",
+        chunks.0.len(),
+        runs.0.len()
+    );
+}
+
+/// Given a track whose samples do not run forward in the file, then its index object
+/// places them by runs per track, and reads back the same.
+#[test]
+fn samples_out_of_file_order_read_back_the_same() {
+    let (mut index, identity) = indexed("h264-aac-3s.mp4");
+    let offsets = index.tracks[0].samples.offsets_mut();
+    offsets.swap(3, 4);
+    let bytes = encode_index(&key(), &index);
+    let back = decode(&bytes, &identity).unwrap();
+    assert_eq!(back.tracks[0].samples, index.tracks[0].samples);
+    assert_eq!(back.tracks[1].samples, index.tracks[1].samples);
+}
+
+/// Given a checksummed index object whose layout names a track that is not there, places
+/// more samples than a track has, leaves some unplaced, starts before the object or runs
+/// past its end, then it is refused as invalid.
+#[test]
+fn a_layout_that_does_not_place_every_sample_once_is_refused() {
+    let (index, identity) = indexed("h264-aac-3s.mp4");
+    let (video, audio) = (index.tracks[0].samples.len(), index.tracks[1].samples.len());
+    let bits = super::write::track_bits(2);
+    let chunk = |w: &mut Writer, track: u64, samples: u64, gap: Option<i64>| {
+        let jump = u64::from(gap.is_some());
+        w.var((samples << (bits + 1)) | (jump << bits) | track);
+        if let Some(gap) = gap {
+            w.signed(gap);
+        }
+    };
+    let refused = |bytes: Vec<u8>, what: &str| {
+        let result = decode(&bytes, &identity);
+        assert!(
+            matches!(result, Err(StoredIndexError::Invalid(_))),
+            "{what}: {result:?}"
+        );
+    };
+    // Sound, by hand: every video sample, then every audio sample, from byte 100.
+    let sound = with_layout(&index, |w| {
+        w.0.push(LAYOUT_CHUNKS);
+        w.count(2);
+        chunk(w, 0, video as u64, Some(100));
+        chunk(w, 1, audio as u64, None);
+    });
+    let back = decode(&sound, &identity).unwrap();
+    assert_eq!(back.tracks[0].samples.offsets()[0], 100);
+    refused(
+        with_layout(&index, |w| {
+            w.0.push(LAYOUT_CHUNKS);
+            w.count(2);
+            chunk(w, 0, video as u64, Some(100));
+            chunk(w, 1, audio as u64 + 1, None);
+        }),
+        "more samples than the track has",
+    );
+    refused(
+        with_layout(&index, |w| {
+            w.0.push(LAYOUT_CHUNKS);
+            w.count(1);
+            chunk(w, 0, video as u64, Some(100));
+        }),
+        "audio left unplaced",
+    );
+    refused(
+        with_layout(&index, |w| {
+            w.0.push(LAYOUT_CHUNKS);
+            w.count(3);
+            chunk(w, 0, video as u64, Some(100));
+            chunk(w, 1, audio as u64, None);
+            chunk(w, 3, 1, None);
+        }),
+        "a track that is not there",
+    );
+    refused(
+        with_layout(&index, |w| {
+            w.0.push(LAYOUT_CHUNKS);
+            w.count(2);
+            chunk(w, 0, video as u64, Some(-1));
+            chunk(w, 1, audio as u64, None);
+        }),
+        "before the object",
+    );
+    refused(
+        with_layout(&index, |w| {
+            w.0.push(LAYOUT_CHUNKS);
+            w.count(2);
+            chunk(w, 0, video as u64, Some(identity.size as i64 - 10));
+            chunk(w, 1, audio as u64, None);
+        }),
+        "past the object's end",
+    );
+    refused(
+        with_layout(&index, |w| {
+            w.0.push(LAYOUT_CHUNKS);
+            w.count(3);
+            chunk(w, 0, 0, Some(100));
+            chunk(w, 0, video as u64, None);
+            chunk(w, 1, audio as u64, None);
+        }),
+        "an empty chunk",
+    );
+    refused(with_layout(&index, |w| w.0.push(7)), "an unknown layout");
+}

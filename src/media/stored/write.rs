@@ -1,6 +1,7 @@
 //! Writing an index object's values (see the format in `stored/mod.rs`).
 
 use super::super::{EditList, SampleTable};
+use super::{LAYOUT_CHUNKS, LAYOUT_RUNS};
 
 /// Appends the format's values: unsigned LEB128 varints, signed ones zigzagged first.
 pub(super) struct Writer(pub(super) Vec<u8>);
@@ -93,12 +94,62 @@ impl Writer {
             self.u32(i.wrapping_sub(last));
             last = *i;
         }
-        // Offsets: a run starts wherever a sample does not follow the previous one, as
-        // (samples since the last run, distance from the previous sample's end).
-        let offsets = s.offsets();
+    }
+
+    /// Where every sample of `tables` (the audio and video tracks, then the text tracks)
+    /// is in the file. When each track's samples run forward in the file, as in every
+    /// muxer's output, as the file's chunks in file order ([`LAYOUT_CHUNKS`]): per chunk
+    /// one varint, `(samples << (bits + 1)) | (jump << bits) | track`, and after a chunk
+    /// that does not start where the previous one ended, its distance from there. An
+    /// interleaved file then costs about a byte per chunk, where runs per track cost
+    /// three or four (each chunk is a jump over the other tracks' chunk). Otherwise, per
+    /// track, runs where a sample does not follow the previous one ([`LAYOUT_RUNS`]).
+    pub(super) fn layout(&mut self, tables: &[&SampleTable]) {
+        let offsets: Vec<&[u64]> = tables.iter().map(|t| t.offsets()).collect();
+        let forward = offsets.iter().all(|o| o.windows(2).all(|w| w[0] <= w[1]));
+        if !forward {
+            self.0.push(LAYOUT_RUNS);
+            for (table, offsets) in tables.iter().zip(&offsets) {
+                self.runs(offsets, &table.sizes);
+            }
+            return;
+        }
+        self.0.push(LAYOUT_CHUNKS);
+        let bits = track_bits(tables.len());
+        // (track, samples, distance from the previous chunk's end)
+        let mut chunks: Vec<(usize, u64, i64)> = Vec::new();
+        let mut next = vec![0usize; tables.len()];
+        let mut end = 0u64;
+        loop {
+            // The track whose next sample comes first in the file.
+            let pick = (offsets.iter().zip(&next).enumerate())
+                .filter_map(|(t, (o, n))| Some((*o.get(*n)?, t)))
+                .min();
+            let Some((at, t)) = pick else { break };
+            let size = (tables.get(t)).and_then(|table| table.sizes.get(next[t]));
+            match chunks.last_mut() {
+                Some((track, samples, _)) if *track == t && at == end => *samples += 1,
+                _ => chunks.push((t, 1, at.wrapping_sub(end) as i64)),
+            }
+            next[t] += 1;
+            end = at.saturating_add(u64::from(size.copied().unwrap_or(0)));
+        }
+        self.count(chunks.len());
+        for (track, samples, gap) in chunks {
+            let jump = u64::from(gap != 0);
+            self.var((samples << (bits + 1)) | (jump << bits) | track as u64);
+            if gap != 0 {
+                self.signed(gap);
+            }
+        }
+    }
+
+    /// A track's offsets as runs: one wherever a sample does not follow the previous one,
+    /// as (samples since the last run, distance from the previous sample's end).
+    pub(super) fn runs(&mut self, offsets: &[u64], sizes: &[u32]) {
         let mut starts: Vec<(usize, i64)> = Vec::new();
         let mut end = 0u64;
-        for (i, (at, size)) in offsets.iter().zip(&s.sizes).enumerate() {
+        for (i, (at, size)) in offsets.iter().zip(sizes).enumerate() {
             if i == 0 || *at != end {
                 starts.push((i, at.wrapping_sub(end) as i64));
             }
@@ -112,4 +163,9 @@ impl Writer {
             last = i;
         }
     }
+}
+
+/// Bits a track's number takes in a chunk of the layout (0 for a single track).
+pub(super) fn track_bits(tracks: usize) -> u32 {
+    usize::BITS - tracks.saturating_sub(1).leading_zeros()
 }
