@@ -22,14 +22,7 @@ use sha2::{Digest, Sha256};
 
 use super::keys::{uuid_string, ContentKey, DrmSystem, KeyError, KeyProvider};
 
-/// Widevine's DRM system id.
-pub const WIDEVINE: [u8; 16] = [
-    0xed, 0xef, 0x8b, 0xa9, 0x79, 0xd6, 0x4a, 0xce, 0xa3, 0xc8, 0x27, 0xdc, 0xd5, 0x1d, 0x21, 0xed,
-];
-/// PlayReady's DRM system id.
-pub const PLAYREADY: [u8; 16] = [
-    0x9a, 0x04, 0xf0, 0x79, 0x98, 0x40, 0x42, 0x86, 0xab, 0x92, 0xe6, 0x5b, 0xe0, 0x88, 0x5f, 0x95,
-];
+pub use super::drm::{PLAYREADY, WIDEVINE};
 
 /// Largest CPIX answer read, in bytes.
 const MAX_ANSWER_BYTES: usize = 1024 * 1024;
@@ -275,7 +268,10 @@ pub fn parse_answer(xml: &[u8], kid: &[u8; 16]) -> Result<ContentKey, KeyError> 
                                 return Err(bad("PSSH is not a pssh box"));
                             }
                             let _ = system_kid;
-                            systems.push(DrmSystem { system_id, pssh });
+                            systems.push(DrmSystem {
+                                pssh: Some(pssh),
+                                ..DrmSystem::new(system_id)
+                            });
                         }
                     }
                     _ => {}
@@ -327,8 +323,8 @@ mod tests {
         assert_eq!(
             key.systems,
             vec![DrmSystem {
-                system_id: WIDEVINE,
-                pssh
+                pssh: Some(pssh),
+                ..DrmSystem::new(WIDEVINE)
             }]
         );
     }

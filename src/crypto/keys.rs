@@ -15,6 +15,8 @@ use std::path::Path;
 use std::sync::Arc;
 
 use hmac::{Hmac, KeyInit, Mac};
+
+pub use super::drm::DrmSystem;
 use sha2::Sha256;
 
 /// Shortest secret accepted, in bytes.
@@ -80,16 +82,6 @@ impl Secret {
     }
 }
 
-/// One DRM system's signalling for a key, as a key server supplies it.
-#[derive(Debug, Clone, PartialEq, Eq)]
-pub struct DrmSystem {
-    /// The DRM system id (Widevine `edef8ba9-...`, PlayReady `9a04f079-...`).
-    pub system_id: [u8; 16],
-    /// The complete `pssh` box for this system, written into init segments and, base64,
-    /// into the MPD's `cenc:pssh`.
-    pub pssh: Vec<u8>,
-}
-
 /// A title's content key.
 #[derive(Clone, PartialEq, Eq)]
 pub struct ContentKey {
@@ -97,8 +89,9 @@ pub struct ContentKey {
     pub kid: [u8; 16],
     /// The AES-128 key.
     pub key: [u8; 16],
-    /// DRM systems' `pssh` data, when the provider supplies it (the `secret` provider
-    /// never does: it serves ClearKey and HLS AES-128 only).
+    /// DRM systems' signalling, when a key server supplies it; the `secret` provider's
+    /// raw-key systems are added per output by the server (`crypto::raw_drm`), as they
+    /// depend on the scheme.
     pub systems: Vec<DrmSystem>,
 }
 

@@ -14,6 +14,7 @@
 
 pub mod cipher;
 pub mod cpix;
+pub mod drm;
 pub mod keys;
 pub mod policy;
 pub mod settings;

@@ -89,11 +89,12 @@ pub(crate) fn dash_content_protection(
         scheme.name(),
     );
     for system in &key.systems {
+        let Some(pssh) = &system.pssh else { continue };
         let _ = write!(
             elements,
             "      <ContentProtection schemeIdUri=\"urn:uuid:{}\">\n        <cenc:pssh>{}</cenc:pssh>\n      </ContentProtection>\n",
             uuid_string(&system.system_id),
-            STANDARD.encode(&system.pssh)
+            STANDARD.encode(pssh)
         );
     }
     elements
