@@ -21,19 +21,38 @@ use quick_xml::events::Event;
 use sha2::{Digest, Sha256};
 
 use super::keys::{uuid_string, ContentKey, DrmSystem, KeyError, KeyProvider};
+use super::policy::Scheme;
 
 pub use super::drm::{PLAYREADY, WIDEVINE};
 
 /// Largest CPIX answer read, in bytes.
 const MAX_ANSWER_BYTES: usize = 1024 * 1024;
 
+/// The key server's protocol.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default, clap::ValueEnum)]
+pub enum CpixMode {
+    /// A CPIX 2.3 document POSTed as it is.
+    #[default]
+    Cpix,
+    /// AWS SPEKE v2: CPIX 2.3 with the `X-Speke-Version: 2.0` header, the key's
+    /// `commonEncryptionScheme` and an encryption contract (`ContentKeyUsageRuleList`).
+    Speke2,
+}
+
 /// How to reach the key server.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct CpixOptions {
     /// The key server's URL (the CPIX request is POSTed to it).
     pub url: String,
-    /// DRM systems to ask `pssh` data for.
+    /// CPIX 2.3 or SPEKE v2.
+    pub mode: CpixMode,
+    /// DRM systems to ask signalling for.
     pub systems: Vec<[u8; 16]>,
+    /// Whether each of `systems` must be in the answer (`--drm-systems`): an answer
+    /// without one is a failure, and is not cached.
+    pub required: bool,
+    /// The scheme the key encrypts with (SPEKE v2 `commonEncryptionScheme`).
+    pub scheme: Scheme,
     /// Deadline of one request, connection included.
     pub timeout: Duration,
     /// Retries after the first attempt.

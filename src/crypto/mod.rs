@@ -17,6 +17,7 @@ pub mod cpix;
 pub mod drm;
 pub mod keys;
 pub mod policy;
+pub mod raw_drm;
 pub mod settings;
 pub mod token;
 
