@@ -136,6 +136,10 @@ pub enum KeyError {
     /// The key server is down, slow or answered nonsense (503: never clear content).
     #[error("key provider unavailable: {reason}")]
     Unavailable { reason: String },
+    /// The key server's answer lacks a DRM system the title is signalled for (503 naming
+    /// it: never a manifest without it).
+    #[error("key server gave no {system} signalling")]
+    MissingSystem { system: super::drm::DrmId },
     /// The provider is misconfigured (a startup error).
     #[error("key provider configuration: {reason}")]
     Config { reason: String },

@@ -6,10 +6,13 @@ use std::sync::Arc;
 use std::time::{SystemTime, UNIX_EPOCH};
 
 use crate::crypto::cpix::CpixKeyProvider;
+use crate::crypto::drm::DrmId;
+use crate::crypto::raw_drm::raw_systems;
 use crate::crypto::settings::{ProtectSettings, SignedUrls};
 use crate::crypto::token::token_in_query;
 use crate::crypto::{
-    ContentKey, EncryptionPolicy, KeyProvider, SecretKeyProvider, TokenError, TokenSigner,
+    ContentKey, EncryptionPolicy, KeyError, KeyProvider, Scheme, SecretKeyProvider, TokenError,
+    TokenSigner,
 };
 use crate::server::error::ServeError;
 use crate::server::route::paths::Route;
@@ -126,6 +129,48 @@ impl Protector {
     /// The public base URL manifests write absolute URLs with, when configured.
     pub fn public_url(&self) -> Option<&str> {
         self.settings.public_url.as_deref()
+    }
+
+    /// The DRM systems every title is signalled for (`--drm-systems`), if set.
+    pub fn drm_systems(&self) -> Option<&[DrmId]> {
+        self.settings.drm_systems.as_deref()
+    }
+
+    /// `key` with the DRM systems `wanted` for `scheme`'s output of the title at `title`
+    /// (`None`: the key as the provider gave it). From a key server, each wanted system
+    /// must be in its answer, and only those are kept; from the secret, the raw-key
+    /// systems are made (`crypto::raw_drm`). HLS AES-128 signals no DRM system.
+    ///
+    /// # Errors
+    /// [`KeyError::MissingSystem`] naming a wanted system the key server left out (fail
+    /// closed: never a manifest or init segment without it); [`KeyError::Config`] when a
+    /// raw-key system lacks its settings.
+    pub fn signalled_key(
+        &self,
+        key: &Arc<ContentKey>,
+        title: &ObjectKey,
+        scheme: Scheme,
+        wanted: Option<&[DrmId]>,
+    ) -> Result<Arc<ContentKey>, KeyError> {
+        let Some(wanted) = wanted.filter(|_| scheme != Scheme::Aes128) else {
+            return Ok(key.clone());
+        };
+        let systems = if self.settings.cpix.is_none() {
+            raw_systems(wanted, &self.settings.raw_drm, key, title.as_str(), scheme)?
+        } else {
+            let mut systems = Vec::new();
+            for id in wanted.iter().filter(|d| d.from_key_server()) {
+                let found = (key.systems.iter())
+                    .find(|s| s.system_id == id.system_id() && s.usable())
+                    .ok_or(KeyError::MissingSystem { system: *id })?;
+                systems.push(found.clone());
+            }
+            systems
+        };
+        Ok(Arc::new(ContentKey {
+            systems,
+            ..(**key).clone()
+        }))
     }
 
     /// The content key of the title at `title_key`.

@@ -11,6 +11,7 @@
 use std::sync::Arc;
 
 use super::protector::Protector;
+use crate::crypto::drm::DrmId;
 use crate::crypto::{ContentKey, EncryptionPolicy, Scheme};
 use crate::package::Resource;
 use crate::server::error::ServeError;
@@ -40,6 +41,8 @@ pub struct Protected {
     pub key: Arc<ContentKey>,
     /// Its version token.
     pub token: String,
+    /// Whether W3C ClearKey is signalled beside the key's DRM systems.
+    pub clearkey: bool,
 }
 
 /// What a request's version folder (or entry manifest) selects.
@@ -99,12 +102,16 @@ async fn select_protected(
         ));
     }
     let content_key = protector.content_key(key).await?;
-    let protected = |scheme: Scheme| {
-        Selected::Protected(Protected {
+    // The DRM systems signalled: the title document's, else the server's; `None` is what
+    // the key provider returns, and ClearKey.
+    let drm = cached.drm.as_deref().or(protector.drm_systems());
+    let protected = |scheme: Scheme| -> Result<Selected, ServeError> {
+        Ok(Selected::Protected(Protected {
             scheme,
             token: protected_token(&cached.token, scheme, &content_key.kid),
-            key: content_key.clone(),
-        })
+            key: protector.signalled_key(&content_key, key, scheme, drm)?,
+            clearkey: drm.is_none_or(|d| d.contains(&DrmId::ClearKey)),
+        }))
     };
     let entry_scheme = match resource {
         Resource::Multivariant | Resource::MultivariantTs => Some(policy.hls),
@@ -116,12 +123,12 @@ async fn select_protected(
         version.is_some_and(|v| v == protected_token(&cached.token, *s, &content_key.kid))
     });
     let selected = match (entry_scheme, by_version, version) {
-        (Some(Some(scheme)), _, None) => Ok(protected(scheme)),
-        (Some(Some(scheme)), Some(found), _) if found == scheme => Ok(protected(scheme)),
+        (Some(Some(scheme)), _, None) => protected(scheme),
+        (Some(Some(scheme)), Some(found), _) if found == scheme => protected(scheme),
         (Some(None), _, None) => Ok(Selected::Clear),
         (Some(None), _, Some(v)) if v == cached.token => Ok(Selected::Clear),
         (Some(_), _, _) => Err(gone()),
-        (None, Some(scheme), _) => Ok(protected(scheme)),
+        (None, Some(scheme), _) => protected(scheme),
         (None, None, Some(v)) if v == cached.token && clear_allowed => Ok(Selected::Clear),
         (None, None, None) if clear_allowed => Ok(Selected::Clear),
         (None, None, _) => Err(gone()),
