@@ -284,11 +284,11 @@ async fn start(keys: &KeyServer, mode: CpixMode) -> TestServer {
         drm_systems: Some("fairplay,widevine,playready".into()),
         ..Default::default()
     };
-    let mut settings = Settings {
+    let settings = Settings {
         segment_duration_ms: 1000,
+        protect: args.resolve().unwrap(),
         ..Default::default()
     };
-    settings.protect = args.resolve().unwrap();
     start_server_with(&fixtures(), settings).await
 }
 
@@ -446,8 +446,10 @@ async fn raw_keys_signal_each_system_without_a_key_server() {
         fairplay_key_uri: Some("skd://fps.example/{kid}?title={title}".into()),
         ..Default::default()
     };
-    let mut settings = Settings::default();
-    settings.protect = args.resolve().unwrap();
+    let settings = Settings {
+        protect: args.resolve().unwrap(),
+        ..Default::default()
+    };
     let server = start_server_with(dir.path(), settings).await;
 
     let mpd = get(server.addr, &format!("/vod/{FIXTURE}/manifest.mpd")).await;
