@@ -428,7 +428,7 @@ fn guid(kid: &[u8]) -> Vec<u8> {
 /// a 4.3.0.0 WRMHEADER (UTF-16LE) with the KID in GUID order and the licence URL, the
 /// FairPlay URI is the template's, ClearKey stays signalled, the init segment carries
 /// both `pssh` boxes and ffprobe still reads it; a title document's `"drm"` narrows the
-/// systems for its title.
+/// systems for its title, and without ClearKey its licence route gives no key.
 #[tokio::test]
 async fn raw_keys_signal_each_system_without_a_key_server() {
     let dir = common::TempDir::new("drm-raw");
@@ -553,5 +553,12 @@ async fn raw_keys_signal_each_system_without_a_key_server() {
     let doc = doc.text();
     assert!(doc.contains(WIDEVINE));
     assert!(!doc.contains(PLAYREADY) && !doc.contains("ClearKey1.0"));
+    // Without ClearKey among its systems, the title's licence route hands out no key; the
+    // other title's still reads requests (an empty one is a bad request).
+    let licence = common::request(server.addr, "POST", "/vod/title.json/clearkey.json", &[]).await;
+    assert_eq!(licence.status, 404);
+    let path = format!("/vod/{FIXTURE}/clearkey.json");
+    let licence = common::request(server.addr, "POST", &path, &[]).await;
+    assert_eq!(licence.status, 400);
     server.shutdown().await;
 }

@@ -6,6 +6,7 @@ use base64::engine::general_purpose::URL_SAFE_NO_PAD;
 use base64::Engine as _;
 use bytes::Bytes;
 
+use crate::crypto::drm::DrmId;
 use crate::crypto::{EncryptionPolicy, Scheme};
 use crate::package::View;
 use crate::server::app::App;
@@ -23,12 +24,29 @@ const MAX_LICENCE_REQUEST_BYTES: usize = 16 * 1024;
 /// # Errors
 /// 404 for no such object, 422 for a broken title document, source errors as usual.
 async fn title_policy(app: &App, key: &ObjectKey) -> Result<EncryptionPolicy, ServeError> {
+    Ok(title_protection(app, key).await?.0)
+}
+
+/// The encryption policy of the title at `key` and whether W3C ClearKey is among its DRM
+/// systems (a title document's own, else the server's; all when none are chosen).
+///
+/// # Errors
+/// As [`title_policy`].
+async fn title_protection(
+    app: &App,
+    key: &ObjectKey,
+) -> Result<(EncryptionPolicy, bool), ServeError> {
+    let clearkey = |drm: Option<&[DrmId]>| drm.is_none_or(|d| d.contains(&DrmId::ClearKey));
     if !crate::media::is_title_document(key) {
         app.catalog.source().identify(key).await?;
-        return Ok(app.protect.policy());
+        return Ok((app.protect.policy(), clearkey(app.protect.drm_systems())));
     }
     let (_, cached) = load_view(&app.catalog, key, &View::default()).await?;
-    Ok(cached.encryption.unwrap_or(app.protect.policy()))
+    let drm = cached.drm.as_deref().or(app.protect.drm_systems());
+    Ok((
+        cached.encryption.unwrap_or(app.protect.policy()),
+        clearkey(drm),
+    ))
 }
 
 /// The HLS key of the title at `key` (AES-128, and SAMPLE-AES for MPEG-TS): 16 raw bytes.
@@ -68,12 +86,13 @@ where
 /// among the request's `kids` that the title has.
 ///
 /// # Errors
-/// 400 for a request that is not ClearKey JSON, 404 when the title uses no CENC scheme,
-/// 503 when the key is unavailable.
+/// 400 for a request that is not ClearKey JSON, 404 when the title uses no CENC scheme
+/// or ClearKey is not among its DRM systems (a title for FairPlay, Widevine and PlayReady
+/// only must not hand its key out in the clear), 503 when the key is unavailable.
 async fn licence_answer(app: &App, key: &ObjectKey, body: &[u8]) -> Result<Bytes, ServeError> {
-    let policy = title_policy(app, key).await?;
+    let (policy, clearkey) = title_protection(app, key).await?;
     let cenc = |s: Option<Scheme>| matches!(s, Some(Scheme::Cenc | Scheme::Cbcs));
-    if !cenc(policy.hls) && !cenc(policy.dash) {
+    if !clearkey || (!cenc(policy.hls) && !cenc(policy.dash)) {
         return Err(ServeError::NoKey);
     }
     #[derive(serde::Deserialize)]

@@ -19,10 +19,22 @@ use crate::server::titles::cached::CachedTitle;
 use crate::source::ObjectKey;
 
 /// The version token of `scheme`'s output of a title whose clear token is `clear` and
-/// whose KID is `kid`: 16 lowercase hex digits, like every version token.
-pub fn protected_token(clear: &str, scheme: Scheme, kid: &[u8; 16]) -> String {
+/// whose KID is `kid`, signalled for the DRM systems `drm` (`None`: the provider's, as
+/// before DRM systems were chosen, so those URLs stay): 16 lowercase hex digits, like
+/// every version token. The systems are an input because init segments carry their
+/// `pssh` boxes and are cached as immutable: another choice of systems is another URL.
+pub fn protected_token(
+    clear: &str,
+    scheme: Scheme,
+    kid: &[u8; 16],
+    drm: Option<&[DrmId]>,
+) -> String {
     let mut hash: u64 = 0xcbf2_9ce4_8422_2325;
-    let fields: [&[u8]; 3] = [clear.as_bytes(), scheme.name().as_bytes(), kid];
+    let names = drm.map(|d| d.iter().map(|d| d.name()).collect::<Vec<_>>().join(","));
+    let mut fields: Vec<&[u8]> = vec![clear.as_bytes(), scheme.name().as_bytes(), kid];
+    if let Some(names) = &names {
+        fields.push(names.as_bytes());
+    }
     for field in fields {
         for b in field.iter().chain(b"\0") {
             hash ^= u64::from(*b);
@@ -108,7 +120,7 @@ async fn select_protected(
     let protected = |scheme: Scheme| -> Result<Selected, ServeError> {
         Ok(Selected::Protected(Protected {
             scheme,
-            token: protected_token(&cached.token, scheme, &content_key.kid),
+            token: protected_token(&cached.token, scheme, &content_key.kid, drm),
             key: protector.signalled_key(&content_key, key, scheme, drm)?,
             clearkey: drm.is_none_or(|d| d.contains(&DrmId::ClearKey)),
         }))
@@ -120,7 +132,7 @@ async fn select_protected(
     };
     let clear_allowed = policy.hls.is_none() || policy.dash.is_none();
     let by_version = policy.schemes().into_iter().find(|s| {
-        version.is_some_and(|v| v == protected_token(&cached.token, *s, &content_key.kid))
+        version.is_some_and(|v| v == protected_token(&cached.token, *s, &content_key.kid, drm))
     });
     let selected = match (entry_scheme, by_version, version) {
         (Some(Some(scheme)), _, None) => protected(scheme),
@@ -147,16 +159,21 @@ mod tests {
 
     #[test]
     fn protected_tokens_differ_by_scheme_and_key() {
-        let a = protected_token("0123456789abcdef", Scheme::Cenc, &[1; 16]);
+        let a = protected_token("0123456789abcdef", Scheme::Cenc, &[1; 16], None);
         assert_eq!(a.len(), 16);
         assert!(crate::package::parse_version_folder(&format!("v{a}")).is_some());
         assert_ne!(
             a,
-            protected_token("0123456789abcdef", Scheme::Cbcs, &[1; 16])
+            protected_token("0123456789abcdef", Scheme::Cbcs, &[1; 16], None)
         );
         assert_ne!(
             a,
-            protected_token("0123456789abcdef", Scheme::Cenc, &[2; 16])
+            protected_token("0123456789abcdef", Scheme::Cenc, &[2; 16], None)
+        );
+        let widevine = [DrmId::Widevine];
+        assert_ne!(
+            a,
+            protected_token("0123456789abcdef", Scheme::Cenc, &[1; 16], Some(&widevine))
         );
     }
 }
