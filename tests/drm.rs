@@ -557,6 +557,12 @@ async fn raw_keys_signal_each_system_without_a_key_server() {
     // other title's still reads requests (an empty one is a bad request).
     let licence = common::request(server.addr, "POST", "/vod/title.json/clearkey.json", &[]).await;
     assert_eq!(licence.status, 404);
+    // Nor its SAMPLE-AES raw key, nor the MPEG-TS output that needs it.
+    for path in ["/vod/title.json/hls.key", "/vod/title.json/master-ts.m3u8"] {
+        assert_eq!(get(server.addr, path).await.status, 404, "{path}");
+    }
+    let ts = get(server.addr, &format!("/vod/{FIXTURE}/master-ts.m3u8")).await;
+    assert_eq!(ts.status, 200, "with ClearKey the TS output stays");
     let path = format!("/vod/{FIXTURE}/clearkey.json");
     let licence = common::request(server.addr, "POST", &path, &[]).await;
     assert_eq!(licence.status, 400);

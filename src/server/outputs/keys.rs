@@ -18,20 +18,12 @@ use crate::source::ObjectKey;
 /// Largest licence request body read.
 const MAX_LICENCE_REQUEST_BYTES: usize = 16 * 1024;
 
-/// The encryption policy of the title at `key` (which must exist): a title document's own,
-/// else the server's.
+/// The encryption policy of the title at `key` (which must exist) and whether W3C
+/// ClearKey is among its DRM systems: a title document's own, else the server's (all
+/// systems when none are chosen).
 ///
 /// # Errors
 /// 404 for no such object, 422 for a broken title document, source errors as usual.
-async fn title_policy(app: &App, key: &ObjectKey) -> Result<EncryptionPolicy, ServeError> {
-    Ok(title_protection(app, key).await?.0)
-}
-
-/// The encryption policy of the title at `key` and whether W3C ClearKey is among its DRM
-/// systems (a title document's own, else the server's; all when none are chosen).
-///
-/// # Errors
-/// As [`title_policy`].
 async fn title_protection(
     app: &App,
     key: &ObjectKey,
@@ -52,13 +44,15 @@ async fn title_protection(
 /// The HLS key of the title at `key` (AES-128, and SAMPLE-AES for MPEG-TS): 16 raw bytes.
 ///
 /// # Errors
-/// 404 when the title's HLS output is clear, 503 when the key is unavailable.
+/// 404 when the title's HLS output is clear, or SAMPLE-AES for DRM systems without
+/// ClearKey; 503 when the key is unavailable.
 pub async fn key(app: &App, key: &ObjectKey) -> Result<Answer, ServeError> {
-    if !matches!(
-        title_policy(app, key).await?.hls,
-        Some(Scheme::Aes128 | Scheme::Cbcs)
-    ) {
-        return Err(ServeError::NoKey);
+    // SAMPLE-AES's raw key is the `cbcs` output's key: not handed out for a title whose
+    // DRM systems leave ClearKey out.
+    match title_protection(app, key).await? {
+        (policy, _) if policy.hls == Some(Scheme::Aes128) => {}
+        (policy, true) if policy.hls == Some(Scheme::Cbcs) => {}
+        _ => return Err(ServeError::NoKey),
     }
     let content_key = app.protect.content_key(key).await?;
     let bytes = Bytes::copy_from_slice(&content_key.key);

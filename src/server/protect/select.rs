@@ -117,12 +117,21 @@ async fn select_protected(
     // The DRM systems signalled: the title document's, else the server's; `None` is what
     // the key provider returns, and ClearKey.
     let drm = cached.drm.as_deref().or(protector.drm_systems());
+    let clearkey = drm.is_none_or(|d| d.contains(&DrmId::ClearKey));
+    // SAMPLE-AES MPEG-TS hands its key out raw (`hls.key`), and it is the key of the
+    // `cbcs` output too: a title signalled for DRM systems without ClearKey has no TS
+    // output (fail closed).
+    if ts && policy.hls == Some(Scheme::Cbcs) && !clearkey {
+        return Err(ServeError::NotOffered(
+            "MPEG-TS is not offered for a title protected by DRM systems only".into(),
+        ));
+    }
     let protected = |scheme: Scheme| -> Result<Selected, ServeError> {
         Ok(Selected::Protected(Protected {
             scheme,
             token: protected_token(&cached.token, scheme, &content_key.kid, drm),
             key: protector.signalled_key(&content_key, key, scheme, drm)?,
-            clearkey: drm.is_none_or(|d| d.contains(&DrmId::ClearKey)),
+            clearkey,
         }))
     };
     let entry_scheme = match resource {
