@@ -155,22 +155,43 @@ impl Protector {
         let Some(wanted) = wanted.filter(|_| scheme != Scheme::Aes128) else {
             return Ok(key.clone());
         };
+        if self.settings.cpix.is_some() {
+            self.check_systems(key, Some(wanted))?;
+        }
         let systems = if self.settings.cpix.is_none() {
             raw_systems(wanted, &self.settings.raw_drm, key, title.as_str(), scheme)?
         } else {
-            let mut systems = Vec::new();
-            for id in wanted.iter().filter(|d| d.from_key_server()) {
-                let found = (key.systems.iter())
-                    .find(|s| s.system_id == id.system_id() && s.usable())
-                    .ok_or(KeyError::MissingSystem { system: *id })?;
-                systems.push(found.clone());
-            }
-            systems
+            (wanted.iter())
+                .filter_map(|id| key_system(key, *id))
+                .cloned()
+                .collect()
         };
         Ok(Arc::new(ContentKey {
             systems,
             ..(**key).clone()
         }))
+    }
+
+    /// Whether `key` holds every system `wanted` that a key server must supply (none
+    /// without a key server: the raw-key systems are made, not fetched). Cheap, for
+    /// requests that need no signalling (media segments) but must fail as the manifests do.
+    ///
+    /// # Errors
+    /// [`KeyError::MissingSystem`] naming the first system left out.
+    pub fn check_systems(
+        &self,
+        key: &ContentKey,
+        wanted: Option<&[DrmId]>,
+    ) -> Result<(), KeyError> {
+        if self.settings.cpix.is_none() {
+            return Ok(());
+        }
+        for id in wanted.unwrap_or_default() {
+            if id.from_key_server() && key_system(key, *id).is_none() {
+                return Err(KeyError::MissingSystem { system: *id });
+            }
+        }
+        Ok(())
     }
 
     /// The content key of the title at `title_key`.
@@ -181,4 +202,9 @@ impl Protector {
         let provider = self.provider.as_ref().ok_or(ServeError::NoKeyProvider)?;
         Ok(provider.content_key(title_key.as_str()).await?)
     }
+}
+
+/// `key`'s usable signalling for system `id`, if the key server gave it.
+fn key_system(key: &ContentKey, id: DrmId) -> Option<&crate::crypto::drm::DrmSystem> {
+    (key.systems.iter()).find(|s| s.system_id == id.system_id() && s.usable())
 }

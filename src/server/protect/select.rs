@@ -126,11 +126,28 @@ async fn select_protected(
             "MPEG-TS is not offered for a title protected by DRM systems only".into(),
         ));
     }
+    // Manifests and init segments carry the systems' signalling; media segments need
+    // only the key, so the raw-key systems are not made for each of them (the key
+    // server's answer is still checked: they fail as the manifests do).
+    let signals = matches!(
+        resource,
+        Resource::Multivariant
+            | Resource::MultivariantTs
+            | Resource::Mpd
+            | Resource::MediaPlaylist { .. }
+            | Resource::Init { .. }
+            | Resource::TsMediaPlaylist { .. }
+    );
     let protected = |scheme: Scheme| -> Result<Selected, ServeError> {
         Ok(Selected::Protected(Protected {
             scheme,
             token: protected_token(&cached.token, scheme, &content_key.kid, drm),
-            key: protector.signalled_key(&content_key, key, scheme, drm)?,
+            key: if signals {
+                protector.signalled_key(&content_key, key, scheme, drm)?
+            } else {
+                protector.check_systems(&content_key, drm)?;
+                content_key.clone()
+            },
             clearkey,
         }))
     };
