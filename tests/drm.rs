@@ -275,13 +275,23 @@ async fn start_key_server(speke2: bool) -> KeyServer {
 /// A server encrypting `hls=sample-aes,dash=cbcs` with keys from `keys`, every title
 /// signalled for FairPlay, Widevine and PlayReady, configured as an operator would.
 async fn start(keys: &KeyServer, mode: CpixMode) -> TestServer {
+    start_in(keys, mode, "fairplay,widevine,playready", &fixtures()).await
+}
+
+/// [`start`] with the DRM systems `drm`, serving `root`.
+async fn start_in(
+    keys: &KeyServer,
+    mode: CpixMode,
+    drm: &str,
+    root: &std::path::Path,
+) -> TestServer {
     let args = ProtectArgs {
         encryption: Some("hls=sample-aes,dash=cbcs".into()),
         cpix_url: Some(keys.url.clone()),
         cpix_mode: Some(mode),
         cpix_timeout_ms: Some(1000),
         cpix_retries: Some(1),
-        drm_systems: Some("fairplay,widevine,playready".into()),
+        drm_systems: Some(drm.into()),
         ..Default::default()
     };
     let settings = Settings {
@@ -289,7 +299,7 @@ async fn start(keys: &KeyServer, mode: CpixMode) -> TestServer {
         protect: args.resolve().unwrap(),
         ..Default::default()
     };
-    start_server_with(&fixtures(), settings).await
+    start_server_with(root, settings).await
 }
 
 /// The first media playlist a multivariant playlist names (a variant's URI line).
@@ -566,5 +576,62 @@ async fn raw_keys_signal_each_system_without_a_key_server() {
     let path = format!("/vod/{FIXTURE}/clearkey.json");
     let licence = common::request(server.addr, "POST", &path, &[]).await;
     assert_eq!(licence.status, 400);
+    server.shutdown().await;
+}
+
+/// Given a server signalling Widevine only and a title document asking for FairPlay and
+/// Widevine, when the document's playlists, MPD and licence are asked for, then the key
+/// server is asked once for that title, for FairPlay and Widevine, and the playlists
+/// carry FairPlay's lines as supplied; the plain file gets Widevine only.
+#[tokio::test]
+async fn a_title_documents_drm_list_is_what_the_key_server_is_asked_for() {
+    let dir = common::TempDir::new("drm-doc");
+    std::fs::copy(fixtures().join(FIXTURE), dir.path().join(FIXTURE)).unwrap();
+    std::fs::write(
+        dir.path().join("title.json"),
+        format!("{{\"video\":[{{\"file\":\"{FIXTURE}\"}}],\"drm\":[\"fairplay\",\"widevine\"]}}"),
+    )
+    .unwrap();
+    let keys = start_key_server(false).await;
+    let server = start_in(&keys, CpixMode::Cpix, "widevine", dir.path()).await;
+    let master = get(server.addr, "/vod/title.json/master.m3u8").await;
+    assert_eq!(master.status, 200, "{}", master.text());
+    let master = master.text();
+    let mpd = get(server.addr, "/vod/title.json/manifest.mpd").await;
+    assert_eq!(mpd.status, 200);
+    let licence = common::request(server.addr, "POST", "/vod/title.json/clearkey.json", &[]).await;
+    assert_eq!(licence.status, 404, "no ClearKey among the title's systems");
+    assert_eq!(
+        keys.hits.load(Ordering::SeqCst),
+        1,
+        "one request for the title"
+    );
+    let request = keys.requests.lock().unwrap()[0].clone();
+    assert!(request.contains(&format!("systemId=\"{FAIRPLAY}\"")));
+    assert!(request.contains(&format!("systemId=\"{WIDEVINE}\"")));
+    assert!(!request.contains(PLAYREADY));
+    let kid = request
+        .split("kid=\"")
+        .nth(1)
+        .unwrap()
+        .split('"')
+        .next()
+        .unwrap();
+    let s = supplied(kid);
+    assert!(master.lines().any(|l| l == s.lines[0].2), "{master}");
+    assert!(master.lines().any(|l| l == s.lines[1].2));
+
+    let plain = get(server.addr, &format!("/vod/{FIXTURE}/master.m3u8"))
+        .await
+        .text();
+    assert!(
+        plain.contains(WIDEVINE) && !plain.contains("skd://"),
+        "{plain}"
+    );
+    assert_eq!(
+        keys.hits.load(Ordering::SeqCst),
+        2,
+        "another title, another request"
+    );
     server.shutdown().await;
 }

@@ -102,9 +102,26 @@ impl CpixKeyProvider {
         })
     }
 
-    async fn fetch(&self, title_key: &str) -> Result<Arc<ContentKey>, KeyError> {
+    /// The options of a request for `systems` (`None`: the configured ones).
+    fn asking(&self, systems: Option<&[DrmId]>) -> CpixOptions {
+        let mut options = self.options.clone();
+        if let Some(systems) = systems {
+            options.systems = (systems.iter())
+                .filter(|d| d.from_key_server())
+                .map(|d| d.system_id())
+                .collect();
+            options.required = true;
+        }
+        options
+    }
+
+    async fn fetch(
+        &self,
+        title_key: &str,
+        options: CpixOptions,
+    ) -> Result<Arc<ContentKey>, KeyError> {
         let kid = cpix_kid(title_key);
-        let body = request_document(title_key, &kid, &self.options);
+        let body = request_document(title_key, &kid, &options);
         let mut delay = Duration::from_millis(100);
         let mut last = String::new();
         for attempt in 0..=self.options.retries {
@@ -161,8 +178,8 @@ impl CpixKeyProvider {
                 }
             };
             let key = parse_answer(&bytes, &kid)?;
-            if self.options.required {
-                for system in &self.options.systems {
+            if options.required {
+                for system in &options.systems {
                     let present = key
                         .systems
                         .iter()
@@ -190,8 +207,25 @@ impl CpixKeyProvider {
 #[async_trait::async_trait]
 impl KeyProvider for CpixKeyProvider {
     async fn content_key(&self, title_key: &str) -> Result<Arc<ContentKey>, KeyError> {
+        self.content_key_for(title_key, None).await
+    }
+
+    /// Cached per title and systems asked: every request for a title asks for the same
+    /// systems (the title document's, else the server's), so that is one request per
+    /// title.
+    async fn content_key_for(
+        &self,
+        title_key: &str,
+        systems: Option<&[DrmId]>,
+    ) -> Result<Arc<ContentKey>, KeyError> {
+        let options = self.asking(systems);
+        let mut cache_key = title_key.to_owned();
+        for system in &options.systems {
+            cache_key.push('\0');
+            cache_key.push_str(&uuid_string(system));
+        }
         self.cache
-            .try_get_with(title_key.to_owned(), self.fetch(title_key))
+            .try_get_with(cache_key, self.fetch(title_key, options))
             .await
             .map_err(|e| (*e).clone())
     }

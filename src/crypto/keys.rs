@@ -156,6 +156,22 @@ pub trait KeyProvider: Send + Sync + fmt::Debug {
     /// [`KeyError::Unavailable`] when the key cannot be had now.
     async fn content_key(&self, title_key: &str) -> Result<Arc<ContentKey>, KeyError>;
 
+    /// [`KeyProvider::content_key`] with the signalling of `systems` (`None`: the
+    /// provider's own choice), for providers that fetch it (a key server is asked for
+    /// them, and must supply each); others ignore it.
+    ///
+    /// # Errors
+    /// As [`KeyProvider::content_key`]; [`KeyError::MissingSystem`] when a key server
+    /// leaves one of `systems` out.
+    async fn content_key_for(
+        &self,
+        title_key: &str,
+        systems: Option<&[super::drm::DrmId]>,
+    ) -> Result<Arc<ContentKey>, KeyError> {
+        let _ = systems;
+        self.content_key(title_key).await
+    }
+
     /// A short name for logs and `inspect` (`secret`, `cpix`).
     fn kind(&self) -> &'static str;
 }

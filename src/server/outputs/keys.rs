@@ -18,27 +18,39 @@ use crate::source::ObjectKey;
 /// Largest licence request body read.
 const MAX_LICENCE_REQUEST_BYTES: usize = 16 * 1024;
 
-/// The encryption policy of the title at `key` (which must exist) and whether W3C
-/// ClearKey is among its DRM systems: a title document's own, else the server's (all
-/// systems when none are chosen).
+/// How the title at `key` (which must exist) is protected: its encryption policy and DRM
+/// systems, a title document's own, else the server's.
+struct TitleProtection {
+    policy: EncryptionPolicy,
+    /// `None`: the key provider's choice, and ClearKey.
+    drm: Option<Vec<DrmId>>,
+}
+
+impl TitleProtection {
+    /// Whether W3C ClearKey is among its systems.
+    fn clearkey(&self) -> bool {
+        (self.drm.as_ref()).is_none_or(|d| d.contains(&DrmId::ClearKey))
+    }
+}
+
+/// The protection of the title at `key`.
 ///
 /// # Errors
 /// 404 for no such object, 422 for a broken title document, source errors as usual.
-async fn title_protection(
-    app: &App,
-    key: &ObjectKey,
-) -> Result<(EncryptionPolicy, bool), ServeError> {
-    let clearkey = |drm: Option<&[DrmId]>| drm.is_none_or(|d| d.contains(&DrmId::ClearKey));
+async fn title_protection(app: &App, key: &ObjectKey) -> Result<TitleProtection, ServeError> {
+    let server = app.protect.drm_systems().map(<[DrmId]>::to_vec);
     if !crate::media::is_title_document(key) {
         app.catalog.source().identify(key).await?;
-        return Ok((app.protect.policy(), clearkey(app.protect.drm_systems())));
+        return Ok(TitleProtection {
+            policy: app.protect.policy(),
+            drm: server,
+        });
     }
     let (_, cached) = load_view(&app.catalog, key, &View::default()).await?;
-    let drm = cached.drm.as_deref().or(app.protect.drm_systems());
-    Ok((
-        cached.encryption.unwrap_or(app.protect.policy()),
-        clearkey(drm),
-    ))
+    Ok(TitleProtection {
+        policy: cached.encryption.unwrap_or(app.protect.policy()),
+        drm: cached.drm.clone().or(server),
+    })
 }
 
 /// The HLS key of the title at `key` (AES-128, and SAMPLE-AES for MPEG-TS): 16 raw bytes.
@@ -49,12 +61,13 @@ async fn title_protection(
 pub async fn key(app: &App, key: &ObjectKey) -> Result<Answer, ServeError> {
     // SAMPLE-AES's raw key is the `cbcs` output's key: not handed out for a title whose
     // DRM systems leave ClearKey out.
-    match title_protection(app, key).await? {
-        (policy, _) if policy.hls == Some(Scheme::Aes128) => {}
-        (policy, true) if policy.hls == Some(Scheme::Cbcs) => {}
+    let title = title_protection(app, key).await?;
+    match title.policy.hls {
+        Some(Scheme::Aes128) => {}
+        Some(Scheme::Cbcs) if title.clearkey() => {}
         _ => return Err(ServeError::NoKey),
     }
-    let content_key = app.protect.content_key(key).await?;
+    let content_key = app.protect.content_key(key, title.drm.as_deref()).await?;
     let bytes = Bytes::copy_from_slice(&content_key.key);
     Ok(Answer::key_material(bytes, "application/octet-stream"))
 }
@@ -84,9 +97,9 @@ where
 /// or ClearKey is not among its DRM systems (a title for FairPlay, Widevine and PlayReady
 /// only must not hand its key out in the clear), 503 when the key is unavailable.
 async fn licence_answer(app: &App, key: &ObjectKey, body: &[u8]) -> Result<Bytes, ServeError> {
-    let (policy, clearkey) = title_protection(app, key).await?;
+    let title = title_protection(app, key).await?;
     let cenc = |s: Option<Scheme>| matches!(s, Some(Scheme::Cenc | Scheme::Cbcs));
-    if !clearkey || (!cenc(policy.hls) && !cenc(policy.dash)) {
+    if !title.clearkey() || (!cenc(title.policy.hls) && !cenc(title.policy.dash)) {
         return Err(ServeError::NoKey);
     }
     #[derive(serde::Deserialize)]
@@ -100,7 +113,7 @@ async fn licence_answer(app: &App, key: &ObjectKey, body: &[u8]) -> Result<Bytes
         return Err(bad());
     }
     let request: LicenceRequest = serde_json::from_slice(body).map_err(|_| bad())?;
-    let content_key = app.protect.content_key(key).await?;
+    let content_key = app.protect.content_key(key, title.drm.as_deref()).await?;
     let kid = URL_SAFE_NO_PAD.encode(content_key.kid);
     let keys: Vec<serde_json::Value> = (request.kids.iter())
         .filter(|k| k.trim_end_matches('=') == kid)

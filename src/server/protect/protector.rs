@@ -194,13 +194,18 @@ impl Protector {
         Ok(())
     }
 
-    /// The content key of the title at `title_key`.
+    /// The content key of the title at `title_key`, with the signalling of the DRM
+    /// systems `drm` (the title's; `None`: the provider's choice).
     ///
     /// # Errors
     /// When no provider could be made, or the provider has no key for it now.
-    pub async fn content_key(&self, title_key: &ObjectKey) -> Result<Arc<ContentKey>, ServeError> {
+    pub async fn content_key(
+        &self,
+        title_key: &ObjectKey,
+        drm: Option<&[DrmId]>,
+    ) -> Result<Arc<ContentKey>, ServeError> {
         let provider = self.provider.as_ref().ok_or(ServeError::NoKeyProvider)?;
-        Ok(provider.content_key(title_key.as_str()).await?)
+        Ok(provider.content_key_for(title_key.as_str(), drm).await?)
     }
 }
 

@@ -113,10 +113,10 @@ async fn select_protected(
             "I-frame playlists are not offered for encrypted output".into(),
         ));
     }
-    let content_key = protector.content_key(key).await?;
     // The DRM systems signalled: the title document's, else the server's; `None` is what
     // the key provider returns, and ClearKey.
     let drm = cached.drm.as_deref().or(protector.drm_systems());
+    let content_key = protector.content_key(key, drm).await?;
     let clearkey = drm.is_none_or(|d| d.contains(&DrmId::ClearKey));
     // SAMPLE-AES MPEG-TS hands its key out raw (`hls.key`), and it is the key of the
     // `cbcs` output too: a title signalled for DRM systems without ClearKey has no TS
