@@ -186,6 +186,19 @@ impl ProtectArgs {
                 reason: "FairPlay without a key server needs --fairplay-key-uri".into(),
             });
         }
+        // HLS AES-128 hands its key out raw, and it is the key of the DRM-protected outputs
+        // too: with DRM systems but no ClearKey, that would give the DRM away.
+        if encryption.hls == Some(Scheme::Aes128)
+            && drm_systems
+                .as_ref()
+                .is_some_and(|d| !d.contains(&DrmId::ClearKey))
+        {
+            return Err(ProtectSettingsError {
+                name: "drm-systems",
+                reason: "hls=aes-128 serves its key raw: add clearkey, or use hls=sample-aes"
+                    .into(),
+            });
+        }
         if encryption.any() && key_secret.is_none() && cpix.is_none() {
             return Err(ProtectSettingsError {
                 name: "encryption",
@@ -241,6 +254,16 @@ impl ProtectArgs {
 
     fn raw_drm_options(&self) -> Result<RawDrmOptions, ProtectSettingsError> {
         let bad = |name: &'static str, reason: String| ProtectSettingsError { name, reason };
+        // Both are written into headers with length fields and playlist lines: keep them
+        // short.
+        for (name, value) in [
+            ("playready-la-url", &self.playready_la_url),
+            ("fairplay-key-uri", &self.fairplay_key_uri),
+        ] {
+            if value.as_ref().is_some_and(|v| v.len() > 2048) {
+                return Err(bad(name, "longer than 2048 bytes".into()));
+            }
+        }
         if let Some(url) = &self.playready_la_url {
             let parsed =
                 url::Url::parse(url).map_err(|e| bad("playready-la-url", e.to_string()))?;
@@ -357,5 +380,42 @@ mod tests {
             args.resolve().unwrap().cors_origins,
             vec!["https://a.example", "https://b.example"]
         );
+    }
+
+    #[test]
+    fn drm_settings_are_checked_at_start() {
+        let args = |drm: &str, hls: &str| ProtectArgs {
+            encryption: Some(format!("hls={hls},dash=cbcs")),
+            key_secret: Some("0123456789abcdef0123".into()),
+            drm_systems: Some(drm.into()),
+            ..Default::default()
+        };
+        let e = args("widevine,fairplay", "sample-aes")
+            .resolve()
+            .unwrap_err();
+        assert_eq!(
+            e.name, "drm-systems",
+            "FairPlay without a key server needs a template"
+        );
+        let e = args("widevine", "aes-128").resolve().unwrap_err();
+        assert_eq!(
+            e.name, "drm-systems",
+            "AES-128's raw key would give the DRM away"
+        );
+        assert!(args("widevine,clearkey", "aes-128").resolve().is_ok());
+        let s = args("Widevine, playready", "sample-aes").resolve().unwrap();
+        assert_eq!(s.drm_systems, Some(vec![DrmId::Widevine, DrmId::PlayReady]));
+        let e = args("widevine,marlin", "sample-aes").resolve().unwrap_err();
+        assert_eq!(e.name, "drm-systems");
+        let bad_uri = ProtectArgs {
+            fairplay_key_uri: Some("https://not-skd/{kid}".into()),
+            ..args("fairplay", "sample-aes")
+        };
+        assert_eq!(bad_uri.resolve().unwrap_err().name, "fairplay-key-uri");
+        let long = ProtectArgs {
+            playready_la_url: Some(format!("https://l/{}", "a".repeat(3000))),
+            ..args("playready", "sample-aes")
+        };
+        assert_eq!(long.resolve().unwrap_err().name, "playready-la-url");
     }
 }

@@ -56,16 +56,14 @@ async fn title_protection(app: &App, key: &ObjectKey) -> Result<TitleProtection,
 /// The HLS key of the title at `key` (AES-128, and SAMPLE-AES for MPEG-TS): 16 raw bytes.
 ///
 /// # Errors
-/// 404 when the title's HLS output is clear, or SAMPLE-AES for DRM systems without
-/// ClearKey; 503 when the key is unavailable.
+/// 404 when the title's HLS output is clear, or its DRM systems leave ClearKey out; 503
+/// when the key is unavailable.
 pub async fn key(app: &App, key: &ObjectKey) -> Result<Answer, ServeError> {
-    // SAMPLE-AES's raw key is the `cbcs` output's key: not handed out for a title whose
-    // DRM systems leave ClearKey out.
+    // The raw key is the key of every output of the title, the DRM-protected ones too:
+    // not handed out for a title whose DRM systems leave ClearKey out.
     let title = title_protection(app, key).await?;
-    match title.policy.hls {
-        Some(Scheme::Aes128) => {}
-        Some(Scheme::Cbcs) if title.clearkey() => {}
-        _ => return Err(ServeError::NoKey),
+    if !title.clearkey() || !matches!(title.policy.hls, Some(Scheme::Aes128 | Scheme::Cbcs)) {
+        return Err(ServeError::NoKey);
     }
     let content_key = app.protect.content_key(key, title.drm.as_deref()).await?;
     let bytes = Bytes::copy_from_slice(&content_key.key);
