@@ -857,3 +857,65 @@ fn the_cpix_kid_is_the_documented_hash() {
     kid[8] = kid[8] & 0x3f | 0x80;
     assert_eq!(vodpack::crypto::cpix::cpix_kid("films/a.mp4"), kid);
 }
+
+/// `file` (an MP4 with one video track, moov first, samples from the start of `mdat`)
+/// with the first IDR slice's header rewritten to first_mb_in_slice 0, slice_type 7 and
+/// pic_parameter_set_id 300 (past H.264's 255): Exp-Golomb codes written by hand.
+fn with_pps_id_out_of_range(file: &[u8]) -> Vec<u8> {
+    let mut out = file.to_vec();
+    let mdat = file.windows(4).position(|w| w == b"mdat").unwrap() + 4;
+    let mut at = mdat;
+    loop {
+        let len = u32::from_be_bytes(file[at..at + 4].try_into().unwrap()) as usize;
+        if file[at + 4] & 0x1f == 5 {
+            // 1 | 0001000 | 00000000 100101101 | (the rest of the byte as it was)
+            out[at + 5] = 0x88;
+            out[at + 6] = 0x00;
+            out[at + 7] = 0x96;
+            out[at + 8] |= 0x80;
+            return out;
+        }
+        at += 4 + len;
+    }
+}
+
+/// Given an H.264 file whose first slice names a PPS id out of range, when its `cbcs`
+/// segments are asked for, then the first segment is a 422 saying why (its slice header
+/// cannot be read, so where its slice data starts is unknown) and the next segment is
+/// served; `cenc`, which leaves only the NAL header clear, serves both.
+#[tokio::test]
+async fn a_cbcs_slice_header_that_cannot_be_read_is_a_422_for_its_segment_only() {
+    let dir = common::TempDir::new("protection-bad-slice");
+    let file = std::fs::read(fixtures().join("h264-3s-video-only.mp4")).unwrap();
+    std::fs::write(dir.path().join("bad.mp4"), with_pps_id_out_of_range(&file)).unwrap();
+    for (scheme, first) in [("cbcs", 422), ("cenc", 200)] {
+        let mut settings = Settings {
+            segment_duration_ms: 1000,
+            ..Default::default()
+        };
+        settings.protect.encryption = EncryptionPolicy::parse(&format!("dash={scheme}")).unwrap();
+        settings.protect.key_secret = Some(Secret::from_text(KEY_SECRET, "k").unwrap());
+        let server = start_server_with(dir.path(), settings).await;
+        let mpd = request(server.addr, "GET", "/vod/bad.mp4/manifest.mpd", &[]).await;
+        assert_eq!(mpd.status, 200);
+        let mpd = mpd.text();
+        let folder = mpd
+            .split("initialization=\"")
+            .nth(1)
+            .and_then(|s| s.split('/').next())
+            .unwrap();
+        let seg = |n: u32| format!("/vod/bad.mp4/{folder}/seg-t1-{n}.m4s");
+        let one = request(server.addr, "GET", &seg(1), &[]).await;
+        assert_eq!(one.status, first, "{scheme}: {}", one.text());
+        if first == 422 {
+            let reason = one.text();
+            assert!(
+                reason.contains("cannot encrypt track 1 as cbcs") && reason.contains("slice"),
+                "{reason}"
+            );
+        }
+        let two = request(server.addr, "GET", &seg(2), &[]).await;
+        assert_eq!(two.status, 200, "{scheme}: {}", two.text());
+        server.shutdown().await;
+    }
+}

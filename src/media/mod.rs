@@ -28,7 +28,7 @@ mod param_sets;
 mod parse;
 mod sidecar;
 mod skeleton;
-mod slice_header;
+pub(crate) mod slice_header;
 mod stored;
 mod tables;
 mod text;

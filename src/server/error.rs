@@ -352,7 +352,9 @@ fn key_answer(e: &KeyError) -> ErrorAnswer {
 
 fn protect_answer(e: &ProtectError) -> ErrorAnswer {
     match e {
-        ProtectError::UnsupportedCodec { .. } | ProtectError::MalformedSample { .. } => {
+        ProtectError::UnsupportedCodec { .. }
+        | ProtectError::MalformedSample { .. }
+        | ProtectError::SliceHeader { .. } => {
             ErrorAnswer::new(StatusCode::UNPROCESSABLE_ENTITY, e.to_string())
         }
         ProtectError::Layout { .. } => {

@@ -120,7 +120,9 @@ async fn decoded(path: &str, key: Option<&str>) -> Vec<String> {
 
 /// Given DASH encrypted with `cenc` and with `cbcs`, when each representation is
 /// decrypted by ffmpeg with the title's key, then it decodes to the same frames (video
-/// and audio, H.264 with and without B-frames, HEVC) as the clear representation.
+/// and audio, H.264 with and without B-frames, CAVLC with four slices a picture, CABAC
+/// MBAFF `avc3` with in-band parameter sets, HEVC, `hev1` with two slices) as the clear
+/// representation.
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn cenc_and_cbcs_dash_decrypt_to_the_clear_frames() {
     if !tools_available().await {
@@ -134,6 +136,10 @@ async fn cenc_and_cbcs_dash_decrypt_to_the_clear_frames() {
             "h264-aac-3s.mp4",
             "h264-bframes-editlist-aac.mp4",
             "hevc-aac-3s.mp4",
+            // Slice headers of other shapes (issue 29: `cbcs` leaves them clear).
+            "cbcs/h264-cavlc-4slices.mp4",
+            "cbcs/h264-cabac-mbaff-avc3.mp4",
+            "cbcs/hevc-2slices-wpp-hev1.mp4",
         ] {
             let mpd = fetch_ok(&server, &format!("/vod/{fixture}/manifest.mpd"))
                 .await

@@ -80,16 +80,8 @@ impl TrackProtection {
                 _ => Err(unsupported()),
             };
         }
-        let (config, hevc): (&[u8; 4], bool) = match fourcc {
-            b"avc1" | b"avc3" => (b"avcC", false),
-            b"hvc1" | b"hev1" | b"dvh1" | b"dvhe" => (b"hvcC", true),
-            _ => return Err(unsupported()),
-        };
-        // Visual sample entry: 8 header + 78 bytes of fields, then child boxes (14496-12 12.1.3).
-        let size = be32(entries, 0).ok_or_else(unsupported)? as usize;
-        let entry = entries.get(..size).ok_or_else(unsupported)?;
-        let (start, end) = find_child(entry, 86, entry.len(), config).ok_or_else(unsupported)?;
-        let body = entry.get(start + 8..end).ok_or_else(unsupported)?;
+        let config = video_config(stsd).ok_or_else(unsupported)?;
+        let (hevc, body) = (config.hevc, config.body);
         // avcC: lengthSizeMinusOne in byte 4; hvcC: in byte 21 (14496-15 5.3.3.1, 8.3.3.1).
         let at = if hevc { 21 } else { 4 };
         let length_size = body.get(at).ok_or_else(unsupported)? & 0x3;
@@ -101,6 +93,40 @@ impl TrackProtection {
             hevc,
         }))
     }
+}
+
+/// The decoder configuration of a track's first sample entry, when it is AVC or HEVC.
+pub(super) struct VideoConfig<'a> {
+    /// `hvcC` (HEVC, Dolby Vision) rather than `avcC`.
+    pub hevc: bool,
+    /// Parameter sets may come in the samples (`avc3`, `hev1`, `dvhe`) rather than only
+    /// in the record (14496-15 5.4.2.1, 8.4.1.1).
+    pub in_band: bool,
+    /// The record's body (after its box header).
+    pub body: &'a [u8],
+}
+
+/// Find the `avcC`/`hvcC` of the first sample entry of `stsd`; `None` for another codec
+/// or a broken entry.
+pub(super) fn video_config(stsd: &[u8]) -> Option<VideoConfig<'_>> {
+    let entries = stsd.get(16..)?;
+    let (config, hevc, in_band): (&[u8; 4], bool, bool) = match entries.get(4..8)? {
+        b"avc1" => (b"avcC", false, false),
+        b"avc3" => (b"avcC", false, true),
+        b"hvc1" | b"dvh1" => (b"hvcC", true, false),
+        b"hev1" | b"dvhe" => (b"hvcC", true, true),
+        _ => return None,
+    };
+    // Visual sample entry: 8 header + 78 bytes of fields, then child boxes (14496-12 12.1.3).
+    let size = be32(entries, 0)? as usize;
+    let entry = entries.get(..size)?;
+    let (start, end) = find_child(entry, 86, entry.len(), config)?;
+    let body = entry.get(start + 8..end)?;
+    Some(VideoConfig {
+        hevc,
+        in_band,
+        body,
+    })
 }
 
 fn be32(b: &[u8], at: usize) -> Option<u32> {

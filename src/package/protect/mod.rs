@@ -5,9 +5,11 @@
 //! init segment gets `encv`/`enca` with `sinf` (`frma`, `schm`, `schi`/`tenc`) and `pssh`
 //! boxes ([`protect_init_segment`]); a media segment header gets `saiz`, `saio` and
 //! `senc` in its `traf`, with `trun`'s data offset moved past them
-//! ([`protect_segment_header`]). Video samples are encrypted by NAL unit: the length
-//! prefix and NAL header stay clear, non-VCL units stay whole, and each protected span is
-//! a whole number of AES blocks ([`NalScanner`], [`video_subsamples`]). The sample bytes
+//! ([`protect_segment_header`]). Video samples are encrypted by NAL unit: non-VCL units
+//! stay whole; under `cbcs` each slice's NAL header and slice header stay clear and the
+//! protected span starts at its slice data, under `cenc` its NAL header stays clear and
+//! the protected span is a whole number of AES blocks ([`NalScanner`],
+//! [`video_subsamples`], the track's parameter sets from [`slice_header_params`]). The sample bytes
 //! themselves are encrypted by `crypto::SampleEncryptor` as they stream.
 //! What manifests say about keys ([`manifest`]) the HLS and DASH writers write in place,
 //! from `package::ManifestOptions`.
@@ -15,9 +17,11 @@
 mod boxes;
 pub mod manifest;
 mod nal;
+mod params;
 
 pub use boxes::{protect_init_segment, protect_segment_header, SampleEntryFormat, TrackProtection};
 pub use nal::{max_subsamples, video_subsamples, Nal, NalFormat, NalScanner};
+pub use params::slice_header_params;
 
 use sha2::{Digest, Sha256};
 
@@ -31,6 +35,14 @@ pub enum ProtectError {
     /// overrun their sample). 422.
     #[error("cannot encrypt track {track_id}: {reason}")]
     MalformedSample { track_id: u32, reason: String },
+    /// A `cbcs` slice header that cannot be read, so where its slice data starts is not
+    /// known: no parameter set of its id came before it (in the sample entry or, for
+    /// `avc3`/`hev1`, in the samples), it breaks the standard's bounds, or it is a kind of
+    /// slice not read here (SVC/MVC, data partitions, HEVC multilayer or screen content).
+    /// Refused rather than guessed: a wrong clear length makes the output undecodable
+    /// by the decoders that read it. 422.
+    #[error("cannot encrypt track {track_id} as cbcs: {reason}")]
+    SliceHeader { track_id: u32, reason: String },
     /// A box we wrote is not where it should be: a bug, 500.
     #[error("protected box layout: {reason}")]
     Layout { reason: String },

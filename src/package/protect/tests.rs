@@ -179,8 +179,23 @@ fn the_scanner_finds_nal_units_however_the_bytes_are_cut() {
         assert_eq!(
             found,
             vec![
-                vec![Nal { len: 7, vcl: false }, Nal { len: 44, vcl: true }],
-                vec![Nal { len: 24, vcl: true }],
+                vec![
+                    Nal {
+                        len: 7,
+                        vcl: false,
+                        head: 0
+                    },
+                    Nal {
+                        len: 44,
+                        vcl: true,
+                        head: 0
+                    }
+                ],
+                vec![Nal {
+                    len: 24,
+                    vcl: true,
+                    head: 0
+                }],
             ]
         );
     }
@@ -198,11 +213,23 @@ fn subsamples_keep_headers_and_non_vcl_units_clear_and_protect_whole_blocks() {
         hevc: false,
     };
     let nals = [
-        Nal { len: 7, vcl: false },
-        Nal { len: 44, vcl: true },
-        Nal { len: 10, vcl: true },
+        Nal {
+            len: 7,
+            vcl: false,
+            head: 0,
+        },
+        Nal {
+            len: 44,
+            vcl: true,
+            head: 0,
+        },
+        Nal {
+            len: 10,
+            vcl: true,
+            head: 0,
+        },
     ];
-    let subs = video_subsamples(&nals, format, 40, 1).unwrap();
+    let subs = video_subsamples(&nals, format, Scheme::Cenc, 40, 1).unwrap();
     // SEI (7) + prefix and header (5) + 7 leftover bytes clear, 32 protected; the short
     // slice wholly clear.
     assert_eq!(
@@ -218,8 +245,14 @@ fn subsamples_keep_headers_and_non_vcl_units_clear_and_protect_whole_blocks() {
             }
         ]
     );
-    let many: Vec<Nal> = (0..50).map(|_| Nal { len: 37, vcl: true }).collect();
-    let subs = video_subsamples(&many, format, 40, 1).unwrap();
+    let many: Vec<Nal> = (0..50)
+        .map(|_| Nal {
+            len: 37,
+            vcl: true,
+            head: 0,
+        })
+        .collect();
+    let subs = video_subsamples(&many, format, Scheme::Cenc, 40, 1).unwrap();
     assert!(subs.len() <= 40);
     let total: u64 = subs
         .iter()
@@ -229,8 +262,9 @@ fn subsamples_keep_headers_and_non_vcl_units_clear_and_protect_whole_blocks() {
     let big = [Nal {
         len: 200_000,
         vcl: false,
+        head: 0,
     }];
-    let subs = video_subsamples(&big, format, 40, 1).unwrap();
+    let subs = video_subsamples(&big, format, Scheme::Cenc, 40, 1).unwrap();
     assert!(subs.iter().all(|s| s.clear <= 65535));
     assert_eq!(subs.iter().map(|s| s.clear).sum::<u32>(), 200_000);
 }
@@ -262,4 +296,280 @@ fn ivs_differ_per_track_sample_and_version() {
         hls_segment_iv("t", &kid, 1, 1),
         hls_segment_iv("t", &kid, 1, 2)
     );
+}
+
+/// The video track of fixture `name`: its `stsd`, and each sample's bytes.
+fn video_samples(name: &str) -> (Vec<u8>, Vec<Vec<u8>>) {
+    let (title, file) = fixture_title(name);
+    let video = (title.index.tracks.iter())
+        .find(|t| t.kind == TrackKind::Video)
+        .unwrap();
+    let samples = (video.samples.offsets().iter())
+        .zip(&video.samples.sizes)
+        .map(|(&at, &size)| file[at as usize..at as usize + size as usize].to_vec())
+        .collect();
+    (video.sample_description.to_vec(), samples)
+}
+
+fn avc4() -> NalFormat {
+    NalFormat {
+        length_size: 4,
+        hevc: false,
+    }
+}
+
+/// Scans `samples` for slice headers with `params`, fed in chunks of `piece` bytes.
+fn scan(
+    params: &crate::media::slice_header::SliceHeaderParams,
+    samples: &[Vec<u8>],
+    piece: usize,
+) -> Result<Vec<Vec<Nal>>, ProtectError> {
+    scan_trying(params, samples, piece, 64)
+}
+
+/// As [`scan`], reading each slice header first from `first_try` bytes.
+fn scan_trying(
+    params: &crate::media::slice_header::SliceHeaderParams,
+    samples: &[Vec<u8>],
+    piece: usize,
+    first_try: usize,
+) -> Result<Vec<Vec<Nal>>, ProtectError> {
+    scan_as(avc4(), params, samples, (piece, first_try))
+}
+
+/// As [`scan_trying`], for units framed as `format`.
+fn scan_as(
+    format: NalFormat,
+    params: &crate::media::slice_header::SliceHeaderParams,
+    samples: &[Vec<u8>],
+    (piece, first_try): (usize, usize),
+) -> Result<Vec<Vec<Nal>>, ProtectError> {
+    let sizes = samples.iter().map(|s| s.len() as u32).collect();
+    let params = std::sync::Arc::new(params.clone());
+    let mut scanner = NalScanner::with_slice_headers(format, 1, sizes, params).first_try(first_try);
+    for chunk in samples.concat().chunks(piece) {
+        scanner.feed(chunk)?;
+    }
+    scanner.finish()
+}
+
+/// An IDR slice NAL unit (nal_unit_type 5) whose header starts first_mb_in_slice 0,
+/// slice_type 7 (I), then `pps_id`, then `tail` bytes of 0xff (every later Exp-Golomb
+/// code 0, every flag 1): codes written by hand, apart from the parser.
+fn idr_slice(pps_id: u32, tail: usize) -> Vec<u8> {
+    let ue = |v: u32| {
+        let code = format!("{:b}", v + 1);
+        format!("{}{code}", "0".repeat(code.len() - 1))
+    };
+    let mut bits = format!("{}{}{}", ue(0), ue(7), ue(pps_id));
+    while bits.len() % 8 != 0 {
+        bits.push('1');
+    }
+    let mut nal = vec![0x65];
+    nal.extend(
+        (0..bits.len() / 8).map(|i| u8::from_str_radix(&bits[i * 8..i * 8 + 8], 2).unwrap()),
+    );
+    nal.extend(std::iter::repeat_n(0xff, tail));
+    nal
+}
+
+fn length_prefixed(nals: &[&[u8]]) -> Vec<u8> {
+    let mut out = Vec::new();
+    for nal in nals {
+        out.extend_from_slice(&(nal.len() as u32).to_be_bytes());
+        out.extend_from_slice(nal);
+    }
+    out
+}
+
+#[test]
+fn cbcs_subsamples_start_protection_at_the_slice_data_and_do_not_round_it() {
+    let nals = [
+        Nal {
+            len: 7,
+            vcl: false,
+            head: 0,
+        },
+        // 4 prefix + 6 header and slice header, 34 bytes of slice data.
+        Nal {
+            len: 44,
+            vcl: true,
+            head: 6,
+        },
+        // 15 bytes of slice data: less than a block, wholly clear.
+        Nal {
+            len: 22,
+            vcl: true,
+            head: 3,
+        },
+        Nal {
+            len: 40,
+            vcl: true,
+            head: 4,
+        },
+    ];
+    let subs = video_subsamples(&nals, avc4(), Scheme::Cbcs, 40, 1).unwrap();
+    assert_eq!(
+        subs,
+        vec![
+            Subsample {
+                clear: 7 + 10,
+                protected: 34
+            },
+            Subsample {
+                clear: 22 + 8,
+                protected: 32
+            },
+        ]
+    );
+    // The same units under `cenc`: NAL headers only, whole blocks.
+    let subs = video_subsamples(&nals, avc4(), Scheme::Cenc, 40, 1).unwrap();
+    assert_eq!(subs[0].protected, 32);
+    assert_eq!(subs[0].clear, 7 + 12);
+    let past = [Nal {
+        len: 40,
+        vcl: true,
+        head: 37,
+    }];
+    assert!(video_subsamples(&past, avc4(), Scheme::Cbcs, 40, 1).is_err());
+}
+
+/// Given a fixture's H.264 samples, when they are scanned for `cbcs` in chunks of any
+/// size, then each slice gets the clear length the slice header parser gives for the
+/// whole unit, and parameter sets and SEI none.
+#[test]
+fn the_scanner_reads_each_slice_header_however_the_bytes_are_cut() {
+    let (stsd, samples) = video_samples("h264-aac-3s.mp4");
+    let params = slice_header_params(&stsd, 1).unwrap();
+    let whole = scan(&params, &samples, usize::MAX).unwrap();
+    for piece in [1, 3, 4096] {
+        assert_eq!(scan(&params, &samples, piece).unwrap(), whole);
+        // Headers not whole in the first bytes are read again from more of them.
+        assert_eq!(scan_trying(&params, &samples, piece, 2).unwrap(), whole);
+    }
+    let mut slices = 0;
+    for (sample, nals) in samples.iter().zip(&whole) {
+        let mut at = 0;
+        for nal in nals {
+            let unit = &sample[at + 4..at + nal.len as usize];
+            if nal.vcl {
+                assert_eq!(Some(nal.head as usize), params.clear_len(unit));
+                assert!(nal.head >= 2);
+                slices += 1;
+            } else {
+                assert_eq!(nal.head, 0);
+            }
+            at += nal.len as usize;
+        }
+    }
+    assert_eq!(slices, 90);
+}
+
+/// Given slices that cannot be read (a PPS id past the standard's 255, a PPS id the
+/// track does not have, a header of zero bits, random bytes), when scanned for `cbcs`,
+/// then the segment is refused with the typed error, never a panic or a guess.
+#[test]
+fn unreadable_slice_headers_are_refused_with_a_typed_error() {
+    let (stsd, _) = video_samples("h264-aac-3s.mp4");
+    let params = slice_header_params(&stsd, 1).unwrap();
+    let good = idr_slice(0, 64);
+    assert!(scan(&params, &[length_prefixed(&[&good])], 7).is_ok());
+    let zeros = [&[0x65u8][..], &[0; 40]].concat();
+    let long_zeros = [&[0x65u8][..], &[0; 300]].concat();
+    for nal in [idr_slice(300, 64), idr_slice(5, 64), zeros, long_zeros] {
+        let got = scan(&params, &[length_prefixed(&[&nal])], 7);
+        assert!(
+            matches!(got, Err(ProtectError::SliceHeader { track_id: 1, .. })),
+            "{got:?}"
+        );
+    }
+    // Random slices and parameter sets: errors or layouts, never a panic.
+    let mut seed = 0x9e37_79b9_7f4a_7c15u64;
+    let mut next = || {
+        seed ^= seed << 13;
+        seed ^= seed >> 7;
+        seed ^= seed << 17;
+        seed
+    };
+    for _ in 0..2000 {
+        let len = (next() % 300) as usize + 1;
+        let mut nal: Vec<u8> = (0..len).map(|_| next() as u8).collect();
+        nal[0] = [0x65, 0x41, 0x67, 0x68, 0x06][(next() % 5) as usize];
+        let _ = scan(&params, &[length_prefixed(&[&nal, &good])], 5);
+    }
+}
+
+/// Given an `avc3` track whose sample entry holds no parameter sets, when a slice comes
+/// before any SPS and PPS in the segment, then it is refused; when the sample carries
+/// them in band first, then the slice is read with them.
+#[test]
+fn in_band_parameter_sets_serve_the_slices_after_them() {
+    let (stsd, samples) = video_samples("h264-aac-3s.mp4");
+    let params = slice_header_params(&stsd, 1).unwrap();
+    let whole = scan(&params, &samples, usize::MAX).unwrap();
+    // The fixture's SPS and PPS, from its avcC.
+    let mut body = super::boxes::video_config(&stsd).unwrap().body;
+    let avcc = <mp4_atom::Avcc as mp4_atom::Atom>::decode_body(&mut body).unwrap();
+    let (sps, pps) = (
+        avcc.sequence_parameter_sets[0].clone(),
+        avcc.picture_parameter_sets[0].clone(),
+    );
+    let empty = crate::media::slice_header::SliceHeaderParams::avc();
+    let got = scan(&empty, &samples[..1], 64);
+    assert!(
+        matches!(got, Err(ProtectError::SliceHeader { .. })),
+        "{got:?}"
+    );
+    let in_band = [length_prefixed(&[&sps, &pps]), samples[0].clone()].concat();
+    let got = scan(&empty, &[in_band], 64).unwrap();
+    let vcl: Vec<&Nal> = got[0].iter().filter(|n| n.vcl).collect();
+    let want: Vec<&Nal> = whole[0].iter().filter(|n| n.vcl).collect();
+    assert_eq!(vcl, want);
+}
+
+/// Given an HEVC fixture, when its samples are scanned for `cbcs`, then every slice gets
+/// the clear length the parser gives for the whole unit (VPS, SPS, PPS and SEI none); and
+/// random units among them (slices, parameter sets) give errors or layouts, never a panic.
+#[test]
+fn hevc_slices_are_read_and_random_units_never_panic() {
+    let (stsd, samples) = video_samples("hevc-aac-3s.mp4");
+    let params = slice_header_params(&stsd, 1).unwrap();
+    let hevc = NalFormat {
+        length_size: 4,
+        hevc: true,
+    };
+    let whole = scan_as(hevc, &params, &samples, (usize::MAX, 64)).unwrap();
+    assert_eq!(scan_as(hevc, &params, &samples, (5, 2)).unwrap(), whole);
+    let mut slices = 0;
+    for (sample, nals) in samples.iter().zip(&whole) {
+        let mut at = 0;
+        for nal in nals {
+            let unit = &sample[at + 4..at + nal.len as usize];
+            let want = if nal.vcl {
+                params.clear_len(unit)
+            } else {
+                Some(0)
+            };
+            assert_eq!(Some(nal.head as usize), want);
+            slices += usize::from(nal.vcl);
+            at += nal.len as usize;
+        }
+    }
+    assert_eq!(slices, 90);
+    let mut seed = 0x2545_f491_4f6c_dd1du64;
+    let mut next = || {
+        seed ^= seed << 13;
+        seed ^= seed >> 7;
+        seed ^= seed << 17;
+        seed
+    };
+    for _ in 0..2000 {
+        let len = (next() % 300) as usize + 2;
+        let mut nal: Vec<u8> = (0..len).map(|_| next() as u8).collect();
+        // IDR_W_RADL, TRAIL_R, CRA, SPS, PPS; layer 0, temporal id 1.
+        nal[0] = [19u8, 1, 21, 33, 34][(next() % 5) as usize] << 1;
+        nal[1] = 1;
+        let sample = [length_prefixed(&[&nal]), samples[0].clone()].concat();
+        let _ = scan_as(hevc, &params, &[sample], (7, 64));
+    }
 }

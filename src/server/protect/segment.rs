@@ -5,7 +5,8 @@
 //! Encryption runs while the body streams (`crypto::SampleEncryptor`); for `cenc`/`cbcs`
 //! video the segment's NAL units are first scanned in one streamed pass, because `senc`
 //! (in the header, sent first) lists every subsample: two source reads of each encrypted
-//! video segment, no buffering (see docs/performance.md).
+//! video segment, no buffering (see docs/performance.md). Under `cbcs` that pass also
+//! reads each slice header, from the start of its NAL unit only.
 
 use std::sync::Arc;
 
@@ -136,7 +137,15 @@ pub async fn protect_segment(
     let tp = track_protection(cached, &track.sample_description, track.kind, p)?;
     let subsamples: Vec<Vec<Subsample>> = match tp.format {
         SampleEntryFormat::Nal(format) => {
-            let mut scanner = NalScanner::new(format, track_id, sizes.to_vec());
+            let mut scanner = match p.scheme {
+                // Slice headers stay clear under `cbcs` (`video_subsamples`): their
+                // lengths are read on the way, from the track's parameter sets.
+                Scheme::Cbcs => {
+                    let params = cached.slice_header_params(pos).ok_or_else(not_found)??;
+                    NalScanner::with_slice_headers(format, track_id, sizes.to_vec(), params)
+                }
+                _ => NalScanner::new(format, track_id, sizes.to_vec()),
+            };
             let mut chunks = (source.clone()).stream_ranges(
                 key.clone(),
                 identity.clone(),
@@ -149,7 +158,7 @@ pub async fn protect_segment(
             let max = crate::package::protect::max_subsamples(tp.iv_size());
             let nals = scanner.finish()?;
             nals.iter()
-                .map(|n| video_subsamples(n, format, max, track_id))
+                .map(|n| video_subsamples(n, format, p.scheme, max, track_id))
                 .collect::<Result<_, ProtectError>>()?
         }
         SampleEntryFormat::Audio => Vec::new(),

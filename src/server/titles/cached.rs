@@ -6,7 +6,9 @@ use std::sync::{Arc, OnceLock};
 
 use bytes::Bytes;
 
+use crate::media::slice_header::SliceHeaderParams;
 use crate::media::TrackKind;
+use crate::package::protect::{slice_header_params, ProtectError};
 use crate::package::ts::{TsRendition, TsTitle};
 use crate::package::webvtt::SubtitlePlan;
 use crate::package::{
@@ -55,12 +57,16 @@ pub struct CachedTitle {
     /// Its segments numbered as nginx-vod-module numbers them, worked out on the first
     /// request by an nginx-vod name that needs them (`outputs::nginx_vod::numbered`).
     windows: OnceLock<Result<Windows, PackageError>>,
+    /// For `cbcs`, each track's parameter sets for reading slice headers, by track
+    /// position, read from its sample entry on the first encrypted segment.
+    slice_params: Vec<OnceLock<Result<Arc<SliceHeaderParams>, ProtectError>>>,
 }
 
 impl CachedTitle {
     pub(super) fn new(title: Title) -> Self {
         let n = title.renditions.len();
         let texts = title.index.text_tracks.len() + title.sidecars.len();
+        let tracks = title.index.tracks.len();
         Self {
             token: title.version_token(),
             encryption: None,
@@ -76,6 +82,7 @@ impl CachedTitle {
             files: Vec::new(),
             ts: OnceLock::new(),
             windows: OnceLock::new(),
+            slice_params: (0..tracks).map(|_| OnceLock::new()).collect(),
         }
     }
 
@@ -115,6 +122,23 @@ impl CachedTitle {
             Windows::new(&self.title.index, &self.title.plan, durations_ms.to_vec())
         });
         windows.as_ref().map_err(Clone::clone)
+    }
+
+    /// The parameter sets the slice headers of the track at position `pos` are read with
+    /// under `cbcs` (`package::protect::slice_header_params`), read on first use; `None`
+    /// for a position past the title's tracks.
+    pub fn slice_header_params(
+        &self,
+        pos: usize,
+    ) -> Option<Result<Arc<SliceHeaderParams>, ProtectError>> {
+        let track = self.title.index.tracks.get(pos)?;
+        let slot = self.slice_params.get(pos)?;
+        Some(
+            slot.get_or_init(|| {
+                slice_header_params(&track.sample_description, track.track_id).map(Arc::new)
+            })
+            .clone(),
+        )
     }
 
     /// The slot of the title's MPEG-TS output (see `outputs::ts`).
