@@ -30,6 +30,9 @@ const PLAYREADY: &str = "9a04f079-9840-4286-ab92-e65be0885f95";
 const OK: u8 = 0;
 const DOWN: u8 = 1;
 const NO_PLAYREADY: u8 = 2;
+/// SPEKE v2 without echoing `X-Speke-Version`; an answer past the 1 MiB bound.
+const NO_SPEKE_HEADER: u8 = 3;
+const HUGE: u8 = 4;
 
 fn uuid_bytes(uuid: &str) -> Vec<u8> {
     let hex: String = uuid.chars().filter(|c| *c != '-').collect();
@@ -243,12 +246,13 @@ async fn start_key_server(speke2: bool) -> KeyServer {
                         let (status, text) = match (m.load(Ordering::SeqCst), refusal) {
                             (_, Some(why)) => (422, why.to_owned()),
                             (DOWN, _) => (503, String::from("down")),
+                            (HUGE, _) => (200, "<!-- -->".repeat(200_000)),
                             (mode, None) => (200, answer(&request, mode == NO_PLAYREADY)),
                         };
                         let mut response = hyper::Response::builder()
                             .status(status)
                             .header("content-type", "application/xml");
-                        if speke2 {
+                        if speke2 && m.load(Ordering::SeqCst) != NO_SPEKE_HEADER {
                             response = response
                                 .header("x-speke-version", "2.0")
                                 .header("x-speke-user-agent", "vodpack-test");
@@ -388,37 +392,44 @@ async fn key_server_signalling_appears_in_hls_and_dash_as_supplied() {
     }
 }
 
-/// Given a key server that leaves PlayReady out of its answer, or answers 503, when
-/// manifests and init segments are asked for, then each is a 503 with Retry-After (naming
-/// PlayReady when it was left out), never a manifest without it; the incomplete answer is
-/// not cached, so once the server supplies PlayReady the next request succeeds.
+/// Given a key server that leaves PlayReady out of its answer, answers 503, answers past
+/// the size bound, or (SPEKE v2) answers without `X-Speke-Version`, when manifests and
+/// init segments are asked for, then each is a 503 with Retry-After (naming PlayReady
+/// when it was left out), never a manifest without it; the failed answer is not cached,
+/// so once the server is whole the next request succeeds.
 #[tokio::test]
 async fn a_system_left_out_or_a_failing_server_is_503_naming_it() {
-    for (mode, named) in [(NO_PLAYREADY, Some("PlayReady")), (DOWN, None)] {
-        for protocol in [CpixMode::Cpix, CpixMode::Speke2] {
-            let keys = start_key_server(protocol == CpixMode::Speke2).await;
-            keys.mode.store(mode, Ordering::SeqCst);
-            let server = start(&keys, protocol).await;
-            for path in ["master.m3u8", "manifest.mpd", "index-t1.m3u8"] {
-                let reply = get(server.addr, &format!("/vod/{FIXTURE}/{path}")).await;
-                assert_eq!(reply.status, 503, "{path}: {}", reply.text());
-                assert!(reply.header("retry-after").is_some());
-                if let Some(name) = named {
-                    assert!(reply.text().contains(name), "{}", reply.text());
-                }
-                assert!(
-                    !reply.text().contains("EXT"),
-                    "an error line, not a manifest"
-                );
+    let cases = [
+        (NO_PLAYREADY, Some("PlayReady"), CpixMode::Cpix),
+        (NO_PLAYREADY, Some("PlayReady"), CpixMode::Speke2),
+        (DOWN, None, CpixMode::Cpix),
+        (DOWN, None, CpixMode::Speke2),
+        (HUGE, None, CpixMode::Cpix),
+        (NO_SPEKE_HEADER, None, CpixMode::Speke2),
+    ];
+    for (mode, named, protocol) in cases {
+        let keys = start_key_server(protocol == CpixMode::Speke2).await;
+        keys.mode.store(mode, Ordering::SeqCst);
+        let server = start(&keys, protocol).await;
+        for path in ["master.m3u8", "manifest.mpd", "index-t1.m3u8"] {
+            let reply = get(server.addr, &format!("/vod/{FIXTURE}/{path}")).await;
+            assert_eq!(reply.status, 503, "{path}: {}", reply.text());
+            assert!(reply.header("retry-after").is_some());
+            if let Some(name) = named {
+                assert!(reply.text().contains(name), "{}", reply.text());
             }
-            let asked = keys.hits.load(Ordering::SeqCst);
-            assert!(asked >= 3, "not cached: asked {asked} times");
-            keys.mode.store(OK, Ordering::SeqCst);
-            let mpd = get(server.addr, &format!("/vod/{FIXTURE}/manifest.mpd")).await;
-            assert_eq!(mpd.status, 200, "the key server is whole again");
-            assert!(mpd.text().contains(PLAYREADY));
-            server.shutdown().await;
+            assert!(
+                !reply.text().contains("EXT"),
+                "an error line, not a manifest"
+            );
         }
+        let asked = keys.hits.load(Ordering::SeqCst);
+        assert!(asked >= 3, "not cached: asked {asked} times");
+        keys.mode.store(OK, Ordering::SeqCst);
+        let mpd = get(server.addr, &format!("/vod/{FIXTURE}/manifest.mpd")).await;
+        assert_eq!(mpd.status, 200, "the key server is whole again");
+        assert!(mpd.text().contains(PLAYREADY));
+        server.shutdown().await;
     }
 }
 
