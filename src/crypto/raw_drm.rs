@@ -278,6 +278,26 @@ mod tests {
         assert_eq!(crate::crypto::drm::check_pro(&pro), Ok(()));
     }
 
+    /// Shaka Packager's known vector (packager/media/base/pssh_generator_unittest.cc,
+    /// `kExpectedPlayReadyPsshData`): KID `keyid1~~~~~~~~~~`, key `contentkey1~~~~~`,
+    /// `cenc`, no licence URL. Its checksum `uFY/OirQj/U=` was computed by their AES.
+    #[test]
+    fn playready_object_matches_shaka_packagers_vector() {
+        let xml = "<WRMHEADER xmlns=\"http://schemas.microsoft.com/DRM/2007/03/PlayReadyHeader\" \
+                   version=\"4.0.0.0\"><DATA><PROTECTINFO><KEYLEN>16</KEYLEN><ALGID>AESCTR</ALGID>\
+                   </PROTECTINFO><KID>aXllazFkfn5+fn5+fn5+fg==</KID><CHECKSUM>uFY/OirQj/U=</CHECKSUM>\
+                   </DATA></WRMHEADER>";
+        let mut expected = vec![0x06, 0x02, 0, 0, 1, 0, 1, 0, 0xfc, 0x01];
+        expected.extend(xml.encode_utf16().flat_map(u16::to_le_bytes));
+        let made = playready_object(&playready_header_xml(
+            b"keyid1~~~~~~~~~~",
+            b"contentkey1~~~~~",
+            Scheme::Cenc,
+            None,
+        ));
+        assert_eq!(made, expected);
+    }
+
     #[test]
     fn fairplay_uris_come_from_the_template() {
         let uri =
