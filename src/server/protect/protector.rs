@@ -155,12 +155,10 @@ impl Protector {
         let Some(wanted) = wanted.filter(|_| scheme != Scheme::Aes128) else {
             return Ok(key.clone());
         };
-        if self.settings.cpix.is_some() {
-            self.check_systems(key, Some(wanted))?;
-        }
         let systems = if self.settings.cpix.is_none() {
             raw_systems(wanted, &self.settings.raw_drm, key, title.as_str(), scheme)?
         } else {
+            self.check_systems(key, Some(wanted))?;
             (wanted.iter())
                 .filter_map(|id| key_system(key, *id))
                 .cloned()
