@@ -16,9 +16,9 @@ use http_body_util::{BodyExt, Full};
 use hyper::service::service_fn;
 use hyper_util::rt::TokioIo;
 use vodpack::config::Settings;
-use vodpack::crypto::cpix::{cpix_kid, CpixOptions, WIDEVINE};
+use vodpack::crypto::cpix::{cpix_kid, CpixMode, CpixOptions, WIDEVINE};
 use vodpack::crypto::keys::uuid_string;
-use vodpack::crypto::EncryptionPolicy;
+use vodpack::crypto::{EncryptionPolicy, Scheme};
 
 const FIXTURE: &str = "h264-aac-3s.mp4";
 /// Answer normally, with 503, or not at all.
@@ -140,7 +140,10 @@ async fn start(key_server: &KeyServer, policy: &str, timeout_ms: u64) -> TestSer
     settings.protect.encryption = EncryptionPolicy::parse(policy).unwrap();
     settings.protect.cpix = Some(CpixOptions {
         url: key_server.url.clone(),
+        mode: CpixMode::Cpix,
         systems: vec![WIDEVINE],
+        required: false,
+        scheme: Scheme::Cenc,
         timeout: Duration::from_millis(timeout_ms),
         retries: 1,
         ttl: Duration::from_secs(300),

@@ -567,6 +567,8 @@ async fn run_web_jobs(runner: &Path, jobs: &str, file_name: &str) {
 /// MPD's `dashif:Laurl`, answered by vodpack's ClearKey licence route), and hls.js plays
 /// AES-128 HLS, CMAF and MPEG-TS (the key from the `EXT-X-KEY` URI), SAMPLE-AES (CMAF
 /// `cbcs`) HLS through ClearKey EME with vodpack's licence route, and SAMPLE-AES MPEG-TS.
+/// The `cbcs` output signalled for FairPlay, Widevine and PlayReady beside ClearKey
+/// (issue 29) plays the same in all three.
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn web_players_play_encrypted_output_strictly() {
     let Some(runner) = web_player_runner() else {
@@ -586,6 +588,24 @@ async fn web_players_play_encrypted_output_strictly() {
     };
     let cenc = encrypted("hls=aes-128,dash=cenc").await;
     let cbcs = encrypted("hls=sample-aes,dash=cbcs").await;
+    // The same cbcs output signalled for FairPlay, Widevine and PlayReady (raw keys) beside
+    // ClearKey (issue 29): players without those CDMs pass over their signalling.
+    let drm = {
+        let args = vodpack::crypto::settings::ProtectArgs {
+            encryption: Some("hls=sample-aes,dash=cbcs".into()),
+            key_secret: Some("players test key secret!".into()),
+            drm_systems: Some("fairplay,widevine,playready,clearkey".into()),
+            playready_la_url: Some("https://pr.example/rightsmanager.asmx".into()),
+            fairplay_key_uri: Some("skd://fps.example/{kid}".into()),
+            ..Default::default()
+        };
+        let settings = Settings {
+            segment_duration_ms: 1000,
+            protect: args.resolve().unwrap(),
+            ..Default::default()
+        };
+        common::start_server_with(&fixtures, settings).await
+    };
     let key = "h264-aac-3s.mp4";
     let steps = "{\"play\":0.5},{\"seek\":2.0},{\"play_to_end\":true}";
     let runs = [
@@ -601,6 +621,9 @@ async fn web_players_play_encrypted_output_strictly() {
         // SAMPLE-AES MPEG-TS beside it: Apple's sample encryption, the raw key from the
         // EXT-X-KEY URI, decrypted by hls.js's own demuxer.
         ("hlsjs", cbcs.url(""), "master-ts.m3u8", "sample-aes ts"),
+        ("dashjs", drm.url(""), "manifest.mpd", "cbcs drm"),
+        ("shaka", drm.url(""), "manifest.mpd", "cbcs drm"),
+        ("hlsjs", drm.url(""), "master.m3u8", "sample-aes drm"),
     ];
     let jobs: Vec<String> = runs
         .iter()
@@ -611,7 +634,7 @@ async fn web_players_play_encrypted_output_strictly() {
                 json_string(&format!("{player} {scheme} {key}")),
                 json_string(&url)
             );
-            if *scheme == "sample-aes" {
+            if matches!(*scheme, "sample-aes" | "sample-aes drm") {
                 let licence = format!("{base}/vod/{key}/clearkey.json");
                 job.push_str(&format!(",\"clearkey_licence\":{}", json_string(&licence)));
             }
@@ -636,6 +659,7 @@ async fn web_players_play_encrypted_output_strictly() {
         .expect("the runner's thread");
     cenc.shutdown().await;
     cbcs.shutdown().await;
+    drm.shutdown().await;
     let stdout = String::from_utf8_lossy(&run.stdout).into_owned();
     let stderr = String::from_utf8_lossy(&run.stderr).into_owned();
     let reports: Vec<&str> = stdout.lines().filter(|l| l.starts_with('{')).collect();

@@ -80,8 +80,8 @@ const PROTECTION: &[(&str, &str, &str)] = &[
     (
         "cpix-systems",
         "VODPACK_CPIX_SYSTEMS",
-        "DRM systems whose pssh data is asked of the key server: widevine, playready \
-         (comma-separated)",
+        "DRM systems whose signalling is asked of the key server without being required: \
+         widevine, playready, fairplay (comma-separated); --drm-systems replaces it",
     ),
     (
         "cpix-timeout-ms",
@@ -99,6 +99,33 @@ const PROTECTION: &[(&str, &str, &str)] = &[
         "key-cache-ttl-secs",
         "VODPACK_KEY_CACHE_TTL_SECS",
         "How long a key fetched from the key server is reused for its title",
+    ),
+    (
+        "cpix-mode",
+        "VODPACK_CPIX_MODE",
+        "The key server's protocol: cpix (a CPIX 2.3 document POSTed as is) or speke2 (AWS \
+         SPEKE v2: CPIX 2.3 with the X-Speke-Version: 2.0 header, the key's \
+         commonEncryptionScheme and a ContentKeyUsageRuleList)",
+    ),
+    (
+        "drm-systems",
+        "VODPACK_DRM_SYSTEMS",
+        "DRM systems every title is signalled for, comma-separated: fairplay, widevine, \
+         playready, clearkey; a title document's \"drm\" list overrides it. With a key server \
+         each but clearkey must be in its answer (else 503 naming the system); without one \
+         the key secret's raw keys make them",
+    ),
+    (
+        "playready-la-url",
+        "VODPACK_PLAYREADY_LA_URL",
+        "PlayReady licence URL written as LA_URL into the PlayReady headers made without a \
+         key server",
+    ),
+    (
+        "fairplay-key-uri",
+        "VODPACK_FAIRPLAY_KEY_URI",
+        "FairPlay key URI template without a key server: skd://... with {kid} (hex), \
+         {kid_uuid} and {title} (percent-encoded); needed for fairplay without a key server",
     ),
     (
         "public-url",

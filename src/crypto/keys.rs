@@ -15,6 +15,8 @@ use std::path::Path;
 use std::sync::Arc;
 
 use hmac::{Hmac, KeyInit, Mac};
+
+pub use super::drm::DrmSystem;
 use sha2::Sha256;
 
 /// Shortest secret accepted, in bytes.
@@ -80,16 +82,6 @@ impl Secret {
     }
 }
 
-/// One DRM system's signalling for a key, as a key server supplies it.
-#[derive(Debug, Clone, PartialEq, Eq)]
-pub struct DrmSystem {
-    /// The DRM system id (Widevine `edef8ba9-...`, PlayReady `9a04f079-...`).
-    pub system_id: [u8; 16],
-    /// The complete `pssh` box for this system, written into init segments and, base64,
-    /// into the MPD's `cenc:pssh`.
-    pub pssh: Vec<u8>,
-}
-
 /// A title's content key.
 #[derive(Clone, PartialEq, Eq)]
 pub struct ContentKey {
@@ -97,8 +89,9 @@ pub struct ContentKey {
     pub kid: [u8; 16],
     /// The AES-128 key.
     pub key: [u8; 16],
-    /// DRM systems' `pssh` data, when the provider supplies it (the `secret` provider
-    /// never does: it serves ClearKey and HLS AES-128 only).
+    /// DRM systems' signalling, when a key server supplies it; the `secret` provider's
+    /// raw-key systems are added per output by the server (`crypto::raw_drm`), as they
+    /// depend on the scheme.
     pub systems: Vec<DrmSystem>,
 }
 
@@ -143,6 +136,10 @@ pub enum KeyError {
     /// The key server is down, slow or answered nonsense (503: never clear content).
     #[error("key provider unavailable: {reason}")]
     Unavailable { reason: String },
+    /// The key server's answer lacks a DRM system the title is signalled for (503 naming
+    /// it: never a manifest without it).
+    #[error("key server gave no {system} signalling")]
+    MissingSystem { system: super::drm::DrmId },
     /// The provider is misconfigured (a startup error).
     #[error("key provider configuration: {reason}")]
     Config { reason: String },
@@ -158,6 +155,22 @@ pub trait KeyProvider: Send + Sync + fmt::Debug {
     /// # Errors
     /// [`KeyError::Unavailable`] when the key cannot be had now.
     async fn content_key(&self, title_key: &str) -> Result<Arc<ContentKey>, KeyError>;
+
+    /// [`KeyProvider::content_key`] with the signalling of `systems` (`None`: the
+    /// provider's own choice), for providers that fetch it (a key server is asked for
+    /// them, and must supply each); others ignore it.
+    ///
+    /// # Errors
+    /// As [`KeyProvider::content_key`]; [`KeyError::MissingSystem`] when a key server
+    /// leaves one of `systems` out.
+    async fn content_key_for(
+        &self,
+        title_key: &str,
+        systems: Option<&[super::drm::DrmId]>,
+    ) -> Result<Arc<ContentKey>, KeyError> {
+        let _ = systems;
+        self.content_key(title_key).await
+    }
 
     /// A short name for logs and `inspect` (`secret`, `cpix`).
     fn kind(&self) -> &'static str;

@@ -14,8 +14,10 @@
 
 pub mod cipher;
 pub mod cpix;
+pub mod drm;
 pub mod keys;
 pub mod policy;
+pub mod raw_drm;
 pub mod settings;
 pub mod token;
 

@@ -6,9 +6,11 @@ use std::path::PathBuf;
 
 use std::time::Duration;
 
-use super::cpix::{CpixOptions, PLAYREADY, WIDEVINE};
+use super::cpix::{CpixMode, CpixOptions, PLAYREADY, WIDEVINE};
+use super::drm::{check_uri, DrmId};
 use super::keys::{KeyError, Secret};
-use super::policy::EncryptionPolicy;
+use super::policy::{EncryptionPolicy, Scheme};
+use super::raw_drm::RawDrmOptions;
 
 /// Which requests must carry a valid token.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Default, clap::ValueEnum)]
@@ -56,7 +58,7 @@ pub struct ProtectArgs {
     /// CPIX key server URL; keys come from it instead of the key secret
     #[arg(long, env = "VODPACK_CPIX_URL")]
     pub cpix_url: Option<String>,
-    /// DRM systems to ask the key server for: widevine, playready (comma-separated)
+    /// DRM systems to ask the key server for, not required: widevine, playready, fairplay
     #[arg(long, env = "VODPACK_CPIX_SYSTEMS")]
     pub cpix_systems: Option<String>,
     /// Deadline of one key server request, in ms [default: 2000]
@@ -68,6 +70,18 @@ pub struct ProtectArgs {
     /// How long a key from the key server is reused, in seconds [default: 300]
     #[arg(long, env = "VODPACK_KEY_CACHE_TTL_SECS")]
     pub key_cache_ttl_secs: Option<u64>,
+    /// The key server's protocol: cpix (CPIX 2.3) or speke2 (AWS SPEKE v2) [default: cpix]
+    #[arg(long, env = "VODPACK_CPIX_MODE", value_enum)]
+    pub cpix_mode: Option<CpixMode>,
+    /// DRM systems signalled: fairplay, widevine, playready, clearkey [default: (what the key server returns, and clearkey)]
+    #[arg(long, env = "VODPACK_DRM_SYSTEMS")]
+    pub drm_systems: Option<String>,
+    /// PlayReady licence URL written into raw-key PlayReady headers (LA_URL)
+    #[arg(long, env = "VODPACK_PLAYREADY_LA_URL")]
+    pub playready_la_url: Option<String>,
+    /// FairPlay key URI template for raw keys: skd://... with {kid}, {kid_uuid}, {title}
+    #[arg(long, env = "VODPACK_FAIRPLAY_KEY_URI")]
+    pub fairplay_key_uri: Option<String>,
 }
 
 /// Resolved protection settings.
@@ -89,6 +103,11 @@ pub struct ProtectSettings {
     pub public_url: Option<String>,
     /// The CPIX key server, when keys come from one (else from `key_secret`).
     pub cpix: Option<CpixOptions>,
+    /// The DRM systems every title is signalled for (a title document's `"drm"` overrides
+    /// it); `None`: what the key provider returns, and ClearKey.
+    pub drm_systems: Option<Vec<DrmId>>,
+    /// What raw-key signalling (no key server) needs beyond the key.
+    pub raw_drm: RawDrmOptions,
 }
 
 /// A protection setting that is wrong: its flag name and why.
@@ -140,7 +159,46 @@ impl ProtectArgs {
             self.key_secret_file.as_ref(),
             "key-secret",
         )?;
-        let cpix = self.cpix_options()?;
+        let drm_systems = (self.drm_systems.as_deref())
+            .map(DrmId::parse_list)
+            .transpose()
+            .map_err(|reason| ProtectSettingsError {
+                name: "drm-systems",
+                reason,
+            })?;
+        let raw_drm = self.raw_drm_options()?;
+        // The scheme a key server is told the key is for (SPEKE v2 `commonEncryptionScheme`):
+        // `cenc` only when that is the one Common Encryption output.
+        let key_scheme = match (encryption.hls, encryption.dash) {
+            (Some(Scheme::Cbcs), _) | (_, Some(Scheme::Cbcs)) => Scheme::Cbcs,
+            (_, Some(Scheme::Cenc)) => Scheme::Cenc,
+            _ => Scheme::Cbcs,
+        };
+        let cpix = self.cpix_options(drm_systems.as_deref(), key_scheme)?;
+        if cpix.is_none()
+            && raw_drm.fairplay_key_uri.is_none()
+            && drm_systems
+                .as_ref()
+                .is_some_and(|s| s.contains(&DrmId::FairPlay))
+        {
+            return Err(ProtectSettingsError {
+                name: "drm-systems",
+                reason: "FairPlay without a key server needs --fairplay-key-uri".into(),
+            });
+        }
+        // HLS AES-128 hands its key out raw, and it is the key of the DRM-protected outputs
+        // too: with DRM systems but no ClearKey, that would give the DRM away.
+        if encryption.hls == Some(Scheme::Aes128)
+            && drm_systems
+                .as_ref()
+                .is_some_and(|d| !d.contains(&DrmId::ClearKey))
+        {
+            return Err(ProtectSettingsError {
+                name: "drm-systems",
+                reason: "hls=aes-128 serves its key raw: add clearkey, or use hls=sample-aes"
+                    .into(),
+            });
+        }
         if encryption.any() && key_secret.is_none() && cpix.is_none() {
             return Err(ProtectSettingsError {
                 name: "encryption",
@@ -189,10 +247,50 @@ impl ProtectArgs {
             cors_origins,
             public_url,
             cpix,
+            drm_systems,
+            raw_drm,
         })
     }
 
-    fn cpix_options(&self) -> Result<Option<CpixOptions>, ProtectSettingsError> {
+    fn raw_drm_options(&self) -> Result<RawDrmOptions, ProtectSettingsError> {
+        let bad = |name: &'static str, reason: String| ProtectSettingsError { name, reason };
+        // Both are written into headers with length fields and playlist lines: keep them
+        // short.
+        for (name, value) in [
+            ("playready-la-url", &self.playready_la_url),
+            ("fairplay-key-uri", &self.fairplay_key_uri),
+        ] {
+            if value.as_ref().is_some_and(|v| v.len() > 2048) {
+                return Err(bad(name, "longer than 2048 bytes".into()));
+            }
+        }
+        if let Some(url) = &self.playready_la_url {
+            let parsed =
+                url::Url::parse(url).map_err(|e| bad("playready-la-url", e.to_string()))?;
+            if !matches!(parsed.scheme(), "http" | "https") {
+                return Err(bad(
+                    "playready-la-url",
+                    "must be an http or https URL".into(),
+                ));
+            }
+        }
+        if let Some(template) = &self.fairplay_key_uri {
+            if !template.starts_with("skd://") {
+                return Err(bad("fairplay-key-uri", "must start with skd://".into()));
+            }
+            check_uri(template).map_err(|why| bad("fairplay-key-uri", why.into()))?;
+        }
+        Ok(RawDrmOptions {
+            playready_la_url: self.playready_la_url.clone(),
+            fairplay_key_uri: self.fairplay_key_uri.clone(),
+        })
+    }
+
+    fn cpix_options(
+        &self,
+        drm_systems: Option<&[DrmId]>,
+        scheme: Scheme,
+    ) -> Result<Option<CpixOptions>, ProtectSettingsError> {
         let Some(url) = &self.cpix_url else {
             return Ok(None);
         };
@@ -201,24 +299,44 @@ impl ProtectArgs {
         if !matches!(parsed.scheme(), "http" | "https") {
             return Err(bad("cpix-url", "must be an http or https URL".into()));
         }
-        let mut systems = Vec::new();
-        for name in (self.cpix_systems.as_deref().unwrap_or("").split(','))
-            .map(str::trim)
-            .filter(|n| !n.is_empty())
-        {
-            systems.push(match name.to_ascii_lowercase().as_str() {
-                "widevine" => WIDEVINE,
-                "playready" => PLAYREADY,
-                _ => return Err(bad("cpix-systems", format!("unknown DRM system {name:?}"))),
-            });
-        }
+        // `--drm-systems` names what every title must be signalled for, so the key server
+        // must supply each (fail closed); the older `--cpix-systems` only asks.
+        let (systems, required) = match drm_systems {
+            Some(list) => (
+                (list.iter())
+                    .filter(|d| d.from_key_server())
+                    .map(|d| d.system_id())
+                    .collect(),
+                true,
+            ),
+            None => {
+                let mut systems = Vec::new();
+                for name in (self.cpix_systems.as_deref().unwrap_or("").split(','))
+                    .map(str::trim)
+                    .filter(|n| !n.is_empty())
+                {
+                    systems.push(match name.to_ascii_lowercase().as_str() {
+                        "widevine" => WIDEVINE,
+                        "playready" => PLAYREADY,
+                        "fairplay" => super::drm::FAIRPLAY,
+                        _ => {
+                            return Err(bad("cpix-systems", format!("unknown DRM system {name:?}")))
+                        }
+                    });
+                }
+                (systems, false)
+            }
+        };
         let timeout_ms = self.cpix_timeout_ms.unwrap_or(2000);
         if timeout_ms == 0 {
             return Err(bad("cpix-timeout-ms", "must be positive".into()));
         }
         Ok(Some(CpixOptions {
             url: url.clone(),
+            mode: self.cpix_mode.unwrap_or_default(),
             systems,
+            required,
+            scheme,
             timeout: Duration::from_millis(timeout_ms),
             retries: self.cpix_retries.unwrap_or(2),
             ttl: Duration::from_secs(self.key_cache_ttl_secs.unwrap_or(300).max(1)),
@@ -262,5 +380,42 @@ mod tests {
             args.resolve().unwrap().cors_origins,
             vec!["https://a.example", "https://b.example"]
         );
+    }
+
+    #[test]
+    fn drm_settings_are_checked_at_start() {
+        let args = |drm: &str, hls: &str| ProtectArgs {
+            encryption: Some(format!("hls={hls},dash=cbcs")),
+            key_secret: Some("0123456789abcdef0123".into()),
+            drm_systems: Some(drm.into()),
+            ..Default::default()
+        };
+        let e = args("widevine,fairplay", "sample-aes")
+            .resolve()
+            .unwrap_err();
+        assert_eq!(
+            e.name, "drm-systems",
+            "FairPlay without a key server needs a template"
+        );
+        let e = args("widevine", "aes-128").resolve().unwrap_err();
+        assert_eq!(
+            e.name, "drm-systems",
+            "AES-128's raw key would give the DRM away"
+        );
+        assert!(args("widevine,clearkey", "aes-128").resolve().is_ok());
+        let s = args("Widevine, playready", "sample-aes").resolve().unwrap();
+        assert_eq!(s.drm_systems, Some(vec![DrmId::Widevine, DrmId::PlayReady]));
+        let e = args("widevine,marlin", "sample-aes").resolve().unwrap_err();
+        assert_eq!(e.name, "drm-systems");
+        let bad_uri = ProtectArgs {
+            fairplay_key_uri: Some("https://not-skd/{kid}".into()),
+            ..args("fairplay", "sample-aes")
+        };
+        assert_eq!(bad_uri.resolve().unwrap_err().name, "fairplay-key-uri");
+        let long = ProtectArgs {
+            playready_la_url: Some(format!("https://l/{}", "a".repeat(3000))),
+            ..args("playready", "sample-aes")
+        };
+        assert_eq!(long.resolve().unwrap_err().name, "playready-la-url");
     }
 }

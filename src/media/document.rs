@@ -56,6 +56,10 @@ struct RawDocument {
     /// The title's encryption, overriding the server's: `hls=aes-128,dash=cenc`.
     #[serde(default)]
     encryption: Option<String>,
+    /// Issue 29: the DRM systems the title is signalled for, overriding the server's:
+    /// `["fairplay", "widevine", "playready"]`.
+    #[serde(default)]
+    drm: Option<Vec<String>>,
 }
 
 /// A document's `"clip": {"from": MS, "to": MS}`: the window of the title's
@@ -103,6 +107,9 @@ pub struct TitleDocument {
     /// The title's own encryption policy (`"encryption"`), overriding the server's
     /// `--encryption`; `None` when the document does not say.
     pub encryption: Option<crate::crypto::EncryptionPolicy>,
+    /// The title's own DRM systems (`"drm"`), overriding the server's `--drm-systems`;
+    /// `None` when the document does not say.
+    pub drm: Option<Vec<crate::crypto::drm::DrmId>>,
 }
 
 /// One entry of a title document.
@@ -191,8 +198,15 @@ pub fn parse_title_document(
         .map_err(|e| DocumentError::Malformed {
             reason: e.to_string(),
         })?;
+    let drm = (raw.drm.as_deref())
+        .map(|names| crate::crypto::drm::DrmId::parse_list(&names.join(",")))
+        .transpose()
+        .map_err(|reason| DocumentError::Malformed {
+            reason: format!("drm: {reason}"),
+        })?;
     Ok(TitleDocument {
         encryption,
+        drm,
         video: resolve("video", raw.video, &MEDIA_EXTENSIONS)?,
         audio: resolve("audio", raw.audio, &MEDIA_EXTENSIONS)?,
         subtitles: resolve("subtitles", raw.subtitles, &SUBTITLE_EXTENSIONS)?,

@@ -51,7 +51,7 @@ pub fn render_mpd_with(title: &Title, options: &ManifestOptions) -> String {
             Some(query) => format!("{}?{query}", p.licence_url),
             None => p.licence_url.clone(),
         };
-        dash_content_protection(p.scheme, &p.key, &licence)
+        dash_content_protection(p.scheme, &p.key, &licence, p.clearkey)
     });
     let uris = Uris {
         options,

@@ -51,8 +51,9 @@ impl Default for ManifestOptions {
 ///
 /// HLS: `EXT-X-SESSION-KEY` in multivariant playlists and `EXT-X-KEY` in media playlists,
 /// by method (`protect::manifest::HlsKey`: AES-128 with an IV per segment, SAMPLE-AES
-/// MPEG-TS with one IV per rendition, SAMPLE-AES `cbcs` fMP4 with W3C ClearKey). DASH:
-/// `ContentProtection` in each audio and video AdaptationSet.
+/// MPEG-TS with one IV per rendition, SAMPLE-AES `cbcs` fMP4 with W3C ClearKey and a line
+/// per DRM system of the key). DASH: `ContentProtection` in each audio and video
+/// AdaptationSet.
 #[derive(Debug, Clone)]
 pub struct ManifestProtection {
     /// The scheme of the output.
@@ -67,6 +68,9 @@ pub struct ManifestProtection {
     pub key_name: String,
     /// The W3C ClearKey licence URL (HLS SAMPLE-AES over fMP4, and DASH), absolute.
     pub licence_url: String,
+    /// Whether W3C ClearKey is signalled (HLS SAMPLE-AES over fMP4, and DASH); the key's
+    /// DRM systems (`ContentKey::systems`) are signalled beside it.
+    pub clearkey: bool,
 }
 
 impl ManifestOptions {

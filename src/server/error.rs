@@ -338,6 +338,11 @@ fn key_answer(e: &KeyError) -> ErrorAnswer {
             "content key unavailable; retry",
         )
         .retry_after(5),
+        KeyError::MissingSystem { system } => ErrorAnswer::new(
+            StatusCode::SERVICE_UNAVAILABLE,
+            format!("content key unavailable: the key server gave no {system} signalling; retry"),
+        )
+        .retry_after(5),
         KeyError::Config { .. } => ErrorAnswer::new(
             StatusCode::INTERNAL_SERVER_ERROR,
             "key provider misconfigured",

@@ -118,3 +118,18 @@ fn a_byte_order_mark_is_tolerated() {
     let doc = "\u{feff}{\"video\": [{\"file\": \"a.mp4\"}]}";
     assert_eq!(parse(doc).unwrap().video[0].key.as_str(), "shows/ep1/a.mp4");
 }
+
+/// Given a document with a `"drm"` list, then its systems are read in order; an unknown
+/// system is a malformed document naming it.
+#[test]
+fn drm_lists_name_the_titles_systems() {
+    use crate::crypto::drm::DrmId;
+    let doc = parse(r#"{"video": [{"file": "a.mp4"}], "drm": ["FairPlay", "widevine"]}"#).unwrap();
+    assert_eq!(doc.drm, Some(vec![DrmId::FairPlay, DrmId::Widevine]));
+    assert_eq!(
+        parse(r#"{"video": [{"file": "a.mp4"}]}"#).unwrap().drm,
+        None
+    );
+    let e = parse(r#"{"video": [{"file": "a.mp4"}], "drm": ["marlin"]}"#).unwrap_err();
+    assert!(e.to_string().contains("marlin"), "{e}");
+}

@@ -9,7 +9,7 @@ use super::attrs::{track, Attrs, VERSION};
 use crate::crypto::keys::{hex, ContentKey};
 use crate::crypto::Scheme;
 use crate::package::protect::hls_segment_iv;
-use crate::package::protect::manifest::{key_attributes, HlsKey};
+use crate::package::protect::manifest::{hls_drm_lines, key_attributes, HlsKey};
 use crate::package::signalling::ManifestOptions;
 use crate::package::trick;
 use crate::package::webvtt::SubtitlePlan;
@@ -87,12 +87,12 @@ pub fn render_media_playlist_with(
             _ => &p.licence_url,
         };
         let iv = |number| hls_segment_iv(&p.clear_token, &p.key.kid, track_id, number);
-        SegmentKeys::new(
-            HlsKey::of(p.scheme, false),
-            &options.with_query(uri),
-            &p.key,
-            iv,
-        )
+        let method = HlsKey::of(p.scheme, false);
+        let keys = SegmentKeys::new(method, &options.with_query(uri), &p.key, iv);
+        match method {
+            HlsKey::SampleAesClearKey => keys.with_drm(p.clearkey, hls_drm_lines(&p.key, false)),
+            _ => keys,
+        }
     });
     media_playlist_of(
         title,
@@ -105,10 +105,12 @@ pub fn render_media_playlist_with(
 }
 
 /// How a media playlist's segments are keyed: the method, the `EXT-X-KEY` attributes but
-/// the IV, and the IV of each segment number.
+/// the IV (`None`: ClearKey is not signalled), the DRM systems' whole `EXT-X-KEY` lines,
+/// and the IV of each segment number.
 pub(super) struct SegmentKeys<'a> {
     method: HlsKey,
-    attributes: String,
+    attributes: Option<String>,
+    drm_lines: Vec<String>,
     iv: Box<dyn Fn(u64) -> [u8; 16] + 'a>,
 }
 
@@ -122,9 +124,20 @@ impl<'a> SegmentKeys<'a> {
     ) -> Self {
         Self {
             method,
-            attributes: key_attributes(method, uri, key),
+            attributes: Some(key_attributes(method, uri, key)),
+            drm_lines: Vec::new(),
             iv: Box::new(iv),
         }
+    }
+
+    /// These keys with ClearKey's line only when `clearkey`, and the DRM systems' `lines`
+    /// after it (SAMPLE-AES CMAF: one `EXT-X-KEY` per system before the first segment).
+    pub(super) fn with_drm(mut self, clearkey: bool, lines: Vec<String>) -> Self {
+        if !clearkey {
+            self.attributes = None;
+        }
+        self.drm_lines = lines;
+        self
     }
 
     /// `#EXT-X-KEY` before segment `number`, if one goes there: before each segment
@@ -133,7 +146,12 @@ impl<'a> SegmentKeys<'a> {
         if !(first || self.method.per_segment()) {
             return;
         }
-        let attributes = &self.attributes;
+        for line in &self.drm_lines {
+            let _ = writeln!(out, "{line}");
+        }
+        let Some(attributes) = &self.attributes else {
+            return;
+        };
         let _ = match self.method {
             HlsKey::SampleAesClearKey => writeln!(out, "#EXT-X-KEY:{attributes}"),
             _ => writeln!(

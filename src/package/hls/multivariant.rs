@@ -13,7 +13,7 @@ use super::attrs::{
 };
 use crate::media::TrackKind;
 use crate::package::names::track_label;
-use crate::package::protect::manifest::{key_attributes, HlsKey};
+use crate::package::protect::manifest::{hls_drm_lines, key_attributes, HlsKey};
 use crate::package::signalling::ManifestOptions;
 use crate::package::trick;
 use crate::package::{Rendition, Resource, Title};
@@ -88,7 +88,8 @@ pub fn render_multivariant_playlist_with(title: &Title, options: &ManifestOption
 
 /// `#EXT-X-SESSION-KEY` (4.4.6.5) of a protected multivariant playlist, for MPEG-TS (`ts`)
 /// or CMAF, so players can set up keys before loading media playlists: the key of
-/// AES-128 and SAMPLE-AES MPEG-TS under the version folder, the licence for ClearKey.
+/// AES-128 and SAMPLE-AES MPEG-TS under the version folder; for SAMPLE-AES CMAF the
+/// licence for ClearKey (when signalled) and a line per DRM system of the key.
 pub(super) fn session_key(out: &mut String, options: &ManifestOptions, folder: &str, ts: bool) {
     let Some(p) = &options.protection else {
         return;
@@ -98,8 +99,18 @@ pub(super) fn session_key(out: &mut String, options: &ManifestOptions, folder: &
         HlsKey::SampleAesClearKey => p.licence_url.clone(),
         _ => format!("{folder}{}", p.key_name),
     };
-    let attributes = key_attributes(method, &options.with_query(&uri), &p.key);
-    let _ = writeln!(out, "#EXT-X-SESSION-KEY:{attributes}");
+    if method != HlsKey::SampleAesClearKey {
+        let attributes = key_attributes(method, &options.with_query(&uri), &p.key);
+        let _ = writeln!(out, "#EXT-X-SESSION-KEY:{attributes}");
+        return;
+    }
+    if p.clearkey {
+        let attributes = key_attributes(method, &options.with_query(&uri), &p.key);
+        let _ = writeln!(out, "#EXT-X-SESSION-KEY:{attributes}");
+    }
+    for line in hls_drm_lines(&p.key, true) {
+        let _ = writeln!(out, "{line}");
+    }
 }
 
 /// `#EXT-X-I-FRAME-STREAM-INF` of a video rendition's I-frame playlist (4.4.6.3): the

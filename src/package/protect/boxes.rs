@@ -234,8 +234,8 @@ fn pssh_boxes(key: &ContentKey) -> Vec<u8> {
     body.extend_from_slice(&key.kid);
     body.extend_from_slice(&0u32.to_be_bytes());
     let mut out = full(b"pssh", 1, 0, &body);
-    for system in &key.systems {
-        out.extend_from_slice(&system.pssh);
+    for pssh in key.systems.iter().filter_map(|s| s.pssh.as_deref()) {
+        out.extend_from_slice(pssh);
     }
     out
 }

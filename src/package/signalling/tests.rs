@@ -29,6 +29,7 @@ fn protected(title: &Title, scheme: Scheme) -> ManifestOptions {
             clear_token: title.version_token(),
             key_name: "hls.key".into(),
             licence_url: "https://cdn.example/vod/a.mp4/clearkey.json".into(),
+            clearkey: true,
         }),
     }
 }
@@ -165,4 +166,111 @@ fn only_the_default_options_are_the_cached_clear_output() {
     };
     assert!(!signed.is_clear());
     assert!(!protected(&title, Scheme::Cenc).is_clear());
+}
+
+/// A key with FairPlay (a key URI), Widevine (a `pssh`) and PlayReady (a `pssh` and a
+/// PRO, and the key server's own media playlist line).
+fn drm_options(title: &Title) -> ManifestOptions {
+    use crate::crypto::drm::{DrmSystem, FAIRPLAY, PLAYREADY, WIDEVINE};
+    use crate::crypto::raw_drm::{playready_object, pssh_v0};
+    let mut options = protected(title, Scheme::Cbcs);
+    let p = options.protection.as_mut().unwrap();
+    let pro = playready_object("<WRMHEADER/>");
+    p.key = Arc::new(ContentKey {
+        kid: [0x11; 16],
+        key: [0x22; 16],
+        systems: vec![
+            DrmSystem {
+                hls_key_uri: Some("skd://keys/11".into()),
+                ..DrmSystem::new(FAIRPLAY)
+            },
+            DrmSystem {
+                pssh: Some(pssh_v0(&WIDEVINE, b"wv")),
+                ..DrmSystem::new(WIDEVINE)
+            },
+            DrmSystem {
+                pssh: Some(pssh_v0(&PLAYREADY, &pro)),
+                playready_pro: Some(pro),
+                hls_media: Some("#EXT-X-KEY:METHOD=SAMPLE-AES,URI=\"pr-as-supplied\"".into()),
+                ..DrmSystem::new(PLAYREADY)
+            },
+        ],
+    });
+    p.clearkey = false;
+    options
+}
+
+/// Given a SAMPLE-AES CMAF output signalled for FairPlay, Widevine and PlayReady without
+/// ClearKey, then the media playlist has one `EXT-X-KEY` per system after `EXT-X-MAP`
+/// and before the first segment (the key server's line as supplied), and the
+/// multivariant playlist one `EXT-X-SESSION-KEY` per system.
+#[test]
+fn sample_aes_cmaf_signals_each_drm_system() {
+    use base64::Engine as _;
+    let b64 = |b: &[u8]| base64::engine::general_purpose::STANDARD.encode(b);
+    let title = title(|_| true, Vec::new());
+    let options = drm_options(&title);
+    let key = options.protection.as_ref().unwrap().key.clone();
+    let text = render_media_playlist_with(&title, &title.renditions[1], &options);
+    let keys: Vec<&str> = (text.lines())
+        .filter(|l| l.starts_with("#EXT-X-KEY:"))
+        .collect();
+    let widevine = format!(
+        "METHOD=SAMPLE-AES,URI=\"data:text/plain;base64,{}\",KEYID=0x11111111111111111111111111111111,\
+         KEYFORMAT=\"urn:uuid:edef8ba9-79d6-4ace-a3c8-27dcd51d21ed\",KEYFORMATVERSIONS=\"1\"",
+        b64(key.systems[1].pssh.as_deref().unwrap())
+    );
+    assert_eq!(
+        keys,
+        [
+            "#EXT-X-KEY:METHOD=SAMPLE-AES,URI=\"skd://keys/11\",KEYFORMAT=\"com.apple.streamingkeydelivery\",KEYFORMATVERSIONS=\"1\"".to_owned(),
+            format!("#EXT-X-KEY:{widevine}"),
+            "#EXT-X-KEY:METHOD=SAMPLE-AES,URI=\"pr-as-supplied\"".to_owned(),
+        ]
+    );
+    let map = text.find("#EXT-X-MAP").unwrap();
+    let first = text.find("#EXTINF").unwrap();
+    assert!(map < text.find("#EXT-X-KEY").unwrap() && text.rfind("#EXT-X-KEY").unwrap() < first);
+    let master = render_multivariant_playlist_with(&title, &options);
+    let session: Vec<&str> = (master.lines())
+        .filter(|l| l.starts_with("#EXT-X-SESSION-KEY:"))
+        .collect();
+    assert_eq!(session.len(), 3, "{master}");
+    assert!(session[1].ends_with(&widevine));
+    assert_eq!(
+        session[2],
+        format!(
+            "#EXT-X-SESSION-KEY:METHOD=SAMPLE-AES,URI=\"data:text/plain;charset=UTF-16;base64,{}\",\
+             KEYFORMAT=\"com.microsoft.playready\",KEYFORMATVERSIONS=\"1\"",
+            b64(key.systems[2].playready_pro.as_deref().unwrap())
+        )
+    );
+    assert!(!master.contains("org.w3.clearkey") && !text.contains("org.w3.clearkey"));
+}
+
+/// Given the same key in DASH, then after `mp4protection` each system with data has its
+/// `ContentProtection`: Widevine's `cenc:pssh`, PlayReady's `cenc:pssh` and `mspr:pro`;
+/// FairPlay, with no `pssh`, has none, nor does ClearKey when not asked for.
+#[test]
+fn dash_signals_each_drm_system_with_its_pssh_and_pro() {
+    use base64::Engine as _;
+    let b64 = |b: &[u8]| base64::engine::general_purpose::STANDARD.encode(b);
+    let title = title(|_| true, Vec::new());
+    let options = drm_options(&title);
+    let key = options.protection.as_ref().unwrap().key.clone();
+    let mpd = render_mpd_with(&title, &options);
+    assert!(mpd.contains("xmlns:mspr=\"urn:microsoft:playready\""));
+    let widevine = format!(
+        "<ContentProtection schemeIdUri=\"urn:uuid:edef8ba9-79d6-4ace-a3c8-27dcd51d21ed\" value=\"Widevine\">\n        <cenc:pssh>{}</cenc:pssh>\n",
+        b64(key.systems[1].pssh.as_deref().unwrap())
+    );
+    let playready = format!(
+        "<ContentProtection schemeIdUri=\"urn:uuid:9a04f079-9840-4286-ab92-e65be0885f95\" value=\"MSPR 2.0\">\n        <cenc:pssh>{}</cenc:pssh>\n        <mspr:pro>{}</mspr:pro>\n",
+        b64(key.systems[2].pssh.as_deref().unwrap()),
+        b64(key.systems[2].playready_pro.as_deref().unwrap())
+    );
+    let mp4 = mpd.find("urn:mpeg:dash:mp4protection:2011").unwrap();
+    assert!(mp4 < mpd.find(&widevine).expect("widevine"));
+    assert!(mpd.find(&widevine).unwrap() < mpd.find(&playready).expect("playready"));
+    assert!(!mpd.contains("94ce86fb") && !mpd.contains("ClearKey1.0"));
 }

@@ -6,6 +6,7 @@ use base64::engine::general_purpose::URL_SAFE_NO_PAD;
 use base64::Engine as _;
 use bytes::Bytes;
 
+use crate::crypto::drm::DrmId;
 use crate::crypto::{EncryptionPolicy, Scheme};
 use crate::package::View;
 use crate::server::app::App;
@@ -17,32 +18,54 @@ use crate::source::ObjectKey;
 /// Largest licence request body read.
 const MAX_LICENCE_REQUEST_BYTES: usize = 16 * 1024;
 
-/// The encryption policy of the title at `key` (which must exist): a title document's own,
-/// else the server's.
+/// How the title at `key` (which must exist) is protected: its encryption policy and DRM
+/// systems, a title document's own, else the server's.
+struct TitleProtection {
+    policy: EncryptionPolicy,
+    /// `None`: the key provider's choice, and ClearKey.
+    drm: Option<Vec<DrmId>>,
+}
+
+impl TitleProtection {
+    /// Whether W3C ClearKey is among its systems.
+    fn clearkey(&self) -> bool {
+        (self.drm.as_ref()).is_none_or(|d| d.contains(&DrmId::ClearKey))
+    }
+}
+
+/// The protection of the title at `key`.
 ///
 /// # Errors
 /// 404 for no such object, 422 for a broken title document, source errors as usual.
-async fn title_policy(app: &App, key: &ObjectKey) -> Result<EncryptionPolicy, ServeError> {
+async fn title_protection(app: &App, key: &ObjectKey) -> Result<TitleProtection, ServeError> {
+    let server = app.protect.drm_systems().map(<[DrmId]>::to_vec);
     if !crate::media::is_title_document(key) {
         app.catalog.source().identify(key).await?;
-        return Ok(app.protect.policy());
+        return Ok(TitleProtection {
+            policy: app.protect.policy(),
+            drm: server,
+        });
     }
     let (_, cached) = load_view(&app.catalog, key, &View::default()).await?;
-    Ok(cached.encryption.unwrap_or(app.protect.policy()))
+    Ok(TitleProtection {
+        policy: cached.encryption.unwrap_or(app.protect.policy()),
+        drm: cached.drm.clone().or(server),
+    })
 }
 
 /// The HLS key of the title at `key` (AES-128, and SAMPLE-AES for MPEG-TS): 16 raw bytes.
 ///
 /// # Errors
-/// 404 when the title's HLS output is clear, 503 when the key is unavailable.
+/// 404 when the title's HLS output is clear, or its DRM systems leave ClearKey out; 503
+/// when the key is unavailable.
 pub async fn key(app: &App, key: &ObjectKey) -> Result<Answer, ServeError> {
-    if !matches!(
-        title_policy(app, key).await?.hls,
-        Some(Scheme::Aes128 | Scheme::Cbcs)
-    ) {
+    // The raw key is the key of every output of the title, the DRM-protected ones too:
+    // not handed out for a title whose DRM systems leave ClearKey out.
+    let title = title_protection(app, key).await?;
+    if !title.clearkey() || !matches!(title.policy.hls, Some(Scheme::Aes128 | Scheme::Cbcs)) {
         return Err(ServeError::NoKey);
     }
-    let content_key = app.protect.content_key(key).await?;
+    let content_key = app.protect.content_key(key, title.drm.as_deref()).await?;
     let bytes = Bytes::copy_from_slice(&content_key.key);
     Ok(Answer::key_material(bytes, "application/octet-stream"))
 }
@@ -68,12 +91,13 @@ where
 /// among the request's `kids` that the title has.
 ///
 /// # Errors
-/// 400 for a request that is not ClearKey JSON, 404 when the title uses no CENC scheme,
-/// 503 when the key is unavailable.
+/// 400 for a request that is not ClearKey JSON, 404 when the title uses no CENC scheme
+/// or ClearKey is not among its DRM systems (a title for FairPlay, Widevine and PlayReady
+/// only must not hand its key out in the clear), 503 when the key is unavailable.
 async fn licence_answer(app: &App, key: &ObjectKey, body: &[u8]) -> Result<Bytes, ServeError> {
-    let policy = title_policy(app, key).await?;
+    let title = title_protection(app, key).await?;
     let cenc = |s: Option<Scheme>| matches!(s, Some(Scheme::Cenc | Scheme::Cbcs));
-    if !cenc(policy.hls) && !cenc(policy.dash) {
+    if !title.clearkey() || (!cenc(title.policy.hls) && !cenc(title.policy.dash)) {
         return Err(ServeError::NoKey);
     }
     #[derive(serde::Deserialize)]
@@ -87,7 +111,7 @@ async fn licence_answer(app: &App, key: &ObjectKey, body: &[u8]) -> Result<Bytes
         return Err(bad());
     }
     let request: LicenceRequest = serde_json::from_slice(body).map_err(|_| bad())?;
-    let content_key = app.protect.content_key(key).await?;
+    let content_key = app.protect.content_key(key, title.drm.as_deref()).await?;
     let kid = URL_SAFE_NO_PAD.encode(content_key.kid);
     let keys: Vec<serde_json::Value> = (request.kids.iter())
         .filter(|k| k.trim_end_matches('=') == kid)

@@ -87,6 +87,7 @@ pub fn manifest_options(
                 place.base_url(protector),
                 place.title_dir()
             ),
+            clearkey: p.clearkey,
         }),
     }
 }

@@ -6,10 +6,13 @@ use std::sync::Arc;
 use std::time::{SystemTime, UNIX_EPOCH};
 
 use crate::crypto::cpix::CpixKeyProvider;
+use crate::crypto::drm::DrmId;
+use crate::crypto::raw_drm::raw_systems;
 use crate::crypto::settings::{ProtectSettings, SignedUrls};
 use crate::crypto::token::token_in_query;
 use crate::crypto::{
-    ContentKey, EncryptionPolicy, KeyProvider, SecretKeyProvider, TokenError, TokenSigner,
+    ContentKey, EncryptionPolicy, KeyError, KeyProvider, Scheme, SecretKeyProvider, TokenError,
+    TokenSigner,
 };
 use crate::server::error::ServeError;
 use crate::server::route::paths::Route;
@@ -128,12 +131,83 @@ impl Protector {
         self.settings.public_url.as_deref()
     }
 
-    /// The content key of the title at `title_key`.
+    /// The DRM systems every title is signalled for (`--drm-systems`), if set.
+    pub fn drm_systems(&self) -> Option<&[DrmId]> {
+        self.settings.drm_systems.as_deref()
+    }
+
+    /// `key` with the DRM systems `wanted` for `scheme`'s output of the title at `title`
+    /// (`None`: the key as the provider gave it). From a key server, each wanted system
+    /// must be in its answer, and only those are kept; from the secret, the raw-key
+    /// systems are made (`crypto::raw_drm`). HLS AES-128 signals no DRM system.
+    ///
+    /// # Errors
+    /// [`KeyError::MissingSystem`] naming a wanted system the key server left out (fail
+    /// closed: never a manifest or init segment without it); [`KeyError::Config`] when a
+    /// raw-key system lacks its settings.
+    pub fn signalled_key(
+        &self,
+        key: &Arc<ContentKey>,
+        title: &ObjectKey,
+        scheme: Scheme,
+        wanted: Option<&[DrmId]>,
+    ) -> Result<Arc<ContentKey>, KeyError> {
+        let Some(wanted) = wanted.filter(|_| scheme != Scheme::Aes128) else {
+            return Ok(key.clone());
+        };
+        let systems = if self.settings.cpix.is_none() {
+            raw_systems(wanted, &self.settings.raw_drm, key, title.as_str(), scheme)?
+        } else {
+            self.check_systems(key, Some(wanted))?;
+            (wanted.iter())
+                .filter_map(|id| key_system(key, *id))
+                .cloned()
+                .collect()
+        };
+        Ok(Arc::new(ContentKey {
+            systems,
+            ..(**key).clone()
+        }))
+    }
+
+    /// Whether `key` holds every system `wanted` that a key server must supply (none
+    /// without a key server: the raw-key systems are made, not fetched). Cheap, for
+    /// requests that need no signalling (media segments) but must fail as the manifests do.
+    ///
+    /// # Errors
+    /// [`KeyError::MissingSystem`] naming the first system left out.
+    pub fn check_systems(
+        &self,
+        key: &ContentKey,
+        wanted: Option<&[DrmId]>,
+    ) -> Result<(), KeyError> {
+        if self.settings.cpix.is_none() {
+            return Ok(());
+        }
+        for id in wanted.unwrap_or_default() {
+            if id.from_key_server() && key_system(key, *id).is_none() {
+                return Err(KeyError::MissingSystem { system: *id });
+            }
+        }
+        Ok(())
+    }
+
+    /// The content key of the title at `title_key`, with the signalling of the DRM
+    /// systems `drm` (the title's; `None`: the provider's choice).
     ///
     /// # Errors
     /// When no provider could be made, or the provider has no key for it now.
-    pub async fn content_key(&self, title_key: &ObjectKey) -> Result<Arc<ContentKey>, ServeError> {
+    pub async fn content_key(
+        &self,
+        title_key: &ObjectKey,
+        drm: Option<&[DrmId]>,
+    ) -> Result<Arc<ContentKey>, ServeError> {
         let provider = self.provider.as_ref().ok_or(ServeError::NoKeyProvider)?;
-        Ok(provider.content_key(title_key.as_str()).await?)
+        Ok(provider.content_key_for(title_key.as_str(), drm).await?)
     }
+}
+
+/// `key`'s usable signalling for system `id`, if the key server gave it.
+fn key_system(key: &ContentKey, id: DrmId) -> Option<&crate::crypto::drm::DrmSystem> {
+    (key.systems.iter()).find(|s| s.system_id == id.system_id() && s.usable())
 }

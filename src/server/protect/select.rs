@@ -11,6 +11,7 @@
 use std::sync::Arc;
 
 use super::protector::Protector;
+use crate::crypto::drm::DrmId;
 use crate::crypto::{ContentKey, EncryptionPolicy, Scheme};
 use crate::package::Resource;
 use crate::server::error::ServeError;
@@ -18,10 +19,22 @@ use crate::server::titles::cached::CachedTitle;
 use crate::source::ObjectKey;
 
 /// The version token of `scheme`'s output of a title whose clear token is `clear` and
-/// whose KID is `kid`: 16 lowercase hex digits, like every version token.
-pub fn protected_token(clear: &str, scheme: Scheme, kid: &[u8; 16]) -> String {
+/// whose KID is `kid`, signalled for the DRM systems `drm` (`None`: the provider's, as
+/// before DRM systems were chosen, so those URLs stay): 16 lowercase hex digits, like
+/// every version token. The systems are an input because init segments carry their
+/// `pssh` boxes and are cached as immutable: another choice of systems is another URL.
+pub fn protected_token(
+    clear: &str,
+    scheme: Scheme,
+    kid: &[u8; 16],
+    drm: Option<&[DrmId]>,
+) -> String {
     let mut hash: u64 = 0xcbf2_9ce4_8422_2325;
-    let fields: [&[u8]; 3] = [clear.as_bytes(), scheme.name().as_bytes(), kid];
+    let names = drm.map(|d| d.iter().map(|d| d.name()).collect::<Vec<_>>().join(","));
+    let mut fields: Vec<&[u8]> = vec![clear.as_bytes(), scheme.name().as_bytes(), kid];
+    if let Some(names) = &names {
+        fields.push(names.as_bytes());
+    }
     for field in fields {
         for b in field.iter().chain(b"\0") {
             hash ^= u64::from(*b);
@@ -40,6 +53,8 @@ pub struct Protected {
     pub key: Arc<ContentKey>,
     /// Its version token.
     pub token: String,
+    /// Whether W3C ClearKey is signalled beside the key's DRM systems.
+    pub clearkey: bool,
 }
 
 /// What a request's version folder (or entry manifest) selects.
@@ -98,13 +113,43 @@ async fn select_protected(
             "I-frame playlists are not offered for encrypted output".into(),
         ));
     }
-    let content_key = protector.content_key(key).await?;
-    let protected = |scheme: Scheme| {
-        Selected::Protected(Protected {
+    // The DRM systems signalled: the title document's, else the server's; `None` is what
+    // the key provider returns, and ClearKey.
+    let drm = cached.drm.as_deref().or(protector.drm_systems());
+    let content_key = protector.content_key(key, drm).await?;
+    let clearkey = drm.is_none_or(|d| d.contains(&DrmId::ClearKey));
+    // SAMPLE-AES MPEG-TS hands its key out raw (`hls.key`), and it is the key of the
+    // `cbcs` output too: a title signalled for DRM systems without ClearKey has no TS
+    // output (fail closed).
+    if ts && policy.hls == Some(Scheme::Cbcs) && !clearkey {
+        return Err(ServeError::NotOffered(
+            "MPEG-TS is not offered for a title protected by DRM systems only".into(),
+        ));
+    }
+    // Manifests and init segments carry the systems' signalling; media segments need
+    // only the key, so the raw-key systems are not made for each of them (the key
+    // server's answer is still checked: they fail as the manifests do).
+    let signals = matches!(
+        resource,
+        Resource::Multivariant
+            | Resource::MultivariantTs
+            | Resource::Mpd
+            | Resource::MediaPlaylist { .. }
+            | Resource::Init { .. }
+            | Resource::TsMediaPlaylist { .. }
+    );
+    let protected = |scheme: Scheme| -> Result<Selected, ServeError> {
+        Ok(Selected::Protected(Protected {
             scheme,
-            token: protected_token(&cached.token, scheme, &content_key.kid),
-            key: content_key.clone(),
-        })
+            token: protected_token(&cached.token, scheme, &content_key.kid, drm),
+            key: if signals {
+                protector.signalled_key(&content_key, key, scheme, drm)?
+            } else {
+                protector.check_systems(&content_key, drm)?;
+                content_key.clone()
+            },
+            clearkey,
+        }))
     };
     let entry_scheme = match resource {
         Resource::Multivariant | Resource::MultivariantTs => Some(policy.hls),
@@ -113,15 +158,15 @@ async fn select_protected(
     };
     let clear_allowed = policy.hls.is_none() || policy.dash.is_none();
     let by_version = policy.schemes().into_iter().find(|s| {
-        version.is_some_and(|v| v == protected_token(&cached.token, *s, &content_key.kid))
+        version.is_some_and(|v| v == protected_token(&cached.token, *s, &content_key.kid, drm))
     });
     let selected = match (entry_scheme, by_version, version) {
-        (Some(Some(scheme)), _, None) => Ok(protected(scheme)),
-        (Some(Some(scheme)), Some(found), _) if found == scheme => Ok(protected(scheme)),
+        (Some(Some(scheme)), _, None) => protected(scheme),
+        (Some(Some(scheme)), Some(found), _) if found == scheme => protected(scheme),
         (Some(None), _, None) => Ok(Selected::Clear),
         (Some(None), _, Some(v)) if v == cached.token => Ok(Selected::Clear),
         (Some(_), _, _) => Err(gone()),
-        (None, Some(scheme), _) => Ok(protected(scheme)),
+        (None, Some(scheme), _) => protected(scheme),
         (None, None, Some(v)) if v == cached.token && clear_allowed => Ok(Selected::Clear),
         (None, None, None) if clear_allowed => Ok(Selected::Clear),
         (None, None, _) => Err(gone()),
@@ -140,16 +185,21 @@ mod tests {
 
     #[test]
     fn protected_tokens_differ_by_scheme_and_key() {
-        let a = protected_token("0123456789abcdef", Scheme::Cenc, &[1; 16]);
+        let a = protected_token("0123456789abcdef", Scheme::Cenc, &[1; 16], None);
         assert_eq!(a.len(), 16);
         assert!(crate::package::parse_version_folder(&format!("v{a}")).is_some());
         assert_ne!(
             a,
-            protected_token("0123456789abcdef", Scheme::Cbcs, &[1; 16])
+            protected_token("0123456789abcdef", Scheme::Cbcs, &[1; 16], None)
         );
         assert_ne!(
             a,
-            protected_token("0123456789abcdef", Scheme::Cenc, &[2; 16])
+            protected_token("0123456789abcdef", Scheme::Cenc, &[2; 16], None)
+        );
+        let widevine = [DrmId::Widevine];
+        assert_ne!(
+            a,
+            protected_token("0123456789abcdef", Scheme::Cenc, &[1; 16], Some(&widevine))
         );
     }
 }

@@ -345,5 +345,6 @@ pub fn urlset_document(key: &ObjectKey) -> Result<TitleDocument, String> {
         subtitles: Vec::new(),
         clip: None,
         encryption: None,
+        drm: None,
     })
 }

@@ -34,6 +34,8 @@ pub struct CachedTitle {
     /// A title document's own encryption policy, overriding the server's; `None` for plain
     /// MP4s and documents that do not say (see `server::protect`).
     pub encryption: Option<crate::crypto::EncryptionPolicy>,
+    /// A title document's own DRM systems, overriding the server's `--drm-systems`.
+    pub drm: Option<Vec<crate::crypto::drm::DrmId>>,
     multivariant: OnceLock<Bytes>,
     mpd: OnceLock<Bytes>,
     /// Media playlists, by rendition position.
@@ -68,6 +70,7 @@ impl CachedTitle {
         Self {
             token: title.version_token(),
             encryption: None,
+            drm: None,
             title,
             multivariant: OnceLock::new(),
             mpd: OnceLock::new(),

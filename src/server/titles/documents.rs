@@ -199,6 +199,7 @@ async fn load_ladder(
     let is_media = |file: &DocumentFile| SidecarFormat::of(file.key.as_str()).is_none();
     let max_text = catalog.limits.max_text_read_bytes;
     let encryption = document.encryption;
+    let drm = document.drm.clone();
     let mut sidecars = Vec::new();
     for entry in &document.subtitles {
         let pos = files.iter().position(|f| f.key == entry.key).unwrap_or(0);
@@ -285,6 +286,10 @@ async fn load_ladder(
     if let Some(policy) = encryption {
         tracing::info!(encryption = %policy, "title document sets its own encryption");
         cached.encryption = Some(policy);
+    }
+    if drm.is_some() {
+        tracing::info!(drm = ?drm, "title document sets its own DRM systems");
+        cached.drm = drm;
     }
     Ok(cached.with_offsets_soon())
 }
