@@ -26,6 +26,7 @@ mod signalling;
 #[cfg(test)]
 mod testing;
 mod title;
+pub mod thumb;
 pub mod trick;
 pub mod ts;
 mod view;
