@@ -3,7 +3,7 @@
 //! Colour: the picture's Y'CbCr is turned into R'G'B' by the matrix its stream declares
 //! (`MatrixCoefficients`: BT.709, BT.601, BT.2020; unspecified as BT.601, as ffmpeg and
 //! browsers take it) and range (limited unless the stream says full), chroma upsampled
-//! bilinearly. Size: both `-w` and `-h` give exactly that size (nginx-vod-module stretches
+//! at its 2x2 luma samples, and kept at full resolution in the JPEG (4:4:4). Size: both `-w` and `-h` give exactly that size (nginx-vod-module stretches
 //! too); one of them, the other from the display aspect (the `tkhd` size, which carries
 //! the pixel aspect ratio); neither, the picture's height at its display aspect.
 //!
@@ -102,7 +102,10 @@ pub fn encode_jpeg(
         resize(rgb, (pw, ph), size)?
     };
     let mut jpeg = Vec::new();
-    Encoder::new(&mut jpeg, options.quality.clamp(1, 100))
+    let mut encoder = Encoder::new(&mut jpeg, options.quality.clamp(1, 100));
+    // Full chroma: colour edges stay where the picture has them.
+    encoder.set_sampling_factor(jpeg_encoder::SamplingFactor::R_4_4_4);
+    encoder
         .encode(&rgb, w, h, ColorType::Rgb)
         .map_err(|e| ThumbError::Undecodable {
             reason: format!("JPEG encoding failed: {e}"),
@@ -157,18 +160,9 @@ fn to_rgb(picture: &Picture, color: Option<&ColorInfo>) -> Result<Vec<u8>, Thumb
     };
     let (rv, bu) = (2.0 * (1.0 - kr), 2.0 * (1.0 - kb));
     let (gu, gv) = (bu * kb / kg, rv * kr / kg);
-    // Bilinear chroma at the luma sample's position (chroma centred between two rows,
-    // and two columns, of luma).
+    // Each chroma sample covers its 2x2 luma samples (as ffmpeg's own conversion does).
     let sample = |plane: &[u8], x: usize, y: usize| -> f32 {
-        let fx = (x as f32 - 0.5) / 2.0;
-        let fy = (y as f32 - 0.5) / 2.0;
-        let (x0, y0) = (fx.floor().max(0.0) as usize, fy.floor().max(0.0) as usize);
-        let (x1, y1) = ((x0 + 1).min(cw - 1), (y0 + 1).min(ch - 1));
-        let (ax, ay) = ((fx - x0 as f32).clamp(0.0, 1.0), (fy - y0 as f32).clamp(0.0, 1.0));
-        let at = |xx: usize, yy: usize| f32::from(plane.get(yy * cw + xx).copied().unwrap_or(128));
-        let top = at(x0, y0) * (1.0 - ax) + at(x1, y0) * ax;
-        let bottom = at(x0, y1) * (1.0 - ax) + at(x1, y1) * ax;
-        top * (1.0 - ay) + bottom * ay
+        f32::from(plane.get((y / 2) * cw + x / 2).copied().unwrap_or(128))
     };
     let mut rgb = Vec::with_capacity(w * h * 3);
     for (y, row) in picture.y.chunks_exact(w.max(1)).enumerate() {
