@@ -92,7 +92,7 @@ impl Default for ThumbnailOptions {
             queue_wait_ms: 1_000,
             // 4096x2304 (a little over 4K UHD).
             max_source_pixels: 4096 * 2304,
-            jpeg_quality: 90,
+            jpeg_quality: 95,
         }
     }
 }
