@@ -39,17 +39,38 @@ fn ffmpeg_rgb(input: &Path, filter: &str) -> Vec<u8> {
     let out = Command::new("ffmpeg")
         .args(["-v", "error", "-i"])
         .arg(input)
-        .args(["-vf", filter, "-frames:v", "1", "-f", "rawvideo", "-pix_fmt", "rgb24", "-"])
+        .args([
+            "-vf",
+            filter,
+            "-frames:v",
+            "1",
+            "-f",
+            "rawvideo",
+            "-pix_fmt",
+            "rgb24",
+            "-",
+        ])
         .output()
         .expect("ffmpeg");
-    assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
     out.stdout
 }
 
 /// Width and height of an image, as ffprobe reads it.
 fn image_size(image: &Path) -> (u32, u32) {
     let out = Command::new("ffprobe")
-        .args(["-v", "error", "-show_entries", "stream=width,height", "-of", "csv=p=0"])
+        .args([
+            "-v",
+            "error",
+            "-show_entries",
+            "stream=width,height",
+            "-of",
+            "csv=p=0",
+        ])
         .arg(image)
         .output()
         .expect("ffprobe");
@@ -117,7 +138,10 @@ async fn every_h264_fixture_gives_ffmpegs_frame_at_several_times() {
             std::fs::write(&jpeg, &reply.body).expect("write");
             assert_eq!(image_size(&jpeg), size, "{name} {thumb}");
             let ours = ffmpeg_rgb(&jpeg, "null");
-            let scale = format!("select=eq(n\\,{n}),format=rgb24,scale={}:{}", size.0, size.1);
+            let scale = format!(
+                "select=eq(n\\,{n}),format=rgb24,scale={}:{}",
+                size.0, size.1
+            );
             let theirs = ffmpeg_rgb(&file, &scale);
             let db = psnr(&ours, &theirs);
             report.push(format!("{name} {thumb} frame {n}: {db:.1} dB"));
@@ -147,7 +171,9 @@ async fn what_cannot_be_pictured_says_why() {
     assert_eq!(huge.status, 400, "{}", huge.text());
     let ok = get(server.addr, "/vod/h264-aac-3s.mp4/thumb-2999-w64.jpg").await;
     assert_eq!(ok.status, 200, "{}", ok.text());
-    assert!(ok.header("etag").is_some_and(|t| t.ends_with("-thumb-2999-w64.jpg\"")));
+    assert!(ok
+        .header("etag")
+        .is_some_and(|t| t.ends_with("-thumb-2999-w64.jpg\"")));
     server.shutdown().await;
 }
 
@@ -155,7 +181,13 @@ async fn what_cannot_be_pictured_says_why() {
 fn first_key_frame(file: &Path) -> (usize, usize) {
     let out = Command::new("ffprobe")
         .args(["-v", "error", "-select_streams", "v:0", "-show_entries"])
-        .args(["packet=pos,size", "-read_intervals", "%+#1", "-of", "csv=p=0"])
+        .args([
+            "packet=pos,size",
+            "-read_intervals",
+            "%+#1",
+            "-of",
+            "csv=p=0",
+        ])
         .arg(file)
         .output()
         .expect("ffprobe");

@@ -25,8 +25,8 @@ pub mod protect;
 mod signalling;
 #[cfg(test)]
 mod testing;
-mod title;
 pub mod thumb;
+mod title;
 pub mod trick;
 pub mod ts;
 mod view;

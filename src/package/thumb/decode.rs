@@ -84,7 +84,10 @@ pub fn decode_frame(
         append_annex_b(&mut stream, sample, length_size)
             .map_err(|reason| undecodable(format!("sample {} of the run: {reason}", n + 1)))?;
         let decoded = decoder
-            .decode_with_options(&stream, DecodeOptions::new().flush_after_decode(Flush::NoFlush))
+            .decode_with_options(
+                &stream,
+                DecodeOptions::new().flush_after_decode(Flush::NoFlush),
+            )
             .map_err(|e| undecodable(format!("sample {} of the run: {e}", n + 1)))?;
         stream.clear();
         if let Some(yuv) = decoded {

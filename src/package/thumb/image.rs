@@ -188,7 +188,10 @@ mod tests {
         let sd = ((320, 180), (320, 180));
         assert_eq!(output_size(sd.0, sd.1, (Some(150), None)), Ok((150, 84)));
         assert_eq!(output_size(sd.0, sd.1, (None, Some(90))), Ok((160, 90)));
-        assert_eq!(output_size(sd.0, sd.1, (Some(150), Some(90))), Ok((150, 90)));
+        assert_eq!(
+            output_size(sd.0, sd.1, (Some(150), Some(90))),
+            Ok((150, 90))
+        );
         assert_eq!(output_size(sd.0, sd.1, (None, None)), Ok((320, 180)));
         // Anamorphic: 720x576 coded, shown 16:9 (tkhd 1024x576).
         assert_eq!(

@@ -17,7 +17,6 @@ mod image;
 mod name;
 mod pick;
 
-
 pub use decode::{decode_frame, Picture, MAX_DECODE_SAMPLES};
 pub use image::{encode_jpeg, output_size, JpegOptions};
 pub use name::ThumbName;
@@ -53,7 +52,9 @@ pub enum ThumbError {
         max: u64,
     },
     /// The frame needs more samples decoded than a thumbnail may cost.
-    #[error("the frame needs {samples} samples decoded from its key frame, over the limit of {max}")]
+    #[error(
+        "the frame needs {samples} samples decoded from its key frame, over the limit of {max}"
+    )]
     TooManySamples { samples: usize, max: usize },
     /// The samples do not decode: a corrupt or truncated frame.
     #[error("the frame does not decode: {reason}")]

@@ -77,9 +77,8 @@ impl fmt::Display for ThumbName {
 
 /// A plain decimal: digits only, no sign, no leading zero (but `0` itself).
 fn parse_number(s: &str) -> Option<u64> {
-    let canonical = !s.is_empty()
-        && s.bytes().all(|b| b.is_ascii_digit())
-        && (s == "0" || !s.starts_with('0'));
+    let canonical =
+        !s.is_empty() && s.bytes().all(|b| b.is_ascii_digit()) && (s == "0" || !s.starts_with('0'));
     canonical.then(|| s.parse().ok()).flatten()
 }
 

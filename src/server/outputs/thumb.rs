@@ -68,7 +68,9 @@ pub async fn answer(
     let rendition = (title.renditions.iter())
         .find(|r| r.kind == TrackKind::Video && in_file(r.track_id))
         .ok_or_else(|| ThumbError::NoVideo {
-            detail: name.file.map_or_else(String::new, |f| format!(" in file {f}")),
+            detail: name
+                .file
+                .map_or_else(String::new, |f| format!(" in file {f}")),
         })?;
     let (track_id, track_pos) = (rendition.track_id, rendition.track_pos);
     let (key, identity) = cached
@@ -165,14 +167,23 @@ pub async fn answer(
             let display = (track.tkhd_width >> 16, track.tkhd_height >> 16);
             let size = output_size((pw, ph), display, (name.width, name.height))?;
             let quality = u8::try_from(options.jpeg_quality.clamp(1, 100)).unwrap_or(90);
-            encode_jpeg(&picture, track.codec.color.as_ref(), size, JpegOptions { quality })
+            encode_jpeg(
+                &picture,
+                track.codec.color.as_ref(),
+                size,
+                JpegOptions { quality },
+            )
         })
         .await?
     };
     Ok(Answer {
         content: Content::Inline(Bytes::from(jpeg)),
         content_type: JPEG,
-        cache_control: if version.is_some() { IMMUTABLE } else { MANIFEST },
+        cache_control: if version.is_some() {
+            IMMUTABLE
+        } else {
+            MANIFEST
+        },
         etag: Some(format!("\"{}-{name}\"", cached.token)),
     })
 }
