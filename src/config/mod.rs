@@ -33,6 +33,8 @@ pub use error::ConfigError;
 pub use media::MediaLimits;
 pub use nginx_vod::NginxVodLocations;
 pub use reference::{Row, SETTINGS};
-pub use server::{PreviewOptions, ServerOptions, DEFAULT_DASH_JS_URL, DEFAULT_HLS_JS_URL};
+pub use server::{
+    PreviewOptions, ServerOptions, ThumbnailOptions, DEFAULT_DASH_JS_URL, DEFAULT_HLS_JS_URL,
+};
 pub use settings::Settings;
 pub use table::{SettingsArgs, FILE_KEYS};

@@ -65,3 +65,34 @@ impl Default for PreviewOptions {
         }
     }
 }
+
+/// Thumbnails (`thumb-MS.jpg`): which frame, how much decoding at once, how large.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct ThumbnailOptions {
+    /// Decode to the frame presented at the time asked; `false`: the key frame at or
+    /// before it (one sample decoded, faster, up to a GOP early).
+    pub exact: bool,
+    /// Thumbnail requests decoding at once (each holds a blocking-pool thread).
+    pub max_decodes: usize,
+    /// Longest a thumbnail request waits for a decode place before 503, in ms.
+    pub queue_wait_ms: u64,
+    /// Largest source picture decoded, in pixels (width x height); larger gets 422.
+    pub max_source_pixels: u64,
+    /// JPEG quality, 1 to 100.
+    pub jpeg_quality: u32,
+}
+
+impl Default for ThumbnailOptions {
+    fn default() -> Self {
+        Self {
+            exact: true,
+            // Decoding is CPU-bound: about one per core of the 2-core machine, so segments
+            // keep the rest.
+            max_decodes: 2,
+            queue_wait_ms: 1_000,
+            // 4096x2304 (a little over 4K UHD).
+            max_source_pixels: 4096 * 2304,
+            jpeg_quality: 95,
+        }
+    }
+}

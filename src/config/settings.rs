@@ -8,7 +8,7 @@ use crate::crypto::settings::ProtectSettings;
 use crate::source::ObjectStoreOptions;
 use crate::telemetry::LogFormat;
 
-use super::{MediaLimits, NginxVodLocations, PreviewOptions, ServerOptions};
+use super::{MediaLimits, NginxVodLocations, PreviewOptions, ServerOptions, ThumbnailOptions};
 
 /// The resolved settings of a running server.
 #[derive(Debug, Clone)]
@@ -52,6 +52,8 @@ pub struct Settings {
     pub nginx_vod_locations: NginxVodLocations,
     /// The preview page at `/` (server/preview/page.rs).
     pub preview: PreviewOptions,
+    /// Thumbnails: exact or key frame, decode admission, size limits.
+    pub thumbnails: ThumbnailOptions,
 }
 
 impl Default for Settings {
@@ -85,6 +87,7 @@ impl Default for Settings {
             preview: PreviewOptions::default(),
             nginx_vod_locations: NginxVodLocations::default(),
             protect: ProtectSettings::default(),
+            thumbnails: ThumbnailOptions::default(),
         }
     }
 }

@@ -310,6 +310,52 @@ settings! {
         help: "Where the preview page loads dash.js from",
         docs: "Where the preview page loads dash.js from",
     },
+    thumbnail_exact: bool {
+        key: "thumbnail-exact",
+        env: "VODPACK_THUMBNAIL_EXACT",
+        to: value(thumbnails.exact),
+        clap: [
+            num_args = 0..=1,
+            default_missing_value = "true",
+            value_parser = clap::builder::BoolishValueParser::new()
+        ],
+        help: "Thumbnails show the frame presented at their time (false: the key frame before)",
+        docs: "A thumbnail shows the frame presented at its time, decoded from the key frame \
+               before it; false: the key frame at or before the time (one frame decoded, \
+               faster, up to a GOP early)",
+    },
+    thumbnail_max_decodes: usize {
+        key: "thumbnail-max-decodes",
+        env: "VODPACK_THUMBNAIL_MAX_DECODES",
+        to: value(thumbnails.max_decodes),
+        help: "Thumbnail requests decoding at once",
+        docs: "Thumbnail requests decoding at once, each on a blocking-pool thread; as many \
+               more wait up to thumbnail-queue-wait-ms, past which they get 503 with \
+               Retry-After",
+    },
+    thumbnail_queue_wait_ms: u64 {
+        key: "thumbnail-queue-wait-ms",
+        env: "VODPACK_THUMBNAIL_QUEUE_WAIT_MS",
+        to: value(thumbnails.queue_wait_ms),
+        help: "Longest a thumbnail request waits for a decode place, in ms",
+        docs: "Longest a thumbnail request waits for a decode place before it gets 503 with \
+               Retry-After",
+    },
+    thumbnail_max_source_pixels: u64 {
+        key: "thumbnail-max-source-pixels",
+        env: "VODPACK_THUMBNAIL_MAX_SOURCE_PIXELS",
+        to: value(thumbnails.max_source_pixels),
+        help: "Largest source picture a thumbnail decodes, in pixels",
+        docs: "Largest source picture (width times height) a thumbnail decodes; a larger \
+               video's thumbnails get 422",
+    },
+    thumbnail_jpeg_quality: u32 {
+        key: "thumbnail-jpeg-quality",
+        env: "VODPACK_THUMBNAIL_JPEG_QUALITY",
+        to: value(thumbnails.jpeg_quality),
+        help: "JPEG quality of thumbnails, 1 to 100",
+        docs: "JPEG quality of thumbnails, 1 to 100",
+    },
     nginx_vod_locations: NginxVodLocations {
         key: "nginx-vod-locations",
         env: "VODPACK_NGINX_VOD_LOCATIONS",

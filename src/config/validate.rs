@@ -30,7 +30,11 @@ pub(super) fn check(settings: &Settings) -> Result<(), ConfigError> {
         });
     }
     let server = &settings.server;
-    let positive: [(&'static str, u64); 6] = [
+    let thumbnails = &settings.thumbnails;
+    let positive: [(&'static str, u64); 9] = [
+        ("thumbnail-max-decodes", thumbnails.max_decodes as u64),
+        ("thumbnail-max-source-pixels", thumbnails.max_source_pixels),
+        ("thumbnail-jpeg-quality", u64::from(thumbnails.jpeg_quality)),
         ("max-connections", server.max_connections as u64),
         ("max-segment-requests", server.max_segment_requests as u64),
         ("max-manifest-requests", server.max_manifest_requests as u64),
@@ -42,6 +46,12 @@ pub(super) fn check(settings: &Settings) -> Result<(), ConfigError> {
         return Err(ConfigError::Invalid {
             name,
             reason: "must be greater than 0".into(),
+        });
+    }
+    if thumbnails.jpeg_quality > 100 {
+        return Err(ConfigError::Invalid {
+            name: "thumbnail-jpeg-quality",
+            reason: "must be between 1 and 100".into(),
         });
     }
     if server

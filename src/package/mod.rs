@@ -25,6 +25,7 @@ pub mod protect;
 mod signalling;
 #[cfg(test)]
 mod testing;
+pub mod thumb;
 mod title;
 pub mod trick;
 pub mod ts;

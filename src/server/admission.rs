@@ -13,6 +13,10 @@
 //! instead of shed (issue 28). What cannot start within the wait, or finds the queue full,
 //! is shed as before. Playlists are not queued: they are short, and their limit is there so
 //! that a segment storm cannot starve them.
+//!
+//! Thumbnails (issue 30) are a class of their own: a decode costs far more CPU than a
+//! segment, so they have their own small limit (about one per core) and queue, with the
+//! wait a setting, and cannot take places that segments need.
 
 use std::sync::atomic::{AtomicUsize, Ordering};
 use std::sync::Arc;
@@ -30,6 +34,8 @@ pub enum RequestClass {
     Segment,
     /// Playlists and MPDs, which may load a title's metadata.
     Manifest,
+    /// Thumbnails: a decode each.
+    Thumbnail,
     /// Health, readiness, metrics: always admitted.
     Control,
 }
@@ -39,6 +45,7 @@ impl RequestClass {
     pub fn shed_label(self) -> &'static str {
         match self {
             RequestClass::Segment => "segment",
+            RequestClass::Thumbnail => "thumbnail",
             RequestClass::Manifest | RequestClass::Control => "manifest",
         }
     }
@@ -53,6 +60,10 @@ pub struct AdmissionLimits {
     pub max_segment_requests: usize,
     /// Manifest requests in flight (including metadata loads).
     pub max_manifest_requests: usize,
+    /// Thumbnail requests in flight (each decoding).
+    pub max_thumbnail_requests: usize,
+    /// Longest a thumbnail request waits in the queue (as long as the limit) for a place.
+    pub thumbnail_queue_wait: Duration,
 }
 
 /// The shared counters of admission.
@@ -61,6 +72,8 @@ pub struct Admission {
     connections: Arc<Pool>,
     segments: Arc<Pool>,
     manifests: Arc<Pool>,
+    thumbnails: Arc<Pool>,
+    thumbnail_queue_wait: Duration,
 }
 
 /// A request admitted: hold it for as long as the request (and its body) runs.
@@ -163,6 +176,8 @@ impl Admission {
             connections: Pool::new(limits.max_connections),
             segments: Pool::new(limits.max_segment_requests),
             manifests: Pool::new(limits.max_manifest_requests),
+            thumbnails: Pool::new(limits.max_thumbnail_requests),
+            thumbnail_queue_wait: limits.thumbnail_queue_wait,
         }
     }
 
@@ -171,22 +186,25 @@ impl Admission {
         let pool = match class {
             RequestClass::Segment => &self.segments,
             RequestClass::Manifest => &self.manifests,
+            RequestClass::Thumbnail => &self.thumbnails,
             RequestClass::Control => return Some(Admitted(None)),
         };
         pool.try_take().map(|p| Admitted(Some(p)))
     }
 
     /// [`Admission::admit`], but a segment request over the limit waits in the queue for
-    /// a place, up to [`SEGMENT_QUEUE_WAIT`]; `None` when it is shed. The second value says
-    /// whether it waited.
+    /// a place, up to [`SEGMENT_QUEUE_WAIT`] (a thumbnail request, up to its own wait);
+    /// `None` when it is shed. The second value says whether it waited.
     pub async fn admit_or_queue(&self, class: RequestClass) -> (Option<Admitted>, bool) {
         if let Some(admitted) = self.admit(class) {
             return (Some(admitted), false);
         }
-        if class != RequestClass::Segment {
-            return (None, false);
-        }
-        let (permit, queued) = self.segments.take_waiting(SEGMENT_QUEUE_WAIT).await;
+        let (pool, wait) = match class {
+            RequestClass::Segment => (&self.segments, SEGMENT_QUEUE_WAIT),
+            RequestClass::Thumbnail => (&self.thumbnails, self.thumbnail_queue_wait),
+            RequestClass::Manifest | RequestClass::Control => return (None, false),
+        };
+        let (permit, queued) = pool.take_waiting(wait).await;
         (permit.map(|p| Admitted(Some(p))), queued)
     }
 
@@ -212,6 +230,8 @@ mod tests {
             max_connections: 1,
             max_segment_requests: 2,
             max_manifest_requests: 1,
+            max_thumbnail_requests: 1,
+            thumbnail_queue_wait: Duration::from_millis(1),
         });
         let s1 = admission.admit(RequestClass::Segment);
         let s2 = admission.admit(RequestClass::Segment);
@@ -235,6 +255,8 @@ mod tests {
             max_connections: 1,
             max_segment_requests: 1,
             max_manifest_requests: 1,
+            max_thumbnail_requests: 1,
+            thumbnail_queue_wait: Duration::from_millis(1),
         })
     }
 
@@ -286,6 +308,8 @@ mod tests {
             max_connections: 4,
             max_segment_requests: 4,
             max_manifest_requests: 4,
+            max_thumbnail_requests: 1,
+            thumbnail_queue_wait: Duration::from_millis(1),
         }));
         let threads: Vec<_> = (0..4)
             .map(|_| {
@@ -306,5 +330,29 @@ mod tests {
             .collect();
         assert!(all.iter().all(Option::is_some));
         assert!(admission.admit(RequestClass::Manifest).is_none());
+    }
+
+    /// Given the one thumbnail place taken, then a second thumbnail waits its (short) wait
+    /// and is shed, a third finds the queue full, and segments are not touched.
+    #[tokio::test(start_paused = true)]
+    async fn thumbnails_have_their_own_place_and_wait() {
+        let admission = Arc::new(Admission::new(AdmissionLimits {
+            max_connections: 1,
+            max_segment_requests: 1,
+            max_manifest_requests: 1,
+            max_thumbnail_requests: 1,
+            thumbnail_queue_wait: Duration::from_millis(50),
+        }));
+        let _held = admission.admit(RequestClass::Thumbnail);
+        let waiter = tokio::spawn({
+            let admission = admission.clone();
+            async move { admission.admit_or_queue(RequestClass::Thumbnail).await }
+        });
+        tokio::time::sleep(Duration::from_millis(10)).await;
+        let (refused, queued) = admission.admit_or_queue(RequestClass::Thumbnail).await;
+        assert!(refused.is_none() && !queued, "the queue holds one");
+        let (admitted, queued) = waiter.await.unwrap();
+        assert!(admitted.is_none() && queued, "shed after its wait");
+        assert!(admission.admit(RequestClass::Segment).is_some());
     }
 }

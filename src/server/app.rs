@@ -58,6 +58,10 @@ impl App {
             max_connections: settings.server.max_connections,
             max_segment_requests: settings.server.max_segment_requests,
             max_manifest_requests: settings.server.max_manifest_requests,
+            max_thumbnail_requests: settings.thumbnails.max_decodes,
+            thumbnail_queue_wait: std::time::Duration::from_millis(
+                settings.thumbnails.queue_wait_ms,
+            ),
         });
         let protect = Protector::new(&settings.protect);
         // Held answers are the same for every request: not with signed URLs (tokens are

@@ -18,6 +18,7 @@ use super::titles::views::ViewLoadError;
 use crate::crypto::KeyError;
 use crate::media::MediaError;
 use crate::package::protect::ProtectError;
+use crate::package::thumb::ThumbError;
 use crate::package::{PackageError, ViewError};
 use crate::source::SourceError;
 
@@ -122,6 +123,9 @@ pub enum ServeError {
     /// A sample could not be encrypted.
     #[error(transparent)]
     Protect(#[from] ProtectError),
+    /// A thumbnail cannot be made of this title or frame.
+    #[error(transparent)]
+    Thumbnail(#[from] ThumbError),
     /// Encryption is configured but no key provider could be made.
     #[error("no key provider")]
     NoKeyProvider,
@@ -213,6 +217,7 @@ impl ServeError {
             | ServeError::NoKey => said(S::NOT_FOUND),
             ServeError::Key(e) => key_answer(e).detail(e),
             ServeError::Protect(e) => protect_answer(e),
+            ServeError::Thumbnail(e) => thumbnail_answer(e),
         }
     }
 }
@@ -365,3 +370,18 @@ fn protect_answer(e: &ProtectError) -> ErrorAnswer {
 
 #[cfg(test)]
 mod tests;
+
+/// Thumbnails: nothing to show is 404, an asked size out of bounds 400, and a frame or
+/// codec that cannot be decoded 422 with the reason.
+fn thumbnail_answer(e: &ThumbError) -> ErrorAnswer {
+    let status = match e {
+        ThumbError::NoVideo { .. } | ThumbError::PastEnd { .. } => StatusCode::NOT_FOUND,
+        ThumbError::BadSize { .. } => StatusCode::BAD_REQUEST,
+        ThumbError::CodecNeedsFeature { .. }
+        | ThumbError::UnsupportedCodec { .. }
+        | ThumbError::FrameTooLarge { .. }
+        | ThumbError::TooManySamples { .. }
+        | ThumbError::Undecodable { .. } => StatusCode::UNPROCESSABLE_ENTITY,
+    };
+    ErrorAnswer::new(status, e.to_string())
+}

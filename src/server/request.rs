@@ -24,7 +24,7 @@ use super::error::ServeError;
 use super::log_context::{self, RequestFacts};
 use super::outputs::nginx_vod::answer::NginxAnswer;
 use super::outputs::vod::Hold;
-use super::outputs::{health, keys, nginx_vod, vod};
+use super::outputs::{health, keys, nginx_vod, thumb, vod};
 use super::protect::manifest::RequestPlace;
 use super::protect::protector::ClientAddr;
 use super::respond::reply::{error_response, preflight, redirect, respond};
@@ -178,7 +178,10 @@ where
     // Signed URLs: a bare 403, the reason only in the log (never the token).
     let client = req.extensions().get::<ClientAddr>().map(|c| c.0);
     let (path, query) = (req.uri().path(), req.uri().query());
-    if let Err(e) = app.protect.check(&route, path, query, client) {
+    // A thumbnail is signed as a media resource of its title is (`protect` knows no
+    // thumbnails yet): with every URL signed it needs its token.
+    let signed_as = thumbnail_signed_as(&route);
+    if let Err(e) = (app.protect).check(signed_as.as_ref().unwrap_or(&route), path, query, client) {
         tracing::info!(reason = %e, "token refused");
         return error_response(&ServeError::Forbidden);
     }
@@ -221,6 +224,16 @@ where
             (tokio::time::timeout(deadline, answer).await)
                 .unwrap_or(Err(ServeError::DeadlineExceeded))
         }
+        Route::Thumbnail {
+            key,
+            version,
+            view,
+            name,
+        } => {
+            let answer = thumb::answer(app, (key, version), view, name);
+            (tokio::time::timeout(deadline, Box::pin(answer)).await)
+                .unwrap_or(Err(ServeError::DeadlineExceeded))
+        }
         Route::NginxVod { key, view, name } => {
             let answer = nginx_vod::answer::answer(app, key, view, &name, &place);
             match tokio::time::timeout(deadline, Box::pin(answer)).await {
@@ -235,4 +248,24 @@ where
         Ok(answer) => respond(app, req, answer, admitted).await,
         Err(e) => error_response(&e),
     }
+}
+
+/// The media resource a thumbnail route is signed as (a key frame of its title), for the
+/// signed-URL check; `None` for other routes.
+fn thumbnail_signed_as(route: &Route) -> Option<Route> {
+    let Route::Thumbnail {
+        key, version, view, ..
+    } = route
+    else {
+        return None;
+    };
+    Some(Route::Vod {
+        key: key.clone(),
+        version: version.clone(),
+        resource: crate::package::Resource::KeyFrame {
+            track_id: 0,
+            number: 1,
+        },
+        view: view.clone(),
+    })
 }

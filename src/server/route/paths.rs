@@ -13,6 +13,7 @@ use percent_encoding::percent_decode_str;
 
 use super::error::RouteError;
 use super::nginx_names::NginxName;
+use crate::package::thumb::ThumbName;
 use crate::package::{parse_version_folder, Clip, Resource, ResourceKind, TrackSelection, View};
 use crate::server::admission::RequestClass;
 use crate::source::ObjectKey;
@@ -45,6 +46,16 @@ pub enum Route {
         view: View,
         name: NginxName,
     },
+    /// A frame of a title as a JPEG (`/vod/KEY/[vTOKEN/]thumb-MS[-wW][-hH][-fN].jpg`,
+    /// `server::outputs::thumb`); also under nginx-vod locations.
+    Thumbnail {
+        key: ObjectKey,
+        /// The version token of the folder the name was in, if any.
+        version: Option<String>,
+        /// The clip and track selection the path asks for.
+        view: View,
+        name: ThumbName,
+    },
     /// The HLS key of a title (`/vod/KEY/[vTOKEN/]hls.key`, GET).
     Key { key: ObjectKey },
     /// The W3C ClearKey licence of a title (`/vod/KEY/clearkey.json`, POST).
@@ -65,6 +76,7 @@ impl Route {
         match self {
             Route::Vod { resource, .. } => resource.kind().label(),
             Route::NginxVod { name, .. } => name.label(),
+            Route::Thumbnail { .. } => "thumbnail",
             Route::Key { .. } => "key",
             Route::Licence { .. } => "licence",
             Route::Metrics => "metrics",
@@ -84,6 +96,7 @@ impl Route {
             Route::Key { .. } | Route::Licence { .. } => RequestClass::Manifest,
             Route::NginxVod { name, .. } if name.is_media() => RequestClass::Segment,
             Route::NginxVod { .. } => RequestClass::Manifest,
+            Route::Thumbnail { .. } => RequestClass::Thumbnail,
             Route::Metrics | Route::Healthz | Route::Readyz => RequestClass::Control,
         }
     }
@@ -109,6 +122,7 @@ impl Route {
         match self {
             Route::Vod { key, .. }
             | Route::NginxVod { key, .. }
+            | Route::Thumbnail { key, .. }
             | Route::Key { key }
             | Route::Licence { key } => Some(key),
             Route::Metrics | Route::Healthz | Route::Readyz => None,
@@ -141,9 +155,10 @@ pub fn parse_route(path: &str) -> Result<Route, RouteError> {
     let (mut encoded_key, name) = rest.rsplit_once('/').ok_or(RouteError::NotFound)?;
     // The key and licence names (server::protect) are not media resources.
     let protection_name = matches!(name, KEY_NAME | LICENCE_NAME).then_some(name);
-    let resource = match protection_name {
-        Some(_) => None,
-        None => Some(Resource::parse(name).ok_or(RouteError::NotFound)?),
+    let thumbnail = ThumbName::parse(name);
+    let resource = match (protection_name, thumbnail) {
+        (Some(_), _) | (_, Some(_)) => None,
+        (None, None) => Some(Resource::parse(name).ok_or(RouteError::NotFound)?),
     };
     // A key always ends in a media extension, so a last folder that is a version token is
     // never part of the key.
@@ -166,6 +181,14 @@ pub fn parse_route(path: &str) -> Result<Route, RouteError> {
         .any(|ext| key.ends_with_ignore_case(ext))
     {
         return Err(RouteError::NotFound);
+    }
+    if let Some(name) = thumbnail {
+        return Ok(Route::Thumbnail {
+            key,
+            version,
+            view,
+            name,
+        });
     }
     let Some(resource) = resource else {
         return Ok(match protection_name {
@@ -302,6 +325,32 @@ mod tests {
                 parse_route(path)
             );
         }
+    }
+
+    #[test]
+    fn a_thumbnail_name_is_a_thumbnail_route() {
+        assert_eq!(
+            parse_route("/vod/dir/a.mp4/clip/1000-5000/thumb-1500-w150.jpg"),
+            Ok(Route::Thumbnail {
+                key: ObjectKey::parse("dir/a.mp4").unwrap(),
+                version: None,
+                view: View {
+                    clip: Some(Clip::new(1000, Some(5000)).unwrap()),
+                    tracks: None,
+                },
+                name: ThumbName::parse("thumb-1500-w150.jpg").unwrap(),
+            })
+        );
+        let Ok(Route::Thumbnail { version, .. }) =
+            parse_route("/vod/t.json/v0123456789abcdef/thumb-0-h90-f2.jpg")
+        else {
+            panic!("a thumbnail in a version folder is a route");
+        };
+        assert_eq!(version.as_deref(), Some("0123456789abcdef"));
+        assert_eq!(
+            parse_route("/vod/a.mp4/thumb-01.jpg"),
+            Err(RouteError::NotFound)
+        );
     }
 
     #[test]

@@ -1,0 +1,65 @@
+//! Thumbnails: one frame of a video rendition as a JPEG (`thumb-MS.jpg`, issue 30).
+//!
+//! `name.rs` makes and parses the names (nginx-vod-module's grammar), `pick.rs` chooses the
+//! samples to decode for the frame presented at a time (edit lists and B-frames as the
+//! planner maps them), `decode.rs` turns those samples into a picture (H.264 through
+//! OpenH264; other codecs are refused naming the cargo feature they would need), and
+//! `image.rs` turns the picture into a scaled JPEG. All of it is synchronous and CPU-bound:
+//! the server runs it off the runtime workers under its own admission
+//! (`server::outputs::thumb`), after reading the picked samples' bytes itself.
+//!
+//! Why decoding lives in `package/` and not `media/`: `media/` says what the file holds
+//! (samples, times, parameter sets); a decoded, scaled picture is an output made from it,
+//! like a segment.
+
+mod decode;
+mod image;
+mod name;
+mod pick;
+
+pub use decode::{decode_frame, Picture, MAX_DECODE_SAMPLES};
+pub use image::{encode_jpeg, output_size, JpegOptions};
+pub use name::ThumbName;
+pub use pick::{pick_frame, FramePick, PickMode};
+
+/// Why a thumbnail cannot be made.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+pub enum ThumbError {
+    /// The title has no video rendition (or none in the asked file).
+    #[error("no video to take a thumbnail from{detail}")]
+    NoVideo {
+        /// Where it was looked for (", in file 2"), or empty.
+        detail: String,
+    },
+    /// The time is at or past the end of the video.
+    #[error("{time_ms} ms is past the end of the video ({end_ms} ms)")]
+    PastEnd { time_ms: u64, end_ms: u64 },
+    /// A codec this build cannot decode.
+    #[error("{codec} thumbnails need vodpack built with the cargo feature `{feature}`")]
+    CodecNeedsFeature {
+        codec: &'static str,
+        feature: &'static str,
+    },
+    /// A codec no build decodes.
+    #[error("no thumbnails for codec {fourcc}")]
+    UnsupportedCodec { fourcc: String },
+    /// The source picture is over the configured size.
+    #[error("source frame is {width}x{height} ({pixels} pixels), over the limit of {max} pixels")]
+    FrameTooLarge {
+        width: u32,
+        height: u32,
+        pixels: u64,
+        max: u64,
+    },
+    /// The frame needs more samples decoded than a thumbnail may cost.
+    #[error(
+        "the frame needs {samples} samples decoded from its key frame, over the limit of {max}"
+    )]
+    TooManySamples { samples: usize, max: usize },
+    /// The samples do not decode: a corrupt or truncated frame.
+    #[error("the frame does not decode: {reason}")]
+    Undecodable { reason: String },
+    /// The asked size is out of bounds.
+    #[error("thumbnail size {width}x{height} is out of bounds (1 to {max} pixels a side)")]
+    BadSize { width: u32, height: u32, max: u32 },
+}

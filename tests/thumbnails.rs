@@ -1,0 +1,279 @@
+//! Thumbnails over HTTP (`thumb-MS[-wW][-hH].jpg`, issue 30): the frame presented at MS,
+//! decoded by vodpack, is ffmpeg's frame (checked by PSNR through ffmpeg's own decode of
+//! both); past the end and audio-only titles are 404, HEVC is 422 naming the feature, a
+//! broken key frame is 422 and the server stays healthy, and the decode admission sheds
+//! with 503 rather than queueing for ever. Tests that need ffmpeg/ffprobe skip without
+//! them unless `VODPACK_REQUIRE_TOOLS=1`.
+
+mod common;
+
+use std::path::Path;
+use std::process::Command;
+
+use common::{get, have_tool, start_server, start_server_with, TempDir};
+use vodpack::config::Settings;
+
+/// Least PSNR (dB) between our thumbnail and ffmpeg's decode of the same frame.
+const MIN_PSNR_DB: f64 = 35.0;
+
+/// Presentation times (s) of the video frames of `file`, in presentation order, as ffprobe
+/// reads them (edit lists applied).
+fn frame_times(file: &Path) -> Vec<f64> {
+    let out = Command::new("ffprobe")
+        .args(["-v", "error", "-select_streams", "v:0", "-show_entries"])
+        .args(["frame=pts_time", "-of", "csv=p=0"])
+        .arg(file)
+        .output()
+        .expect("ffprobe");
+    let mut times: Vec<f64> = String::from_utf8_lossy(&out.stdout)
+        .lines()
+        .filter_map(|l| l.split(',').next()?.trim().parse().ok())
+        .collect();
+    times.sort_by(f64::total_cmp);
+    times
+}
+
+/// Raw RGB of an image or of frame `n` (presentation order) of a video, through ffmpeg,
+/// with `filter` applied.
+fn ffmpeg_rgb(input: &Path, filter: &str) -> Vec<u8> {
+    let out = Command::new("ffmpeg")
+        .args(["-v", "error", "-i"])
+        .arg(input)
+        .args([
+            "-vf",
+            filter,
+            "-frames:v",
+            "1",
+            "-f",
+            "rawvideo",
+            "-pix_fmt",
+            "rgb24",
+            "-",
+        ])
+        .output()
+        .expect("ffmpeg");
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    out.stdout
+}
+
+/// Width and height of an image, as ffprobe reads it.
+fn image_size(image: &Path) -> (u32, u32) {
+    let out = Command::new("ffprobe")
+        .args([
+            "-v",
+            "error",
+            "-show_entries",
+            "stream=width,height",
+            "-of",
+            "csv=p=0",
+        ])
+        .arg(image)
+        .output()
+        .expect("ffprobe");
+    let text = String::from_utf8_lossy(&out.stdout);
+    let mut sides = text.trim().split(',').map(|s| s.parse().unwrap_or(0));
+    (sides.next().unwrap_or(0), sides.next().unwrap_or(0))
+}
+
+fn psnr(a: &[u8], b: &[u8]) -> f64 {
+    assert_eq!(a.len(), b.len(), "same size");
+    let mse = a
+        .iter()
+        .zip(b)
+        .map(|(x, y)| (f64::from(*x) - f64::from(*y)).powi(2))
+        .sum::<f64>()
+        / a.len() as f64;
+    if mse == 0.0 {
+        return 99.0;
+    }
+    10.0 * (255.0f64 * 255.0 / mse).log10()
+}
+
+/// Given every H.264 fixture, when its first frame, a mid-GOP frame and its last frame are
+/// asked for (full size, one side, both sides), then each answer is a JPEG of the asked
+/// size showing ffmpeg's frame at that time, at 35 dB PSNR or better.
+#[tokio::test]
+async fn every_h264_fixture_gives_ffmpegs_frame_at_several_times() {
+    if !have_tool("ffmpeg") || !have_tool("ffprobe") {
+        return;
+    }
+    let fixtures = common::fixtures();
+    let mut names: Vec<String> = std::fs::read_dir(&fixtures)
+        .expect("fixtures")
+        .filter_map(|e| e.ok()?.file_name().into_string().ok())
+        .filter(|n| n.starts_with("h264-") && n.ends_with(".mp4"))
+        .collect();
+    names.sort();
+    assert!(names.len() >= 10, "{names:?}");
+    let server = start_server(&fixtures).await;
+    let scratch = TempDir::new("thumbs");
+    let mut report = Vec::new();
+    for name in &names {
+        let file = fixtures.join(name);
+        let times = frame_times(&file);
+        let last = times.len().checked_sub(1).expect("frames");
+        // First frame at full size; mid-GOP (frame 13 of GOPs of 30 or more) with the
+        // width alone; last frame with both sides.
+        for (n, w, h, size) in [
+            (0, None, None, (320, 180)),
+            (13.min(last), Some(160), None, (160, 90)),
+            (last, Some(150), Some(100), (150, 100)),
+        ] {
+            let ms = (times[n] * 1000.0).floor() as u64 + 1;
+            let mut thumb = format!("thumb-{ms}");
+            if let Some(w) = w {
+                thumb.push_str(&format!("-w{w}"));
+            }
+            if let Some(h) = h {
+                thumb.push_str(&format!("-h{h}"));
+            }
+            let reply = get(server.addr, &format!("/vod/{name}/{thumb}.jpg")).await;
+            assert_eq!(reply.status, 200, "{name} {thumb}: {}", reply.text());
+            assert_eq!(reply.header("content-type"), Some("image/jpeg"));
+            let jpeg = scratch.path().join(format!("{name}-{thumb}.jpg"));
+            std::fs::write(&jpeg, &reply.body).expect("write");
+            assert_eq!(image_size(&jpeg), size, "{name} {thumb}");
+            let ours = ffmpeg_rgb(&jpeg, "null");
+            let scale = format!(
+                "select=eq(n\\,{n}),format=rgb24,scale={}:{}",
+                size.0, size.1
+            );
+            let theirs = ffmpeg_rgb(&file, &scale);
+            let db = psnr(&ours, &theirs);
+            report.push(format!("{name} {thumb} frame {n}: {db:.1} dB"));
+            assert!(db >= MIN_PSNR_DB, "{name} {thumb} (frame {n}): {db:.1} dB");
+        }
+    }
+    eprintln!("{}", report.join("\n"));
+    server.shutdown().await;
+}
+
+/// Given the 3 s fixture, when a time at or past its end is asked for, then 404 says so;
+/// an audio-only title is 404 naming the missing video; an HEVC title is 422 naming the
+/// cargo feature that would decode it; a size over the bounds is 400.
+#[tokio::test]
+async fn what_cannot_be_pictured_says_why() {
+    let server = start_server(&common::fixtures()).await;
+    let past = get(server.addr, "/vod/h264-aac-3s.mp4/thumb-3000.jpg").await;
+    assert_eq!(past.status, 404, "{}", past.text());
+    assert!(past.text().contains("past the end"), "{}", past.text());
+    let audio = get(server.addr, "/vod/aac-3s-audio-only.m4a/thumb-0.jpg").await;
+    assert_eq!(audio.status, 404);
+    assert!(audio.text().contains("no video"), "{}", audio.text());
+    let hevc = get(server.addr, "/vod/hevc-aac-3s.mp4/thumb-1000.jpg").await;
+    assert_eq!(hevc.status, 422);
+    assert!(hevc.text().contains("libavcodec"), "{}", hevc.text());
+    let huge = get(server.addr, "/vod/h264-aac-3s.mp4/thumb-0-w5000.jpg").await;
+    assert_eq!(huge.status, 400, "{}", huge.text());
+    let ok = get(server.addr, "/vod/h264-aac-3s.mp4/thumb-2999-w64.jpg").await;
+    assert_eq!(ok.status, 200, "{}", ok.text());
+    assert!(ok
+        .header("etag")
+        .is_some_and(|t| t.ends_with("-thumb-2999-w64.jpg\"")));
+    server.shutdown().await;
+}
+
+/// The first key frame's place and size in `file` (ffprobe's first video packet).
+fn first_key_frame(file: &Path) -> (usize, usize) {
+    let out = Command::new("ffprobe")
+        .args(["-v", "error", "-select_streams", "v:0", "-show_entries"])
+        .args([
+            "packet=pos,size",
+            "-read_intervals",
+            "%+#1",
+            "-of",
+            "csv=p=0",
+        ])
+        .arg(file)
+        .output()
+        .expect("ffprobe");
+    let text = String::from_utf8_lossy(&out.stdout);
+    let mut fields = text.trim().split(',');
+    let size = fields.next().and_then(|s| s.parse().ok()).expect("size");
+    let pos = fields.next().and_then(|s| s.parse().ok()).expect("pos");
+    (pos, size)
+}
+
+/// Given copies of a fixture whose first key frame has a NAL length running past the
+/// sample (a truncated sample) or garbage in its slice data, when its first frame is asked
+/// for, then 422 with the reason, and the server goes on answering: the intact fixture's
+/// thumbnail is 200 right after.
+#[tokio::test]
+async fn a_broken_key_frame_is_a_422_and_the_server_stays_healthy() {
+    if !have_tool("ffprobe") {
+        return;
+    }
+    let root = TempDir::new("thumbs-broken");
+    let source = common::fixtures().join("h264-aac-3s.mp4");
+    let bytes = std::fs::read(&source).expect("fixture");
+    let (pos, size) = first_key_frame(&source);
+    let mut truncated = bytes.clone();
+    truncated[pos..pos + 4].copy_from_slice(&(size as u32 * 2).to_be_bytes());
+    std::fs::write(root.path().join("truncated.mp4"), truncated).expect("write");
+    let mut garbage = bytes.clone();
+    // Past the first NAL units' headers (SEI, then the IDR slice), into slice data.
+    for (i, b) in garbage[pos + size / 2..pos + size].iter_mut().enumerate() {
+        *b = (i as u8).wrapping_mul(151) ^ 0x5a;
+    }
+    std::fs::write(root.path().join("garbage.mp4"), garbage).expect("write");
+    std::fs::write(root.path().join("intact.mp4"), &bytes).expect("write");
+    let server = start_server(root.path()).await;
+    let cut = get(server.addr, "/vod/truncated.mp4/thumb-0.jpg").await;
+    assert_eq!(cut.status, 422, "{}", cut.text());
+    assert!(cut.text().contains("does not decode"), "{}", cut.text());
+    let bad = get(server.addr, "/vod/garbage.mp4/thumb-0.jpg").await;
+    eprintln!("garbage slice data: {} {}", bad.status, bad.text());
+    assert!(bad.status == 422 || bad.status == 200, "{}", bad.status);
+    for _ in 0..2 {
+        let ok = get(server.addr, "/vod/intact.mp4/thumb-0.jpg").await;
+        assert_eq!(ok.status, 200, "{}", ok.text());
+        let again = get(server.addr, "/vod/truncated.mp4/thumb-500.jpg").await;
+        assert_eq!(again.status, 422);
+    }
+    assert_eq!(get(server.addr, "/healthz").await.status, 200);
+    server.shutdown().await;
+}
+
+/// Given one decode place and a 1 ms queue wait, when 12 thumbnails are asked for at once,
+/// then every one is answered promptly, each 200 or 503 with `Retry-After`, some of them
+/// 503: the decode admission sheds instead of queueing without end.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn decodes_over_the_limit_get_503_with_retry_after() {
+    let mut settings = Settings::default();
+    settings.thumbnails.max_decodes = 1;
+    settings.thumbnails.queue_wait_ms = 1;
+    let server = start_server_with(&common::fixtures(), settings).await;
+    let asks = (0..12).map(|i| {
+        let addr = server.addr;
+        tokio::spawn(async move {
+            let path = format!("/vod/h264-aac-3s.mp4/thumb-{}.jpg", 1000 + i * 97);
+            get(addr, &path).await
+        })
+    });
+    let all = tokio::time::timeout(
+        std::time::Duration::from_secs(60),
+        futures_util::future::join_all(asks),
+    )
+    .await
+    .expect("every request answered");
+    let mut shed = 0;
+    for reply in all {
+        let reply = reply.expect("task");
+        match reply.status {
+            200 => {}
+            503 => {
+                shed += 1;
+                assert_eq!(reply.header("retry-after"), Some("1"));
+            }
+            other => panic!("{other}: {}", reply.text()),
+        }
+    }
+    assert!(shed > 0, "one place and no queue sheds some of 12");
+    let after = get(server.addr, "/vod/h264-aac-3s.mp4/thumb-0.jpg").await;
+    assert_eq!(after.status, 200, "places are given back");
+    server.shutdown().await;
+}
