@@ -11,6 +11,7 @@
 //! request tries again. Successes are cached (moka, TTL, one load per title at a time).
 //! XML is read with `quick-xml` by local names, so any namespace prefixes work.
 
+use super::drm::xml_escape;
 use std::sync::Arc;
 use std::time::Duration;
 
@@ -272,13 +273,6 @@ pub fn cpix_kid(title_key: &str) -> [u8; 16] {
     kid[6] = (kid[6] & 0x0f) | 0x40;
     kid[8] = (kid[8] & 0x3f) | 0x80;
     kid
-}
-
-fn xml_escape(s: &str) -> String {
-    s.replace('&', "&amp;")
-        .replace('<', "&lt;")
-        .replace('>', "&gt;")
-        .replace('"', "&quot;")
 }
 
 /// What vodpack asks of each DRM system, as the empty elements the key server fills:

@@ -271,6 +271,15 @@ pub fn check_hls_lines(text: &str, tag: &str) -> Result<String, &'static str> {
     Ok(out.join("\n"))
 }
 
+/// `s` escaped for XML element text and attribute values (CPIX requests, PlayReady
+/// headers, MPD elements).
+pub fn xml_escape(s: &str) -> String {
+    s.replace('&', "&amp;")
+        .replace('<', "&lt;")
+        .replace('>', "&gt;")
+        .replace('"', "&quot;")
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

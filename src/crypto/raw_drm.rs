@@ -7,6 +7,7 @@
 //! What they hold depends on the output's scheme (`cbcs` or `cenc`), so the server builds
 //! them per output ([`raw_systems`]), not once per key.
 
+use super::drm::xml_escape;
 use aes::cipher::{BlockCipherEncrypt, KeyInit};
 use aes::Aes128;
 use base64::engine::general_purpose::STANDARD;
@@ -83,13 +84,6 @@ pub fn guid_order(kid: &[u8; 16]) -> [u8; 16] {
     out[4..6].reverse();
     out[6..8].reverse();
     out
-}
-
-fn xml_escape(s: &str) -> String {
-    s.replace('&', "&amp;")
-        .replace('<', "&lt;")
-        .replace('>', "&gt;")
-        .replace('"', "&quot;")
 }
 
 /// The WRMHEADER XML for `kid`: version 4.3.0.0 with `ALGID="AESCBC"` for `cbcs` (PlayReady

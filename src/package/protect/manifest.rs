@@ -9,6 +9,7 @@ use std::fmt::Write as _;
 use base64::engine::general_purpose::STANDARD;
 use base64::Engine as _;
 
+use crate::crypto::drm::xml_escape;
 use crate::crypto::drm::{DrmId, DrmSystem};
 use crate::crypto::keys::{hex, uuid_string, ContentKey};
 use crate::crypto::Scheme;
@@ -209,11 +210,4 @@ pub(crate) fn dash_content_protection(
         elements.push_str("      </ContentProtection>\n");
     }
     elements
-}
-
-fn xml_escape(s: &str) -> String {
-    s.replace('&', "&amp;")
-        .replace('<', "&lt;")
-        .replace('>', "&gt;")
-        .replace('"', "&quot;")
 }
