@@ -37,6 +37,9 @@ pub enum ThumbError {
     /// The time is at or past the end of the video.
     #[error("{time_ms} ms is past the end of the video ({end_ms} ms)")]
     PastEnd { time_ms: u64, end_ms: u64 },
+    /// The storyboard has no sheet of this number.
+    #[error("storyboard sheet {number} does not exist (the title has {sheets})")]
+    NoSuchSheet { number: u32, sheets: u64 },
     /// A codec this build cannot decode.
     #[error("{codec} thumbnails need vodpack built with the cargo feature `{feature}`")]
     CodecNeedsFeature {

@@ -9,6 +9,8 @@
 //! segments: a year in a version folder, a minute without one. Thumbnails of an encrypted
 //! output are not offered: they would show in the clear what the segments protect.
 
+pub mod storyboard;
+
 use std::sync::Arc;
 
 use bytes::Bytes;
