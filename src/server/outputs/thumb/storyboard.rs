@@ -68,7 +68,9 @@ pub fn storyboard_of(
     let picture = (u32::from(track.codec.width), u32::from(track.codec.height));
     let display = (track.tkhd_width >> 16, track.tkhd_height >> 16);
     let tile = output_size(picture, display, (Some(options.tile_width), None))?;
-    let duration_ms = (title.duration_secs() * 1000.0).round();
+    // Where the presentation ends (the MPD's duration, less any DASH video pre-roll).
+    let end_secs = title.period_duration_secs() - title.dash_preroll_secs();
+    let duration_ms = (end_secs * 1000.0).round();
     // Finite and non-negative by construction; a saturating cast all the same.
     let duration_ms = duration_ms.clamp(0.0, u64::MAX as f64) as u64;
     let grid = (options.grid.columns, options.grid.rows);
