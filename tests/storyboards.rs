@@ -224,3 +224,45 @@ async fn each_tile_is_the_key_frame_at_its_cue_and_the_cues_tile_the_title() {
     eprintln!("{}", report.join("\n"));
     server.shutdown().await;
 }
+/// Given the default settings, when the MPD is asked for, then it has no image set; given
+/// `--storyboards on`, the MPD has a DASH-IF thumbnail AdaptationSet (IOP 6.2.6) whose
+/// sheets are the storyboard's: the grid as `thumbnail_tile`, the sheet size, a segment
+/// duration of a sheet's tiles, numbered from 1; and a sheet it names is served.
+#[tokio::test]
+async fn with_storyboards_on_the_mpd_lists_the_sheets_as_dash_if_thumbnails() {
+    let fixtures = common::fixtures();
+    let plain = start_server_with(&fixtures, Settings::default()).await;
+    let mpd = get(plain.addr, "/vod/h264-aac-3s.mp4/manifest.mpd")
+        .await
+        .text();
+    assert!(!mpd.contains("contentType=\"image\""), "{mpd}");
+    plain.shutdown().await;
+    let mut settings = small_storyboards();
+    settings.storyboards.signalled = true;
+    let server = start_server_with(&fixtures, settings).await;
+    let mpd = get(server.addr, "/vod/h264-aac-3s.mp4/manifest.mpd")
+        .await
+        .text();
+    let image_set = (mpd
+        .split("<AdaptationSet")
+        .find(|s| s.contains("contentType=\"image\"")))
+    .unwrap_or_else(|| panic!("no image set: {mpd}"));
+    for expected in [
+        "mimeType=\"image/jpeg\"",
+        "schemeIdUri=\"http://dashif.org/thumbnail_tile\" value=\"3x2\"",
+        "width=\"480\" height=\"180\"",
+        "duration=\"2400\"",
+        "timescale=\"1000\"",
+        "startNumber=\"1\"",
+        "storyboard-$Number$.jpg",
+    ] {
+        assert!(image_set.contains(expected), "{expected}: {image_set}");
+    }
+    let media = (image_set.split("media=\"").nth(1))
+        .and_then(|m| m.split('"').next())
+        .expect("media");
+    let first = media.replace("$Number$", "1");
+    let sheet = get(server.addr, &format!("/vod/h264-aac-3s.mp4/{first}")).await;
+    assert_eq!(sheet.status, 200, "{first}: {}", sheet.text());
+    server.shutdown().await;
+}

@@ -23,7 +23,7 @@ pub use decode::{decode_frame, Picture, MAX_DECODE_SAMPLES};
 pub use image::{encode_jpeg, encode_rgb_jpeg, output_size, scaled_rgb, JpegOptions};
 pub use name::ThumbName;
 pub use pick::{pick_frame, FramePick, PickMode};
-pub use storyboard::{Storyboard, StoryboardPart, Tile, MAX_SHEET_SIDE};
+pub use storyboard::{Storyboard, StoryboardLayout, StoryboardPart, Tile, MAX_SHEET_SIDE};
 
 /// Why a thumbnail cannot be made.
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]

@@ -13,7 +13,9 @@
 use std::fmt::{self, Write as _};
 use std::ops::Range;
 
-use super::ThumbError;
+use super::{output_size, ThumbError};
+use crate::media::{TrackIndex, TrackKind};
+use crate::package::Title;
 
 /// The WebVTT index's name.
 pub const INDEX_NAME: &str = "storyboard.vtt";
@@ -72,6 +74,17 @@ pub struct Storyboard {
     pub tile: (u32, u32),
 }
 
+/// How the settings lay storyboards out.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct StoryboardLayout {
+    /// Time between tiles, in ms.
+    pub interval_ms: u64,
+    /// Tiles across and down a sheet.
+    pub grid: (u32, u32),
+    /// Tile width in pixels; the height follows the display aspect.
+    pub tile_width: u32,
+}
+
 /// One tile: its sheet, its place in it, and the time it shows.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub struct Tile {
@@ -114,6 +127,35 @@ impl Storyboard {
             });
         }
         Ok(board)
+    }
+
+    /// The storyboard of `title` pictured from its video track `track`: the title's
+    /// presentation (the MPD's duration less any DASH video pre-roll), tiles of the
+    /// layout's width at the track's display aspect.
+    ///
+    /// # Errors
+    /// As [`Storyboard::new`].
+    pub fn of_video(
+        title: &Title,
+        track: &TrackIndex,
+        layout: StoryboardLayout,
+    ) -> Result<Self, ThumbError> {
+        let picture = (u32::from(track.codec.width), u32::from(track.codec.height));
+        let display = (track.tkhd_width >> 16, track.tkhd_height >> 16);
+        let tile = output_size(picture, display, (Some(layout.tile_width), None))?;
+        let end_secs = title.period_duration_secs() - title.dash_preroll_secs();
+        // Finite and non-negative by construction; a saturating cast all the same.
+        let duration_ms = (end_secs * 1000.0).round().clamp(0.0, u64::MAX as f64) as u64;
+        Self::new(duration_ms, layout.interval_ms, layout.grid, tile)
+    }
+
+    /// The storyboard of `title`'s first video rendition, for manifests; `None` without
+    /// video, without tiles, or for a layout out of bounds.
+    pub fn of_title(title: &Title, layout: StoryboardLayout) -> Option<Self> {
+        let video = (title.renditions.iter()).find(|r| r.kind == TrackKind::Video)?;
+        let track = title.index.tracks.get(video.track_pos)?;
+        let board = Self::of_video(title, track, layout).ok()?;
+        (board.tile_count() > 0).then_some(board)
     }
 
     /// Tiles of the title: one per started interval.

@@ -14,12 +14,11 @@ use std::sync::Arc;
 use bytes::Bytes;
 
 use super::{blocking, read_samples, sample_ranges, track_of, video_of, VideoSource, JPEG};
-use crate::media::TrackIndex;
 use crate::package::thumb::{
-    decode_frame, encode_rgb_jpeg, output_size, pick_frame, scaled_rgb, FramePick, JpegOptions,
-    PickMode, Storyboard, StoryboardPart, ThumbError,
+    decode_frame, encode_rgb_jpeg, pick_frame, scaled_rgb, FramePick, JpegOptions, PickMode,
+    Storyboard, StoryboardLayout, StoryboardPart, ThumbError,
 };
-use crate::package::{Title, View};
+use crate::package::View;
 use crate::server::app::App;
 use crate::server::error::ServeError;
 use crate::server::respond::answer::{Answer, Content, IMMUTABLE, MANIFEST, WEBVTT};
@@ -38,7 +37,7 @@ pub async fn answer(
 ) -> Result<Answer, ServeError> {
     let video = video_of(app, (key, version.as_deref()), &view, None).await?;
     let (track, _) = track_of(&video.cached.title, video.track_pos)?;
-    let board = storyboard_of(app, &video.cached.title, track)?;
+    let board = Storyboard::of_video(&video.cached.title, track, layout(app))?;
     let (body, content_type) = match part {
         StoryboardPart::Index => (Bytes::from(board.vtt()), WEBVTT),
         StoryboardPart::Sheet(number) => (sheet(app, &video, board, number).await?, JPEG),
@@ -55,26 +54,14 @@ pub async fn answer(
     })
 }
 
-/// The storyboard of `title` whose pictured video is `track`, as the settings lay it out.
-///
-/// # Errors
-/// [`ThumbError::BadSize`] for a layout out of bounds.
-pub fn storyboard_of(
-    app: &App,
-    title: &Title,
-    track: &TrackIndex,
-) -> Result<Storyboard, ThumbError> {
+/// The storyboard layout the settings ask for.
+pub fn layout(app: &App) -> StoryboardLayout {
     let options = app.settings.storyboards;
-    let picture = (u32::from(track.codec.width), u32::from(track.codec.height));
-    let display = (track.tkhd_width >> 16, track.tkhd_height >> 16);
-    let tile = output_size(picture, display, (Some(options.tile_width), None))?;
-    // Where the presentation ends (the MPD's duration, less any DASH video pre-roll).
-    let end_secs = title.period_duration_secs() - title.dash_preroll_secs();
-    let duration_ms = (end_secs * 1000.0).round();
-    // Finite and non-negative by construction; a saturating cast all the same.
-    let duration_ms = duration_ms.clamp(0.0, u64::MAX as f64) as u64;
-    let grid = (options.grid.columns, options.grid.rows);
-    Storyboard::new(duration_ms, options.interval_ms, grid, tile)
+    StoryboardLayout {
+        interval_ms: options.interval_ms,
+        grid: (options.grid.columns, options.grid.rows),
+        tile_width: options.tile_width,
+    }
 }
 
 /// Sheet `number` of `board` as a JPEG.
