@@ -2,7 +2,8 @@
 //! the title's duration, each cue's `#xywh` lies inside its sheet, each sheet decodes at
 //! the size the cues imply, and each tile shows ffmpeg's decode of the key frame at or
 //! before its cue's start, scaled the same way (PSNR, through ffmpeg's decode of both).
-//! With `--storyboards` on, the MPD has the DASH-IF thumbnail AdaptationSet. Tests that
+//! With `--storyboards` on, the MPD has the DASH-IF thumbnail AdaptationSet and the
+//! multivariant playlist an HLS image stream. Tests that
 //! need ffmpeg/ffprobe skip without them unless `VODPACK_REQUIRE_TOOLS=1`.
 
 mod common;
@@ -264,5 +265,56 @@ async fn with_storyboards_on_the_mpd_lists_the_sheets_as_dash_if_thumbnails() {
     let first = media.replace("$Number$", "1");
     let sheet = get(server.addr, &format!("/vod/h264-aac-3s.mp4/{first}")).await;
     assert_eq!(sheet.status, 200, "{first}: {}", sheet.text());
+    server.shutdown().await;
+}
+
+/// Given `--storyboards on`, when the multivariant playlist is asked for, then it has an
+/// `EXT-X-IMAGE-STREAM-INF` (the sheet's size, `CODECS="jpeg"`) naming an image playlist
+/// whose segments are the sheets after `EXT-X-IMAGES-ONLY` and `EXT-X-TILES`, each served;
+/// by default the multivariant playlist has none.
+#[tokio::test]
+async fn with_storyboards_on_the_multivariant_playlist_names_an_image_playlist() {
+    let fixtures = common::fixtures();
+    let plain = start_server_with(&fixtures, Settings::default()).await;
+    let master = get(plain.addr, "/vod/h264-aac-3s.mp4/master.m3u8")
+        .await
+        .text();
+    assert!(!master.contains("EXT-X-IMAGE-STREAM-INF"), "{master}");
+    plain.shutdown().await;
+    let mut settings = small_storyboards();
+    settings.storyboards.signalled = true;
+    let server = start_server_with(&fixtures, settings).await;
+    let master = get(server.addr, "/vod/h264-aac-3s.mp4/master.m3u8")
+        .await
+        .text();
+    let line = (master.lines())
+        .find(|l| l.starts_with("#EXT-X-IMAGE-STREAM-INF:"))
+        .unwrap_or_else(|| panic!("no image stream: {master}"));
+    assert!(
+        line.contains("RESOLUTION=480x180,CODECS=\"jpeg\""),
+        "{line}"
+    );
+    let uri = (line.split("URI=\"").nth(1))
+        .and_then(|u| u.split('"').next())
+        .expect("URI");
+    let playlist = get(server.addr, &format!("/vod/h264-aac-3s.mp4/{uri}")).await;
+    assert_eq!(playlist.status, 200, "{uri}");
+    let text = playlist.text();
+    assert!(text.contains("#EXT-X-IMAGES-ONLY\n"), "{text}");
+    assert!(
+        text.contains("#EXT-X-TILES:RESOLUTION=160x90,LAYOUT=3x2,DURATION=0.400\n"),
+        "{text}"
+    );
+    let folder = uri.rsplit_once('/').map_or("", |(folder, _)| folder);
+    let sheets: Vec<&str> = text.lines().filter(|l| l.ends_with(".jpg")).collect();
+    assert_eq!(sheets, ["storyboard-1.jpg", "storyboard-2.jpg"], "{text}");
+    for sheet in sheets {
+        let reply = get(
+            server.addr,
+            &format!("/vod/h264-aac-3s.mp4/{folder}/{sheet}"),
+        )
+        .await;
+        assert_eq!(reply.status, 200, "{sheet}: {}", reply.text());
+    }
     server.shutdown().await;
 }

@@ -240,7 +240,7 @@ where
             view,
             part,
         } => {
-            let answer = thumb::storyboard::answer(app, (key, version), view, part);
+            let answer = thumb::storyboard::answer(app, (key, version), view, part, place.query);
             (tokio::time::timeout(deadline, Box::pin(answer)).await)
                 .unwrap_or(Err(ServeError::DeadlineExceeded))
         }

@@ -20,6 +20,9 @@ use crate::package::Title;
 /// The WebVTT index's name.
 pub const INDEX_NAME: &str = "storyboard.vtt";
 
+/// The HLS image playlist's name.
+pub const PLAYLIST_NAME: &str = "storyboard.m3u8";
+
 /// Largest side of a sheet, in pixels.
 pub const MAX_SHEET_SIDE: u32 = 16_384;
 
@@ -33,13 +36,17 @@ pub enum StoryboardPart {
     Index,
     /// `storyboard-N.jpg`: sheet N, 1-based.
     Sheet(u32),
+    /// `storyboard.m3u8`: the sheets as an HLS image media playlist.
+    Playlist,
 }
 
 impl StoryboardPart {
     /// Parse a file name; `None` when it is no storyboard name.
     pub fn parse(name: &str) -> Option<Self> {
-        if name == INDEX_NAME {
-            return Some(Self::Index);
+        match name {
+            INDEX_NAME => return Some(Self::Index),
+            PLAYLIST_NAME => return Some(Self::Playlist),
+            _ => {}
         }
         let digits = name.strip_prefix("storyboard-")?.strip_suffix(".jpg")?;
         let canonical = !digits.is_empty()
@@ -55,6 +62,7 @@ impl fmt::Display for StoryboardPart {
         match self {
             Self::Index => f.write_str(INDEX_NAME),
             Self::Sheet(n) => write!(f, "storyboard-{n}.jpg"),
+            Self::Playlist => f.write_str(PLAYLIST_NAME),
         }
     }
 }
@@ -255,7 +263,12 @@ mod tests {
 
     #[test]
     fn names_parse_back_to_themselves() {
-        for name in ["storyboard.vtt", "storyboard-1.jpg", "storyboard-12.jpg"] {
+        for name in [
+            "storyboard.vtt",
+            "storyboard.m3u8",
+            "storyboard-1.jpg",
+            "storyboard-12.jpg",
+        ] {
             let part = StoryboardPart::parse(name).unwrap_or_else(|| panic!("{name}"));
             assert_eq!(part.to_string(), name);
         }

@@ -56,8 +56,8 @@ pub enum Route {
         view: View,
         name: ThumbName,
     },
-    /// A title's storyboard: its WebVTT index or a sprite sheet
-    /// (`/vod/KEY/[vTOKEN/]storyboard.vtt`, `storyboard-N.jpg`,
+    /// A title's storyboard: its WebVTT index, its HLS image playlist or a sprite sheet
+    /// (`/vod/KEY/[vTOKEN/]storyboard.vtt`, `storyboard.m3u8`, `storyboard-N.jpg`,
     /// `server::outputs::thumb::storyboard`).
     Storyboard {
         key: ObjectKey,
@@ -111,7 +111,7 @@ impl Route {
             Route::Thumbnail { .. } => RequestClass::Thumbnail,
             // The index decodes nothing; a sheet decodes a grid of key frames.
             Route::Storyboard { part, .. } => match part {
-                StoryboardPart::Index => RequestClass::Manifest,
+                StoryboardPart::Index | StoryboardPart::Playlist => RequestClass::Manifest,
                 StoryboardPart::Sheet(_) => RequestClass::Thumbnail,
             },
             Route::Metrics | Route::Healthz | Route::Readyz => RequestClass::Control,

@@ -1,13 +1,14 @@
-//! `storyboard.vtt` and `storyboard-N.jpg`: a title's scrubbing previews (issue 30).
+//! `storyboard.vtt`, `storyboard.m3u8` and `storyboard-N.jpg`: a title's scrubbing
+//! previews (issue 30).
 //!
 //! The layout (`package::thumb::Storyboard`) comes from the settings (interval, grid, tile
 //! width), the title's duration and its first video rendition's display aspect. The index
-//! costs no decoding and is admitted as a manifest; a sheet is admitted as a thumbnail (the
-//! same decode places and queue) and decodes one key frame per tile, each distinct key
-//! frame once, so at most a grid's worth: the picks and the decoding run on the blocking
-//! pool, the reads in a few merged ranges. Both are tagged and cached like segments: a year
-//! in a version folder, a minute without one; the index's relative sheet names keep the
-//! folder. Encrypted titles are refused as thumbnails are.
+//! and the HLS image playlist cost no decoding and are admitted as manifests; a sheet is
+//! admitted as a thumbnail (the same decode places and queue) and decodes one key frame
+//! per tile, each distinct key frame once, so at most a grid's worth: the picks and the
+//! decoding run on the blocking pool, the reads in a few merged ranges. All are tagged and
+//! cached like segments: a year in a version folder, a minute without one; the relative
+//! sheet names keep the folder. Encrypted titles are refused as thumbnails are.
 
 use std::sync::Arc;
 
@@ -18,10 +19,10 @@ use crate::package::thumb::{
     decode_frame, encode_rgb_jpeg, pick_frame, scaled_rgb, FramePick, JpegOptions, PickMode,
     Storyboard, StoryboardLayout, StoryboardPart, ThumbError,
 };
-use crate::package::View;
+use crate::package::{render_image_playlist, View};
 use crate::server::app::App;
 use crate::server::error::ServeError;
-use crate::server::respond::answer::{Answer, Content, IMMUTABLE, MANIFEST, WEBVTT};
+use crate::server::respond::answer::{Answer, Content, IMMUTABLE, M3U8, MANIFEST, WEBVTT};
 use crate::source::ObjectKey;
 
 /// The storyboard resource `part` of the title at `key` as `view` shows it, in version
@@ -34,12 +35,20 @@ pub async fn answer(
     (key, version): (ObjectKey, Option<String>),
     view: View,
     part: StoryboardPart,
+    query: Option<&str>,
 ) -> Result<Answer, ServeError> {
     let video = video_of(app, (key, version.as_deref()), &view, None).await?;
     let (track, _) = track_of(&video.cached.title, video.track_pos)?;
     let board = Storyboard::of_video(&video.cached.title, track, layout(app))?;
     let (body, content_type) = match part {
         StoryboardPart::Index => (Bytes::from(board.vtt()), WEBVTT),
+        StoryboardPart::Playlist => {
+            // A signed URL's token is carried on to the sheets, as manifests carry it.
+            let token = app.protect.carried_token(query);
+            let query = token.map(|t| format!("token={t}"));
+            let playlist = render_image_playlist(&board, query.as_deref());
+            (Bytes::from(playlist), M3U8)
+        }
         StoryboardPart::Sheet(number) => (sheet(app, &video, board, number).await?, JPEG),
     };
     Ok(Answer {
