@@ -11,8 +11,10 @@ use super::attrs::{Attrs, VERSION};
 use crate::package::signalling::ManifestOptions;
 use crate::package::thumb::{Storyboard, StoryboardPart};
 
-/// `#EXT-X-IMAGE-STREAM-INF` of `board`'s image playlist, in `folder`: a sheet's size as
-/// `RESOLUTION`, `CODECS="jpeg"`, and a bit rate estimated at a bit a pixel.
+/// `#EXT-X-IMAGE-STREAM-INF` of `board`'s image playlist, in `folder`: a tile's size as
+/// `RESOLUTION` (as in the specification's examples, where it equals `EXT-X-TILES`'s; Shaka
+/// multiplies it by the layout to find the sheet), `CODECS="jpeg"`, and a bit rate
+/// estimated at a bit a pixel.
 pub(super) fn image_stream_inf(
     out: &mut String,
     board: &Storyboard,
@@ -26,7 +28,10 @@ pub(super) fn image_stream_inf(
     let bandwidth = (u64::from(width) * u64::from(height) * 1000 / sheet_ms).max(1);
     let attrs = Attrs::default()
         .plain("BANDWIDTH", bandwidth)
-        .plain("RESOLUTION", format_args!("{width}x{height}"))
+        .plain(
+            "RESOLUTION",
+            format_args!("{}x{}", board.tile.0, board.tile.1),
+        )
         .quoted("CODECS", "jpeg")
         .uri(
             format_args!("{folder}{}", StoryboardPart::Playlist),
@@ -97,7 +102,7 @@ mod tests {
         image_stream_inf(&mut out, &board, (&options, "vabc/"));
         assert_eq!(
             out,
-            "#EXT-X-IMAGE-STREAM-INF:BANDWIDTH=36000,RESOLUTION=480x180,CODECS=\"jpeg\",\
+            "#EXT-X-IMAGE-STREAM-INF:BANDWIDTH=36000,RESOLUTION=160x90,CODECS=\"jpeg\",\
              URI=\"vabc/storyboard.m3u8\"\n"
         );
     }
