@@ -326,3 +326,51 @@ async fn with_storyboards_on_the_multivariant_playlist_names_an_image_playlist()
     }
     server.shutdown().await;
 }
+
+/// The first video packet's place and size in `file`, as ffprobe reads it.
+fn first_key_frame(file: &Path) -> (usize, usize) {
+    let out = Command::new("ffprobe")
+        .args(["-v", "error", "-select_streams", "v:0", "-show_entries"])
+        .args([
+            "packet=pos,size",
+            "-read_intervals",
+            "%+#1",
+            "-of",
+            "csv=p=0",
+        ])
+        .arg(file)
+        .output()
+        .expect("ffprobe");
+    let text = String::from_utf8_lossy(&out.stdout);
+    let mut fields = text.trim().split(',');
+    let size = fields.next().and_then(|s| s.parse().ok()).expect("size");
+    let pos = fields.next().and_then(|s| s.parse().ok()).expect("pos");
+    (pos, size)
+}
+
+/// Given a copy of a fixture whose first key frame's NAL length runs past the sample, when
+/// its first sheet is asked for, then 422 says the frame does not decode, its index is
+/// still served (it decodes nothing), and the server goes on answering.
+#[tokio::test]
+async fn a_sheet_with_a_broken_key_frame_is_a_422_and_the_server_stays_healthy() {
+    if !have_tool("ffprobe") {
+        return;
+    }
+    let root = TempDir::new("storyboards-broken");
+    let source = common::fixtures().join("h264-aac-3s.mp4");
+    let mut bytes = std::fs::read(&source).expect("fixture");
+    let (pos, size) = first_key_frame(&source);
+    bytes[pos..pos + 4].copy_from_slice(&(size as u32 * 2).to_be_bytes());
+    std::fs::write(root.path().join("truncated.mp4"), bytes).expect("write");
+    std::fs::copy(&source, root.path().join("intact.mp4")).expect("copy");
+    let server = start_server_with(root.path(), small_storyboards()).await;
+    let sheet = get(server.addr, "/vod/truncated.mp4/storyboard-1.jpg").await;
+    assert_eq!(sheet.status, 422, "{}", sheet.text());
+    assert!(sheet.text().contains("does not decode"), "{}", sheet.text());
+    let index = get(server.addr, "/vod/truncated.mp4/storyboard.vtt").await;
+    assert_eq!(index.status, 200);
+    let intact = get(server.addr, "/vod/intact.mp4/storyboard-1.jpg").await;
+    assert_eq!(intact.status, 200, "{}", intact.text());
+    assert_eq!(get(server.addr, "/healthz").await.status, 200);
+    server.shutdown().await;
+}

@@ -369,6 +369,12 @@ mod tests {
             panic!("the storyboard index is a route");
         };
         assert_eq!(route.class(), RequestClass::Manifest);
+        let Ok(sheet) = parse_route("/vod/a.mp4/storyboard-2.jpg") else {
+            panic!("a sheet is a route");
+        };
+        // A sheet decodes: it waits for the thumbnails' decode places.
+        assert_eq!(sheet.class(), RequestClass::Thumbnail);
+        assert_eq!(sheet.label(), "storyboard");
         assert_eq!(
             parse_route("/vod/a.mp4/storyboard-0.jpg"),
             Err(RouteError::NotFound)
