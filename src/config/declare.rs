@@ -26,7 +26,15 @@ macro_rules! shown_by_display {
     };
 }
 
-shown_by_display!(u32, u64, usize, bool, String, std::net::SocketAddr);
+shown_by_display!(
+    u32,
+    u64,
+    usize,
+    bool,
+    String,
+    std::net::SocketAddr,
+    super::StoryboardGrid
+);
 
 impl Shown for std::path::PathBuf {
     fn shown(&self) -> String {

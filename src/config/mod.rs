@@ -34,7 +34,8 @@ pub use media::MediaLimits;
 pub use nginx_vod::NginxVodLocations;
 pub use reference::{Row, SETTINGS};
 pub use server::{
-    PreviewOptions, ServerOptions, ThumbnailOptions, DEFAULT_DASH_JS_URL, DEFAULT_HLS_JS_URL,
+    PreviewOptions, ServerOptions, StoryboardGrid, StoryboardOptions, ThumbnailOptions,
+    DEFAULT_DASH_JS_URL, DEFAULT_HLS_JS_URL,
 };
 pub use settings::Settings;
 pub use table::{SettingsArgs, FILE_KEYS};

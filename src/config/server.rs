@@ -96,3 +96,75 @@ impl Default for ThumbnailOptions {
         }
     }
 }
+
+/// Storyboards (`storyboard.vtt` and its sprite sheets `storyboard-N.jpg`): one tile per
+/// interval, sheets of a grid of tiles, and whether manifests signal them.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct StoryboardOptions {
+    /// Time between tiles (and length of each cue), in ms.
+    pub interval_ms: u64,
+    /// Tiles across and down a sheet.
+    pub grid: StoryboardGrid,
+    /// Width of a tile in pixels; its height follows the display aspect.
+    pub tile_width: u32,
+    /// Signal the storyboard in DASH MPDs (an image AdaptationSet) and HLS multivariant
+    /// playlists (`EXT-X-IMAGE-STREAM-INF`).
+    pub signalled: bool,
+}
+
+impl Default for StoryboardOptions {
+    fn default() -> Self {
+        Self {
+            interval_ms: 10_000,
+            grid: StoryboardGrid {
+                columns: 10,
+                rows: 10,
+            },
+            tile_width: 160,
+            signalled: false,
+        }
+    }
+}
+
+/// Most tiles across or down a sheet: a sheet decodes at most this squared key frames.
+pub const MAX_STORYBOARD_GRID_SIDE: u32 = 20;
+
+/// Widest storyboard tile, in pixels.
+pub const MAX_STORYBOARD_TILE_WIDTH: u32 = 640;
+
+/// Shortest storyboard interval, in ms (bounds the cues of a title).
+pub const MIN_STORYBOARD_INTERVAL_MS: u64 = 100;
+
+/// Columns by rows of a storyboard sheet, written `10x10` (DASH-IF's `thumbnail_tile`
+/// value and Roku's `LAYOUT`).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct StoryboardGrid {
+    /// Tiles across, 1 to [`MAX_STORYBOARD_GRID_SIDE`].
+    pub columns: u32,
+    /// Tiles down, 1 to [`MAX_STORYBOARD_GRID_SIDE`].
+    pub rows: u32,
+}
+
+impl std::fmt::Display for StoryboardGrid {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        write!(f, "{}x{}", self.columns, self.rows)
+    }
+}
+
+impl std::str::FromStr for StoryboardGrid {
+    type Err = String;
+
+    fn from_str(text: &str) -> Result<Self, String> {
+        let bad = || format!("{text:?} is not COLUMNSxROWS, each 1 to {MAX_STORYBOARD_GRID_SIDE}");
+        let (columns, rows) = text.trim().split_once('x').ok_or_else(bad)?;
+        let side = |s: &str| {
+            s.parse::<u32>()
+                .ok()
+                .filter(|n| (1..=MAX_STORYBOARD_GRID_SIDE).contains(n))
+        };
+        Ok(Self {
+            columns: side(columns).ok_or_else(bad)?,
+            rows: side(rows).ok_or_else(bad)?,
+        })
+    }
+}

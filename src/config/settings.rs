@@ -8,7 +8,10 @@ use crate::crypto::settings::ProtectSettings;
 use crate::source::ObjectStoreOptions;
 use crate::telemetry::LogFormat;
 
-use super::{MediaLimits, NginxVodLocations, PreviewOptions, ServerOptions, ThumbnailOptions};
+use super::{
+    MediaLimits, NginxVodLocations, PreviewOptions, ServerOptions, StoryboardOptions,
+    ThumbnailOptions,
+};
 
 /// The resolved settings of a running server.
 #[derive(Debug, Clone)]
@@ -54,6 +57,8 @@ pub struct Settings {
     pub preview: PreviewOptions,
     /// Thumbnails: exact or key frame, decode admission, size limits.
     pub thumbnails: ThumbnailOptions,
+    /// Storyboards: interval, grid, tile width, signalling.
+    pub storyboards: StoryboardOptions,
 }
 
 impl Default for Settings {
@@ -88,6 +93,7 @@ impl Default for Settings {
             nginx_vod_locations: NginxVodLocations::default(),
             protect: ProtectSettings::default(),
             thumbnails: ThumbnailOptions::default(),
+            storyboards: StoryboardOptions::default(),
         }
     }
 }

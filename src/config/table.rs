@@ -11,7 +11,7 @@ use std::path::PathBuf;
 use crate::telemetry::LogFormat;
 
 use super::declare::settings;
-use super::NginxVodLocations;
+use super::{NginxVodLocations, StoryboardGrid};
 
 settings! {
     listen: SocketAddr {
@@ -355,6 +355,45 @@ settings! {
         to: value(thumbnails.jpeg_quality),
         help: "JPEG quality of thumbnails, 1 to 100",
         docs: "JPEG quality of thumbnails, 1 to 100",
+    },
+    storyboards: bool {
+        key: "storyboards",
+        env: "VODPACK_STORYBOARDS",
+        to: value(storyboards.signalled),
+        clap: [
+            num_args = 0..=1,
+            default_missing_value = "true",
+            value_parser = clap::builder::BoolishValueParser::new()
+        ],
+        help: "Signal storyboards in DASH MPDs and HLS multivariant playlists (on|off)",
+        docs: "Signal the storyboard in manifests: a DASH-IF thumbnail AdaptationSet in the \
+               MPD and an EXT-X-IMAGE-STREAM-INF image playlist in HLS; storyboard.vtt and \
+               its sheets are served either way",
+    },
+    storyboard_interval_ms: u64 {
+        key: "storyboard-interval-ms",
+        env: "VODPACK_STORYBOARD_INTERVAL_MS",
+        to: value(storyboards.interval_ms),
+        help: "Time between storyboard tiles, in ms",
+        docs: "Time between storyboard tiles (each cue of storyboard.vtt lasts this long, \
+               the last one to the title's end); at least 100",
+    },
+    storyboard_grid: StoryboardGrid {
+        key: "storyboard-grid",
+        env: "VODPACK_STORYBOARD_GRID",
+        to: value(storyboards.grid),
+        toml: text,
+        help: "Tiles across and down a storyboard sheet, COLUMNSxROWS",
+        docs: "Tiles across and down a storyboard sheet (storyboard-N.jpg), COLUMNSxROWS, \
+               each 1 to 20; a sheet decodes at most that many key frames",
+    },
+    storyboard_tile_width: u32 {
+        key: "storyboard-tile-width",
+        env: "VODPACK_STORYBOARD_TILE_WIDTH",
+        to: value(storyboards.tile_width),
+        help: "Width of a storyboard tile in pixels",
+        docs: "Width of a storyboard tile in pixels, 16 to 640; its height follows the \
+               video's display aspect",
     },
     nginx_vod_locations: NginxVodLocations {
         key: "nginx-vod-locations",

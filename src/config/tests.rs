@@ -296,3 +296,43 @@ fn every_file_key_is_read_from_the_file() {
         );
     }
 }
+
+/// Given a file with a storyboard grid, interval and tile width, they resolve; a grid
+/// past 20 a side, an interval under 100 ms or a tile under 16 px is refused, naming the
+/// setting (so a sheet's pixels and a title's cues stay bounded).
+#[test]
+fn storyboard_settings_resolve_and_are_bounded() {
+    let (dir, path) = config_file(
+        "sb",
+        "storyboard-grid = \"4x3\"\nstoryboard-interval-ms = 2000\nstoryboard-tile-width = 240\n",
+    );
+    let args = SettingsArgs {
+        config: Some(path.clone()),
+        ..Default::default()
+    };
+    let s = args.resolve().unwrap();
+    let grid = (s.storyboards.grid.columns, s.storyboards.grid.rows);
+    assert_eq!(grid, (4, 3));
+    assert_eq!(s.storyboards.interval_ms, 2000);
+    assert_eq!(s.storyboards.tile_width, 240);
+    assert!(!s.storyboards.signalled);
+    for (bad, name) in [
+        ("storyboard-grid = \"21x2\"\n", "storyboard-grid"),
+        ("storyboard-grid = \"0x2\"\n", "storyboard-grid"),
+        ("storyboard-grid = \"10\"\n", "storyboard-grid"),
+        ("storyboard-interval-ms = 99\n", "storyboard-interval-ms"),
+        ("storyboard-tile-width = 8\n", "storyboard-tile-width"),
+    ] {
+        std::fs::write(&path, bad).unwrap();
+        let args = SettingsArgs {
+            config: Some(path.clone()),
+            ..Default::default()
+        };
+        assert!(
+            matches!(args.resolve(), Err(ConfigError::Invalid { name: n, .. }) if n == name),
+            "{bad}: {:?}",
+            args.resolve()
+        );
+    }
+    let _ = std::fs::remove_dir_all(dir);
+}

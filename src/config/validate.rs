@@ -48,6 +48,25 @@ pub(super) fn check(settings: &Settings) -> Result<(), ConfigError> {
             reason: "must be greater than 0".into(),
         });
     }
+    let storyboards = &settings.storyboards;
+    if storyboards.interval_ms < super::server::MIN_STORYBOARD_INTERVAL_MS {
+        return Err(ConfigError::Invalid {
+            name: "storyboard-interval-ms",
+            reason: format!(
+                "must be at least {}",
+                super::server::MIN_STORYBOARD_INTERVAL_MS
+            ),
+        });
+    }
+    if !(16..=super::server::MAX_STORYBOARD_TILE_WIDTH).contains(&storyboards.tile_width) {
+        return Err(ConfigError::Invalid {
+            name: "storyboard-tile-width",
+            reason: format!(
+                "must be between 16 and {}",
+                super::server::MAX_STORYBOARD_TILE_WIDTH
+            ),
+        });
+    }
     if thumbnails.jpeg_quality > 100 {
         return Err(ConfigError::Invalid {
             name: "thumbnail-jpeg-quality",

@@ -5,13 +5,15 @@
 //! CMAF profile), AdaptationSet/Representation attributes (5.3.3, 5.3.5, 5.3.7), Role
 //! (5.8.5.5), colour descriptors (CICP, 5.8.5.x with ISO/IEC 23091-2 code points) and
 //! Dolby Vision supplemental codecs (SCTE 214-1), and the number-based template with a
-//! timeline (5.3.9.4, 5.3.9.6), and a trick-play set per video set (DASH-IF IOP 3.2.9).
+//! timeline (5.3.9.4, 5.3.9.6), a trick-play set per video set (DASH-IF IOP 3.2.9), and
+//! the storyboard as DASH-IF thumbnails when asked (`image.rs`).
 //! URLs are the relative templates of [`Resource`]; times come from the segment plan.
 //!
 //! What an MPD says beyond its title comes in as [`ManifestOptions`] and is written in
 //! place: the version folder, the query every reference carries, and `ContentProtection`
 //! at the top of each audio and video AdaptationSet.
 
+mod image;
 mod tag;
 
 use std::fmt::Write as _;
@@ -90,6 +92,9 @@ pub fn render_mpd_with(title: &Title, options: &ManifestOptions) -> String {
         if trick_adaptation_set(&mut out, title, (next_id, set_id), group, &uris) {
             next_id += 1;
         }
+    }
+    if let Some(board) = &options.storyboard {
+        image::image_adaptation_set(&mut out, next_id, board, &uris);
     }
     out.push_str("  </Period>\n</MPD>\n");
     out

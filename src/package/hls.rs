@@ -6,6 +6,7 @@
 //!   playlists;
 //! - `media`: media playlists (a rendition's, the muxed one, I-frame and subtitle ones);
 //! - `ts`: what the MPEG-TS output changes in both;
+//! - `image`: the storyboard as an image stream and its image playlist, when asked;
 //! - `attrs`: what they share (attribute lists, codecs, names).
 //!
 //! What a playlist says beyond its title comes in as `package::ManifestOptions` and is
@@ -14,10 +15,12 @@
 //! `EXT-X-MAP` so the init segment stays clear).
 
 mod attrs;
+mod image;
 mod media;
 mod multivariant;
 mod ts;
 
+pub use image::render_image_playlist;
 pub use media::{
     render_iframe_playlist, render_iframe_playlist_with, render_media_playlist,
     render_media_playlist_with, render_stated_media_playlist, render_subtitle_playlist,

@@ -41,9 +41,10 @@ pub use fmp4::{
     PreparedMuxedSegment, PreparedSegment,
 };
 pub use hls::{
-    render_iframe_playlist, render_iframe_playlist_with, render_media_playlist,
-    render_media_playlist_with, render_multivariant_playlist, render_multivariant_playlist_with,
-    render_stated_media_playlist, render_subtitle_playlist, render_subtitle_playlist_with,
+    render_iframe_playlist, render_iframe_playlist_with, render_image_playlist,
+    render_media_playlist, render_media_playlist_with, render_multivariant_playlist,
+    render_multivariant_playlist_with, render_stated_media_playlist, render_subtitle_playlist,
+    render_subtitle_playlist_with,
 };
 pub use hls::{
     render_ts_iframe_playlist, render_ts_iframe_playlist_with, render_ts_media_playlist,

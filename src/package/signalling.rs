@@ -9,6 +9,7 @@
 use std::borrow::Cow;
 use std::sync::Arc;
 
+use super::thumb::Storyboard;
 use super::{version_folder, Title};
 use crate::crypto::keys::ContentKey;
 use crate::crypto::Scheme;
@@ -33,6 +34,10 @@ pub struct ManifestOptions {
     pub withheld: Vec<u32>,
     /// The protection to signal; `None` is clear.
     pub protection: Option<ManifestProtection>,
+    /// The storyboard to signal (DASH-IF thumbnails in the MPD, an image playlist in
+    /// HLS); `None`: not signalled (the setting is off, the title has no video, or the
+    /// output is encrypted).
+    pub storyboard: Option<Storyboard>,
 }
 
 impl Default for ManifestOptions {
@@ -43,6 +48,7 @@ impl Default for ManifestOptions {
             trick_play: true,
             withheld: Vec::new(),
             protection: None,
+            storyboard: None,
         }
     }
 }
@@ -82,6 +88,7 @@ impl ManifestOptions {
             && self.trick_play
             && self.withheld.is_empty()
             && self.protection.is_none()
+            && self.storyboard.is_none()
     }
 
     /// The version folder of the title's versioned URIs, `v{token}/`.

@@ -375,7 +375,9 @@ mod tests;
 /// codec that cannot be decoded 422 with the reason.
 fn thumbnail_answer(e: &ThumbError) -> ErrorAnswer {
     let status = match e {
-        ThumbError::NoVideo { .. } | ThumbError::PastEnd { .. } => StatusCode::NOT_FOUND,
+        ThumbError::NoVideo { .. }
+        | ThumbError::PastEnd { .. }
+        | ThumbError::NoSuchSheet { .. } => StatusCode::NOT_FOUND,
         ThumbError::BadSize { .. } => StatusCode::BAD_REQUEST,
         ThumbError::CodecNeedsFeature { .. }
         | ThumbError::UnsupportedCodec { .. }

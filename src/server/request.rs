@@ -234,6 +234,16 @@ where
             (tokio::time::timeout(deadline, Box::pin(answer)).await)
                 .unwrap_or(Err(ServeError::DeadlineExceeded))
         }
+        Route::Storyboard {
+            key,
+            version,
+            view,
+            part,
+        } => {
+            let answer = thumb::storyboard::answer(app, (key, version), view, part, place.query);
+            (tokio::time::timeout(deadline, Box::pin(answer)).await)
+                .unwrap_or(Err(ServeError::DeadlineExceeded))
+        }
         Route::NginxVod { key, view, name } => {
             let answer = nginx_vod::answer::answer(app, key, view, &name, &place);
             match tokio::time::timeout(deadline, Box::pin(answer)).await {
@@ -250,12 +260,15 @@ where
     }
 }
 
-/// The media resource a thumbnail route is signed as (a key frame of its title), for the
+/// The media resource a thumbnail or storyboard route is signed as (a key frame of its title), for the
 /// signed-URL check; `None` for other routes.
 fn thumbnail_signed_as(route: &Route) -> Option<Route> {
-    let Route::Thumbnail {
+    let (Route::Thumbnail {
         key, version, view, ..
-    } = route
+    }
+    | Route::Storyboard {
+        key, version, view, ..
+    }) = route
     else {
         return None;
     };

@@ -83,6 +83,9 @@ pub fn render_multivariant_playlist_with(title: &Title, options: &ManifestOption
             iframe_variant(&mut out, title, video, (options, &folder));
         }
     }
+    if let Some(board) = &options.storyboard {
+        super::image::image_stream_inf(&mut out, board, (options, &folder));
+    }
     out
 }
 

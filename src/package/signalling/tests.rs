@@ -31,6 +31,7 @@ fn protected(title: &Title, scheme: Scheme) -> ManifestOptions {
             licence_url: "https://cdn.example/vod/a.mp4/clearkey.json".into(),
             clearkey: true,
         }),
+        storyboard: None,
     }
 }
 

@@ -82,31 +82,60 @@ pub fn encode_jpeg(
     size: (u32, u32),
     options: JpegOptions,
 ) -> Result<Vec<u8>, ThumbError> {
+    let rgb = scaled_rgb(picture, color, size)?;
+    encode_rgb_jpeg(&rgb, size, options)
+}
+
+/// `picture` as packed 8-bit RGB scaled to `size`.
+///
+/// # Errors
+/// As [`encode_jpeg`].
+pub fn scaled_rgb(
+    picture: &Picture,
+    color: Option<&ColorInfo>,
+    size: (u32, u32),
+) -> Result<Vec<u8>, ThumbError> {
     let bad_size = || ThumbError::BadSize {
         width: size.0,
         height: size.1,
         max: MAX_SIDE,
     };
-    let (w, h) = (
-        u16::try_from(size.0).map_err(|_| bad_size())?,
-        u16::try_from(size.1).map_err(|_| bad_size())?,
-    );
     let rgb = to_rgb(picture, color)?;
     let (pw, ph) = (
         u32::try_from(picture.width).map_err(|_| bad_size())?,
         u32::try_from(picture.height).map_err(|_| bad_size())?,
     );
-    let rgb = if (pw, ph) == size {
-        rgb
-    } else {
-        resize(rgb, (pw, ph), size)?
+    match (pw, ph) == size {
+        true => Ok(rgb),
+        false => resize(rgb, (pw, ph), size),
+    }
+}
+
+/// Packed 8-bit RGB of `size` as a JPEG (4:4:4).
+///
+/// # Errors
+/// [`ThumbError::BadSize`] for a side over 65535 (JPEG's limit);
+/// [`ThumbError::Undecodable`] when the encoder fails (`rgb` not of `size`).
+pub fn encode_rgb_jpeg(
+    rgb: &[u8],
+    size: (u32, u32),
+    options: JpegOptions,
+) -> Result<Vec<u8>, ThumbError> {
+    let bad_size = || ThumbError::BadSize {
+        width: size.0,
+        height: size.1,
+        max: u32::from(u16::MAX),
     };
+    let (w, h) = (
+        u16::try_from(size.0).map_err(|_| bad_size())?,
+        u16::try_from(size.1).map_err(|_| bad_size())?,
+    );
     let mut jpeg = Vec::new();
     let mut encoder = Encoder::new(&mut jpeg, options.quality.clamp(1, 100));
     // Full chroma: colour edges stay where the picture has them.
     encoder.set_sampling_factor(jpeg_encoder::SamplingFactor::R_4_4_4);
     encoder
-        .encode(&rgb, w, h, ColorType::Rgb)
+        .encode(rgb, w, h, ColorType::Rgb)
         .map_err(|e| ThumbError::Undecodable {
             reason: format!("JPEG encoding failed: {e}"),
         })?;

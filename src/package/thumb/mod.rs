@@ -4,8 +4,9 @@
 //! samples to decode for the frame presented at a time (edit lists and B-frames as the
 //! planner maps them), `decode.rs` turns those samples into a picture (H.264 through
 //! OpenH264; other codecs are refused naming the cargo feature they would need), and
-//! `image.rs` turns the picture into a scaled JPEG. All of it is synchronous and CPU-bound:
-//! the server runs it off the runtime workers under its own admission
+//! `image.rs` turns the picture into a scaled JPEG; `storyboard.rs` lays out a title's
+//! storyboard (sheets of key-frame tiles and their WebVTT index). All of it is synchronous
+//! and CPU-bound: the server runs it off the runtime workers under its own admission
 //! (`server::outputs::thumb`), after reading the picked samples' bytes itself.
 //!
 //! Why decoding lives in `package/` and not `media/`: `media/` says what the file holds
@@ -16,11 +17,13 @@ mod decode;
 mod image;
 mod name;
 mod pick;
+mod storyboard;
 
 pub use decode::{decode_frame, Picture, MAX_DECODE_SAMPLES};
-pub use image::{encode_jpeg, output_size, JpegOptions};
+pub use image::{encode_jpeg, encode_rgb_jpeg, output_size, scaled_rgb, JpegOptions};
 pub use name::ThumbName;
 pub use pick::{pick_frame, FramePick, PickMode};
+pub use storyboard::{Storyboard, StoryboardLayout, StoryboardPart, Tile, MAX_SHEET_SIDE};
 
 /// Why a thumbnail cannot be made.
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
@@ -34,6 +37,9 @@ pub enum ThumbError {
     /// The time is at or past the end of the video.
     #[error("{time_ms} ms is past the end of the video ({end_ms} ms)")]
     PastEnd { time_ms: u64, end_ms: u64 },
+    /// The storyboard has no sheet of this number.
+    #[error("storyboard sheet {number} does not exist (the title has {sheets})")]
+    NoSuchSheet { number: u32, sheets: u64 },
     /// A codec this build cannot decode.
     #[error("{codec} thumbnails need vodpack built with the cargo feature `{feature}`")]
     CodecNeedsFeature {

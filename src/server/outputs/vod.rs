@@ -7,8 +7,10 @@ use std::sync::Arc;
 use std::time::Instant;
 
 use super::context::TitleRequest;
+use super::thumb::storyboard;
 use super::{cmaf, dash, hls, subtitles, ts};
 use crate::media::is_title_document;
+use crate::package::thumb::Storyboard;
 use crate::package::{ManifestOptions, Resource, View};
 use crate::server::app::App;
 use crate::server::error::ServeError;
@@ -58,10 +60,16 @@ pub async fn answer(
     let plain_file = !is_title_document(&key);
     // What manifests say beyond the title; segments never read it, so they do not pay
     // for it (an encrypted output's licence URL and key).
-    let options = match resource.kind().is_manifest() {
+    let mut options = match resource.kind().is_manifest() {
         true => manifest_options(&app.protect, &cached, protected.as_ref(), place),
         false => ManifestOptions::default(),
     };
+    // Storyboards are signalled when asked, for clear outputs only (thumbnails of an
+    // encrypted title are not offered).
+    let storyboards = app.settings.storyboards;
+    if storyboards.signalled && protected.is_none() && resource.kind().is_manifest() {
+        options.storyboard = Storyboard::of_title(&cached.title, storyboard::layout(app));
+    }
     let req = TitleRequest {
         app,
         resource,

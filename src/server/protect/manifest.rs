@@ -89,6 +89,8 @@ pub fn manifest_options(
             ),
             clearkey: p.clearkey,
         }),
+        // Set by the output when the settings ask for it (`outputs::vod`).
+        storyboard: None,
     }
 }
 

@@ -13,7 +13,7 @@ use percent_encoding::percent_decode_str;
 
 use super::error::RouteError;
 use super::nginx_names::NginxName;
-use crate::package::thumb::ThumbName;
+use crate::package::thumb::{StoryboardPart, ThumbName};
 use crate::package::{parse_version_folder, Clip, Resource, ResourceKind, TrackSelection, View};
 use crate::server::admission::RequestClass;
 use crate::source::ObjectKey;
@@ -56,6 +56,17 @@ pub enum Route {
         view: View,
         name: ThumbName,
     },
+    /// A title's storyboard: its WebVTT index, its HLS image playlist or a sprite sheet
+    /// (`/vod/KEY/[vTOKEN/]storyboard.vtt`, `storyboard.m3u8`, `storyboard-N.jpg`,
+    /// `server::outputs::thumb::storyboard`).
+    Storyboard {
+        key: ObjectKey,
+        /// The version token of the folder the name was in, if any.
+        version: Option<String>,
+        /// The clip and track selection the path asks for.
+        view: View,
+        part: StoryboardPart,
+    },
     /// The HLS key of a title (`/vod/KEY/[vTOKEN/]hls.key`, GET).
     Key { key: ObjectKey },
     /// The W3C ClearKey licence of a title (`/vod/KEY/clearkey.json`, POST).
@@ -77,6 +88,7 @@ impl Route {
             Route::Vod { resource, .. } => resource.kind().label(),
             Route::NginxVod { name, .. } => name.label(),
             Route::Thumbnail { .. } => "thumbnail",
+            Route::Storyboard { .. } => "storyboard",
             Route::Key { .. } => "key",
             Route::Licence { .. } => "licence",
             Route::Metrics => "metrics",
@@ -97,6 +109,11 @@ impl Route {
             Route::NginxVod { name, .. } if name.is_media() => RequestClass::Segment,
             Route::NginxVod { .. } => RequestClass::Manifest,
             Route::Thumbnail { .. } => RequestClass::Thumbnail,
+            // The index decodes nothing; a sheet decodes a grid of key frames.
+            Route::Storyboard { part, .. } => match part {
+                StoryboardPart::Index | StoryboardPart::Playlist => RequestClass::Manifest,
+                StoryboardPart::Sheet(_) => RequestClass::Thumbnail,
+            },
             Route::Metrics | Route::Healthz | Route::Readyz => RequestClass::Control,
         }
     }
@@ -123,6 +140,7 @@ impl Route {
             Route::Vod { key, .. }
             | Route::NginxVod { key, .. }
             | Route::Thumbnail { key, .. }
+            | Route::Storyboard { key, .. }
             | Route::Key { key }
             | Route::Licence { key } => Some(key),
             Route::Metrics | Route::Healthz | Route::Readyz => None,
@@ -156,9 +174,10 @@ pub fn parse_route(path: &str) -> Result<Route, RouteError> {
     // The key and licence names (server::protect) are not media resources.
     let protection_name = matches!(name, KEY_NAME | LICENCE_NAME).then_some(name);
     let thumbnail = ThumbName::parse(name);
-    let resource = match (protection_name, thumbnail) {
-        (Some(_), _) | (_, Some(_)) => None,
-        (None, None) => Some(Resource::parse(name).ok_or(RouteError::NotFound)?),
+    let storyboard = StoryboardPart::parse(name);
+    let resource = match (protection_name, thumbnail, storyboard) {
+        (Some(_), _, _) | (_, Some(_), _) | (_, _, Some(_)) => None,
+        (None, None, None) => Some(Resource::parse(name).ok_or(RouteError::NotFound)?),
     };
     // A key always ends in a media extension, so a last folder that is a version token is
     // never part of the key.
@@ -188,6 +207,14 @@ pub fn parse_route(path: &str) -> Result<Route, RouteError> {
             version,
             view,
             name,
+        });
+    }
+    if let Some(part) = storyboard {
+        return Ok(Route::Storyboard {
+            key,
+            version,
+            view,
+            part,
         });
     }
     let Some(resource) = resource else {
@@ -325,6 +352,33 @@ mod tests {
                 parse_route(path)
             );
         }
+    }
+
+    #[test]
+    fn storyboard_names_are_storyboard_routes() {
+        assert_eq!(
+            parse_route("/vod/a.mp4/v0123456789abcdef/storyboard-3.jpg"),
+            Ok(Route::Storyboard {
+                key: ObjectKey::parse("a.mp4").unwrap(),
+                version: Some("0123456789abcdef".into()),
+                view: View::default(),
+                part: StoryboardPart::Sheet(3),
+            })
+        );
+        let Ok(route) = parse_route("/vod/a.mp4/storyboard.vtt") else {
+            panic!("the storyboard index is a route");
+        };
+        assert_eq!(route.class(), RequestClass::Manifest);
+        let Ok(sheet) = parse_route("/vod/a.mp4/storyboard-2.jpg") else {
+            panic!("a sheet is a route");
+        };
+        // A sheet decodes: it waits for the thumbnails' decode places.
+        assert_eq!(sheet.class(), RequestClass::Thumbnail);
+        assert_eq!(sheet.label(), "storyboard");
+        assert_eq!(
+            parse_route("/vod/a.mp4/storyboard-0.jpg"),
+            Err(RouteError::NotFound)
+        );
     }
 
     #[test]

@@ -9,6 +9,8 @@
 //! segments: a year in a version folder, a minute without one. Thumbnails of an encrypted
 //! output are not offered: they would show in the clear what the segments protect.
 
+pub mod storyboard;
+
 use std::sync::Arc;
 
 use bytes::Bytes;
@@ -24,7 +26,8 @@ use crate::server::app::App;
 use crate::server::error::ServeError;
 use crate::server::respond::answer::{Answer, Content, IMMUTABLE, MANIFEST};
 use crate::server::titles::load::load_view_until;
-use crate::source::{ByteRange, ObjectKey};
+use crate::server::CachedTitle;
+use crate::source::{ByteRange, ObjectIdentity, ObjectKey};
 
 /// Content type of thumbnails.
 pub const JPEG: &str = "image/jpeg";
@@ -48,34 +51,14 @@ pub async fn answer(
     view: View,
     name: ThumbName,
 ) -> Result<Answer, ServeError> {
-    let (identity, cached, _) = load_view_until(&app.catalog, &key, &view).await?;
-    if version.as_ref().is_some_and(|v| *v != cached.token) {
-        return Err(ServeError::VersionGone);
-    }
-    let encrypted = cached.encryption.unwrap_or(app.protect.policy()).any();
-    if encrypted {
-        return Err(ServeError::NotOffered(
-            "thumbnails are not offered for an encrypted title".into(),
-        ));
-    }
-    let title = &cached.title;
-    let in_file = |track_id: u32| match (name.file, split_document_track_id(track_id)) {
-        (None, _) => true,
-        (Some(f), Some((file, _))) => file == f,
-        // A plain file is file 1.
-        (Some(f), None) => f == 1,
-    };
-    let rendition = (title.renditions.iter())
-        .find(|r| r.kind == TrackKind::Video && in_file(r.track_id))
-        .ok_or_else(|| ThumbError::NoVideo {
-            detail: name
-                .file
-                .map_or_else(String::new, |f| format!(" in file {f}")),
-        })?;
-    let (track_id, track_pos) = (rendition.track_id, rendition.track_pos);
-    let (key, identity) = cached
-        .object_of(track_id)
-        .map_or((key, identity), |(k, i)| (k.clone(), i.clone()));
+    let video = video_of(app, (key, version.as_deref()), &view, name.file).await?;
+    let VideoSource {
+        cached,
+        key,
+        identity,
+        track_id,
+        track_pos,
+    } = video;
     let options = app.settings.thumbnails;
     let mode = match options.exact {
         true => PickMode::Exact,
@@ -109,35 +92,13 @@ pub async fn answer(
             let pick = pick_frame(track, plan, name.time_ms, mode)?;
             span.record("vod.samples", pick.samples.len());
             span.record("vod.presented_ms", pick.presented_ms);
-            let offsets = track.samples.offsets();
-            let ranges = (pick.samples.clone())
-                .map(|i| {
-                    let start = offsets.get(i).copied()?;
-                    let len = track.samples.sizes.get(i).copied()?;
-                    Some(ByteRange::new(start, u64::from(len)))
-                })
-                .collect::<Option<Vec<_>>>()
-                .ok_or_else(|| ThumbError::Undecodable {
-                    reason: "a sample has no place in the file".into(),
-                })?;
+            let ranges = sample_ranges(track, pick.samples.clone())?;
             Ok((pick, ranges))
         })
         .await?
     };
     let (pick, ranges) = picked;
-    let total: u64 = ranges.iter().map(|r| r.len).sum();
-    if total > MAX_READ_BYTES {
-        return Err(ThumbError::Undecodable {
-            reason: format!("the frame needs {total} bytes of samples, over {MAX_READ_BYTES}"),
-        }
-        .into());
-    }
-    let merged = merge(&ranges);
-    let source = app.catalog.source();
-    let bodies = (source.read_ranges(&key, &identity, &merged))
-        .instrument(span.clone())
-        .await?;
-    let samples = split(&ranges, &merged, &bodies).ok_or(ServeError::SourceEndedEarly)?;
+    let samples = read_samples(app, (&key, &identity), &ranges, &span).await?;
     // Decode, scale and encode, off the workers.
     let jpeg = {
         let cached = cached.clone();
@@ -188,8 +149,113 @@ pub async fn answer(
     })
 }
 
+/// The video rendition a thumbnail or storyboard pictures, and where its samples are.
+pub(crate) struct VideoSource {
+    /// The loaded title.
+    pub cached: Arc<CachedTitle>,
+    /// The object holding the rendition's samples (a title document's file, or the key).
+    pub key: ObjectKey,
+    /// That object's identity, for the reads.
+    pub identity: ObjectIdentity,
+    /// The rendition's track id.
+    pub track_id: u32,
+    /// Its place in the title's index and plan.
+    pub track_pos: usize,
+}
+
+/// Load the title at `key` as `view` shows it and find its first video rendition (of file
+/// `file` when given), refusing a gone version and an encrypted title.
+///
+/// # Errors
+/// The title's load errors; [`ServeError::VersionGone`]; [`ServeError::NotOffered`] for an
+/// encrypted title; [`ThumbError::NoVideo`] without a video rendition.
+pub(crate) async fn video_of(
+    app: &Arc<App>,
+    (key, version): (ObjectKey, Option<&str>),
+    view: &View,
+    file: Option<u32>,
+) -> Result<VideoSource, ServeError> {
+    let (identity, cached, _) = load_view_until(&app.catalog, &key, view).await?;
+    if version.is_some_and(|v| v != cached.token) {
+        return Err(ServeError::VersionGone);
+    }
+    let encrypted = cached.encryption.unwrap_or(app.protect.policy()).any();
+    if encrypted {
+        return Err(ServeError::NotOffered(
+            "thumbnails are not offered for an encrypted title".into(),
+        ));
+    }
+    let title = &cached.title;
+    let in_file = |track_id: u32| match (file, split_document_track_id(track_id)) {
+        (None, _) => true,
+        (Some(f), Some((n, _))) => n == f,
+        // A plain file is file 1.
+        (Some(f), None) => f == 1,
+    };
+    let rendition = (title.renditions.iter())
+        .find(|r| r.kind == TrackKind::Video && in_file(r.track_id))
+        .ok_or_else(|| ThumbError::NoVideo {
+            detail: file.map_or_else(String::new, |f| format!(" in file {f}")),
+        })?;
+    let (track_id, track_pos) = (rendition.track_id, rendition.track_pos);
+    let (key, identity) = cached
+        .object_of(track_id)
+        .map_or((key, identity), |(k, i)| (k.clone(), i.clone()));
+    Ok(VideoSource {
+        cached,
+        key,
+        identity,
+        track_id,
+        track_pos,
+    })
+}
+
+/// The byte ranges of samples `samples` of `track`.
+pub(crate) fn sample_ranges(
+    track: &crate::media::TrackIndex,
+    samples: std::ops::Range<usize>,
+) -> Result<Vec<ByteRange>, ThumbError> {
+    let offsets = track.samples.offsets();
+    samples
+        .map(|i| {
+            let start = offsets.get(i).copied()?;
+            let len = track.samples.sizes.get(i).copied()?;
+            Some(ByteRange::new(start, u64::from(len)))
+        })
+        .collect::<Option<Vec<_>>>()
+        .ok_or_else(|| ThumbError::Undecodable {
+            reason: "a sample has no place in the file".into(),
+        })
+}
+
+/// The bytes of `ranges` of `key`, read in a few merged ranges (at most
+/// [`MAX_READ_BYTES`] in all), each cut back out.
+///
+/// # Errors
+/// [`ThumbError::Undecodable`] past the byte limit; the source's read errors.
+pub(crate) async fn read_samples(
+    app: &Arc<App>,
+    (key, identity): (&ObjectKey, &ObjectIdentity),
+    ranges: &[ByteRange],
+    span: &tracing::Span,
+) -> Result<Vec<Bytes>, ServeError> {
+    let total: u64 = ranges.iter().map(|r| r.len).sum();
+    if total > MAX_READ_BYTES {
+        return Err(ThumbError::Undecodable {
+            reason: format!("the frames need {total} bytes of samples, over {MAX_READ_BYTES}"),
+        }
+        .into());
+    }
+    let merged = merge(ranges);
+    let source = app.catalog.source();
+    let bodies = (source.read_ranges(key, identity, &merged))
+        .instrument(span.clone())
+        .await?;
+    split(ranges, &merged, &bodies).ok_or(ServeError::SourceEndedEarly)
+}
+
 /// The presented track at `track_pos` of `title` and its plan.
-fn track_of(
+pub(crate) fn track_of(
     title: &crate::package::Title,
     track_pos: usize,
 ) -> Result<(&crate::media::TrackIndex, &crate::package::TrackPlan), ThumbError> {
@@ -201,7 +267,7 @@ fn track_of(
 }
 
 /// Run `work` on the blocking pool.
-async fn blocking<T: Send + 'static>(
+pub(crate) async fn blocking<T: Send + 'static>(
     work: impl FnOnce() -> Result<T, ThumbError> + Send + 'static,
 ) -> Result<T, ServeError> {
     let done = tokio::task::spawn_blocking(work)
