@@ -51,7 +51,8 @@ settings! {
         to: value(stream_chunk_bytes),
         help: "Size of one streamed body chunk in bytes",
         docs: "Size of one streamed body chunk; at most two are buffered per streaming \
-               connection",
+               connection (a CMAF segment whose payload fits in two chunks is read and sent \
+               as one)",
     },
     metadata_cache_bytes: u64 {
         key: "metadata-cache-bytes",
