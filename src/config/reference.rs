@@ -61,6 +61,18 @@ const PROTECTION: &[(&str, &str, &str)] = &[
         "The URL secret itself, at least 16 bytes; prefer the variable or the file",
     ),
     (
+        "url-secret-previous-file",
+        "VODPACK_URL_SECRET_PREVIOUS_FILE",
+        "File holding the previous URL secret during a rotation: tokens signed with it are \
+         still accepted, new tokens are signed with url-secret only (docs/protection.md, \
+         Rotating the URL secret)",
+    ),
+    (
+        "url-secret-previous",
+        "VODPACK_URL_SECRET_PREVIOUS",
+        "The previous URL secret itself, at least 16 bytes; prefer the variable or the file",
+    ),
+    (
         "token-skew-secs",
         "VODPACK_TOKEN_SKEW_SECS",
         "Seconds a token is still accepted after its expiry, for clocks that disagree",

@@ -46,6 +46,12 @@ pub struct ProtectArgs {
     /// The secret URL tokens are signed with (prefer the variable or the file)
     #[arg(long, env = "VODPACK_URL_SECRET", hide_env_values = true)]
     pub url_secret: Option<String>,
+    /// File holding the previous URL secret, still accepted during a rotation
+    #[arg(long, env = "VODPACK_URL_SECRET_PREVIOUS_FILE")]
+    pub url_secret_previous_file: Option<PathBuf>,
+    /// The previous URL secret, still accepted during a rotation (prefer the variable or the file)
+    #[arg(long, env = "VODPACK_URL_SECRET_PREVIOUS", hide_env_values = true)]
+    pub url_secret_previous: Option<String>,
     /// Seconds a token is still accepted after its expiry [default: 30]
     #[arg(long, env = "VODPACK_TOKEN_SKEW_SECS")]
     pub token_skew_secs: Option<u64>,
@@ -95,6 +101,9 @@ pub struct ProtectSettings {
     pub signed_urls: SignedUrls,
     /// Secret tokens are signed with; required unless `signed_urls` is off.
     pub url_secret: Option<Secret>,
+    /// The URL secret being rotated out: its tokens are still accepted, none is signed
+    /// with it. Only with `url_secret`.
+    pub url_secret_previous: Option<Secret>,
     /// Seconds past expiry a token is still accepted.
     pub token_skew_secs: u64,
     /// Origins allowed by CORS; empty: any (`*`).
@@ -218,6 +227,19 @@ impl ProtectArgs {
                 reason: "signed URLs need --url-secret-file or VODPACK_URL_SECRET".into(),
             });
         }
+        let url_secret_previous = secret(
+            self.url_secret_previous.as_deref(),
+            self.url_secret_previous_file.as_ref(),
+            "url-secret-previous",
+        )?;
+        if url_secret_previous.is_some() && url_secret.is_none() {
+            return Err(ProtectSettingsError {
+                name: "url-secret-previous",
+                reason: "a previous URL secret needs the current one (--url-secret-file or \
+                         VODPACK_URL_SECRET)"
+                    .into(),
+            });
+        }
         let cors_origins = (self.cors_origins.as_deref().unwrap_or("*").split(','))
             .map(|o| o.trim().trim_end_matches('/').to_owned())
             .filter(|o| !o.is_empty() && o != "*")
@@ -243,6 +265,7 @@ impl ProtectArgs {
             key_secret,
             signed_urls,
             url_secret,
+            url_secret_previous,
             token_skew_secs: self.token_skew_secs.unwrap_or(30),
             cors_origins,
             public_url,
@@ -372,6 +395,21 @@ mod tests {
             ..Default::default()
         };
         assert_eq!(args.resolve().unwrap_err().name, "signed-urls");
+        let previous_alone = ProtectArgs {
+            url_secret_previous: Some("the secret being rotated out".into()),
+            ..Default::default()
+        };
+        assert_eq!(
+            previous_alone.resolve().unwrap_err().name,
+            "url-secret-previous"
+        );
+        let rotating = ProtectArgs {
+            signed_urls: Some(SignedUrls::All),
+            url_secret: Some("the current url secret".into()),
+            url_secret_previous: Some("the secret being rotated out".into()),
+            ..Default::default()
+        };
+        assert!(rotating.resolve().unwrap().url_secret_previous.is_some());
         let args = ProtectArgs {
             cors_origins: Some("https://a.example/, https://b.example".into()),
             ..Default::default()

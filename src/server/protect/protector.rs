@@ -17,8 +17,10 @@ use crate::crypto::{
 use crate::server::error::ServeError;
 use crate::server::route::paths::Route;
 use crate::source::ObjectKey;
+use crate::telemetry::Metrics;
 
-/// The client's address, put in each request's extensions by the accept loop.
+/// The client's address (the peer, or the viewer trusted proxies forwarded), put in
+/// each request's extensions by `request.rs` from the accept loop's `PeerAddr`.
 #[derive(Debug, Clone, Copy)]
 pub struct ClientAddr(pub IpAddr);
 
@@ -31,11 +33,13 @@ pub struct Protector {
 }
 
 impl Protector {
-    /// The protection of `settings` (already checked by `config`).
-    pub fn new(settings: &ProtectSettings) -> Self {
+    /// The protection of `settings` (already checked by `config`), counting its key
+    /// server requests and token refusals in `metrics`.
+    pub fn new(settings: &ProtectSettings, metrics: &Metrics) -> Self {
         let provider = match (&settings.cpix, settings.key_secret.clone()) {
             (Some(options), _) => match CpixKeyProvider::new(options.clone()) {
-                Ok(p) => Some(Arc::new(p) as Arc<dyn KeyProvider>),
+                Ok(p) => Some(Arc::new(p.counting_in(metrics.key_server_requests.clone()))
+                    as Arc<dyn KeyProvider>),
                 Err(e) => {
                     // Fail closed: every encrypted request is then an error answer.
                     tracing::error!(error = %e, "cpix key provider unavailable");
@@ -45,8 +49,10 @@ impl Protector {
             (None, Some(secret)) => Some(Arc::new(SecretKeyProvider::new(secret)) as _),
             (None, None) => None,
         };
-        let signer =
-            (settings.url_secret.clone()).map(|s| TokenSigner::new(s, settings.token_skew_secs));
+        let signer = (settings.url_secret.clone()).map(|s| {
+            TokenSigner::new(s, settings.token_skew_secs)
+                .with_previous(settings.url_secret_previous.clone())
+        });
         Self {
             settings: settings.clone(),
             provider,
