@@ -49,6 +49,25 @@ pub struct OutcomeLabels {
     pub outcome: &'static str,
 }
 
+/// Every `reason` of `vod_token_refusals_total` (`TokenError::label`).
+pub const TOKEN_REFUSAL_REASONS: [&str; 5] = [
+    "missing",
+    "malformed",
+    "bad_signature",
+    "expired",
+    "wrong_path",
+];
+
+/// Every `outcome` of `vod_key_server_requests_total`.
+pub const KEY_SERVER_OUTCOMES: [&str; 6] = [
+    "ok",
+    "server_error",
+    "refused",
+    "timeout",
+    "transport",
+    "invalid",
+];
+
 /// Labels of `vod_build_info`.
 #[derive(Debug, Clone, PartialEq, Eq, Hash, EncodeLabelSet)]
 pub struct BuildLabels {
@@ -271,6 +290,25 @@ impl Metrics {
             std::borrow::Cow::Borrowed("source_kind"),
             std::borrow::Cow::Borrowed(source_kind),
         )));
+        // The counters an alert or a dashboard divides by or compares with 0 are served from
+        // the start, at 0, rather than only once the first event happens (a series that
+        // is absent is not 0 to Prometheus).
+        for reason in TOKEN_REFUSAL_REASONS {
+            metrics
+                .token_refusals
+                .get_or_create(&ReasonLabels { reason });
+        }
+        for outcome in KEY_SERVER_OUTCOMES {
+            (metrics.key_server_requests).get_or_create(&OutcomeLabels { outcome });
+        }
+        for class in ["segment", "manifest", "thumbnail"] {
+            metrics.shed_requests.get_or_create(&ShedLabels { class });
+        }
+        for tier in ["disk", "store"] {
+            metrics.index_rejected.get_or_create(&TierLabels { tier });
+            (metrics.index_write_failures).get_or_create(&TierLabels { tier });
+        }
+        metrics.source_up.set(1);
         if let Ok(mut slot) = metrics.registry.lock() {
             *slot = registry;
         }

@@ -17,6 +17,9 @@ use crate::server::respond::answer::Answer;
 
 const TEXT: &str = "text/plain; charset=utf-8";
 
+/// Longest wait for the source's readiness check: under the shipped probe's 2 s timeout.
+const SOURCE_CHECK_DEADLINE: std::time::Duration = std::time::Duration::from_secs(1);
+
 /// `/healthz`: the process answers.
 pub fn healthz() -> Answer {
     Answer::plain(Bytes::from_static(b"ok\n"), TEXT)
@@ -31,7 +34,12 @@ pub async fn readyz(app: &App) -> Result<Answer, ServeError> {
     if app.is_draining() {
         return Err(ServeError::Draining);
     }
-    let checked = app.catalog.source().check_ready().await;
+    // Bounded, so a stalled bucket never makes the probe itself time out (which would
+    // take the pod out after all).
+    let checked = tokio::time::timeout(SOURCE_CHECK_DEADLINE, app.catalog.source().check_ready())
+        .await
+        .map_err(|_| "no answer within 1 s".to_owned())
+        .and_then(|answered| answered.map_err(|e| e.to_string()));
     app.metrics.source_checked(checked.is_ok());
     match checked {
         Ok(()) => Ok(Answer::plain(Bytes::from_static(b"ready\n"), TEXT)),
