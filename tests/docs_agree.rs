@@ -276,3 +276,12 @@ async fn the_cdn_page_s_cache_control_is_the_server_s() {
     server.shutdown().await;
     assert!(wrong.is_empty(), "{wrong:#?}");
 }
+
+/// Given the packager format this build writes, then CHANGELOG.md has its entry, flagged,
+/// so a release that changes every versioned URL says so.
+#[test]
+fn the_changelog_flags_the_current_packager_format() {
+    let changelog = read("CHANGELOG.md");
+    let flag = format!("**Packager format {}**", vodpack::package::PACKAGER_FORMAT);
+    assert!(changelog.contains(&flag), "CHANGELOG.md lacks {flag}");
+}
