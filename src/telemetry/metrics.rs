@@ -294,19 +294,19 @@ impl Metrics {
         // the start, at 0, rather than only once the first event happens (a series that
         // is absent is not 0 to Prometheus).
         for reason in TOKEN_REFUSAL_REASONS {
-            metrics
+            let _ = metrics
                 .token_refusals
                 .get_or_create(&ReasonLabels { reason });
         }
         for outcome in KEY_SERVER_OUTCOMES {
-            (metrics.key_server_requests).get_or_create(&OutcomeLabels { outcome });
+            let _ = (metrics.key_server_requests).get_or_create(&OutcomeLabels { outcome });
         }
         for class in ["segment", "manifest", "thumbnail"] {
-            metrics.shed_requests.get_or_create(&ShedLabels { class });
+            let _ = metrics.shed_requests.get_or_create(&ShedLabels { class });
         }
         for tier in ["disk", "store"] {
-            metrics.index_rejected.get_or_create(&TierLabels { tier });
-            (metrics.index_write_failures).get_or_create(&TierLabels { tier });
+            let _ = metrics.index_rejected.get_or_create(&TierLabels { tier });
+            let _ = (metrics.index_write_failures).get_or_create(&TierLabels { tier });
         }
         metrics.source_up.set(1);
         if let Ok(mut slot) = metrics.registry.lock() {
