@@ -45,6 +45,21 @@ const PROTECTION: &[(&str, &str, &str)] = &[
          flag",
     ),
     (
+        "nginx-vod-secret-key",
+        "VODPACK_NGINX_VOD_SECRET_KEY",
+        "nginx-vod-module's vod_secret_key, such as secret-$vod_filepath: every title's \
+         content key is then the MD5 of it with $vod_filepath replaced by \
+         nginx-vod-filepath-prefix and the object key, as the module derives it, so an \
+         encrypted catalogue keeps its keys (docs/migrating-from-nginx-vod.md); instead of \
+         the key secret or a key server",
+    ),
+    (
+        "nginx-vod-filepath-prefix",
+        "VODPACK_NGINX_VOD_FILEPATH_PREFIX",
+        "What nginx's $vod_filepath held before the object key: the location's alias or \
+         root folder with its trailing slash, such as /srv/media/",
+    ),
+    (
         "signed-urls",
         "VODPACK_SIGNED_URLS",
         "Which requests need a signed token: off, entry (entry manifests, keys, licences) \

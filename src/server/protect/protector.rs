@@ -7,6 +7,7 @@ use std::time::{SystemTime, UNIX_EPOCH};
 
 use crate::crypto::cpix::CpixKeyProvider;
 use crate::crypto::drm::DrmId;
+use crate::crypto::nginx_vod_keys::NginxVodKeyProvider;
 use crate::crypto::raw_drm::raw_systems;
 use crate::crypto::settings::{ProtectSettings, SignedUrls};
 use crate::crypto::token::token_in_query;
@@ -47,7 +48,8 @@ impl Protector {
                 }
             },
             (None, Some(secret)) => Some(Arc::new(SecretKeyProvider::new(secret)) as _),
-            (None, None) => None,
+            (None, None) => (settings.nginx_vod_keys.clone())
+                .map(|keys| Arc::new(NginxVodKeyProvider::new(keys)) as Arc<dyn KeyProvider>),
         };
         let signer = (settings.url_secret.clone()).map(|s| {
             TokenSigner::new(s, settings.token_skew_secs)
