@@ -278,11 +278,11 @@ async fn serve(
         println!("  Preview: http://{addr}/ (titles, players, and why a file is refused)");
     }
     // Reachability and credentials are only known by asking: a warning now, not a
-    // refusal (the store may come up later; /readyz says 503 meanwhile).
+    // refusal (the store may come up later; /readyz says degraded meanwhile).
     let probe = source.clone();
     tokio::spawn(async move {
         if let Err(e) = probe.check_ready().await {
-            tracing::warn!(error = %e, "the source is not answering yet; /readyz says 503 until it does");
+            tracing::warn!(error = %e, "the source is not answering yet; /readyz says degraded until it does");
         }
     });
     for (tier, shelf) in [("disk", &shelves.disk), ("store", &shelves.store)] {

@@ -201,6 +201,11 @@ async fn keys_come_from_the_key_server_once_per_title() {
         2,
         "another title, another request"
     );
+    let metrics = get(server.addr, "/metrics").await.text();
+    assert!(
+        metrics.contains("vod_key_server_requests_total{outcome=\"ok\"} 2"),
+        "each key server request counted: {metrics}"
+    );
     server.shutdown().await;
 }
 
@@ -232,6 +237,18 @@ async fn a_key_server_outage_is_503_and_never_clear() {
             assert!(reply.body.len() < 100, "an error line, not media");
         }
         assert!(keys.hits.load(Ordering::SeqCst) >= 2, "retried");
+        let metrics = get(server.addr, "/metrics").await.text();
+        let outcome = if mode == DOWN {
+            "server_error"
+        } else {
+            "timeout"
+        };
+        let failed = format!("vod_key_server_requests_total{{outcome=\"{outcome}\"}}");
+        assert!(metrics.contains(&failed), "{failed} in {metrics}");
+        assert!(
+            metrics.contains("vod_key_server_requests_total{outcome=\"ok\"} 0"),
+            "{metrics}"
+        );
         keys.mode.store(OK, Ordering::SeqCst);
         let mpd = get(server.addr, &format!("/vod/{FIXTURE}/manifest.mpd")).await;
         assert_eq!(mpd.status, 200, "the key server is back");

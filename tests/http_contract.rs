@@ -490,18 +490,35 @@ async fn a_broken_file_is_remembered_not_reread() {
     );
 }
 
-/// Given a server whose media folder disappears, readiness turns false (503) while
-/// liveness stays true: the orchestrator stops sending traffic without restarting it.
+/// Given a server whose media folder disappears, readiness stays true (200, the pod is
+/// fine and its peers share the source) but says `degraded`, and `vod_source_up` drops to
+/// 0 with a failure counted: the alert, not the load balancer, reacts (docs/operations.md,
+/// Readiness in a fleet).
 #[tokio::test]
-async fn readiness_follows_the_source() {
+async fn readiness_reports_the_source_without_dropping_the_pod() {
     let root = TempDir::new("readiness");
     let media = root.path().join("media");
     std::fs::create_dir_all(&media).unwrap();
     let server = start_server(&media).await;
-    assert_eq!(get(server.addr, "/readyz").await.status, 200);
+    let ready = get(server.addr, "/readyz").await;
+    assert_eq!((ready.status, ready.text().as_str()), (200, "ready\n"));
+    let metrics = get(server.addr, "/metrics").await.text();
+    assert!(metrics.contains("vod_source_up 1"), "{metrics}");
     std::fs::remove_dir_all(&media).unwrap();
-    let not_ready = get(server.addr, "/readyz").await;
-    assert_eq!(not_ready.status, 503);
-    assert_eq!(not_ready.header("retry-after"), Some("1"));
+    let degraded = get(server.addr, "/readyz").await;
+    assert_eq!(degraded.status, 200);
+    assert!(
+        degraded
+            .text()
+            .starts_with("ready, degraded: media source unreachable"),
+        "{}",
+        degraded.text()
+    );
+    let metrics = get(server.addr, "/metrics").await.text();
+    assert!(metrics.contains("vod_source_up 0"), "{metrics}");
+    assert!(
+        metrics.contains("vod_source_check_failures_total 1"),
+        "{metrics}"
+    );
     assert_eq!(get(server.addr, "/healthz").await.status, 200);
 }

@@ -194,7 +194,7 @@ async fn a_segment_request_over_the_limit_is_served_when_a_place_frees() {
     assert_eq!(first.body, second.body);
     let metrics = get(addr, "/metrics").await.text();
     assert!(
-        !metrics.contains("vod_requests_shed_total{class=\"segment\"}"),
+        metrics.contains("vod_requests_shed_total{class=\"segment\"} 0"),
         "{metrics}"
     );
     assert!(metrics.contains("vod_requests_queued_total 1"), "{metrics}");

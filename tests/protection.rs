@@ -919,3 +919,72 @@ async fn a_cbcs_slice_header_that_cannot_be_read_is_a_422_for_its_segment_only()
         server.shutdown().await;
     }
 }
+
+/// Given the nginx-vod key mode (`--nginx-vod-secret-key 'secret-$vod_filepath'` with the
+/// module's files under /srv/media/), when the AES-128 MPEG-TS output is played, then
+/// `hls.key` is the MD5 of the evaluated `vod_secret_key`, as nginx-vod-module serves it
+/// for that file, and a segment decrypts with it (and its playlist's IV) to MPEG-TS.
+#[tokio::test]
+async fn the_nginx_vod_key_mode_serves_the_module_s_key_and_the_ts_decrypts_with_it() {
+    use aes::cipher::{block_padding::Pkcs7, BlockModeDecrypt, KeyIvInit};
+    use vodpack::crypto::nginx_vod_keys::NginxVodKeys;
+    let mut settings = Settings {
+        segment_duration_ms: 1000,
+        ..Default::default()
+    };
+    settings.protect.encryption = EncryptionPolicy::parse("hls=aes-128").unwrap();
+    settings.protect.nginx_vod_keys =
+        Some(NginxVodKeys::new("secret-$vod_filepath", "/srv/media/").unwrap());
+    let server = start_server_with(&fixtures(), settings).await;
+    // `printf 'secret-/srv/media/h264-aac-3s.mp4' | md5sum`
+    let expected = "e7168a83b974ff95b2aad4fbebe85fd7";
+    let base = format!("/vod/{FIXTURE}/");
+    let master = request(server.addr, "GET", &format!("{base}master-ts.m3u8"), &[]).await;
+    assert_eq!(master.status, 200, "{}", master.text());
+    let variant = (master.text().lines())
+        .find(|l| !l.starts_with('#') && !l.is_empty())
+        .expect("a variant")
+        .to_owned();
+    let playlist_path = format!("{base}{variant}");
+    let folder = &playlist_path[..playlist_path.rfind('/').unwrap() + 1];
+    let playlist = request(server.addr, "GET", &playlist_path, &[])
+        .await
+        .text();
+    let key = request(server.addr, "GET", &format!("{folder}hls.key"), &[]).await;
+    assert_eq!(key.status, 200);
+    assert_eq!(hex(&key.body), expected, "the module's key for this file");
+
+    let mut iv = None;
+    let mut segment = None;
+    for line in playlist.lines() {
+        if let Some(at) = line.find("IV=0x") {
+            iv = Some(line[at + 5..at + 37].to_owned());
+        } else if !line.starts_with('#') && !line.is_empty() {
+            segment = Some(line.to_owned());
+            break;
+        }
+    }
+    let (iv, segment) = (iv.expect("an IV"), segment.expect("a segment"));
+    let iv: Vec<u8> = (0..16)
+        .map(|i| u8::from_str_radix(&iv[2 * i..2 * i + 2], 16).unwrap())
+        .collect();
+    let mut body = request(server.addr, "GET", &format!("{folder}{segment}"), &[])
+        .await
+        .body;
+    let key: [u8; 16] = key.body.try_into().unwrap();
+    let iv: [u8; 16] = iv.try_into().unwrap();
+    let decryptor = cbc::Decryptor::<aes::Aes128>::new(&key.into(), &iv.into());
+    let plain = decryptor
+        .decrypt_padded::<Pkcs7>(&mut body)
+        .expect("decrypts");
+    assert!(
+        !plain.is_empty() && plain.len() % 188 == 0,
+        "{}",
+        plain.len()
+    );
+    assert!(
+        plain.chunks(188).all(|packet| packet[0] == 0x47),
+        "TS sync bytes"
+    );
+    server.shutdown().await;
+}

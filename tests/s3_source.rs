@@ -706,3 +706,58 @@ async fn a_missing_object_is_404() {
     assert_eq!(reply.status, 404, "{}", reply.text());
     vod.shutdown().await;
 }
+
+/// Given three replicas over one bucket, when the bucket stops answering (its server
+/// stopped), then every replica stays ready (200, `degraded` with the reason: a shared
+/// bucket's outage must not empty the load balancer), media requests answer a 5xx with a
+/// one-line reason, and each replica's `vod_source_up` falls to 0 while its
+/// `vod_source_check_failures_total` rises: what the shipped alert watches.
+#[tokio::test]
+async fn a_bucket_outage_keeps_every_replica_ready_and_raises_the_source_metric() {
+    let (_dir, s3) = bucket_with(&[(MAIN, MAIN), (MOOV_END, MOOV_END)]).await;
+    let options = ObjectStoreOptions {
+        retries: 0,
+        timeout_ms: 1000,
+        identity_ttl_ms: 0,
+        ..Default::default()
+    };
+    let mut replicas = Vec::new();
+    for _ in 0..3 {
+        replicas.push(vod_over(&s3, options.clone(), one_second()).await);
+    }
+    for vod in &replicas {
+        let ready = get(vod.addr, "/readyz").await;
+        assert_eq!((ready.status, ready.text().as_str()), (200, "ready\n"));
+        let master = get(vod.addr, &format!("{}master.m3u8", vod_base(MAIN))).await;
+        assert_eq!(master.status, 200);
+    }
+    drop(s3);
+    for vod in &replicas {
+        let ready = get(vod.addr, "/readyz").await;
+        assert_eq!(ready.status, 200, "still in the load balancer");
+        assert!(
+            ready
+                .text()
+                .starts_with("ready, degraded: media source unreachable"),
+            "{}",
+            ready.text()
+        );
+        let media = get(vod.addr, &format!("{}master.m3u8", vod_base(MOOV_END))).await;
+        assert!(
+            matches!(media.status, 502..=504),
+            "{} {}",
+            media.status,
+            media.text()
+        );
+        assert_eq!(media.text().lines().count(), 1, "{}", media.text());
+        let metrics = get(vod.addr, "/metrics").await.text();
+        assert!(metrics.contains("vod_source_up 0"), "{metrics}");
+        assert!(
+            metrics.contains("vod_source_check_failures_total 1"),
+            "{metrics}"
+        );
+    }
+    for vod in replicas {
+        vod.shutdown().await;
+    }
+}

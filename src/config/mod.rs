@@ -10,7 +10,8 @@
 //!
 //! The settings sit below `media`, so they hold the plain-data options of the layers above
 //! them: [`MediaLimits`] (`media.rs`), [`ServerOptions`] and [`PreviewOptions`]
-//! (`server.rs`), [`NginxVodLocations`] (`nginx_vod.rs`); those layers re-export what they
+//! (`server.rs`), [`NginxVodLocations`] (`nginx_vod.rs`), [`TrustedProxies`]
+//! (`proxies.rs`); those layers re-export what they
 //! use. Layers below check their own options: the object store's in `source`, the
 //! protection settings in `crypto::settings`. `validate.rs` checks the rest.
 
@@ -18,6 +19,7 @@ mod declare;
 mod error;
 mod media;
 mod nginx_vod;
+mod proxies;
 mod reference;
 mod resolve;
 mod server;
@@ -32,6 +34,7 @@ pub use crate::telemetry::LogFormat;
 pub use error::ConfigError;
 pub use media::MediaLimits;
 pub use nginx_vod::NginxVodLocations;
+pub use proxies::TrustedProxies;
 pub use reference::{Row, SETTINGS};
 pub use server::{
     PreviewOptions, ServerOptions, StoryboardGrid, StoryboardOptions, ThumbnailOptions,

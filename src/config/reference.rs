@@ -45,6 +45,21 @@ const PROTECTION: &[(&str, &str, &str)] = &[
          flag",
     ),
     (
+        "nginx-vod-secret-key",
+        "VODPACK_NGINX_VOD_SECRET_KEY",
+        "nginx-vod-module's vod_secret_key, such as secret-$vod_filepath: every title's \
+         content key is then the MD5 of it with $vod_filepath replaced by \
+         nginx-vod-filepath-prefix and the object key, as the module derives it, so an \
+         encrypted catalogue keeps its keys (docs/migrating-from-nginx-vod.md); instead of \
+         the key secret or a key server",
+    ),
+    (
+        "nginx-vod-filepath-prefix",
+        "VODPACK_NGINX_VOD_FILEPATH_PREFIX",
+        "What nginx's $vod_filepath held before the object key: the location's alias or \
+         root folder with its trailing slash, such as /srv/media/",
+    ),
+    (
         "signed-urls",
         "VODPACK_SIGNED_URLS",
         "Which requests need a signed token: off, entry (entry manifests, keys, licences) \
@@ -59,6 +74,18 @@ const PROTECTION: &[(&str, &str, &str)] = &[
         "url-secret",
         "VODPACK_URL_SECRET",
         "The URL secret itself, at least 16 bytes; prefer the variable or the file",
+    ),
+    (
+        "url-secret-previous-file",
+        "VODPACK_URL_SECRET_PREVIOUS_FILE",
+        "File holding the previous URL secret during a rotation: tokens signed with it are \
+         still accepted, new tokens are signed with url-secret only (docs/protection.md, \
+         Rotating the URL secret)",
+    ),
+    (
+        "url-secret-previous",
+        "VODPACK_URL_SECRET_PREVIOUS",
+        "The previous URL secret itself, at least 16 bytes; prefer the variable or the file",
     ),
     (
         "token-skew-secs",

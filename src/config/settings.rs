@@ -10,7 +10,7 @@ use crate::telemetry::LogFormat;
 
 use super::{
     MediaLimits, NginxVodLocations, PreviewOptions, ServerOptions, StoryboardOptions,
-    ThumbnailOptions,
+    ThumbnailOptions, TrustedProxies,
 };
 
 /// The resolved settings of a running server.
@@ -47,6 +47,8 @@ pub struct Settings {
     pub object_store: ObjectStoreOptions,
     /// Admission limits, deadlines and shutdown of the HTTP server.
     pub server: ServerOptions,
+    /// Proxies whose `Forwarded`/`X-Forwarded-For` name the client; empty by default.
+    pub trusted_proxies: TrustedProxies,
     /// Log line format.
     pub log_format: LogFormat,
     /// Encryption, keys, signed URLs and CORS.
@@ -88,6 +90,7 @@ impl Default for Settings {
             limits: MediaLimits::default(),
             object_store: ObjectStoreOptions::default(),
             server: ServerOptions::default(),
+            trusted_proxies: TrustedProxies::default(),
             log_format: LogFormat::Text,
             preview: PreviewOptions::default(),
             nginx_vod_locations: NginxVodLocations::default(),

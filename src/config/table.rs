@@ -11,7 +11,7 @@ use std::path::PathBuf;
 use crate::telemetry::LogFormat;
 
 use super::declare::settings;
-use super::{NginxVodLocations, StoryboardGrid};
+use super::{NginxVodLocations, StoryboardGrid, TrustedProxies};
 
 settings! {
     listen: SocketAddr {
@@ -271,7 +271,21 @@ settings! {
         env: "VODPACK_ACCESS_LOG",
         to: value(server.access_log),
         help: "Write one log line per request",
-        docs: "Write one log line per request (method, path, status, bytes, duration)",
+        docs: "Write one log line per request (client address, method, path, route, status, \
+               bytes, duration, user agent, trace id)",
+    },
+    trusted_proxies: TrustedProxies {
+        key: "trusted-proxies",
+        env: "VODPACK_TRUSTED_PROXIES",
+        to: value(trusted_proxies),
+        shown: "none",
+        toml: text,
+        help: "Proxies (comma-separated CIDR blocks) whose X-Forwarded-For/Forwarded name the client",
+        docs: "CIDR blocks or addresses of the proxies in front (CDN edges, load balancers, \
+               the front), comma-separated: for a connection from one of them, the client \
+               address of IP-bound tokens and the access log is read from Forwarded (RFC \
+               7239) or X-Forwarded-For, right to left, skipping trusted hops \
+               (docs/cdn.md); none: the connection's peer, headers ignored",
     },
     log_format: LogFormat {
         key: "log-format",

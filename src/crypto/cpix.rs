@@ -18,12 +18,15 @@ use std::time::Duration;
 use base64::engine::general_purpose::STANDARD;
 use base64::Engine as _;
 use moka::future::Cache;
+use prometheus_client::metrics::counter::Counter;
+use prometheus_client::metrics::family::Family;
 use quick_xml::events::Event;
 use sha2::{Digest, Sha256};
 
 use super::drm::{check_hls_lines, check_pro, check_pssh, check_uri, DrmId};
 use super::keys::{uuid_string, ContentKey, DrmSystem, KeyError, KeyProvider};
 use super::policy::Scheme;
+use crate::telemetry::OutcomeLabels;
 
 pub use super::drm::{PLAYREADY, WIDEVINE};
 
@@ -68,6 +71,8 @@ pub struct CpixKeyProvider {
     options: CpixOptions,
     client: reqwest::Client,
     cache: Cache<String, Arc<ContentKey>>,
+    /// Each request to the key server by outcome (`vod_key_server_requests_total`).
+    requests: Family<OutcomeLabels, Counter>,
 }
 
 impl std::fmt::Debug for CpixKeyProvider {
@@ -100,7 +105,21 @@ impl CpixKeyProvider {
             options,
             client,
             cache,
+            requests: Family::default(),
         })
+    }
+
+    /// The same provider, counting its requests in `requests` (the server's registered
+    /// family).
+    pub fn counting_in(mut self, requests: Family<OutcomeLabels, Counter>) -> Self {
+        self.requests = requests;
+        self
+    }
+
+    fn count(&self, outcome: &'static str) {
+        self.requests
+            .get_or_create(&OutcomeLabels { outcome })
+            .inc();
     }
 
     /// The options of a request for `systems` (`None`: the configured ones).
@@ -140,16 +159,23 @@ impl CpixKeyProvider {
             let response = match sent {
                 Ok(r) => r,
                 Err(e) => {
+                    self.count(if e.is_timeout() {
+                        "timeout"
+                    } else {
+                        "transport"
+                    });
                     last = format!("request failed: {e}");
                     continue;
                 }
             };
             let status = response.status();
             if status.is_server_error() {
+                self.count("server_error");
                 last = format!("key server answered {status}");
                 continue;
             }
             if !status.is_success() {
+                self.count("refused");
                 return Err(KeyError::Unavailable {
                     reason: format!("key server answered {status}"),
                 });
@@ -162,6 +188,7 @@ impl CpixKeyProvider {
                     .map(|v| v.as_bytes())
                     != Some(b"2.0")
             {
+                self.count("invalid");
                 return Err(KeyError::Unavailable {
                     reason: "key server answer is not SPEKE v2 (no X-Speke-Version: 2.0)".into(),
                 });
@@ -169,16 +196,28 @@ impl CpixKeyProvider {
             let bytes = match read_bounded(response).await {
                 Ok(b) => b,
                 Err(Bounded::TooLarge) => {
+                    self.count("invalid");
                     return Err(KeyError::Unavailable {
                         reason: "key server answer too large".into(),
-                    })
+                    });
                 }
                 Err(Bounded::Failed(e)) => {
+                    self.count(if e.is_timeout() {
+                        "timeout"
+                    } else {
+                        "transport"
+                    });
                     last = format!("reading the answer: {e}");
                     continue;
                 }
             };
-            let key = parse_answer(&bytes, &kid)?;
+            let key = match parse_answer(&bytes, &kid) {
+                Ok(key) => key,
+                Err(e) => {
+                    self.count("invalid");
+                    return Err(e);
+                }
+            };
             if options.required {
                 for system in &options.systems {
                     let present = key
@@ -186,6 +225,7 @@ impl CpixKeyProvider {
                         .iter()
                         .any(|s| s.system_id == *system && s.usable());
                     if !present {
+                        self.count("invalid");
                         // Not cached: the next request asks again.
                         return Err(match DrmId::of(system) {
                             Some(id) => KeyError::MissingSystem { system: id },
@@ -199,6 +239,7 @@ impl CpixKeyProvider {
                     }
                 }
             }
+            self.count("ok");
             return Ok(Arc::new(key));
         }
         Err(KeyError::Unavailable { reason: last })

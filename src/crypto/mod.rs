@@ -1,6 +1,7 @@
 //! Keys, ciphers and signed URLs: everything vodpack needs to protect what it serves.
 //!
-//! Owns the content-key providers ([`KeyProvider`]: derived from a secret, nothing stored),
+//! Owns the content-key providers ([`KeyProvider`]: derived from a secret, nothing stored;
+//! or as nginx-vod-module derives them, `nginx_vod_keys`),
 //! the encryption policy (which scheme each output uses, [`EncryptionPolicy`]), the
 //! streaming sample encryptors for Common Encryption (`cenc` AES-CTR, `cbcs` AES-CBC with
 //! the 1:9 pattern, ISO/IEC 23001-7) and HLS AES-128 whole-segment encryption
@@ -16,6 +17,7 @@ pub mod cipher;
 pub mod cpix;
 pub mod drm;
 pub mod keys;
+pub mod nginx_vod_keys;
 pub mod policy;
 pub mod raw_drm;
 pub mod settings;

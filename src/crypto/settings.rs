@@ -9,6 +9,7 @@ use std::time::Duration;
 use super::cpix::{CpixMode, CpixOptions, PLAYREADY, WIDEVINE};
 use super::drm::{check_uri, DrmId};
 use super::keys::{KeyError, Secret};
+use super::nginx_vod_keys::NginxVodKeys;
 use super::policy::{EncryptionPolicy, Scheme};
 use super::raw_drm::RawDrmOptions;
 
@@ -37,6 +38,12 @@ pub struct ProtectArgs {
     /// The secret content keys are derived from (prefer the variable or the file)
     #[arg(long, env = "VODPACK_KEY_SECRET", hide_env_values = true)]
     pub key_secret: Option<String>,
+    /// nginx-vod-module's vod_secret_key (e.g. secret-$vod_filepath): content keys as the module derives them
+    #[arg(long, env = "VODPACK_NGINX_VOD_SECRET_KEY", hide_env_values = true)]
+    pub nginx_vod_secret_key: Option<String>,
+    /// What nginx's $vod_filepath holds before the object key (the alias folder, e.g. /srv/media/)
+    #[arg(long, env = "VODPACK_NGINX_VOD_FILEPATH_PREFIX")]
+    pub nginx_vod_filepath_prefix: Option<String>,
     /// Requests that need a signed token: off, entry or all [default: off]
     #[arg(long, env = "VODPACK_SIGNED_URLS", value_enum)]
     pub signed_urls: Option<SignedUrls>,
@@ -46,6 +53,12 @@ pub struct ProtectArgs {
     /// The secret URL tokens are signed with (prefer the variable or the file)
     #[arg(long, env = "VODPACK_URL_SECRET", hide_env_values = true)]
     pub url_secret: Option<String>,
+    /// File holding the previous URL secret, still accepted during a rotation
+    #[arg(long, env = "VODPACK_URL_SECRET_PREVIOUS_FILE")]
+    pub url_secret_previous_file: Option<PathBuf>,
+    /// The previous URL secret, still accepted during a rotation (prefer the variable or the file)
+    #[arg(long, env = "VODPACK_URL_SECRET_PREVIOUS", hide_env_values = true)]
+    pub url_secret_previous: Option<String>,
     /// Seconds a token is still accepted after its expiry [default: 30]
     #[arg(long, env = "VODPACK_TOKEN_SKEW_SECS")]
     pub token_skew_secs: Option<u64>,
@@ -91,10 +104,16 @@ pub struct ProtectSettings {
     pub encryption: EncryptionPolicy,
     /// Secret content keys are derived from; required when anything is encrypted.
     pub key_secret: Option<Secret>,
+    /// Content keys as nginx-vod-module derives them from `vod_secret_key`, instead of
+    /// the key secret.
+    pub nginx_vod_keys: Option<NginxVodKeys>,
     /// Which requests need a token.
     pub signed_urls: SignedUrls,
     /// Secret tokens are signed with; required unless `signed_urls` is off.
     pub url_secret: Option<Secret>,
+    /// The URL secret being rotated out: its tokens are still accepted, none is signed
+    /// with it. Only with `url_secret`.
+    pub url_secret_previous: Option<Secret>,
     /// Seconds past expiry a token is still accepted.
     pub token_skew_secs: u64,
     /// Origins allowed by CORS; empty: any (`*`).
@@ -159,6 +178,31 @@ impl ProtectArgs {
             self.key_secret_file.as_ref(),
             "key-secret",
         )?;
+        let nginx_vod_keys = match (&self.nginx_vod_secret_key, &self.nginx_vod_filepath_prefix) {
+            (None, None) => None,
+            (None, Some(_)) => {
+                return Err(ProtectSettingsError {
+                    name: "nginx-vod-filepath-prefix",
+                    reason: "needs --nginx-vod-secret-key".into(),
+                })
+            }
+            (Some(template), prefix) => Some(
+                NginxVodKeys::new(template, prefix.as_deref().unwrap_or("")).map_err(|e| {
+                    ProtectSettingsError {
+                        name: "nginx-vod-secret-key",
+                        reason: e.to_string(),
+                    }
+                })?,
+            ),
+        };
+        if nginx_vod_keys.is_some() && (key_secret.is_some() || self.cpix_url.is_some()) {
+            return Err(ProtectSettingsError {
+                name: "nginx-vod-secret-key",
+                reason: "give one key source: the key secret, a key server or nginx-vod's \
+                         vod_secret_key"
+                    .into(),
+            });
+        }
         let drm_systems = (self.drm_systems.as_deref())
             .map(DrmId::parse_list)
             .transpose()
@@ -199,10 +243,11 @@ impl ProtectArgs {
                     .into(),
             });
         }
-        if encryption.any() && key_secret.is_none() && cpix.is_none() {
+        if encryption.any() && key_secret.is_none() && cpix.is_none() && nginx_vod_keys.is_none() {
             return Err(ProtectSettingsError {
                 name: "encryption",
-                reason: "encryption needs --key-secret-file, VODPACK_KEY_SECRET or --cpix-url"
+                reason: "encryption needs --key-secret-file, VODPACK_KEY_SECRET, --cpix-url or \
+                         --nginx-vod-secret-key"
                     .into(),
             });
         }
@@ -216,6 +261,19 @@ impl ProtectArgs {
             return Err(ProtectSettingsError {
                 name: "signed-urls",
                 reason: "signed URLs need --url-secret-file or VODPACK_URL_SECRET".into(),
+            });
+        }
+        let url_secret_previous = secret(
+            self.url_secret_previous.as_deref(),
+            self.url_secret_previous_file.as_ref(),
+            "url-secret-previous",
+        )?;
+        if url_secret_previous.is_some() && url_secret.is_none() {
+            return Err(ProtectSettingsError {
+                name: "url-secret-previous",
+                reason: "a previous URL secret needs the current one (--url-secret-file or \
+                         VODPACK_URL_SECRET)"
+                    .into(),
             });
         }
         let cors_origins = (self.cors_origins.as_deref().unwrap_or("*").split(','))
@@ -241,8 +299,10 @@ impl ProtectArgs {
         Ok(ProtectSettings {
             encryption,
             key_secret,
+            nginx_vod_keys,
             signed_urls,
             url_secret,
+            url_secret_previous,
             token_skew_secs: self.token_skew_secs.unwrap_or(30),
             cors_origins,
             public_url,
@@ -363,6 +423,26 @@ mod tests {
         };
         let s = args.resolve().unwrap();
         assert!(!format!("{s:?}").contains("0123456789abcdef"));
+        let nginx = ProtectArgs {
+            encryption: Some("hls=aes-128".into()),
+            nginx_vod_secret_key: Some("secret-$vod_filepath".into()),
+            nginx_vod_filepath_prefix: Some("/srv/media/".into()),
+            ..Default::default()
+        };
+        assert!(nginx.resolve().unwrap().nginx_vod_keys.is_some());
+        let both = ProtectArgs {
+            key_secret: Some("0123456789abcdef0123".into()),
+            ..nginx.clone()
+        };
+        assert_eq!(both.resolve().unwrap_err().name, "nginx-vod-secret-key");
+        let prefix_alone = ProtectArgs {
+            nginx_vod_filepath_prefix: Some("/srv/media/".into()),
+            ..Default::default()
+        };
+        assert_eq!(
+            prefix_alone.resolve().unwrap_err().name,
+            "nginx-vod-filepath-prefix"
+        );
     }
 
     #[test]
@@ -372,6 +452,21 @@ mod tests {
             ..Default::default()
         };
         assert_eq!(args.resolve().unwrap_err().name, "signed-urls");
+        let previous_alone = ProtectArgs {
+            url_secret_previous: Some("the secret being rotated out".into()),
+            ..Default::default()
+        };
+        assert_eq!(
+            previous_alone.resolve().unwrap_err().name,
+            "url-secret-previous"
+        );
+        let rotating = ProtectArgs {
+            signed_urls: Some(SignedUrls::All),
+            url_secret: Some("the current url secret".into()),
+            url_secret_previous: Some("the secret being rotated out".into()),
+            ..Default::default()
+        };
+        assert!(rotating.resolve().unwrap().url_secret_previous.is_some());
         let args = ProtectArgs {
             cors_origins: Some("https://a.example/, https://b.example".into()),
             ..Default::default()

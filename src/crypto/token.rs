@@ -39,10 +39,27 @@ pub enum TokenError {
     WrongPath,
 }
 
-/// Signs and checks URL tokens with one secret.
+impl TokenError {
+    /// The reason as a metric label (`vod_token_refusals_total{reason}`).
+    pub fn label(self) -> &'static str {
+        match self {
+            Self::Missing => "missing",
+            Self::Malformed => "malformed",
+            Self::BadSignature => "bad_signature",
+            Self::Expired => "expired",
+            Self::WrongPath => "wrong_path",
+        }
+    }
+}
+
+/// Signs URL tokens with one secret, and checks them against it and, during a rotation,
+/// the previous one.
 #[derive(Debug, Clone)]
 pub struct TokenSigner {
     secret: Secret,
+    /// The secret being rotated out: tokens it signed are still accepted, none is signed
+    /// with it.
+    previous: Option<Secret>,
     /// Seconds a token is still accepted after its expiry, for clocks that disagree.
     pub skew_secs: u64,
 }
@@ -50,7 +67,17 @@ pub struct TokenSigner {
 impl TokenSigner {
     /// A signer with `secret`, accepting tokens up to `skew_secs` past expiry.
     pub fn new(secret: Secret, skew_secs: u64) -> Self {
-        Self { secret, skew_secs }
+        Self {
+            secret,
+            previous: None,
+            skew_secs,
+        }
+    }
+
+    /// The same signer, also accepting tokens signed with `previous` (a rotation window).
+    pub fn with_previous(mut self, previous: Option<Secret>) -> Self {
+        self.previous = previous;
+        self
     }
 
     /// A token granting `prefix` until `expires` (Unix seconds), bound to `client_ip`
@@ -117,7 +144,9 @@ impl TokenSigner {
             ip.as_bytes(),
         ];
         // The signature first, so nothing about an unsigned token is told apart by timing.
-        if !self.secret.verify(&parts, &sig) {
+        let signed = self.secret.verify(&parts, &sig)
+            || (self.previous.as_ref()).is_some_and(|previous| previous.verify(&parts, &sig));
+        if !signed {
             return Err(TokenError::BadSignature);
         }
         if now > expires.saturating_add(self.skew_secs) {
@@ -199,6 +228,37 @@ mod tests {
         );
         assert_eq!(
             other.check(Some(&t), "/vod/a.mp4/x", "::1", 900),
+            Err(TokenError::BadSignature)
+        );
+    }
+
+    #[test]
+    fn during_a_rotation_tokens_of_both_secrets_pass_and_new_ones_use_the_current() {
+        let old = signer();
+        let new_secret = Secret::from_text("the next url signing secret", "t").unwrap();
+        let rotating = TokenSigner::new(new_secret.clone(), 30)
+            .with_previous(Some(Secret::from_text("url signing secret!", "t").unwrap()));
+        let from_old = old.sign("/vod/a.mp4/", 1000, Some("10.0.0.7"));
+        let from_new = rotating.sign("/vod/a.mp4/", 1000, Some("10.0.0.7"));
+        for token in [&from_old, &from_new] {
+            assert_eq!(
+                rotating.check(Some(token), "/vod/a.mp4/x", "10.0.0.7", 900),
+                Ok(())
+            );
+        }
+        // New tokens are the current secret's alone.
+        let current_only = TokenSigner::new(new_secret, 30);
+        assert_eq!(
+            current_only.check(Some(&from_new), "/vod/a.mp4/x", "10.0.0.7", 900),
+            Ok(())
+        );
+        assert_eq!(
+            old.check(Some(&from_new), "/vod/a.mp4/x", "10.0.0.7", 900),
+            Err(TokenError::BadSignature)
+        );
+        // The previous secret does not widen what a token grants.
+        assert_eq!(
+            rotating.check(Some(&from_old), "/vod/a.mp4/x", "10.0.0.8", 900),
             Err(TokenError::BadSignature)
         );
     }

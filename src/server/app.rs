@@ -46,6 +46,7 @@ impl App {
         shelves: IndexShelves,
     ) -> Arc<Self> {
         let metrics = Arc::new(Metrics::new(source.kind().as_str(), source.counters()));
+        metrics.set_build_info(crate::package::PACKAGER_FORMAT);
         let catalog = Catalog::new(
             source,
             settings.metadata_cache_bytes,
@@ -63,7 +64,7 @@ impl App {
                 settings.thumbnails.queue_wait_ms,
             ),
         });
-        let protect = Protector::new(&settings.protect);
+        let protect = Protector::new(&settings.protect, &metrics);
         // Held answers are the same for every request: not with signed URLs (tokens are
         // carried into manifests), a CORS origin list, or access log lines per request.
         let answers =

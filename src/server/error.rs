@@ -52,9 +52,6 @@ pub enum ServeError {
     /// Shutting down (readiness).
     #[error("draining")]
     Draining,
-    /// The media source does not answer (readiness).
-    #[error("media source unreachable: {0}")]
-    SourceNotReady(SourceError),
     /// The request's answer did not start within the request deadline.
     #[error("request deadline exceeded")]
     DeadlineExceeded,
@@ -192,11 +189,6 @@ impl ServeError {
             }
             ServeError::Overloaded | ServeError::Draining => {
                 said(S::SERVICE_UNAVAILABLE).retry_after(1)
-            }
-            ServeError::SourceNotReady(e) => {
-                ErrorAnswer::new(S::SERVICE_UNAVAILABLE, "media source unreachable")
-                    .retry_after(1)
-                    .detail(e)
             }
             ServeError::DeadlineExceeded | ServeError::SourceStalled => said(S::GATEWAY_TIMEOUT),
             ServeError::Internal(_) | ServeError::NoKeyProvider => said(S::INTERNAL_SERVER_ERROR),

@@ -13,7 +13,7 @@ use hyper_util::rt::{TokioIo, TokioTimer};
 use tokio::net::TcpListener;
 
 use super::app::App;
-use super::protect::protector::ClientAddr;
+use super::client::PeerAddr;
 use super::send_timeout::SendTimeout;
 use super::service::handle;
 
@@ -59,11 +59,13 @@ pub async fn run(
             continue;
         };
         let app_for_conn = app.clone();
-        // The extension map is allocated on first insert: only when a token check reads it.
-        let client_addr = app.protect.reads_client_addr().then(|| peer.ip());
+        // The extension map is allocated on first insert: only when a token check or the
+        // access log reads it.
+        let reads_peer = app.protect.reads_client_addr() || app.settings.server.access_log;
+        let client_addr = reads_peer.then(|| peer.ip());
         let service = service_fn(move |mut req: hyper::Request<hyper::body::Incoming>| {
             if let Some(ip) = client_addr {
-                req.extensions_mut().insert(ClientAddr(ip));
+                req.extensions_mut().insert(PeerAddr(ip));
             }
             let app = app_for_conn.clone();
             async move { Ok::<_, std::convert::Infallible>(handle(app, req).await) }

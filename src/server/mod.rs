@@ -13,7 +13,8 @@
 //! views), `protect/` (keys, tokens, the version folder an output lives in, encrypted
 //! segments), `error.rs` (every error answer, in one table), `offload.rs` (work moved off
 //! the runtime workers), `held.rs` (manifest answers held for the requests like them),
-//! `body.rs` (response bodies), `cors.rs`, `log_context.rs`. `app.rs` holds the shared
+//! `body.rs` (response bodies), `client.rs` (the client's address behind trusted
+//! proxies), `cors.rs`, `log_context.rs`. `app.rs` holds the shared
 //! state.
 //! `preview/` (the page at `/`, `probe`, `describe`) sits above the request's life: it asks
 //! the server as a client would. No file here imports one that imports it back.
@@ -21,6 +22,7 @@
 mod admission;
 pub mod app;
 mod body;
+pub mod client;
 mod cors;
 pub mod error;
 mod held;

@@ -19,6 +19,7 @@ use tracing_opentelemetry::OpenTelemetrySpanExt;
 
 use super::app::App;
 use super::body::ResponseBody;
+use super::client::{client_addr, PeerAddr};
 use super::cors::narrow_cors;
 use super::error::ServeError;
 use super::log_context::{self, RequestFacts};
@@ -72,7 +73,13 @@ where
     let started = Instant::now();
     // The body is read only by the licence route.
     let (parts, body) = req.into_parts();
-    let req = Request::from_parts(parts, ());
+    let mut req = Request::from_parts(parts, ());
+    // The client: the peer, or the viewer a trusted proxy forwarded (`client.rs`).
+    let client = (req.extensions().get::<PeerAddr>())
+        .map(|peer| client_addr(&app.settings.trusted_proxies, peer.0, req.headers()));
+    if let Some(ip) = client {
+        req.extensions_mut().insert(ClientAddr(ip));
+    }
     let span = request_span(&req, label, route.as_ref().ok());
     // Continue the caller's trace (a CDN or player sending `traceparent`).
     let parent = extract_parent(req.headers());
@@ -101,8 +108,9 @@ where
         }
     }
     // The trace id, for support tickets: ours when exporting, else the caller's.
-    if let Some(trace_id) = trace_id_of(&span.context()).or_else(|| trace_id_of(&parent)) {
-        if let Ok(value) = HeaderValue::from_str(&trace_id) {
+    let trace_id = trace_id_of(&span.context()).or_else(|| trace_id_of(&parent));
+    if let Some(trace_id) = &trace_id {
+        if let Ok(value) = HeaderValue::from_str(trace_id) {
             response.headers_mut().insert(TRACE_ID_HEADER, value);
         }
     }
@@ -114,14 +122,20 @@ where
             .get(header::CONTENT_LENGTH)
             .and_then(|v| v.to_str().ok())
             .unwrap_or("-");
+        let user_agent = (req.headers().get(header::USER_AGENT))
+            .and_then(|v| v.to_str().ok())
+            .unwrap_or("-");
         tracing::info!(
             target: "vodpack::access",
+            client = %client.map_or_else(|| "-".to_owned(), |ip| ip.to_string()),
             method = %req.method(),
             path = %req.uri().path(),
             vod.route = label,
             status,
             bytes,
             duration_ms = elapsed.as_secs_f64() * 1000.0,
+            user_agent,
+            trace_id = trace_id.as_deref().unwrap_or("-"),
             "access"
         );
     }
@@ -183,6 +197,7 @@ where
     let signed_as = thumbnail_signed_as(&route);
     if let Err(e) = (app.protect).check(signed_as.as_ref().unwrap_or(&route), path, query, client) {
         tracing::info!(reason = %e, "token refused");
+        app.metrics.token_refused(e.label());
         return error_response(&ServeError::Forbidden);
     }
     if !route.allows(req.method()) {

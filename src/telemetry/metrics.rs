@@ -34,6 +34,52 @@ pub struct TierLabels {
     pub tier: &'static str,
 }
 
+/// Labels of the token refusal counter.
+#[derive(Debug, Clone, PartialEq, Eq, Hash, EncodeLabelSet)]
+pub struct ReasonLabels {
+    /// `missing`, `malformed`, `bad_signature`, `expired` or `wrong_path`.
+    pub reason: &'static str,
+}
+
+/// Labels of the key server request counter.
+#[derive(Debug, Clone, PartialEq, Eq, Hash, EncodeLabelSet)]
+pub struct OutcomeLabels {
+    /// `ok`, `server_error` (5xx), `refused` (another non-2xx), `timeout`, `transport`,
+    /// or `invalid` (an answer that is not a usable key).
+    pub outcome: &'static str,
+}
+
+/// Every `reason` of `vod_token_refusals_total` (`TokenError::label`).
+pub const TOKEN_REFUSAL_REASONS: [&str; 5] = [
+    "missing",
+    "malformed",
+    "bad_signature",
+    "expired",
+    "wrong_path",
+];
+
+/// Every `outcome` of `vod_key_server_requests_total`.
+pub const KEY_SERVER_OUTCOMES: [&str; 6] = [
+    "ok",
+    "server_error",
+    "refused",
+    "timeout",
+    "transport",
+    "invalid",
+];
+
+/// Labels of `vod_build_info`.
+#[derive(Debug, Clone, PartialEq, Eq, Hash, EncodeLabelSet)]
+pub struct BuildLabels {
+    /// The crate version.
+    pub version: &'static str,
+    /// The git commit the binary was built from (`VODPACK_COMMIT` at build time), else
+    /// `unknown`.
+    pub commit: &'static str,
+    /// The packager format (`PACKAGER_FORMAT`): a change changes every versioned URL.
+    pub packager_format: String,
+}
+
 /// All metrics of one server.
 pub struct Metrics {
     registry: Mutex<Registry>,
@@ -69,6 +115,16 @@ pub struct Metrics {
     pub cache_entries: Gauge,
     /// Weighted bytes of the metadata cache (set at scrape time).
     pub cache_weighted_bytes: Gauge,
+    /// Always 1, labelled with the version, commit and packager format.
+    pub build_info: Family<BuildLabels, Gauge>,
+    /// Requests refused for their signed-URL token, by reason.
+    pub token_refusals: Family<ReasonLabels, Counter>,
+    /// Requests to the key server (each attempt, retries included), by outcome.
+    pub key_server_requests: Family<OutcomeLabels, Counter>,
+    /// 1 when the media source answered the last readiness check, 0 when it did not.
+    pub source_up: Gauge,
+    /// Readiness checks the media source did not answer.
+    pub source_check_failures: Counter,
     /// The `(route, 200)` series of `requests` and `request_seconds`, held beside the
     /// families so that most requests neither hash their labels nor take a family's lock
     ///. Filled on first use, so the exposition is as before.
@@ -118,6 +174,11 @@ impl Metrics {
             index_write_failures: Family::default(),
             cache_entries: Gauge::default(),
             cache_weighted_bytes: Gauge::default(),
+            build_info: Family::default(),
+            token_refusals: Family::default(),
+            key_server_requests: Family::default(),
+            source_up: Gauge::default(),
+            source_check_failures: Counter::default(),
             ok_series: std::array::from_fn(|_| OnceLock::new()),
         };
         registry.register(
@@ -200,10 +261,54 @@ impl Metrics {
             "Bytes of titles held in the metadata cache",
             metrics.cache_weighted_bytes.clone(),
         );
+        registry.register(
+            "vod_build_info",
+            "Always 1: the version, commit and packager format of this binary",
+            metrics.build_info.clone(),
+        );
+        registry.register(
+            "vod_token_refusals",
+            "Requests refused (403) for their signed-URL token, by reason",
+            metrics.token_refusals.clone(),
+        );
+        registry.register(
+            "vod_key_server_requests",
+            "Requests to the CPIX/SPEKE key server, retries included, by outcome",
+            metrics.key_server_requests.clone(),
+        );
+        registry.register(
+            "vod_source_up",
+            "1 when the media source answered the last readiness check, else 0",
+            metrics.source_up.clone(),
+        );
+        registry.register(
+            "vod_source_check_failures",
+            "Readiness checks the media source did not answer",
+            metrics.source_check_failures.clone(),
+        );
         source.register(registry.sub_registry_with_label((
             std::borrow::Cow::Borrowed("source_kind"),
             std::borrow::Cow::Borrowed(source_kind),
         )));
+        // The counters an alert or a dashboard divides by or compares with 0 are served from
+        // the start, at 0, rather than only once the first event happens (a series that
+        // is absent is not 0 to Prometheus).
+        for reason in TOKEN_REFUSAL_REASONS {
+            let _ = metrics
+                .token_refusals
+                .get_or_create(&ReasonLabels { reason });
+        }
+        for outcome in KEY_SERVER_OUTCOMES {
+            let _ = (metrics.key_server_requests).get_or_create(&OutcomeLabels { outcome });
+        }
+        for class in ["segment", "manifest", "thumbnail"] {
+            let _ = metrics.shed_requests.get_or_create(&ShedLabels { class });
+        }
+        for tier in ["disk", "store"] {
+            let _ = metrics.index_rejected.get_or_create(&TierLabels { tier });
+            let _ = (metrics.index_write_failures).get_or_create(&TierLabels { tier });
+        }
+        metrics.source_up.set(1);
         if let Ok(mut slot) = metrics.registry.lock() {
             *slot = registry;
         }
@@ -237,6 +342,31 @@ impl Metrics {
     /// The `vod_index_loads_total` series of `tier`, to hold and count on.
     pub fn index_load_series(&self, tier: &'static str) -> Counter {
         self.index_loads.get_or_create(&TierLabels { tier }).clone()
+    }
+
+    /// Set `vod_build_info` (once, at start): `packager_format` is the package layer's.
+    pub fn set_build_info(&self, packager_format: u32) {
+        let labels = BuildLabels {
+            version: env!("CARGO_PKG_VERSION"),
+            commit: option_env!("VODPACK_COMMIT").unwrap_or("unknown"),
+            packager_format: packager_format.to_string(),
+        };
+        self.build_info.get_or_create(&labels).set(1);
+    }
+
+    /// Count a request refused for its token, `reason` as `TokenError::label` gives it.
+    pub fn token_refused(&self, reason: &'static str) {
+        self.token_refusals
+            .get_or_create(&ReasonLabels { reason })
+            .inc();
+    }
+
+    /// Record a readiness check of the media source: answered or not.
+    pub fn source_checked(&self, answered: bool) {
+        self.source_up.set(i64::from(answered));
+        if !answered {
+            self.source_check_failures.inc();
+        }
     }
 
     /// Count an index object of `tier` not used.

@@ -11,7 +11,9 @@ mod metrics;
 mod otel;
 
 pub use log_format::LogFormat;
-pub use metrics::{HttpLabels, Metrics, ShedLabels, TierLabels};
+pub use metrics::{
+    BuildLabels, HttpLabels, Metrics, OutcomeLabels, ReasonLabels, ShedLabels, TierLabels,
+};
 pub use otel::{extract_parent, trace_id_of, OtelConfig, OtelError, OtlpProtocol};
 
 use opentelemetry_sdk::trace::SdkTracerProvider;

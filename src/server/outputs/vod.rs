@@ -17,7 +17,9 @@ use crate::server::error::ServeError;
 use crate::server::held::Keep;
 use crate::server::protect::manifest::{manifest_options, RequestPlace};
 use crate::server::protect::select::{select, Selected};
-use crate::server::respond::answer::{Answer, Content, IMMUTABLE, MANIFEST, WEBVTT};
+use crate::server::respond::answer::{
+    Answer, Content, IMMUTABLE, MANIFEST, PRIVATE_MANIFEST, WEBVTT,
+};
 use crate::server::respond::conditional::entity_tag;
 use crate::server::titles::load::load_view_until;
 use crate::source::ObjectKey;
@@ -79,7 +81,11 @@ pub async fn answer(
         protected,
         options,
         etag,
-        cache_control: if version.is_some() {
+        cache_control: if resource.kind().is_manifest()
+            && app.protect.carried_token(place.query).is_some()
+        {
+            PRIVATE_MANIFEST
+        } else if version.is_some() {
             IMMUTABLE
         } else {
             MANIFEST

@@ -7,6 +7,7 @@ use std::time::{SystemTime, UNIX_EPOCH};
 
 use crate::crypto::cpix::CpixKeyProvider;
 use crate::crypto::drm::DrmId;
+use crate::crypto::nginx_vod_keys::NginxVodKeyProvider;
 use crate::crypto::raw_drm::raw_systems;
 use crate::crypto::settings::{ProtectSettings, SignedUrls};
 use crate::crypto::token::token_in_query;
@@ -17,8 +18,10 @@ use crate::crypto::{
 use crate::server::error::ServeError;
 use crate::server::route::paths::Route;
 use crate::source::ObjectKey;
+use crate::telemetry::Metrics;
 
-/// The client's address, put in each request's extensions by the accept loop.
+/// The client's address (the peer, or the viewer trusted proxies forwarded), put in
+/// each request's extensions by `request.rs` from the accept loop's `PeerAddr`.
 #[derive(Debug, Clone, Copy)]
 pub struct ClientAddr(pub IpAddr);
 
@@ -31,11 +34,13 @@ pub struct Protector {
 }
 
 impl Protector {
-    /// The protection of `settings` (already checked by `config`).
-    pub fn new(settings: &ProtectSettings) -> Self {
+    /// The protection of `settings` (already checked by `config`), counting its key
+    /// server requests and token refusals in `metrics`.
+    pub fn new(settings: &ProtectSettings, metrics: &Metrics) -> Self {
         let provider = match (&settings.cpix, settings.key_secret.clone()) {
             (Some(options), _) => match CpixKeyProvider::new(options.clone()) {
-                Ok(p) => Some(Arc::new(p) as Arc<dyn KeyProvider>),
+                Ok(p) => Some(Arc::new(p.counting_in(metrics.key_server_requests.clone()))
+                    as Arc<dyn KeyProvider>),
                 Err(e) => {
                     // Fail closed: every encrypted request is then an error answer.
                     tracing::error!(error = %e, "cpix key provider unavailable");
@@ -43,10 +48,13 @@ impl Protector {
                 }
             },
             (None, Some(secret)) => Some(Arc::new(SecretKeyProvider::new(secret)) as _),
-            (None, None) => None,
+            (None, None) => (settings.nginx_vod_keys.clone())
+                .map(|keys| Arc::new(NginxVodKeyProvider::new(keys)) as Arc<dyn KeyProvider>),
         };
-        let signer =
-            (settings.url_secret.clone()).map(|s| TokenSigner::new(s, settings.token_skew_secs));
+        let signer = (settings.url_secret.clone()).map(|s| {
+            TokenSigner::new(s, settings.token_skew_secs)
+                .with_previous(settings.url_secret_previous.clone())
+        });
         Self {
             settings: settings.clone(),
             provider,

@@ -19,6 +19,10 @@ pub const IMMUTABLE: &str = "public, max-age=31536000, immutable";
 /// Cache-Control for the entry manifests and unversioned names: short, so a replaced file
 /// shows within a minute.
 pub const MANIFEST: &str = "public, max-age=60";
+/// Cache-Control for a manifest that carries the request's signed-URL token into its
+/// URLs: a shared cache (a CDN) must neither hand one viewer's token to another nor answer
+/// a request that has no token, so only the player keeps it.
+pub const PRIVATE_MANIFEST: &str = "private, max-age=60";
 /// Cache-Control for keys and licences: never stored by a CDN or a shared cache.
 pub const KEYS: &str = "no-store, private";
 

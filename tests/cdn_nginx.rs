@@ -1,0 +1,318 @@
+//! vodpack behind a stand-in CDN (issue 32): Debian's nginx with `proxy_cache` keyed on the
+//! path alone (the riskiest CDN setting) and `X-Forwarded-For`, in front of a vodpack with
+//! signed entry manifests, the access log on and nginx's address in `--trusted-proxies`.
+//! The viewer connects from 127.0.0.2, nginx from 127.0.0.1: so the viewer's address and
+//! the CDN's differ as they do in production, on loopback only.
+//!
+//! Needs nginx: skips without it, unless `VODPACK_REQUIRE_TOOLS=1` (CI), which fails.
+//! nginx is stopped by its own process id; waits are bounded loops.
+
+mod common;
+
+use std::io::Write;
+use std::net::SocketAddr;
+use std::path::Path;
+use std::process::{Child, Command, Stdio};
+use std::sync::{Arc, Mutex, OnceLock};
+use std::time::{Duration, SystemTime, UNIX_EPOCH};
+
+use common::{fixtures, start_server_with, TempDir};
+use tokio::io::{AsyncReadExt, AsyncWriteExt};
+use vodpack::config::Settings;
+use vodpack::crypto::settings::SignedUrls;
+use vodpack::crypto::{Secret, TokenSigner};
+
+const FIXTURE: &str = "h264-aac-3s.mp4";
+const URL_SECRET: &str = "cdn story url secret 0123456789";
+/// The viewer's address (the client side of its connection to nginx).
+const VIEWER: &str = "127.0.0.2";
+const TRACE_ID: &str = "6cf92f3577b34da6a3ce929d0e0e4736";
+
+/// Every log line of this test binary.
+fn captured_logs() -> &'static Arc<Mutex<Vec<u8>>> {
+    static LOGS: OnceLock<Arc<Mutex<Vec<u8>>>> = OnceLock::new();
+    LOGS.get_or_init(|| {
+        let logs = Arc::new(Mutex::new(Vec::new()));
+        let sink = logs.clone();
+        let make = move || LogSink(sink.clone());
+        let _ = tracing_subscriber::fmt()
+            .with_writer(make)
+            .with_max_level(tracing::Level::INFO)
+            .with_ansi(false)
+            .try_init();
+        logs
+    })
+}
+
+struct LogSink(Arc<Mutex<Vec<u8>>>);
+
+impl Write for LogSink {
+    fn write(&mut self, buf: &[u8]) -> std::io::Result<usize> {
+        self.0.lock().unwrap().extend_from_slice(buf);
+        Ok(buf.len())
+    }
+    fn flush(&mut self) -> std::io::Result<()> {
+        Ok(())
+    }
+}
+
+/// nginx, killed by its own id when dropped.
+struct Nginx(Child);
+
+impl Drop for Nginx {
+    fn drop(&mut self) {
+        let _ = self.0.kill();
+        let _ = self.0.wait();
+    }
+}
+
+fn nginx_available() -> bool {
+    let found = Command::new("nginx")
+        .arg("-v")
+        .output()
+        .is_ok_and(|o| o.status.success());
+    if !found && std::env::var("VODPACK_REQUIRE_TOOLS").is_ok_and(|v| v == "1") {
+        panic!("nginx is required (VODPACK_REQUIRE_TOOLS=1) but was not found");
+    }
+    if !found {
+        eprintln!("skipping: nginx not found (set VODPACK_REQUIRE_TOOLS=1 to fail instead)");
+    }
+    found
+}
+
+fn free_port() -> u16 {
+    let listener = std::net::TcpListener::bind("127.0.0.1:0").expect("bind");
+    listener.local_addr().expect("addr").port()
+}
+
+/// nginx as a CDN edge on `port` in front of `origin`: a cache keyed on `$uri` (the path,
+/// no query), honouring the origin's Cache-Control, appending the viewer to
+/// X-Forwarded-For, and telling the cache's verdict in `X-Cache-Status`.
+fn cdn(prefix: &Path, port: u16, origin: SocketAddr) -> Nginx {
+    let p = prefix.display();
+    let conf = format!(
+        "daemon off;\nmaster_process off;\npid {p}/nginx.pid;\nerror_log {p}/error.log warn;\n\
+         events {{ worker_connections 64; }}\n\
+         http {{\n  client_body_temp_path {p}/body;\n  proxy_temp_path {p}/proxy;\n  \
+         fastcgi_temp_path {p}/fastcgi;\n  uwsgi_temp_path {p}/uwsgi;\n  scgi_temp_path {p}/scgi;\n  \
+         access_log off;\n  \
+         proxy_cache_path {p}/cache levels=1:2 keys_zone=cdn:1m max_size=64m inactive=10m use_temp_path=off;\n  \
+         server {{\n    listen 127.0.0.1:{port};\n    location / {{\n      \
+         proxy_pass http://{origin};\n      proxy_http_version 1.1;\n      \
+         proxy_set_header Connection \"\";\n      \
+         proxy_set_header X-Forwarded-For $proxy_add_x_forwarded_for;\n      \
+         proxy_cache cdn;\n      proxy_cache_key $uri;\n      \
+         add_header X-Cache-Status $upstream_cache_status always;\n    }}\n  }}\n}}\n"
+    );
+    std::fs::write(prefix.join("nginx.conf"), conf).expect("write nginx.conf");
+    let child = Command::new("nginx")
+        .arg("-p")
+        .arg(prefix)
+        .arg("-c")
+        .arg(prefix.join("nginx.conf"))
+        .stdin(Stdio::null())
+        .stdout(Stdio::null())
+        .stderr(Stdio::null())
+        .spawn()
+        .expect("start nginx");
+    Nginx(child)
+}
+
+/// A reply as the viewer saw it.
+struct Seen {
+    status: u16,
+    head: String,
+    body: Vec<u8>,
+}
+
+impl Seen {
+    fn header(&self, name: &str) -> Option<&str> {
+        self.head.lines().find_map(|l| {
+            let (k, v) = l.split_once(':')?;
+            k.trim().eq_ignore_ascii_case(name).then(|| v.trim())
+        })
+    }
+}
+
+/// GET `path` from the CDN at `edge` as the viewer (from 127.0.0.2), with `extra` headers.
+async fn viewer_get(edge: SocketAddr, path: &str, extra: &[(&str, &str)]) -> Seen {
+    let exchange = async {
+        let socket = tokio::net::TcpSocket::new_v4().expect("socket");
+        socket
+            .bind(SocketAddr::new(VIEWER.parse().unwrap(), 0))
+            .expect("bind the viewer's address");
+        let mut stream = socket.connect(edge).await.expect("connect to the edge");
+        let mut head =
+            format!("GET {path} HTTP/1.1\r\nHost: video.example\r\nConnection: close\r\n");
+        for (k, v) in extra {
+            head.push_str(&format!("{k}: {v}\r\n"));
+        }
+        head.push_str("\r\n");
+        stream.write_all(head.as_bytes()).await.expect("write");
+        let mut raw = Vec::new();
+        stream.read_to_end(&mut raw).await.expect("read");
+        raw
+    };
+    let raw = tokio::time::timeout(Duration::from_secs(30), exchange)
+        .await
+        .expect("an answer within 30 s");
+    let split = raw
+        .windows(4)
+        .position(|w| w == b"\r\n\r\n")
+        .expect("a response head");
+    let head = String::from_utf8_lossy(&raw[..split]).into_owned();
+    let status = head
+        .split(' ')
+        .nth(1)
+        .and_then(|s| s.parse().ok())
+        .expect("a status");
+    let mut body = raw[split + 4..].to_vec();
+    if head
+        .to_ascii_lowercase()
+        .contains("transfer-encoding: chunked")
+    {
+        body = dechunk(&body);
+    }
+    Seen { status, head, body }
+}
+
+fn dechunk(mut raw: &[u8]) -> Vec<u8> {
+    let mut out = Vec::new();
+    while let Some(end) = raw.windows(2).position(|w| w == b"\r\n") {
+        let size =
+            usize::from_str_radix(String::from_utf8_lossy(&raw[..end]).trim(), 16).unwrap_or(0);
+        if size == 0 || raw.len() < end + 2 + size {
+            break;
+        }
+        out.extend_from_slice(&raw[end + 2..end + 2 + size]);
+        raw = &raw[(end + 4 + size).min(raw.len())..];
+    }
+    out
+}
+
+fn now() -> u64 {
+    SystemTime::now()
+        .duration_since(UNIX_EPOCH)
+        .unwrap()
+        .as_secs()
+}
+
+/// Given vodpack behind nginx as a path-keyed caching CDN, with signed entry manifests and
+/// nginx's address trusted:
+/// - a token bound to the viewer's address plays, one bound to the CDN's is refused;
+/// - after a viewer with a valid token fetched the manifest through the CDN, a request
+///   without a token, or with a bad one, is refused: the CDN never serves the cached
+///   manifest to it (it was never cached: `private`), while segments are cached;
+/// - the origin's access lines name the viewer's address and the trace id it sent.
+#[tokio::test]
+async fn behind_a_caching_cdn_tokens_bind_to_the_viewer_and_manifests_stay_private() {
+    if !nginx_available() {
+        return;
+    }
+    captured_logs();
+    let mut settings = Settings::default();
+    settings.server.access_log = true;
+    settings.trusted_proxies = "127.0.0.1/32".parse().unwrap();
+    settings.protect.signed_urls = SignedUrls::Entry;
+    settings.protect.url_secret = Some(Secret::from_text(URL_SECRET, "u").unwrap());
+    settings.protect.token_skew_secs = 30;
+    let origin = start_server_with(&fixtures(), settings).await;
+    let prefix = TempDir::new("cdn-nginx");
+    let port = free_port();
+    let _nginx = cdn(prefix.path(), port, origin.addr);
+    let edge = SocketAddr::from(([127, 0, 0, 1], port));
+    let mut up = false;
+    for _ in 0..400 {
+        if tokio::net::TcpStream::connect(edge).await.is_ok() {
+            up = true;
+            break;
+        }
+        tokio::time::sleep(Duration::from_millis(25)).await;
+    }
+    assert!(up, "nginx never listened");
+
+    let signer = TokenSigner::new(Secret::from_text(URL_SECRET, "u").unwrap(), 30);
+    let title = format!("/vod/{FIXTURE}/");
+    let for_viewer = signer.sign(&title, now() + 600, Some(VIEWER));
+    let for_cdn = signer.sign(&title, now() + 600, Some("127.0.0.1"));
+    let master = format!("{title}master.m3u8");
+    let traceparent = format!("00-{TRACE_ID}-00f067aa0ba902b7-01");
+
+    let played = viewer_get(
+        edge,
+        &format!("{master}?token={for_viewer}"),
+        &[
+            ("traceparent", &traceparent),
+            ("User-Agent", "CdnStory/1.0"),
+        ],
+    )
+    .await;
+    assert_eq!(
+        played.status,
+        200,
+        "{}",
+        String::from_utf8_lossy(&played.body)
+    );
+    assert_eq!(played.header("cache-control"), Some("private, max-age=60"));
+    let bound_to_cdn = viewer_get(edge, &format!("{master}?token={for_cdn}"), &[]).await;
+    assert_eq!(
+        bound_to_cdn.status, 403,
+        "a token bound to the CDN's address"
+    );
+
+    for path in [master.clone(), format!("{master}?token=1.n.bm8.bm8")] {
+        let refused = viewer_get(edge, &path, &[]).await;
+        assert_eq!(
+            refused.status, 403,
+            "{path}: the cached manifest was served"
+        );
+        assert_ne!(refused.header("x-cache-status"), Some("HIT"), "{path}");
+    }
+    let again = viewer_get(edge, &format!("{master}?token={for_viewer}"), &[]).await;
+    assert_eq!(again.status, 200);
+    assert_ne!(
+        again.header("x-cache-status"),
+        Some("HIT"),
+        "manifests are not cached"
+    );
+
+    // The cache does work: a segment is served from it the second time.
+    let text = String::from_utf8_lossy(&played.body).into_owned();
+    let variant = text
+        .lines()
+        .find(|l| !l.starts_with('#') && !l.is_empty())
+        .expect("a variant");
+    let playlist_path = format!("{title}{variant}");
+    let playlist = viewer_get(edge, &playlist_path, &[]).await;
+    assert_eq!(playlist.status, 200);
+    let folder = &playlist_path[..playlist_path.rfind('/').unwrap() + 1];
+    let segment = String::from_utf8_lossy(&playlist.body)
+        .lines()
+        .find(|l| !l.starts_with('#') && !l.is_empty())
+        .map(|l| format!("{folder}{}", l.split('?').next().unwrap()))
+        .expect("a segment");
+    let first = viewer_get(edge, &segment, &[]).await;
+    let second = viewer_get(edge, &segment, &[]).await;
+    assert_eq!((first.status, second.status), (200, 200), "{segment}");
+    assert_eq!(second.header("x-cache-status"), Some("HIT"), "{segment}");
+    assert_eq!(first.body, second.body);
+    origin.shutdown().await;
+
+    let logs = String::from_utf8_lossy(&captured_logs().lock().unwrap()).into_owned();
+    let line = logs
+        .lines()
+        .find(|l| l.contains("access") && l.contains(TRACE_ID))
+        .unwrap_or_else(|| panic!("an access line with the trace id in {logs}"));
+    assert!(line.contains(&format!("client={VIEWER}")), "{line}");
+    assert!(line.contains("CdnStory/1.0"), "{line}");
+    let refusals = logs
+        .lines()
+        .filter(|l| l.contains("access") && l.contains("status=403"))
+        .collect::<Vec<_>>();
+    assert!(
+        refusals
+            .iter()
+            .all(|l| l.contains(&format!("client={VIEWER}"))),
+        "{refusals:?}"
+    );
+}
