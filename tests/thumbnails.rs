@@ -277,3 +277,90 @@ async fn decodes_over_the_limit_get_503_with_retry_after() {
     assert_eq!(after.status, 200, "places are given back");
     server.shutdown().await;
 }
+
+/// ffmpeg's frame presented at `ms` of `file` (the last frame starting at or before it),
+/// scaled to `size`, as raw RGB.
+fn ffmpeg_frame_at(file: &Path, ms: u64, size: (u32, u32)) -> Vec<u8> {
+    let times = frame_times(file);
+    let n = times
+        .iter()
+        .rposition(|t| *t * 1000.0 <= ms as f64 + 0.5)
+        .unwrap_or(0);
+    let filter = format!(
+        "select=eq(n\\,{n}),format=rgb24,scale={}:{}",
+        size.0, size.1
+    );
+    ffmpeg_rgb(file, &filter)
+}
+
+/// Given `--nginx-vod-locations` with a `vod thumb` location, when nginx-vod-module's
+/// thumbnail names are asked for under it (and under the HLS and DASH locations, as
+/// vodpack's own names are), then each is ffmpeg's frame at that time at the asked size; a
+/// `clipFrom` parameter moves the time as it moves the clip; the storyboard sheets the MPD
+/// names under the DASH location are served; and the thumb location serves nothing else.
+#[tokio::test]
+async fn nginx_vod_thumbnail_names_answer_under_its_locations() {
+    if !have_tool("ffmpeg") || !have_tool("ffprobe") {
+        return;
+    }
+    let fixtures = common::fixtures();
+    let mut settings = Settings::default();
+    settings.nginx_vod_locations = "hls=/hls/,dash=/dash/,thumb=/thumb/".parse().unwrap();
+    settings.storyboards.signalled = true;
+    let server = start_server_with(&fixtures, settings).await;
+    let scratch = TempDir::new("thumbs-nginx");
+    let file = fixtures.join("h264-aac-3s.mp4");
+    for (path, at_ms, size) in [
+        (
+            "/thumb/h264-aac-3s.mp4/thumb-1000-w150.jpg",
+            1000,
+            (150, 84),
+        ),
+        (
+            "/thumb/h264-aac-3s.mp4/thumb-2000-w150-h100.jpg",
+            2000,
+            (150, 100),
+        ),
+        ("/hls/h264-aac-3s.mp4/thumb-1000-w150.jpg", 1000, (150, 84)),
+        ("/dash/h264-aac-3s.mp4/thumb-500-h90.jpg", 500, (160, 90)),
+        (
+            "/thumb/clipFrom/1000/h264-aac-3s.mp4/thumb-500-w160.jpg",
+            1500,
+            (160, 90),
+        ),
+    ] {
+        let reply = get(server.addr, path).await;
+        assert_eq!(reply.status, 200, "{path}: {}", reply.text());
+        assert_eq!(reply.header("content-type"), Some("image/jpeg"), "{path}");
+        let jpeg = scratch.path().join("thumb.jpg");
+        std::fs::write(&jpeg, &reply.body).expect("write");
+        assert_eq!(image_size(&jpeg), size, "{path}");
+        let db = psnr(
+            &ffmpeg_rgb(&jpeg, "null"),
+            &ffmpeg_frame_at(&file, at_ms, size),
+        );
+        assert!(db >= MIN_PSNR_DB, "{path}: {db:.1} dB");
+    }
+    let mpd = get(server.addr, "/dash/h264-aac-3s.mp4/manifest.mpd").await;
+    assert_eq!(mpd.status, 200);
+    let mpd = mpd.text();
+    let image_set = (mpd.split("<AdaptationSet"))
+        .find(|s| s.contains("contentType=\"image\""))
+        .unwrap_or_else(|| panic!("no image set: {mpd}"));
+    let media = (image_set.split("media=\"").nth(1))
+        .and_then(|m| m.split('"').next())
+        .expect("media");
+    let sheet = media.replace("$Number$", "1");
+    let reply = get(server.addr, &format!("/dash/h264-aac-3s.mp4/{sheet}")).await;
+    assert_eq!(reply.status, 200, "{sheet}: {}", reply.text());
+    assert_eq!(reply.header("content-type"), Some("image/jpeg"));
+    for path in [
+        "/thumb/h264-aac-3s.mp4/manifest.mpd",
+        "/thumb/h264-aac-3s.mp4/storyboard.vtt",
+    ] {
+        assert_eq!(get(server.addr, path).await.status, 404, "{path}");
+    }
+    let past = get(server.addr, "/thumb/h264-aac-3s.mp4/thumb-3000.jpg").await;
+    assert_eq!(past.status, 404, "{}", past.text());
+    server.shutdown().await;
+}
