@@ -364,3 +364,128 @@ async fn nginx_vod_thumbnail_names_answer_under_its_locations() {
     assert_eq!(past.status, 404, "{}", past.text());
     server.shutdown().await;
 }
+
+/// Make a 2 s H.264 clip of `testsrc2` (colour bars, gradients, moving shapes) at `size`
+/// coded, pixel aspect `sar`, converted to Y'CbCr and tagged with matrix `matrix` (an
+/// ffmpeg colour space name), limited range, GOPs of 25 frames with B-frames.
+fn colour_clip(path: &Path, size: (u32, u32), sar: &str, matrix: &str) {
+    let out = Command::new("ffmpeg")
+        .args(["-v", "error", "-y", "-f", "lavfi", "-i"])
+        .arg(format!(
+            "testsrc2=size={}x{}:rate=25:duration=2",
+            size.0, size.1
+        ))
+        .args(["-vf"])
+        .arg(format!(
+            "scale=out_color_matrix={matrix}:out_range=tv,format=yuv420p,setsar={sar}"
+        ))
+        .args(["-c:v", "libx264", "-preset", "veryfast", "-crf", "16"])
+        .args(["-g", "25", "-bf", "2", "-colorspace", matrix])
+        .args(["-color_primaries", "bt709", "-color_trc", "bt709"])
+        .args(["-color_range", "tv"])
+        .arg(path)
+        .output()
+        .expect("ffmpeg");
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+}
+
+/// swscale's flags for its accurate path: without `full_chroma_int` it builds RGB from
+/// chroma kept at half the output's width, which is softer than the frame itself (1080p to
+/// 480x270 of `testsrc2`: 35 dB from its own accurate output).
+const ACCURATE: &str = "flags=bicubic+accurate_rnd+full_chroma_int";
+
+/// Given 1080p clips made at test time (BT.709 square pixels; 1440x1080 anamorphic shown
+/// 16:9, BT.709; 720x576 anamorphic BT.601), when the first frame, a mid-GOP frame and the
+/// last frame are asked for at full size and scaled (odd sides included), then each is
+/// the size the display aspect gives and ffmpeg's frame (scaled and converted with the
+/// clip's own matrix by swscale's accurate path) at 35 dB PSNR or better, and clearly further from the frame converted with the
+/// other matrix: the colour matrix is the one the stream declares.
+#[tokio::test]
+async fn hd_clips_convert_with_their_own_colour_matrix_and_display_aspect() {
+    if !have_tool("ffmpeg") || !have_tool("ffprobe") {
+        return;
+    }
+    let root = TempDir::new("thumbs-hd");
+    let clips = [
+        (
+            "bt709-1080p.mp4",
+            (1920, 1080),
+            "1",
+            "bt709",
+            "bt601",
+            (1920, 1080),
+        ),
+        (
+            "bt709-1440x1080-sar4-3.mp4",
+            (1440, 1080),
+            "4/3",
+            "bt709",
+            "bt601",
+            (1920, 1080),
+        ),
+        (
+            "bt601-720x576-sar64-45.mp4",
+            (720, 576),
+            "64/45",
+            "smpte170m",
+            "bt709",
+            (1024, 576),
+        ),
+    ];
+    for (name, size, sar, matrix, ..) in clips {
+        colour_clip(&root.path().join(name), size, sar, matrix);
+    }
+    let server = start_server(root.path()).await;
+    let (mut report, mut failed) = (Vec::new(), Vec::new());
+    for (name, _, _, matrix, other, display) in clips {
+        let file = root.path().join(name);
+        let times = frame_times(&file);
+        let last = times.len() - 1;
+        for (n, w, h, size) in [
+            (0, None, None, display),
+            // Every clip is shown 16:9.
+            (13, None, Some(270), (480, 270)),
+            (last, Some(333), Some(187), (333, 187)),
+        ] {
+            let ms = (times[n] * 1000.0).floor() as u64 + 1;
+            let mut thumb = format!("thumb-{ms}");
+            if let Some(w) = w {
+                thumb.push_str(&format!("-w{w}"));
+            }
+            if let Some(h) = h {
+                thumb.push_str(&format!("-h{h}"));
+            }
+            let reply = get(server.addr, &format!("/vod/{name}/{thumb}.jpg")).await;
+            assert_eq!(reply.status, 200, "{name} {thumb}: {}", reply.text());
+            let jpeg = root.path().join(format!("{name}-{thumb}.jpg"));
+            std::fs::write(&jpeg, &reply.body).expect("write");
+            assert_eq!(image_size(&jpeg), size, "{name} {thumb}");
+            let ours = ffmpeg_rgb(&jpeg, "null");
+            let reference = |m: &str| {
+                let filter = format!(
+                    "select=eq(n\\,{n}),scale={}:{}:in_color_matrix={m}:in_range=tv:{ACCURATE},format=rgb24",
+                    size.0, size.1
+                );
+                ffmpeg_rgb(&file, &filter)
+            };
+            let right = psnr(&ours, &reference(matrix));
+            let wrong = psnr(&ours, &reference(other));
+            report.push(format!(
+                "{name} {thumb} frame {n}: {right:.1} dB ({other}: {wrong:.1} dB)"
+            ));
+            if right < MIN_PSNR_DB || right < wrong + 3.0 {
+                failed.push(format!("{name} {thumb}"));
+            }
+        }
+    }
+    eprintln!("{}", report.join("\n"));
+    assert!(
+        failed.is_empty(),
+        "under {MIN_PSNR_DB} dB or not clearly above the other matrix: {failed:?}"
+    );
+    server.shutdown().await;
+}
