@@ -139,7 +139,7 @@ async fn every_h264_fixture_gives_ffmpegs_frame_at_several_times() {
             assert_eq!(image_size(&jpeg), size, "{name} {thumb}");
             let ours = ffmpeg_rgb(&jpeg, "null");
             let scale = format!(
-                "select=eq(n\\,{n}),format=rgb24,scale={}:{}",
+                "select=eq(n\\,{n}),scale={}:{}:{ACCURATE},format=rgb24",
                 size.0, size.1
             );
             let theirs = ffmpeg_rgb(&file, &scale);
@@ -287,7 +287,7 @@ fn ffmpeg_frame_at(file: &Path, ms: u64, size: (u32, u32)) -> Vec<u8> {
         .rposition(|t| *t * 1000.0 <= ms as f64 + 0.5)
         .unwrap_or(0);
     let filter = format!(
-        "select=eq(n\\,{n}),format=rgb24,scale={}:{}",
+        "select=eq(n\\,{n}),scale={}:{}:{ACCURATE},format=rgb24",
         size.0, size.1
     );
     ffmpeg_rgb(file, &filter)
