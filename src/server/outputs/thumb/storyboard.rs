@@ -106,8 +106,8 @@ async fn sheet(
             let mut picks: Vec<FramePick> = Vec::new();
             let mut tile_picks = Vec::new();
             for index in tiles {
-                let start_ms = board.tile(index).start_ms;
-                let pick = match pick_frame(track, plan, start_ms, PickMode::KeyFrame) {
+                let shows_ms = board.tile(index).shows_ms;
+                let pick = match pick_frame(track, plan, shows_ms, PickMode::KeyFrame) {
                     // A last cue starting past the video's end shows its last key frame.
                     Err(ThumbError::PastEnd { end_ms, .. }) => {
                         let last_ms = end_ms.saturating_sub(1);
