@@ -304,8 +304,10 @@ async fn nginx_vod_thumbnail_names_answer_under_its_locations() {
         return;
     }
     let fixtures = common::fixtures();
-    let mut settings = Settings::default();
-    settings.nginx_vod_locations = "hls=/hls/,dash=/dash/,thumb=/thumb/".parse().unwrap();
+    let mut settings = Settings {
+        nginx_vod_locations: "hls=/hls/,dash=/dash/,thumb=/thumb/".parse().unwrap(),
+        ..Settings::default()
+    };
     settings.storyboards.signalled = true;
     let server = start_server_with(&fixtures, settings).await;
     let scratch = TempDir::new("thumbs-nginx");
