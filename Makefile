@@ -3,7 +3,7 @@
 #
 # The budget harness opens one socket per stream on each side: raise the file limit.
 
-.PHONY: serve test lint ci bench bench-enforce compare viewers
+.PHONY: serve test lint ci bench bench-enforce bench-thumbs compare viewers
 
 serve:
 	cargo run --release -- serve
@@ -25,6 +25,11 @@ bench:
 bench-enforce:
 	ulimit -n "$$(ulimit -Hn)" 2>/dev/null || true; \
 	cargo bench --bench budgets -- --enforce
+
+# Thumbnails of a 1080p title beside `ffmpeg -ss`, and storyboard sheets of the 60-minute
+# asset (benches/budgets/thumbs.rs; no budgets, figures in docs/performance.md).
+bench-thumbs:
+	BUDGET_SECTIONS=thumbs cargo bench --bench budgets
 
 # 10,000 viewers of the 60-minute asset against the release server (benches/viewers.rs;
 # run `make bench` once first to make the asset).

@@ -15,10 +15,17 @@
 //! in-process, signatures checked) and reports cold and warm metadata loads, GETs and
 //! bytes per segment, and over-read: the object-store figures of the same budgets.
 //!
-//! Variables: BUDGET_STREAMS (1000), BUDGET_SECONDS (10), BUDGET_WORKERS (4).
+//! `BUDGET_SECTIONS=thumbs` (`make bench-thumbs`) runs the thumbnail section alone
+//! (`budgets/thumbs.rs`): thumbnails of a 1080p title beside ffmpeg, and storyboard sheets
+//! of the 60-minute asset.
+//!
+//! Variables: BUDGET_STREAMS (1000), BUDGET_SECONDS (10), BUDGET_WORKERS (4),
+//! BUDGET_THUMB_RUNS (20).
 
 #[path = "../tests/common/s3.rs"]
 mod s3;
+#[path = "budgets/thumbs.rs"]
+mod thumbs;
 
 use std::path::{Path, PathBuf};
 use std::sync::atomic::{AtomicU64, Ordering};
@@ -229,10 +236,16 @@ fn print_rows(rows: &[Row]) {
 async fn run(streams: u64, seconds: u64) -> Vec<Row> {
     let dir = bench_dir();
     let mut rows = Vec::new();
-    // `BUDGET_SECTIONS=tiers` runs the index tier section alone.
+    // `BUDGET_SECTIONS=tiers` runs the index tier section alone, `thumbs` the thumbnails'.
     if std::env::var("BUDGET_SECTIONS").is_ok_and(|s| s == "tiers") {
         if ensure_long_asset(&dir) {
             rows.extend(index_tier_section(&dir).await);
+        }
+        return rows;
+    }
+    if std::env::var("BUDGET_SECTIONS").is_ok_and(|s| s == "thumbs") {
+        if ensure_long_asset(&dir) {
+            rows.extend(thumbs::thumbs_section(&dir).await);
         }
         return rows;
     }

@@ -374,3 +374,139 @@ async fn a_sheet_with_a_broken_key_frame_is_a_422_and_the_server_stays_healthy()
     assert_eq!(get(server.addr, "/healthz").await.status, 200);
     server.shutdown().await;
 }
+
+/// The video packets of `file` in presentation order, as ffprobe reads them with the edit
+/// list applied (a pre-roll before the edit's start has negative times): time (s) and
+/// whether it is a key frame.
+fn packets(file: &Path) -> Vec<(f64, bool)> {
+    let out = Command::new("ffprobe")
+        .args(["-v", "error", "-select_streams", "v:0", "-show_entries"])
+        .args(["packet=pts_time,flags", "-of", "csv=p=0"])
+        .arg(file)
+        .output()
+        .expect("ffprobe");
+    let mut packets: Vec<(f64, bool)> = String::from_utf8_lossy(&out.stdout)
+        .lines()
+        .filter_map(|l| {
+            let mut fields = l.split(',');
+            let time = fields.next()?.trim().parse().ok()?;
+            let key = fields.next()?.contains('K');
+            Some((time, key))
+        })
+        .collect();
+    packets.sort_by(|a, b| a.0.total_cmp(&b.0));
+    packets
+}
+
+/// Given a file whose edit list starts inside a GOP (a 0.533 s video pre-roll, which
+/// DASH's Period and HLS's first segment show before the title's start) and `--storyboards
+/// on`, when the MPD and the storyboard are asked for, then the video starts the Period at
+/// 0 and the image set has no offset, so both count from the pre-roll's key frame; the cues
+/// run from 0 to the MPD's end on that timeline; and each tile shows the key frame at or
+/// before its cue's start less the pre-roll (the title's first key frame for cues in the
+/// pre-roll, which thumbnails never show), checked against ffmpeg's decode of the source
+/// with its edit list ignored (frames counted from the pre-roll's key frame).
+#[tokio::test]
+async fn with_a_pre_roll_tiles_follow_the_players_timeline() {
+    if !have_tool("ffmpeg") || !have_tool("ffprobe") {
+        return;
+    }
+    let fixtures = common::fixtures();
+    let name = "h264-aac-edit-mid-gop.mp4";
+    let file = fixtures.join(name);
+    let packets = packets(&file);
+    let preroll = -packets.first().expect("packets").0;
+    assert!(preroll > 0.5, "the fixture has a pre-roll: {preroll}");
+    let mut settings = small_storyboards();
+    settings.storyboards.signalled = true;
+    let server = start_server_with(&fixtures, settings).await;
+    let mpd = get(server.addr, &format!("/vod/{name}/manifest.mpd"))
+        .await
+        .text();
+    let attr = |element: &str, name: &str| -> Option<f64> {
+        let value = element.split(&format!(" {name}=\"")).nth(1)?;
+        value.split('"').next()?.parse().ok()
+    };
+    let video = (mpd.split("<AdaptationSet"))
+        .find(|s| s.contains("contentType=\"video\""))
+        .expect("video set");
+    let template = video.split("<SegmentTemplate").nth(1).expect("template");
+    let first_s = video.split("<S ").nth(1).expect("timeline");
+    let start =
+        attr(first_s, "t").unwrap_or(0.0) - attr(template, "presentationTimeOffset").unwrap_or(0.0);
+    assert_eq!(start, 0.0, "the video starts the Period: {video}");
+    let image = (mpd.split("<AdaptationSet"))
+        .find(|s| s.contains("contentType=\"image\""))
+        .expect("image set");
+    assert!(!image.contains("presentationTimeOffset"), "{image}");
+    let duration = (mpd.split("mediaPresentationDuration=\"PT").nth(1))
+        .and_then(|rest| rest.split('S').next())
+        .and_then(|secs| secs.parse::<f64>().ok())
+        .expect("mediaPresentationDuration");
+    let cues = parse_cues(
+        &get(server.addr, &format!("/vod/{name}/storyboard.vtt"))
+            .await
+            .text(),
+    );
+    assert_eq!(cues.first().map(|c| c.start_ms), Some(0));
+    let end = cues.last().expect("cues").end_ms;
+    assert!(
+        (end as f64 - duration * 1000.0).abs() <= 1.0,
+        "{end} ms, MPD {duration} s"
+    );
+    let scratch = TempDir::new("storyboards-preroll");
+    // The key frame a tile at `at` (source time, s) shows: the last presented one at or
+    // before it, else (in the pre-roll, which the edit list hides) the first presented.
+    let key_at = |at: f64| {
+        let presented = || (packets.iter().enumerate()).filter(|(_, (t, k))| *k && *t >= 0.0);
+        (presented()
+            .filter(|(_, (t, _))| *t <= at + 1e-6)
+            .map(|(n, _)| n))
+        .next_back()
+        .or_else(|| presented().map(|(n, _)| n).next())
+        .expect("a key frame")
+    };
+    let mut moved = 0;
+    for cue in &cues {
+        let key = key_at(cue.start_ms as f64 / 1000.0 - preroll);
+        // What the title's own timeline would have shown: the check tells them apart.
+        moved += usize::from(key != key_at(cue.start_ms as f64 / 1000.0));
+        let sheet = get(
+            server.addr,
+            &format!("/vod/{name}/storyboard-{}.jpg", cue.sheet),
+        )
+        .await;
+        assert_eq!(sheet.status, 200);
+        let jpeg = scratch.path().join(format!("{}.jpg", cue.sheet));
+        std::fs::write(&jpeg, &sheet.body).expect("write");
+        let [x, y, tw, th] = cue.rect;
+        let ours = ffmpeg_rgb(&jpeg, &format!("crop={tw}:{th}:{x}:{y}"));
+        let raw = |n: usize| {
+            let out = Command::new("ffmpeg")
+                .args(["-v", "error", "-ignore_editlist", "1", "-i"])
+                .arg(&file)
+                .args(["-vf"])
+                .arg(format!("select=eq(n\\,{n}),format=rgb24,scale={tw}:{th}"))
+                .args(["-frames:v", "1", "-f", "rawvideo", "-pix_fmt", "rgb24", "-"])
+                .output()
+                .expect("ffmpeg");
+            out.stdout
+        };
+        let db = psnr(&ours, &raw(key));
+        assert!(db >= MIN_PSNR_DB, "cue {cue:?}: frame {key} {db:.1} dB");
+        let other = (packets.iter().enumerate())
+            .find(|(n, (_, k))| *k && *n != key)
+            .map(|(n, _)| n)
+            .expect("another key frame");
+        let wrong = psnr(&ours, &raw(other));
+        assert!(
+            wrong < db,
+            "cue {cue:?}: frame {other} {wrong:.1} dB, {key} {db:.1} dB"
+        );
+    }
+    assert!(
+        moved > 0,
+        "some tiles show another key frame than without the pre-roll"
+    );
+    server.shutdown().await;
+}

@@ -139,7 +139,7 @@ async fn every_h264_fixture_gives_ffmpegs_frame_at_several_times() {
             assert_eq!(image_size(&jpeg), size, "{name} {thumb}");
             let ours = ffmpeg_rgb(&jpeg, "null");
             let scale = format!(
-                "select=eq(n\\,{n}),format=rgb24,scale={}:{}",
+                "select=eq(n\\,{n}),scale={}:{}:{ACCURATE},format=rgb24",
                 size.0, size.1
             );
             let theirs = ffmpeg_rgb(&file, &scale);
@@ -275,5 +275,219 @@ async fn decodes_over_the_limit_get_503_with_retry_after() {
     assert!(shed > 0, "one place and no queue sheds some of 12");
     let after = get(server.addr, "/vod/h264-aac-3s.mp4/thumb-0.jpg").await;
     assert_eq!(after.status, 200, "places are given back");
+    server.shutdown().await;
+}
+
+/// ffmpeg's frame presented at `ms` of `file` (the last frame starting at or before it),
+/// scaled to `size`, as raw RGB.
+fn ffmpeg_frame_at(file: &Path, ms: u64, size: (u32, u32)) -> Vec<u8> {
+    let times = frame_times(file);
+    let n = times
+        .iter()
+        .rposition(|t| *t * 1000.0 <= ms as f64 + 0.5)
+        .unwrap_or(0);
+    let filter = format!(
+        "select=eq(n\\,{n}),scale={}:{}:{ACCURATE},format=rgb24",
+        size.0, size.1
+    );
+    ffmpeg_rgb(file, &filter)
+}
+
+/// Given `--nginx-vod-locations` with a `vod thumb` location, when nginx-vod-module's
+/// thumbnail names are asked for under it (and under the HLS and DASH locations, as
+/// vodpack's own names are), then each is ffmpeg's frame at that time at the asked size; a
+/// `clipFrom` parameter moves the time as it moves the clip; the storyboard sheets the MPD
+/// names under the DASH location are served; and the thumb location serves nothing else.
+#[tokio::test]
+async fn nginx_vod_thumbnail_names_answer_under_its_locations() {
+    if !have_tool("ffmpeg") || !have_tool("ffprobe") {
+        return;
+    }
+    let fixtures = common::fixtures();
+    let mut settings = Settings {
+        nginx_vod_locations: "hls=/hls/,dash=/dash/,thumb=/thumb/".parse().unwrap(),
+        ..Settings::default()
+    };
+    settings.storyboards.signalled = true;
+    let server = start_server_with(&fixtures, settings).await;
+    let scratch = TempDir::new("thumbs-nginx");
+    let file = fixtures.join("h264-aac-3s.mp4");
+    for (path, at_ms, size) in [
+        (
+            "/thumb/h264-aac-3s.mp4/thumb-1000-w150.jpg",
+            1000,
+            (150, 84),
+        ),
+        (
+            "/thumb/h264-aac-3s.mp4/thumb-2000-w150-h100.jpg",
+            2000,
+            (150, 100),
+        ),
+        ("/hls/h264-aac-3s.mp4/thumb-1000-w150.jpg", 1000, (150, 84)),
+        ("/dash/h264-aac-3s.mp4/thumb-500-h90.jpg", 500, (160, 90)),
+        (
+            "/thumb/clipFrom/1000/h264-aac-3s.mp4/thumb-500-w160.jpg",
+            1500,
+            (160, 90),
+        ),
+    ] {
+        let reply = get(server.addr, path).await;
+        assert_eq!(reply.status, 200, "{path}: {}", reply.text());
+        assert_eq!(reply.header("content-type"), Some("image/jpeg"), "{path}");
+        let jpeg = scratch.path().join("thumb.jpg");
+        std::fs::write(&jpeg, &reply.body).expect("write");
+        assert_eq!(image_size(&jpeg), size, "{path}");
+        let db = psnr(
+            &ffmpeg_rgb(&jpeg, "null"),
+            &ffmpeg_frame_at(&file, at_ms, size),
+        );
+        assert!(db >= MIN_PSNR_DB, "{path}: {db:.1} dB");
+    }
+    let mpd = get(server.addr, "/dash/h264-aac-3s.mp4/manifest.mpd").await;
+    assert_eq!(mpd.status, 200);
+    let mpd = mpd.text();
+    let image_set = (mpd.split("<AdaptationSet"))
+        .find(|s| s.contains("contentType=\"image\""))
+        .unwrap_or_else(|| panic!("no image set: {mpd}"));
+    let media = (image_set.split("media=\"").nth(1))
+        .and_then(|m| m.split('"').next())
+        .expect("media");
+    let sheet = media.replace("$Number$", "1");
+    let reply = get(server.addr, &format!("/dash/h264-aac-3s.mp4/{sheet}")).await;
+    assert_eq!(reply.status, 200, "{sheet}: {}", reply.text());
+    assert_eq!(reply.header("content-type"), Some("image/jpeg"));
+    for path in [
+        "/thumb/h264-aac-3s.mp4/manifest.mpd",
+        "/thumb/h264-aac-3s.mp4/storyboard.vtt",
+    ] {
+        assert_eq!(get(server.addr, path).await.status, 404, "{path}");
+    }
+    let past = get(server.addr, "/thumb/h264-aac-3s.mp4/thumb-3000.jpg").await;
+    assert_eq!(past.status, 404, "{}", past.text());
+    server.shutdown().await;
+}
+
+/// Make a 2 s H.264 clip of `testsrc2` (colour bars, gradients, moving shapes) at `size`
+/// coded, pixel aspect `sar`, converted to Y'CbCr and tagged with matrix `matrix` (an
+/// ffmpeg colour space name), limited range, GOPs of 25 frames with B-frames.
+fn colour_clip(path: &Path, size: (u32, u32), sar: &str, matrix: &str) {
+    let out = Command::new("ffmpeg")
+        .args(["-v", "error", "-y", "-f", "lavfi", "-i"])
+        .arg(format!(
+            "testsrc2=size={}x{}:rate=25:duration=2",
+            size.0, size.1
+        ))
+        .args(["-vf"])
+        .arg(format!(
+            "scale=out_color_matrix={matrix}:out_range=tv,format=yuv420p,setsar={sar}"
+        ))
+        .args(["-c:v", "libx264", "-preset", "veryfast", "-crf", "16"])
+        .args(["-g", "25", "-bf", "2", "-colorspace", matrix])
+        .args(["-color_primaries", "bt709", "-color_trc", "bt709"])
+        .args(["-color_range", "tv"])
+        .arg(path)
+        .output()
+        .expect("ffmpeg");
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+}
+
+/// swscale's flags for its accurate path: without `full_chroma_int` it builds RGB from
+/// chroma kept at half the output's width, which is softer than the frame itself (1080p to
+/// 480x270 of `testsrc2`: 35 dB from its own accurate output).
+const ACCURATE: &str = "flags=bicubic+accurate_rnd+full_chroma_int";
+
+/// Given 1080p clips made at test time (BT.709 square pixels; 1440x1080 anamorphic shown
+/// 16:9, BT.709; 720x576 anamorphic BT.601), when the first frame, a mid-GOP frame and the
+/// last frame are asked for at full size and scaled (odd sides included), then each is
+/// the size the display aspect gives and ffmpeg's frame (scaled and converted with the
+/// clip's own matrix by swscale's accurate path) at 35 dB PSNR or better, and clearly further from the frame converted with the
+/// other matrix: the colour matrix is the one the stream declares.
+#[tokio::test]
+async fn hd_clips_convert_with_their_own_colour_matrix_and_display_aspect() {
+    if !have_tool("ffmpeg") || !have_tool("ffprobe") {
+        return;
+    }
+    let root = TempDir::new("thumbs-hd");
+    let clips = [
+        (
+            "bt709-1080p.mp4",
+            (1920, 1080),
+            "1",
+            "bt709",
+            "bt601",
+            (1920, 1080),
+        ),
+        (
+            "bt709-1440x1080-sar4-3.mp4",
+            (1440, 1080),
+            "4/3",
+            "bt709",
+            "bt601",
+            (1920, 1080),
+        ),
+        (
+            "bt601-720x576-sar64-45.mp4",
+            (720, 576),
+            "64/45",
+            "smpte170m",
+            "bt709",
+            (1024, 576),
+        ),
+    ];
+    for (name, size, sar, matrix, ..) in clips {
+        colour_clip(&root.path().join(name), size, sar, matrix);
+    }
+    let server = start_server(root.path()).await;
+    let (mut report, mut failed) = (Vec::new(), Vec::new());
+    for (name, _, _, matrix, other, display) in clips {
+        let file = root.path().join(name);
+        let times = frame_times(&file);
+        let last = times.len() - 1;
+        for (n, w, h, size) in [
+            (0, None, None, display),
+            // Every clip is shown 16:9.
+            (13, None, Some(270), (480, 270)),
+            (last, Some(333), Some(187), (333, 187)),
+        ] {
+            let ms = (times[n] * 1000.0).floor() as u64 + 1;
+            let mut thumb = format!("thumb-{ms}");
+            if let Some(w) = w {
+                thumb.push_str(&format!("-w{w}"));
+            }
+            if let Some(h) = h {
+                thumb.push_str(&format!("-h{h}"));
+            }
+            let reply = get(server.addr, &format!("/vod/{name}/{thumb}.jpg")).await;
+            assert_eq!(reply.status, 200, "{name} {thumb}: {}", reply.text());
+            let jpeg = root.path().join(format!("{name}-{thumb}.jpg"));
+            std::fs::write(&jpeg, &reply.body).expect("write");
+            assert_eq!(image_size(&jpeg), size, "{name} {thumb}");
+            let ours = ffmpeg_rgb(&jpeg, "null");
+            let reference = |m: &str| {
+                let filter = format!(
+                    "select=eq(n\\,{n}),scale={}:{}:in_color_matrix={m}:in_range=tv:{ACCURATE},format=rgb24",
+                    size.0, size.1
+                );
+                ffmpeg_rgb(&file, &filter)
+            };
+            let right = psnr(&ours, &reference(matrix));
+            let wrong = psnr(&ours, &reference(other));
+            report.push(format!(
+                "{name} {thumb} frame {n}: {right:.1} dB ({other}: {wrong:.1} dB)"
+            ));
+            if right < MIN_PSNR_DB || right < wrong + 3.0 {
+                failed.push(format!("{name} {thumb}"));
+            }
+        }
+    }
+    eprintln!("{}", report.join("\n"));
+    assert!(
+        failed.is_empty(),
+        "under {MIN_PSNR_DB} dB or not clearly above the other matrix: {failed:?}"
+    );
     server.shutdown().await;
 }

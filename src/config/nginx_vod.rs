@@ -3,7 +3,8 @@
 //! Plain data for the server's nginx-vod names, defined here so the settings can carry it.
 
 /// The location prefixes under which nginx-vod-module's URLs are answered, one
-/// per output, as `hls=/hls/,hlsts=/hlsts/,dash=/dash/` (any subset, any order). Each
+/// per output, as `hls=/hls/,hlsts=/hlsts/,dash=/dash/,thumb=/thumb/` (any subset, any
+/// order; `thumb` is a location of `vod thumb`, answering `thumb-MS[-wW][-hH].jpg`). Each
 /// prefix starts and ends with `/`, is not `/` or under `/vod/`, and none is a prefix of
 /// another.
 #[derive(Debug, Clone, Default, PartialEq, Eq)]
@@ -14,6 +15,8 @@ pub struct NginxVodLocations {
     pub hlsts: Option<String>,
     /// DASH.
     pub dash: Option<String>,
+    /// Thumbnails (`vod thumb`).
+    pub thumb: Option<String>,
 }
 
 impl NginxVodLocations {
@@ -23,6 +26,7 @@ impl NginxVodLocations {
             ("hls", &self.hls),
             ("hlsts", &self.hlsts),
             ("dash", &self.dash),
+            ("thumb", &self.thumb),
         ]
         .into_iter()
         .filter_map(|(name, prefix)| Some((name, prefix.as_deref()?)))
@@ -42,7 +46,12 @@ impl std::str::FromStr for NginxVodLocations {
                 "hls" => &mut locations.hls,
                 "hlsts" => &mut locations.hlsts,
                 "dash" => &mut locations.dash,
-                other => return Err(format!("unknown output {other:?} (hls, hlsts or dash)")),
+                "thumb" => &mut locations.thumb,
+                other => {
+                    return Err(format!(
+                        "unknown output {other:?} (hls, hlsts, dash or thumb)"
+                    ))
+                }
             };
             let prefix = prefix.trim();
             let ok = prefix.len() > 1

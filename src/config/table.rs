@@ -416,8 +416,10 @@ settings! {
         to: value(nginx_vod_locations),
         shown: "none",
         toml: text,
-        help: "nginx-vod-module location prefixes, e.g. hls=/hls/,hlsts=/hlsts/,dash=/dash/",
+        help: "nginx-vod-module location prefixes, e.g. \
+               hls=/hls/,hlsts=/hlsts/,dash=/dash/,thumb=/thumb/",
         docs: "Answer nginx-vod-module URLs under these location prefixes, for example \
-               hls=/hls/,hlsts=/hlsts/,dash=/dash/ (see docs/migrating-from-nginx-vod.md)",
+               hls=/hls/,hlsts=/hlsts/,dash=/dash/,thumb=/thumb/ (see \
+               docs/migrating-from-nginx-vod.md)",
     },
 }

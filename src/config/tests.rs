@@ -31,10 +31,11 @@ fn flags_win_over_the_file_which_wins_over_defaults() {
 
 #[test]
 fn nginx_vod_locations_come_from_flags_or_the_file_and_are_checked() {
-    let parsed: NginxVodLocations = "hls=/hls/, dash=/dash/".parse().unwrap();
+    let parsed: NginxVodLocations = "hls=/hls/, dash=/dash/, thumb=/t/".parse().unwrap();
     assert_eq!(parsed.hls.as_deref(), Some("/hls/"));
     assert_eq!(parsed.hlsts, None);
     assert_eq!(parsed.dash.as_deref(), Some("/dash/"));
+    assert_eq!(parsed.thumb.as_deref(), Some("/t/"));
     for bad in [
         "hls=/hls",
         "mss=/mss/",
@@ -42,6 +43,7 @@ fn nginx_vod_locations_come_from_flags_or_the_file_and_are_checked() {
         "hls=/vod/x/",
         "hls=/a/,dash=/a/b/",
         "hls=/a/,hls=/b/",
+        "thumb=/a/,dash=/a/",
     ] {
         assert!(bad.parse::<NginxVodLocations>().is_err(), "{bad}");
     }

@@ -76,9 +76,20 @@ pub struct Admission {
     thumbnail_queue_wait: Duration,
 }
 
-/// A request admitted: hold it for as long as the request (and its body) runs.
+/// A request admitted: hold it for as long as the request (and its body) runs, and for as
+/// long as work it started runs on: a decode on the blocking pool goes on after its
+/// request's deadline has answered 504, so it holds its place too (`Arc<Admitted>`),
+/// and the decode limit bounds the decodes running, not only the requests waiting.
 #[derive(Debug)]
 pub struct Admitted(#[allow(dead_code)] Option<Permit>);
+
+impl Admitted {
+    /// Holding no place: for a request whose place lives elsewhere (in an `Arc` shared
+    /// with its blocking work).
+    pub fn none() -> Self {
+        Admitted(None)
+    }
+}
 
 /// One of a pool's places, given back when dropped.
 #[derive(Debug)]

@@ -17,6 +17,7 @@ use tracing::field::Empty;
 use tracing::{Instrument, Span};
 use tracing_opentelemetry::OpenTelemetrySpanExt;
 
+use super::admission::Admitted;
 use super::app::App;
 use super::body::ResponseBody;
 use super::client::{client_addr, PeerAddr};
@@ -217,6 +218,16 @@ where
         app.metrics.shed_requests.get_or_create(&shed).inc();
         return error_response(&ServeError::Overloaded);
     };
+    // Thumbnails and storyboards share their place with the decode they start on the
+    // blocking pool, which may outlive the request (its deadline past): the decode limit
+    // counts the decodes running.
+    let (admitted, shared) = match route {
+        Route::Thumbnail { .. } | Route::Storyboard { .. } => {
+            (Admitted::none(), Some(Arc::new(admitted)))
+        }
+        _ => (admitted, None),
+    };
+    let shared = move || shared.unwrap_or_else(|| Arc::new(Admitted::none()));
     let deadline = Duration::from_millis(app.settings.server.request_timeout_ms);
     let place = RequestPlace {
         headers: Some(req.headers()),
@@ -245,7 +256,7 @@ where
             view,
             name,
         } => {
-            let answer = thumb::answer(app, (key, version), view, name);
+            let answer = thumb::answer(app, shared(), (key, version), view, name);
             (tokio::time::timeout(deadline, Box::pin(answer)).await)
                 .unwrap_or(Err(ServeError::DeadlineExceeded))
         }
@@ -255,7 +266,9 @@ where
             view,
             part,
         } => {
-            let answer = thumb::storyboard::answer(app, (key, version), view, part, place.query);
+            let query = place.query;
+            let answer =
+                thumb::storyboard::answer(app, shared(), (key, version), view, part, query);
             (tokio::time::timeout(deadline, Box::pin(answer)).await)
                 .unwrap_or(Err(ServeError::DeadlineExceeded))
         }

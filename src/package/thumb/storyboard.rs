@@ -1,8 +1,14 @@
 //! Storyboards: the layout of a title's scrubbing previews, its WebVTT index
 //! (`storyboard.vtt`) and the names of its sprite sheets (`storyboard-N.jpg`).
 //!
-//! One tile per interval from time 0; the last tile's cue ends at the title's end, so the
-//! cues tile the duration exactly. Tiles fill sheets of a grid left to right, then top to
+//! One tile per interval from time 0 of the players' timeline; the last tile's cue ends at
+//! its end (the MPD's duration), so the cues tile the duration exactly. That timeline is
+//! the title's, moved by the video pre-roll of a first edit inside a GOP: DASH's Period and
+//! HLS's first segment start at that pre-roll's key frame (design 6.2), so title time T
+//! plays at T + pre-roll, and a tile placed there shows the key frame at or before title
+//! time T (cue start less the pre-roll). The DASH image set (`SegmentTemplate@duration`
+//! from the Period's start, no offset) and the HLS image playlist then line up with the
+//! video as players see it. Tiles fill sheets of a grid left to right, then top to
 //! bottom; sheets are numbered from 1 (DASH `startNumber="1"`). Every sheet is the grid's
 //! full width; the last one has only the rows it uses, so every cue's `#xywh` (W3C Media
 //! Fragments, spatial dimension) lies inside its sheet. A tile shows the key frame at or
@@ -70,8 +76,11 @@ impl fmt::Display for StoryboardPart {
 /// The storyboard of one title: how many tiles, where each sits, what time it shows.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub struct Storyboard {
-    /// The title's duration, in ms: the last cue ends here.
+    /// The duration on the players' timeline, in ms: the last cue ends here.
     pub duration_ms: u64,
+    /// Where the title's time 0 sits on the players' timeline, in ms: the DASH video
+    /// pre-roll (HLS's first segment carries the same), 0 without one.
+    pub offset_ms: u64,
     /// Time between tiles, in ms (> 0).
     pub interval_ms: u64,
     /// Tiles across a sheet (> 0).
@@ -100,10 +109,13 @@ pub struct Tile {
     pub sheet: u32,
     /// Left and top of the tile in the sheet, in pixels.
     pub at: (u32, u32),
-    /// Cue start (the time whose key frame is shown) and end, in ms.
+    /// Cue start on the players' timeline, in ms.
     pub start_ms: u64,
     /// Cue end, in ms: the next tile's start, or the title's end.
     pub end_ms: u64,
+    /// The title time whose key frame (at or before it) the tile shows, in ms: the cue's
+    /// start less [`Storyboard::offset_ms`], at least 0.
+    pub shows_ms: u64,
 }
 
 impl Storyboard {
@@ -120,6 +132,7 @@ impl Storyboard {
     ) -> Result<Self, ThumbError> {
         let board = Self {
             duration_ms,
+            offset_ms: 0,
             interval_ms,
             columns,
             rows,
@@ -137,8 +150,8 @@ impl Storyboard {
         Ok(board)
     }
 
-    /// The storyboard of `title` pictured from its video track `track`: the title's
-    /// presentation (the MPD's duration less any DASH video pre-roll), tiles of the
+    /// The storyboard of `title` pictured from its video track `track`: the players'
+    /// timeline (the MPD's duration, from the DASH video pre-roll's key frame), tiles of the
     /// layout's width at the track's display aspect.
     ///
     /// # Errors
@@ -151,10 +164,16 @@ impl Storyboard {
         let picture = (u32::from(track.codec.width), u32::from(track.codec.height));
         let display = (track.tkhd_width >> 16, track.tkhd_height >> 16);
         let tile = output_size(picture, display, (Some(layout.tile_width), None))?;
-        let end_secs = title.period_duration_secs() - title.dash_preroll_secs();
-        // Finite and non-negative by construction; a saturating cast all the same.
-        let duration_ms = (end_secs * 1000.0).round().clamp(0.0, u64::MAX as f64) as u64;
-        Self::new(duration_ms, layout.interval_ms, layout.grid, tile)
+        // Finite and non-negative by construction; saturating casts all the same.
+        let to_ms = |secs: f64| (secs * 1000.0).round().clamp(0.0, u64::MAX as f64) as u64;
+        let duration_ms = to_ms(title.period_duration_secs());
+        let board = Self::new(duration_ms, layout.interval_ms, layout.grid, tile)?;
+        Ok(board.with_offset(to_ms(title.dash_preroll_secs())))
+    }
+
+    /// This storyboard with the title's time 0 at `offset_ms` of the players' timeline.
+    pub fn with_offset(self, offset_ms: u64) -> Self {
+        Self { offset_ms, ..self }
     }
 
     /// The storyboard of `title`'s first video rendition, for manifests; `None` without
@@ -221,6 +240,7 @@ impl Storyboard {
             end_ms: start_ms
                 .saturating_add(self.interval_ms)
                 .min(self.duration_ms),
+            shows_ms: start_ms.saturating_sub(self.offset_ms),
         }
     }
 
@@ -303,9 +323,19 @@ mod tests {
                 sheet: 1,
                 at: (160, 90),
                 start_ms: 3_000,
-                end_ms: 3_500
+                end_ms: 3_500,
+                shows_ms: 3_000,
             }
         );
+        // A 500 ms pre-roll before the title's start: the cues keep the players' timeline,
+        // each tile shows the title 500 ms earlier than its cue's start.
+        let moved = board.with_offset(500);
+        assert_eq!((moved.tile(0).start_ms, moved.tile(0).shows_ms), (0, 0));
+        assert_eq!(
+            (moved.tile(3).start_ms, moved.tile(3).shows_ms),
+            (3_000, 2_500)
+        );
+        assert_eq!(moved.vtt(), board.vtt());
         assert_eq!(board5.tile(4).sheet, 2);
         assert_eq!(board5.tile(4).at, (0, 0));
         let vtt = board.vtt();

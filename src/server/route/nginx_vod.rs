@@ -1,8 +1,9 @@
 //! nginx-vod-module's URL grammar, translated to vodpack's own routes, so a CDN
 //! or an app holding nginx-vod URLs can be pointed at vodpack unchanged.
 //!
-//! Under each configured location (`--nginx-vod-locations hls=/hls/,hlsts=/hlsts/,dash=/dash/`)
-//! a path is `PREFIX/FILE_PATH/NAME`, as nginx-vod's local mode reads it:
+//! Under each configured location (`--nginx-vod-locations hls=/hls/,hlsts=/hlsts/,dash=/dash/`,
+//! and `thumb=/thumb/` for a `vod thumb` location) a path is `PREFIX/FILE_PATH/NAME`, as
+//! nginx-vod's local mode reads it:
 //! - path parameters anywhere in FILE_PATH, removed from it, the first of each kind winning
 //!   as in `ngx_http_vod_extract_uri_params`: `clipFrom/MS/`, `clipTo/MS/`, `tracks/v1-a1/`;
 //!   they become a `package::View`;
@@ -14,7 +15,10 @@
 //!   nginx-vod's: `master.m3u8`, `index[-...].m3u8`, `iframes-...m3u8`, `seg-N-...m4s|ts`,
 //!   `init-...mp4`, DASH `manifest.mpd` and `fragment-N-...m4s`, with nginx-vod's track
 //!   tokens (`f2`: file 2 of a set, `v1`/`a2`: the Nth video/audio track, `v`/`v0`: all of
-//!   them, `leng`: a language, `x3`: a version, ignored).
+//!   them, `leng`: a language, `x3`: a version, ignored); thumbnails
+//!   (`thumb-1000-w150.jpg`, the name being the same in both grammars) under every
+//!   location, and storyboards (vodpack's, referred to by its manifests) under the
+//!   packagers' locations.
 //!
 //! Names that pick tracks are resolved against the title (the Nth video track is the title's
 //! business), which is why they stay an `NginxName` (nginx_names.rs) until the title is loaded.
@@ -34,6 +38,7 @@ use super::nginx_names::{
 use super::paths::Route;
 use crate::config::NginxVodLocations;
 use crate::media::TrackKind;
+use crate::package::thumb::{StoryboardPart, ThumbName};
 use crate::package::{
     parse_version_folder, Clip, PickKind, Resource, TrackPick, TrackSelection, View,
 };
@@ -45,15 +50,16 @@ use crate::source::ObjectKey;
 /// [`RouteError::NotFound`] outside the locations or for a name nginx-vod does not have,
 /// [`RouteError::BadPath`] for a malformed key, parameter or name.
 pub fn parse_nginx_route(locations: &NginxVodLocations, path: &str) -> Result<Route, RouteError> {
-    let (output, rest) = locations
+    let (location, rest) = locations
         .prefixes()
         .find_map(|(name, prefix)| {
-            let output = match name {
-                "hls" => NginxOutput::Hls,
-                "hlsts" => NginxOutput::HlsTs,
-                _ => NginxOutput::Dash,
+            let location = match name {
+                "hls" => Location::Packager(NginxOutput::Hls),
+                "hlsts" => Location::Packager(NginxOutput::HlsTs),
+                "dash" => Location::Packager(NginxOutput::Dash),
+                _ => Location::Thumb,
             };
-            Some((output, path.strip_prefix(prefix)?))
+            Some((location, path.strip_prefix(prefix)?))
         })
         .ok_or(RouteError::NotFound)?;
     let bad = |reason: String| RouteError::BadPath { reason };
@@ -122,6 +128,29 @@ pub fn parse_nginx_route(locations: &NginxVodLocations, path: &str) -> Result<Ro
         clip: native_view.clip.or(clip),
         tracks: native_view.tracks.or(tracks),
     };
+    // Thumbnails under every location (vodpack's own name is nginx-vod's); storyboards,
+    // which the manifests refer to, under the packagers'. A `vod thumb` location has
+    // nothing else.
+    if let Some(name) = ThumbName::parse(name) {
+        return Ok(Route::Thumbnail {
+            key,
+            version,
+            view,
+            name,
+        });
+    }
+    let output = match location {
+        Location::Packager(output) => output,
+        Location::Thumb => return Err(RouteError::NotFound),
+    };
+    if let Some(part) = StoryboardPart::parse(name) {
+        return Ok(Route::Storyboard {
+            key,
+            version,
+            view,
+            part,
+        });
+    }
     // vodpack's own names: what its manifests refer to.
     if let Some(resource) = Resource::parse(name) {
         let resource = match (output, resource) {
@@ -138,6 +167,13 @@ pub fn parse_nginx_route(locations: &NginxVodLocations, path: &str) -> Result<Ro
     let mut name = parse_name(output, name)?;
     name.base = base;
     Ok(Route::NginxVod { key, view, name })
+}
+
+/// What a location serves: a packager's output, or thumbnails (`vod thumb`).
+#[derive(Debug, Clone, Copy)]
+enum Location {
+    Packager(NginxOutput),
+    Thumb,
 }
 
 /// Split vodpack's view folders (`clip/FROM-TO/`, `tracks/SPEC/` in vodpack's grammar,

@@ -22,6 +22,7 @@ use crate::package::thumb::{
     ThumbName,
 };
 use crate::package::{split_document_track_id, View};
+use crate::server::admission::Admitted;
 use crate::server::app::App;
 use crate::server::error::ServeError;
 use crate::server::respond::answer::{Answer, Content, IMMUTABLE, MANIFEST};
@@ -47,6 +48,7 @@ const MAX_READ_BYTES: u64 = 64 * 1024 * 1024;
 /// decode); the source's read errors.
 pub async fn answer(
     app: &Arc<App>,
+    place: Arc<Admitted>,
     (key, version): (ObjectKey, Option<String>),
     view: View,
     name: ThumbName,
@@ -76,7 +78,7 @@ pub async fn answer(
     let picked = {
         let cached = cached.clone();
         let span = span.clone();
-        blocking(move || {
+        blocking(&place, move || {
             let _in = span.enter();
             let (track, plan) = track_of(&cached.title, track_pos)?;
             let (w, h) = (track.codec.width, track.codec.height);
@@ -103,7 +105,7 @@ pub async fn answer(
     let jpeg = {
         let cached = cached.clone();
         let span = span.clone();
-        blocking(move || {
+        blocking(&place, move || {
             let _in = span.enter();
             let (track, _) = track_of(&cached.title, track_pos)?;
             let picture = decode_frame(
@@ -266,13 +268,20 @@ pub(crate) fn track_of(
     })
 }
 
-/// Run `work` on the blocking pool.
+/// Run `work` on the blocking pool, holding the request's admission `place` until it
+/// ends, even when the request has given up waiting for it.
 pub(crate) async fn blocking<T: Send + 'static>(
+    place: &Arc<Admitted>,
     work: impl FnOnce() -> Result<T, ThumbError> + Send + 'static,
 ) -> Result<T, ServeError> {
-    let done = tokio::task::spawn_blocking(work)
-        .await
-        .map_err(|_| ServeError::Internal("thumbnail work failed"))?;
+    let place = Arc::clone(place);
+    let done = tokio::task::spawn_blocking(move || {
+        let done = work();
+        drop(place);
+        done
+    })
+    .await
+    .map_err(|_| ServeError::Internal("thumbnail work failed"))?;
     Ok(done?)
 }
 

@@ -20,6 +20,7 @@ use crate::package::thumb::{
     Storyboard, StoryboardLayout, StoryboardPart, ThumbError,
 };
 use crate::package::{render_image_playlist, View};
+use crate::server::admission::Admitted;
 use crate::server::app::App;
 use crate::server::error::ServeError;
 use crate::server::respond::answer::{Answer, Content, IMMUTABLE, M3U8, MANIFEST, WEBVTT};
@@ -32,6 +33,7 @@ use crate::source::ObjectKey;
 /// As `thumb::answer`; a sheet past the last is [`ThumbError::NoSuchSheet`].
 pub async fn answer(
     app: &Arc<App>,
+    place: Arc<Admitted>,
     (key, version): (ObjectKey, Option<String>),
     view: View,
     part: StoryboardPart,
@@ -49,7 +51,7 @@ pub async fn answer(
             let playlist = render_image_playlist(&board, query.as_deref());
             (Bytes::from(playlist), M3U8)
         }
-        StoryboardPart::Sheet(number) => (sheet(app, &video, board, number).await?, JPEG),
+        StoryboardPart::Sheet(number) => (sheet(app, &place, &video, board, number).await?, JPEG),
     };
     Ok(Answer {
         content: Content::Inline(body),
@@ -76,6 +78,7 @@ pub fn layout(app: &App) -> StoryboardLayout {
 /// Sheet `number` of `board` as a JPEG.
 async fn sheet(
     app: &Arc<App>,
+    place: &Arc<Admitted>,
     video: &VideoSource,
     board: Storyboard,
     number: u32,
@@ -97,14 +100,14 @@ async fn sheet(
     let (picks, tile_picks, ranges) = {
         let cached = video.cached.clone();
         let span = span.clone();
-        blocking(move || {
+        blocking(place, move || {
             let _in = span.enter();
             let (track, plan) = track_of(&cached.title, track_pos)?;
             let mut picks: Vec<FramePick> = Vec::new();
             let mut tile_picks = Vec::new();
             for index in tiles {
-                let start_ms = board.tile(index).start_ms;
-                let pick = match pick_frame(track, plan, start_ms, PickMode::KeyFrame) {
+                let shows_ms = board.tile(index).shows_ms;
+                let pick = match pick_frame(track, plan, shows_ms, PickMode::KeyFrame) {
                     // A last cue starting past the video's end shows its last key frame.
                     Err(ThumbError::PastEnd { end_ms, .. }) => {
                         let last_ms = end_ms.saturating_sub(1);
@@ -134,7 +137,7 @@ async fn sheet(
     let quality = u8::try_from(app.settings.thumbnails.jpeg_quality.clamp(1, 100)).unwrap_or(90);
     let max_pixels = app.settings.thumbnails.max_source_pixels;
     let cached = video.cached.clone();
-    let jpeg = blocking(move || {
+    let jpeg = blocking(place, move || {
         let _in = span.enter();
         let (track, _) = track_of(&cached.title, track_pos)?;
         let mut rest = samples.as_slice();

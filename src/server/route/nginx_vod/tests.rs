@@ -232,3 +232,46 @@ fn track_tokens_round_trip_through_the_names() {
         ));
     }
 }
+
+#[test]
+fn thumbnails_answer_under_every_location_and_storyboards_under_the_packagers() {
+    let locations: NginxVodLocations = "hls=/hls/,dash=/dash/,thumb=/thumb/".parse().unwrap();
+    let route = |path: &str| parse_nginx_route(&locations, path);
+    let thumb = ThumbName::parse("thumb-1000-w150.jpg").unwrap();
+    for path in [
+        "/thumb/dir/a.mp4/thumb-1000-w150.jpg",
+        "/hls/dir/a.mp4/thumb-1000-w150.jpg",
+        "/dash/dir/a.mp4/thumb-1000-w150.jpg",
+    ] {
+        let Ok(Route::Thumbnail {
+            key, name, view, ..
+        }) = route(path)
+        else {
+            panic!("{path} is a thumbnail");
+        };
+        assert_eq!((key.as_str(), name), ("dir/a.mp4", thumb), "{path}");
+        assert_eq!(view, View::default());
+    }
+    // nginx-vod's path parameters view the title the thumbnail is taken from.
+    let Ok(Route::Thumbnail { view, .. }) = route("/thumb/a.mp4/clipFrom/2000/thumb-500.jpg")
+    else {
+        panic!("a clipped thumbnail");
+    };
+    assert_eq!(view.path(), "clip/2000-/");
+    // The storyboard the manifests refer to, in their version folder.
+    let Ok(Route::Storyboard { part, version, .. }) =
+        route("/dash/a.mp4/v0123456789abcdef/storyboard-2.jpg")
+    else {
+        panic!("a storyboard sheet under the dash location");
+    };
+    assert_eq!(part, StoryboardPart::Sheet(2));
+    assert_eq!(version.as_deref(), Some("0123456789abcdef"));
+    // A `vod thumb` location serves thumbnails only.
+    for path in [
+        "/thumb/a.mp4/manifest.mpd",
+        "/thumb/a.mp4/storyboard.vtt",
+        "/thumb/a.mp4/seg-1-v1.m4s",
+    ] {
+        assert_eq!(route(path), Err(RouteError::NotFound), "{path}");
+    }
+}
