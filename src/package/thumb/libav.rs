@@ -19,8 +19,10 @@
 //! and tagged with its place in the run; the picture whose tag is the last sample's is the
 //! frame, so pictures the decoder drops (HEVC RASL pictures after a CRA) do not shift it.
 //! One thread per decode (the admission bounds how many run), errors explode instead of
-//! being concealed, a picture flagged corrupt is refused, and libavcodec's `max_pixels`
-//! backs up the size check done on the stream's own header before any frame is decoded.
+//! being concealed, a picture flagged corrupt is refused, and the stream's own size is
+//! held to the limit before a picture is decoded: HEVC's SPS when the decoder opens (it
+//! reads the extradata), any frame header through libavcodec's `max_pixels` (dav1d's
+//! frame size limit for AV1), which refuses it before the picture is allocated.
 
 use std::ffi::{c_int, CStr};
 use std::ptr;
@@ -419,5 +421,87 @@ fn error_text(code: c_int) -> String {
 fn undecodable(reason: &str) -> ThumbError {
     ThumbError::Undecodable {
         reason: reason.to_owned(),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// The decoder configuration and the first `count` samples of the video of `name`.
+    fn fixture_run(name: &str, count: usize) -> (Option<Vec<u8>>, Vec<Bytes>) {
+        let path = std::path::Path::new(env!("CARGO_MANIFEST_DIR"))
+            .join("fixtures")
+            .join(name);
+        let file = Bytes::from(std::fs::read(path).unwrap());
+        let index =
+            crate::media::index_from_bytes(&file, &crate::media::MediaLimits::default()).unwrap();
+        let track = &index.tracks[0];
+        let samples = (0..count)
+            .map(|i| {
+                let start = track.samples.offsets()[i] as usize;
+                file.slice(start..start + track.samples.sizes[i] as usize)
+            })
+            .collect();
+        let config = crate::media::decoder_configuration(&track.sample_description);
+        (config, samples)
+    }
+
+    /// Given the 320x180 HEVC fixture and a limit of 320x179 pixels, then the decoder
+    /// refuses it when it opens, from the SPS, before a sample is sent.
+    #[test]
+    fn hevc_over_the_pixel_limit_is_refused_before_decoding() {
+        let (config, samples) = fixture_run("hevc-aac-3s.mp4", 1);
+        let refused = decode(
+            LibavCodec::Hevc,
+            config.as_deref(),
+            &samples,
+            (0, 320 * 179),
+        );
+        assert!(
+            matches!(
+                refused,
+                Err(ThumbError::FrameTooLarge {
+                    width: 320,
+                    height: 180,
+                    ..
+                })
+            ),
+            "{refused:?}"
+        );
+        let ok = decode(
+            LibavCodec::Hevc,
+            config.as_deref(),
+            &samples,
+            (0, 320 * 180),
+        );
+        assert_eq!(ok.map(|p| (p.width, p.height)), Ok((320, 180)));
+    }
+
+    /// Given the 10-bit AV1 fixture, then its key frame decodes to 8-bit 4:2:0 planes of
+    /// its size; with a limit under its size, no picture comes out.
+    #[test]
+    fn ten_bit_av1_becomes_eight_bit_planes_and_obeys_the_limit() {
+        let (config, samples) = fixture_run("av1-10bit-pq-aac-3s.mp4", 2);
+        let picture = decode(LibavCodec::Av1, config.as_deref(), &samples, (1, 1 << 20)).unwrap();
+        assert_eq!((picture.width, picture.height), (320, 180));
+        assert_eq!(picture.y.len(), 320 * 180);
+        assert_eq!((picture.u.len(), picture.v.len()), (160 * 90, 160 * 90));
+        assert!(decode(LibavCodec::Av1, config.as_deref(), &samples, (1, 320 * 179)).is_err());
+    }
+
+    /// Given an empty sample or a sample of HEVC fed as VP9, then a reason, never a picture
+    /// or a crash.
+    #[test]
+    fn empty_or_foreign_samples_are_undecodable() {
+        let (config, samples) = fixture_run("hevc-aac-3s.mp4", 1);
+        let empty = [Bytes::new()];
+        let refused = decode(LibavCodec::Hevc, config.as_deref(), &empty, (0, 1 << 20));
+        assert!(matches!(refused, Err(ThumbError::Undecodable { .. })));
+        let foreign = decode(LibavCodec::Vp9, None, &samples, (0, 1 << 20));
+        assert!(
+            matches!(foreign, Err(ThumbError::Undecodable { .. })),
+            "{foreign:?}"
+        );
     }
 }
