@@ -420,7 +420,7 @@ mod libav {
     /// Given the HEVC fixtures (8-bit, 10-bit PQ with `colr`, 10-bit HLG with colour only
     /// in the VUI, `hev1` with wavefront slices) and AV1 and VP9 clips, when the first
     /// frame, a mid-GOP frame and the last frame are asked for, then each is ffmpeg's frame
-    /// at the asked size at 35 dB PSNR or better.
+    /// at the asked size at 35 dB PSNR or better; their first storyboard sheet is a JPEG.
     #[tokio::test]
     async fn hevc_av1_and_vp9_give_ffmpegs_frame_at_several_times() {
         if !have_tool("ffmpeg") || !have_tool("ffprobe") {
@@ -434,6 +434,12 @@ mod libav {
         for key in &keys {
             let file = root.path().join(key);
             report.extend(frames_match_ffmpeg(&server, (key, &file), scratch.path()).await);
+            // Storyboard sheets take the same decoder.
+            let sheet = get(server.addr, &format!("/vod/{key}/storyboard-1.jpg")).await;
+            assert_eq!(sheet.status, 200, "{key}: {}", sheet.text());
+            let jpeg = scratch.path().join("sheet.jpg");
+            std::fs::write(&jpeg, &sheet.body).expect("write");
+            assert!(image_size(&jpeg).0 > 0, "{key}: the sheet decodes");
         }
         eprintln!("{}", report.join("\n"));
         server.shutdown().await;
