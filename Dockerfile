@@ -18,21 +18,30 @@ ARG RUST_VERSION=1.95
 ARG DEBIAN_RELEASE=bookworm
 
 FROM rust:${RUST_VERSION}-slim-${DEBIAN_RELEASE} AS build
+# FFmpeg's headers and libclang: the image is built with the `libavcodec` feature, so
+# thumbnails of HEVC, AV1 and VP9 decode through Debian's libavcodec (bindgen reads the
+# headers through libclang).
+# hadolint ignore=DL3008
+RUN apt-get update \
+    && apt-get install -y --no-install-recommends libavcodec-dev libavutil-dev \
+       libswscale-dev libclang-dev pkg-config \
+    && rm -rf /var/lib/apt/lists/*
 WORKDIR /src
 # .dockerignore keeps this to the manifest, the lock file, src/ and benches/.
 COPY . .
 # The registry and target folders are build caches; the binary is copied out of them.
 RUN --mount=type=cache,target=/usr/local/cargo/registry \
     --mount=type=cache,target=/src/target \
-    cargo build --release --locked --bin vodpack \
+    cargo build --release --locked --features libavcodec --bin vodpack \
     && install -m 0755 target/release/vodpack /usr/local/bin/vodpack
 
 FROM debian:${DEBIAN_RELEASE}-slim
-# CA certificates for https object stores and OTLP endpoints. Nothing else: the health
-# check below uses bash, which the base image has.
+# CA certificates for https object stores and OTLP endpoints, and the libavcodec and
+# libswscale the binary links (bookworm's sonames; with their codec libraries: dav1d for
+# AV1). Nothing else: the health check below uses bash, which the base image has.
 # hadolint ignore=DL3008
 RUN apt-get update \
-    && apt-get install -y --no-install-recommends ca-certificates \
+    && apt-get install -y --no-install-recommends ca-certificates libavcodec59 libswscale6 \
     && rm -rf /var/lib/apt/lists/*
 # /var/cache/vodpack belongs to the user, for --index-cache-dir: a volume mounted there
 # starts out owned by it (deploy/compose.yaml mounts one per replica).

@@ -1,5 +1,5 @@
 # Everyday commands. The README's two commands are `cargo run --release -- serve` and
-# `cargo test`; these targets wrap the rest.
+# `cargo test --features libavcodec`; these targets wrap the rest.
 #
 # The budget harness opens one socket per stream on each side: raise the file limit.
 
@@ -9,11 +9,12 @@ serve:
 	cargo run --release -- serve
 
 test:
-	cargo test
+	cargo test --features libavcodec
 
 lint:
 	cargo fmt --all -- --check
 	cargo clippy --all-targets -- -D warnings
+	cargo clippy --all-targets --features libavcodec -- -D warnings
 
 ci:
 	bash .ci/run

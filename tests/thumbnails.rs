@@ -1,8 +1,9 @@
 //! Thumbnails over HTTP (`thumb-MS[-wW][-hH].jpg`, issue 30): the frame presented at MS,
 //! decoded by vodpack, is ffmpeg's frame (checked by PSNR through ffmpeg's own decode of
-//! both); past the end and audio-only titles are 404, HEVC is 422 naming the feature, a
-//! broken key frame is 422 and the server stays healthy, and the decode admission sheds
-//! with 503 rather than queueing for ever. Tests that need ffmpeg/ffprobe skip without
+//! both); past the end and audio-only titles are 404, HEVC is 422 naming the feature (and
+//! with the `libavcodec` feature, HEVC, AV1 and VP9 give ffmpeg's frames too: `libav`
+//! below), a broken key frame is 422 and the server stays healthy, and the decode
+//! admission sheds with 503 rather than queueing for ever. Tests that need ffmpeg/ffprobe skip without
 //! them unless `VODPACK_REQUIRE_TOOLS=1`.
 
 mod common;
@@ -114,47 +115,17 @@ async fn every_h264_fixture_gives_ffmpegs_frame_at_several_times() {
     let mut report = Vec::new();
     for name in &names {
         let file = fixtures.join(name);
-        let times = frame_times(&file);
-        let last = times.len().checked_sub(1).expect("frames");
-        // First frame at full size; mid-GOP (frame 13 of GOPs of 30 or more) with the
-        // width alone; last frame with both sides.
-        for (n, w, h, size) in [
-            (0, None, None, (320, 180)),
-            (13.min(last), Some(160), None, (160, 90)),
-            (last, Some(150), Some(100), (150, 100)),
-        ] {
-            let ms = (times[n] * 1000.0).floor() as u64 + 1;
-            let mut thumb = format!("thumb-{ms}");
-            if let Some(w) = w {
-                thumb.push_str(&format!("-w{w}"));
-            }
-            if let Some(h) = h {
-                thumb.push_str(&format!("-h{h}"));
-            }
-            let reply = get(server.addr, &format!("/vod/{name}/{thumb}.jpg")).await;
-            assert_eq!(reply.status, 200, "{name} {thumb}: {}", reply.text());
-            assert_eq!(reply.header("content-type"), Some("image/jpeg"));
-            let jpeg = scratch.path().join(format!("{name}-{thumb}.jpg"));
-            std::fs::write(&jpeg, &reply.body).expect("write");
-            assert_eq!(image_size(&jpeg), size, "{name} {thumb}");
-            let ours = ffmpeg_rgb(&jpeg, "null");
-            let scale = format!(
-                "select=eq(n\\,{n}),scale={}:{}:{ACCURATE},format=rgb24",
-                size.0, size.1
-            );
-            let theirs = ffmpeg_rgb(&file, &scale);
-            let db = psnr(&ours, &theirs);
-            report.push(format!("{name} {thumb} frame {n}: {db:.1} dB"));
-            assert!(db >= MIN_PSNR_DB, "{name} {thumb} (frame {n}): {db:.1} dB");
-        }
+        assert_eq!(video_size(&file), (320, 180), "{name}");
+        report.extend(frames_match_ffmpeg(&server, (name, &file), scratch.path()).await);
     }
     eprintln!("{}", report.join("\n"));
     server.shutdown().await;
 }
 
 /// Given the 3 s fixture, when a time at or past its end is asked for, then 404 says so;
-/// an audio-only title is 404 naming the missing video; an HEVC title is 422 naming the
-/// cargo feature that would decode it; a size over the bounds is 400.
+/// an audio-only title is 404 naming the missing video; HEVC and AV1 titles are 422 naming
+/// the cargo feature that would decode them (200 in a build with it); a size over the
+/// bounds is 400.
 #[tokio::test]
 async fn what_cannot_be_pictured_says_why() {
     let server = start_server(&common::fixtures()).await;
@@ -165,8 +136,16 @@ async fn what_cannot_be_pictured_says_why() {
     assert_eq!(audio.status, 404);
     assert!(audio.text().contains("no video"), "{}", audio.text());
     let hevc = get(server.addr, "/vod/hevc-aac-3s.mp4/thumb-1000.jpg").await;
-    assert_eq!(hevc.status, 422);
-    assert!(hevc.text().contains("libavcodec"), "{}", hevc.text());
+    #[cfg(not(feature = "libavcodec"))]
+    {
+        assert_eq!(hevc.status, 422);
+        assert!(hevc.text().contains("`libavcodec`"), "{}", hevc.text());
+        let av1 = get(server.addr, "/vod/av1-10bit-pq-aac-3s.mp4/thumb-0.jpg").await;
+        assert_eq!(av1.status, 422);
+        assert!(av1.text().contains("`libavcodec`"), "{}", av1.text());
+    }
+    #[cfg(feature = "libavcodec")]
+    assert_eq!(hevc.status, 200, "{}", hevc.text());
     let huge = get(server.addr, "/vod/h264-aac-3s.mp4/thumb-0-w5000.jpg").await;
     assert_eq!(huge.status, 400, "{}", huge.text());
     let ok = get(server.addr, "/vod/h264-aac-3s.mp4/thumb-2999-w64.jpg").await;
@@ -196,6 +175,93 @@ fn first_key_frame(file: &Path) -> (usize, usize) {
     let size = fields.next().and_then(|s| s.parse().ok()).expect("size");
     let pos = fields.next().and_then(|s| s.parse().ok()).expect("pos");
     (pos, size)
+}
+
+/// Given a video whose frames are `frames` (ffprobe's presentation times, in s), when its
+/// first frame (natural size), its frame 13 (or last; width 160) and its last frame (150x100)
+/// are asked for from `server`, then each is a JPEG of that size showing ffmpeg's frame
+/// at 35 dB PSNR or better; returns one report line per image.
+async fn frames_match_ffmpeg(
+    server: &common::TestServer,
+    (key, file): (&str, &Path),
+    scratch: &Path,
+) -> Vec<String> {
+    let times = frame_times(file);
+    let last = times.len().checked_sub(1).expect("frames");
+    let natural = video_size(file);
+    let narrow = (160, (160 * natural.1 + natural.0 / 2) / natural.0);
+    // Pictures of more than 8 bits, or not 4:2:0, are brought to 8-bit 4:2:0 by ffmpeg
+    // before its RGB conversion, as thumbnails are: ffmpeg's direct 10-bit conversion
+    // upsamples chroma differently from its 8-bit one, and on the saturated test patterns
+    // of the fixtures its two paths differ from each other by 35 dB or less.
+    let to_8bit = match pixel_format(file).as_str() {
+        "yuv420p" | "yuvj420p" => "",
+        _ => "format=yuv420p,",
+    };
+    let mut report = Vec::new();
+    for (n, w, h, size) in [
+        (0, None, None, natural),
+        (13.min(last), Some(160), None, narrow),
+        (last, Some(150), Some(100), (150, 100)),
+    ] {
+        let ms = (times[n] * 1000.0).floor() as u64 + 1;
+        let mut thumb = format!("thumb-{ms}");
+        if let Some(w) = w {
+            thumb.push_str(&format!("-w{w}"));
+        }
+        if let Some(h) = h {
+            thumb.push_str(&format!("-h{h}"));
+        }
+        let reply = get(server.addr, &format!("/vod/{key}/{thumb}.jpg")).await;
+        assert_eq!(reply.status, 200, "{key} {thumb}: {}", reply.text());
+        assert_eq!(reply.header("content-type"), Some("image/jpeg"));
+        let jpeg = scratch.join(format!("{}-{thumb}.jpg", key.replace('/', "_")));
+        std::fs::write(&jpeg, &reply.body).expect("write");
+        assert_eq!(image_size(&jpeg), size, "{key} {thumb}");
+        let ours = ffmpeg_rgb(&jpeg, "null");
+        let scale = format!(
+            "select=eq(n\\,{n}),{to_8bit}scale={}:{}:{ACCURATE},format=rgb24",
+            size.0, size.1
+        );
+        let theirs = ffmpeg_rgb(file, &scale);
+        let db = psnr(&ours, &theirs);
+        let mut line = format!("{key} {thumb} frame {n}: {db:.1} dB");
+        if !to_8bit.is_empty() {
+            let direct = format!(
+                "select=eq(n\\,{n}),format=rgb24,scale={}:{}",
+                size.0, size.1
+            );
+            let direct = psnr(&ours, &ffmpeg_rgb(file, &direct));
+            line.push_str(&format!(" (ffmpeg's direct conversion: {direct:.1} dB)"));
+        }
+        report.push(line);
+        assert!(db >= MIN_PSNR_DB, "{key} {thumb} (frame {n}): {db:.1} dB");
+    }
+    report
+}
+
+/// The pixel format of the first video stream of `file`, as ffprobe names it.
+fn pixel_format(file: &Path) -> String {
+    let out = Command::new("ffprobe")
+        .args(["-v", "error", "-select_streams", "v:0", "-show_entries"])
+        .args(["stream=pix_fmt", "-of", "csv=p=0"])
+        .arg(file)
+        .output()
+        .expect("ffprobe");
+    String::from_utf8_lossy(&out.stdout).trim().to_owned()
+}
+
+/// Width and height of the first video stream of `file`, as ffprobe reads them.
+fn video_size(file: &Path) -> (u32, u32) {
+    let out = Command::new("ffprobe")
+        .args(["-v", "error", "-select_streams", "v:0", "-show_entries"])
+        .args(["stream=width,height", "-of", "csv=p=0"])
+        .arg(file)
+        .output()
+        .expect("ffprobe");
+    let text = String::from_utf8_lossy(&out.stdout);
+    let mut sides = text.trim().split(',').map(|s| s.parse().unwrap_or(0));
+    (sides.next().unwrap_or(0), sides.next().unwrap_or(0))
 }
 
 /// Given copies of a fixture whose first key frame has a NAL length running past the
@@ -490,4 +556,162 @@ async fn hd_clips_convert_with_their_own_colour_matrix_and_display_aspect() {
         "under {MIN_PSNR_DB} dB or not clearly above the other matrix: {failed:?}"
     );
     server.shutdown().await;
+/// With the `libavcodec` feature: HEVC thumbnails (the committed 8-bit and 10-bit HDR
+/// fixtures, and in-band parameter sets with wavefront slices), AV1 (the 10-bit fixture and
+/// an 8-bit clip encoded here) and VP9 (a clip encoded here) are ffmpeg's frames; corrupt
+/// key frames are 422 with the reason.
+#[cfg(feature = "libavcodec")]
+mod libav {
+    use super::*;
+
+    /// Whether this ffmpeg has the encoder `name` (Debian's has libaom, SVT-AV1 and
+    /// libvpx); under `VODPACK_REQUIRE_TOOLS=1` a missing one fails the test.
+    fn have_encoder(name: &str) -> bool {
+        let out = Command::new("ffmpeg")
+            .args(["-hide_banner", "-encoders"])
+            .output()
+            .expect("ffmpeg");
+        let listed = String::from_utf8_lossy(&out.stdout)
+            .lines()
+            .any(|l| l.split_whitespace().nth(1) == Some(name));
+        if !listed && std::env::var("VODPACK_REQUIRE_TOOLS").is_ok_and(|v| v == "1") {
+            panic!("ffmpeg's {name} encoder is required (VODPACK_REQUIRE_TOOLS=1)");
+        }
+        listed
+    }
+
+    /// A 2.4 s 320x180 25 fps test pattern (60 frames, a key frame every 30) encoded by
+    /// `codec` into `out`.
+    fn make_clip(out: &Path, codec: &[&str]) {
+        let made = Command::new("ffmpeg")
+            .args(["-v", "error", "-y", "-f", "lavfi", "-i"])
+            .arg("testsrc2=size=320x180:rate=25:duration=2.4")
+            .args(["-pix_fmt", "yuv420p", "-g", "30"])
+            .args(codec)
+            .arg(out)
+            .output()
+            .expect("ffmpeg");
+        assert!(
+            made.status.success(),
+            "{}",
+            String::from_utf8_lossy(&made.stderr)
+        );
+    }
+
+    /// A folder with the HEVC and AV1 fixtures, plus AV1 and VP9 clips where this ffmpeg
+    /// can encode them; the keys to check.
+    fn clips(root: &Path) -> Vec<String> {
+        let mut keys = Vec::new();
+        for name in [
+            "hevc-aac-3s.mp4",
+            "hevc-main10-pq-aac-3s.mp4",
+            "hevc-main10-hlg-aac-3s.mp4",
+            "cbcs/hevc-2slices-wpp-hev1.mp4",
+            "av1-10bit-pq-aac-3s.mp4",
+        ] {
+            let to = root.join(name);
+            std::fs::create_dir_all(to.parent().expect("folder")).expect("mkdir");
+            std::fs::copy(common::fixtures().join(name), to).expect("copy");
+            keys.push(name.to_owned());
+        }
+        if have_encoder("libaom-av1") {
+            let args = ["-c:v", "libaom-av1", "-cpu-used", "8", "-b:v", "300k"];
+            make_clip(&root.join("av1-8bit.mp4"), &args);
+            keys.push("av1-8bit.mp4".into());
+        }
+        if have_encoder("libvpx-vp9") {
+            // Alternate reference frames on: hidden frames packed with shown ones.
+            let args = ["-c:v", "libvpx-vp9", "-b:v", "300k", "-deadline", "good"];
+            let args = [&args[..], &["-cpu-used", "5", "-auto-alt-ref", "1"]].concat();
+            make_clip(&root.join("vp9.mp4"), &args);
+            keys.push("vp9.mp4".into());
+        }
+        keys
+    }
+
+    /// Given the HEVC fixtures (8-bit, 10-bit PQ with `colr`, 10-bit HLG with colour only
+    /// in the VUI, `hev1` with wavefront slices) and AV1 and VP9 clips, when the first
+    /// frame, a mid-GOP frame and the last frame are asked for, then each is ffmpeg's frame
+    /// at the asked size at 35 dB PSNR or better; their first storyboard sheet is a JPEG.
+    #[tokio::test]
+    async fn hevc_av1_and_vp9_give_ffmpegs_frame_at_several_times() {
+        if !have_tool("ffmpeg") || !have_tool("ffprobe") {
+            return;
+        }
+        let root = TempDir::new("thumbs-libav");
+        let keys = clips(root.path());
+        let server = start_server(root.path()).await;
+        let scratch = TempDir::new("thumbs-libav-out");
+        let mut report = Vec::new();
+        for key in &keys {
+            let file = root.path().join(key);
+            report.extend(frames_match_ffmpeg(&server, (key, &file), scratch.path()).await);
+            // Storyboard sheets take the same decoder.
+            let sheet = get(server.addr, &format!("/vod/{key}/storyboard-1.jpg")).await;
+            assert_eq!(sheet.status, 200, "{key}: {}", sheet.text());
+            let jpeg = scratch.path().join("sheet.jpg");
+            std::fs::write(&jpeg, &sheet.body).expect("write");
+            assert!(image_size(&jpeg).0 > 0, "{key}: the sheet decodes");
+        }
+        eprintln!("{}", report.join("\n"));
+        server.shutdown().await;
+    }
+
+    /// Given copies of the HEVC fixture whose first key frame has a NAL length running past
+    /// the sample or garbage from its slice header on, and of the AV1 fixture with garbage
+    /// from the first OBU of its first key frame on, when their first frame is asked for, then 422 with the
+    /// reason, and the server goes on answering the intact fixture.
+    #[tokio::test]
+    async fn corrupt_hevc_and_av1_key_frames_are_422_and_the_server_stays_healthy() {
+        if !have_tool("ffprobe") {
+            return;
+        }
+        let root = TempDir::new("thumbs-libav-broken");
+        let hevc = common::fixtures().join("hevc-aac-3s.mp4");
+        let bytes = std::fs::read(&hevc).expect("fixture");
+        let (pos, size) = first_key_frame(&hevc);
+        let mut truncated = bytes.clone();
+        truncated[pos..pos + 4].copy_from_slice(&(size as u32 * 2).to_be_bytes());
+        std::fs::write(root.path().join("hevc-truncated.mp4"), truncated).expect("write");
+        // Garbage from the slice header on (after the 4-byte length and 2-byte NAL header).
+        let mut header = bytes.clone();
+        scramble(&mut header[pos + 6..pos + size]);
+        std::fs::write(root.path().join("hevc-garbage.mp4"), header).expect("write");
+        // Garbage in the second half of the slice data only: CABAC reads any bits, and
+        // ffmpeg itself decodes this one without a complaint (even with
+        // `-err_detect explode`), so a picture is a fair answer too; a panic is not.
+        let mut data = bytes.clone();
+        scramble(&mut data[pos + size / 2..pos + size]);
+        std::fs::write(root.path().join("hevc-garbage-data.mp4"), data).expect("write");
+        std::fs::write(root.path().join("hevc-intact.mp4"), &bytes).expect("write");
+        let av1 = common::fixtures().join("av1-10bit-pq-aac-3s.mp4");
+        let mut av1_bytes = std::fs::read(&av1).expect("fixture");
+        let (pos, size) = first_key_frame(&av1);
+        // Garbage from the sample's first OBU (its sequence header) on, after its 2-byte
+        // header: garbage only in tile data decodes to a picture in libdav1d, as CABAC
+        // garbage does in HEVC.
+        scramble(&mut av1_bytes[pos + 2..pos + size]);
+        std::fs::write(root.path().join("av1-garbage.mp4"), av1_bytes).expect("write");
+        let server = start_server(root.path()).await;
+        for key in ["hevc-truncated.mp4", "hevc-garbage.mp4", "av1-garbage.mp4"] {
+            let bad = get(server.addr, &format!("/vod/{key}/thumb-0.jpg")).await;
+            eprintln!("{key}: {} {}", bad.status, bad.text());
+            assert_eq!(bad.status, 422, "{key}: {}", bad.text());
+            assert!(bad.text().contains("does not decode"), "{}", bad.text());
+            let ok = get(server.addr, "/vod/hevc-intact.mp4/thumb-0.jpg").await;
+            assert_eq!(ok.status, 200, "{}", ok.text());
+        }
+        let data = get(server.addr, "/vod/hevc-garbage-data.mp4/thumb-0.jpg").await;
+        eprintln!("hevc-garbage-data.mp4: {}", data.status);
+        assert!(data.status == 200 || data.status == 422, "{}", data.status);
+        assert_eq!(get(server.addr, "/healthz").await.status, 200);
+        server.shutdown().await;
+    }
+
+    /// Overwrite `bytes` with a fixed pattern.
+    fn scramble(bytes: &mut [u8]) {
+        for (i, b) in bytes.iter_mut().enumerate() {
+            *b = (i as u8).wrapping_mul(151) ^ 0x5a;
+        }
+    }
 }

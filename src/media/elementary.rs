@@ -91,6 +91,24 @@ pub fn stream_config(stsd: &[u8]) -> StreamConfig {
     }
 }
 
+/// The body of the decoder configuration box of the first sample entry of a raw `stsd`
+/// (`hvcC` for HEVC, `av1C` for AV1, `avcC` for H.264), as ISO/IEC 14496-15 8.3.3 and the
+/// AV1 ISOBMFF binding 2.3 define it: what a decoder such as libavcodec takes as its
+/// extradata. `None` for other entries (VP9's `vpcC` configures no decoder: VP9 frames
+/// carry their own headers) and for an entry that cannot be read.
+pub fn decoder_configuration(stsd: &[u8]) -> Option<Vec<u8>> {
+    let stsd = Stsd::decode(&mut &stsd[..]).ok()?;
+    let body = match stsd.codecs.first()? {
+        Codec::Avc1(e) => box_body(&e.avcc),
+        Codec::Avc3(e) => box_body(&e.avcc),
+        Codec::Hvc1(e) => box_body(&e.hvcc),
+        Codec::Hev1(e) => box_body(&e.hvcc),
+        Codec::Av01(e) => box_body(&e.av1c),
+        _ => return None,
+    };
+    (!body.is_empty()).then_some(body)
+}
+
 /// The body of `atom` as mp4-atom writes it (its 8-byte header dropped); empty if it
 /// cannot be written.
 fn box_body<A: mp4_atom::Atom>(atom: &A) -> Vec<u8> {
@@ -137,6 +155,21 @@ mod tests {
             } => assert_eq!(&audio_specific_config[..2], &[0x11, 0x90]),
             other => panic!("{other:?}"),
         }
+    }
+
+    /// Given the HEVC and AV1 fixtures, then their decoder configuration is the `hvcC`
+    /// (version 1) and `av1C` (marker and version 1) body; audio and garbage have none.
+    #[test]
+    fn decoder_configurations_are_the_record_bodies() {
+        let hvcc = decoder_configuration(&fixture_stsd("hevc-aac-3s.mp4", 0)).unwrap();
+        assert_eq!(hvcc[0], 1, "configurationVersion");
+        let av1c = decoder_configuration(&fixture_stsd("av1-10bit-pq-aac-3s.mp4", 0)).unwrap();
+        assert_eq!(av1c[0], 0x81, "marker and version");
+        assert_eq!(
+            decoder_configuration(&fixture_stsd("h264-aac-3s.mp4", 1)),
+            None
+        );
+        assert_eq!(decoder_configuration(b"garbage"), None);
     }
 
     /// Given HEVC, then VPS, SPS and PPS come in that order; MP3 is named; garbage is Other.

@@ -44,7 +44,7 @@ pub use document::{
     TitleDocument,
 };
 pub use dolby::DolbyVision;
-pub use elementary::{stream_config, StreamConfig};
+pub use elementary::{decoder_configuration, stream_config, StreamConfig};
 pub use error::MediaError;
 pub use fragments::{FragmentDiscovery, FragmentReport};
 pub use limits::MediaLimits;

@@ -1,7 +1,8 @@
 //! Samples to a picture: H.264 through OpenH264, compiled from the source the `openh264`
 //! crate ships (`cc`, no downloaded binary), so a plain `cargo build` decodes H.264 on any
-//! machine. HEVC, AV1 and VP9 are refused with the cargo feature that would decode them
-//! (libavcodec, a later piece), any other codec as unsupported.
+//! machine. HEVC, AV1 and VP9 go to libavcodec (`libav.rs`) when vodpack is built with the
+//! cargo feature `libavcodec`; without it they are refused naming that feature, and any
+//! other codec as unsupported.
 //!
 //! MP4 samples hold length-prefixed NAL units (ISO/IEC 14496-15 5.3.2); OpenH264 reads an
 //! Annex B byte stream, so each sample is rewritten with start codes, after the `avcC`
@@ -50,20 +51,46 @@ impl Picture {
     }
 }
 
-/// Decode `samples` (in decode order, from a sync sample) of a track whose sample
-/// description is `stsd` and return the `rank`-th picture in presentation order.
+/// Decode `samples` (in decode order, from a sync sample to the frame asked for) of a
+/// track whose sample description is `stsd` and return the `rank`-th picture in
+/// presentation order. Pictures over `max_pixels` are refused before they are decoded
+/// where the decoder says its size first (libavcodec); the caller checks the picture too.
 ///
 /// # Errors
 /// [`ThumbError::CodecNeedsFeature`] or [`ThumbError::UnsupportedCodec`] for codecs not
-/// decoded here; [`ThumbError::Undecodable`] with the reason for a malformed sample or a
-/// decoder error, or when the decoder gives fewer pictures than `rank + 1`.
+/// decoded here; [`ThumbError::FrameTooLarge`]; [`ThumbError::Undecodable`] with the reason
+/// for a malformed sample or a decoder error, or when the decoder gives fewer pictures than
+/// `rank + 1`.
 pub fn decode_frame(
     fourcc: [u8; 4],
     stsd: &[u8],
     samples: &[Bytes],
-    rank: usize,
+    (rank, max_pixels): (usize, u64),
 ) -> Result<Picture, ThumbError> {
-    check_codec(fourcc)?;
+    // OpenH264 says a picture's size only with the picture: the caller checks that one.
+    #[cfg(not(feature = "libavcodec"))]
+    let _ = max_pixels;
+    match route(fourcc)? {
+        Route::OpenH264 => decode_h264(stsd, samples, rank),
+        #[cfg(feature = "libavcodec")]
+        Route::Libav(codec) => {
+            let config = crate::media::decoder_configuration(stsd);
+            super::libav::decode(codec, config.as_deref(), samples, (rank, max_pixels))
+        }
+    }
+}
+
+/// The decoder a codec goes to.
+enum Route {
+    /// H.264, always built in.
+    OpenH264,
+    /// HEVC, AV1 or VP9, with the `libavcodec` feature.
+    #[cfg(feature = "libavcodec")]
+    Libav(super::libav::LibavCodec),
+}
+
+/// H.264 samples through OpenH264.
+fn decode_h264(stsd: &[u8], samples: &[Bytes], rank: usize) -> Result<Picture, ThumbError> {
     let StreamConfig::Avc {
         length_size,
         parameter_sets,
@@ -113,17 +140,31 @@ pub fn decode_frame(
     )))
 }
 
-/// Refuse codecs this build does not decode, naming what would.
-fn check_codec(fourcc: [u8; 4]) -> Result<(), ThumbError> {
-    let needs = |codec| ThumbError::CodecNeedsFeature {
-        codec,
-        feature: "libavcodec",
+/// The decoder of a codec, or why this build has none.
+fn route(fourcc: [u8; 4]) -> Result<Route, ThumbError> {
+    #[cfg(feature = "libavcodec")]
+    use super::libav::LibavCodec;
+    #[cfg(not(feature = "libavcodec"))]
+    let libav = |codec| {
+        Err::<Route, _>(ThumbError::CodecNeedsFeature {
+            codec,
+            feature: "libavcodec",
+        })
     };
     match &fourcc {
-        b"avc1" | b"avc3" => Ok(()),
-        b"hvc1" | b"hev1" | b"dvh1" | b"dvhe" => Err(needs("HEVC")),
-        b"av01" => Err(needs("AV1")),
-        b"vp09" => Err(needs("VP9")),
+        b"avc1" | b"avc3" => Ok(Route::OpenH264),
+        #[cfg(feature = "libavcodec")]
+        b"hvc1" | b"hev1" | b"dvh1" | b"dvhe" => Ok(Route::Libav(LibavCodec::Hevc)),
+        #[cfg(feature = "libavcodec")]
+        b"av01" | b"dav1" => Ok(Route::Libav(LibavCodec::Av1)),
+        #[cfg(feature = "libavcodec")]
+        b"vp09" => Ok(Route::Libav(LibavCodec::Vp9)),
+        #[cfg(not(feature = "libavcodec"))]
+        b"hvc1" | b"hev1" | b"dvh1" | b"dvhe" => libav("HEVC"),
+        #[cfg(not(feature = "libavcodec"))]
+        b"av01" | b"dav1" => libav("AV1"),
+        #[cfg(not(feature = "libavcodec"))]
+        b"vp09" => libav("VP9"),
         _ => Err(ThumbError::UnsupportedCodec {
             fourcc: String::from_utf8_lossy(&fourcc).into_owned(),
         }),
@@ -210,14 +251,20 @@ mod tests {
     }
 
     #[test]
-    fn codecs_without_a_decoder_name_the_feature() {
-        assert!(check_codec(*b"avc1").is_ok());
-        let Err(e) = check_codec(*b"hvc1") else {
-            panic!("HEVC is not decoded here");
-        };
-        assert!(e.to_string().contains("libavcodec"), "{e}");
+    fn codecs_go_to_their_decoder_or_name_the_feature() {
+        assert!(matches!(route(*b"avc1"), Ok(Route::OpenH264)));
+        for fourcc in [*b"hvc1", *b"hev1", *b"av01", *b"vp09"] {
+            let routed = route(fourcc);
+            #[cfg(feature = "libavcodec")]
+            assert!(matches!(routed, Ok(Route::Libav(_))));
+            #[cfg(not(feature = "libavcodec"))]
+            match routed {
+                Err(e) => assert!(e.to_string().contains("`libavcodec`"), "{e}"),
+                Ok(_) => panic!("not decoded without the feature"),
+            }
+        }
         assert!(matches!(
-            check_codec(*b"mp4a"),
+            route(*b"mp4a"),
             Err(ThumbError::UnsupportedCodec { .. })
         ));
     }

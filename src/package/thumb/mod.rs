@@ -3,7 +3,8 @@
 //! `name.rs` makes and parses the names (nginx-vod-module's grammar), `pick.rs` chooses the
 //! samples to decode for the frame presented at a time (edit lists and B-frames as the
 //! planner maps them), `decode.rs` turns those samples into a picture (H.264 through
-//! OpenH264; other codecs are refused naming the cargo feature they would need), and
+//! OpenH264; HEVC, AV1 and VP9 through libavcodec in `libav.rs` with the cargo feature
+//! `libavcodec`, else refused naming it; other codecs unsupported), and
 //! `image.rs` turns the picture into a scaled JPEG; `storyboard.rs` lays out a title's
 //! storyboard (sheets of key-frame tiles and their WebVTT index). All of it is synchronous
 //! and CPU-bound: the server runs it off the runtime workers under its own admission
@@ -15,6 +16,8 @@
 
 mod decode;
 mod image;
+#[cfg(feature = "libavcodec")]
+mod libav;
 mod name;
 mod pick;
 mod storyboard;

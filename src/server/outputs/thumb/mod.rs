@@ -112,7 +112,7 @@ pub async fn answer(
                 track.codec.fourcc,
                 &track.sample_description,
                 &samples,
-                pick.rank,
+                (pick.rank, options.max_source_pixels),
             )?;
             let pixels = (picture.width as u64).saturating_mul(picture.height as u64);
             let (pw, ph) = (

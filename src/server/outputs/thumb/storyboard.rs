@@ -153,7 +153,7 @@ async fn sheet(
                 track.codec.fourcc,
                 &track.sample_description,
                 run,
-                pick.rank,
+                (pick.rank, max_pixels),
             )?;
             let pixels = (picture.width as u64).saturating_mul(picture.height as u64);
             if pixels > max_pixels {
