@@ -16,6 +16,7 @@
 mod dash;
 mod edit;
 mod error;
+mod filter;
 pub mod fmp4;
 mod hls;
 mod ladder;
@@ -36,6 +37,7 @@ mod windows;
 pub use dash::{render_mpd, render_mpd_with};
 pub use edit::{present, present_title};
 pub use error::PackageError;
+pub use filter::{codec_matches, FilterError, ManifestFilter, FILTER_PARAMS};
 pub use fmp4::{
     init_segment, muxed_init_segment, prepare_media_segment, prepare_muxed_segment,
     PreparedMuxedSegment, PreparedSegment,

@@ -36,17 +36,25 @@ pub fn render_multivariant_playlist_with(title: &Title, options: &ManifestOption
     subtitle_renditions(&mut out, title, options, &folder, |track_id| {
         Resource::MediaPlaylist { track_id }
     });
-    let (videos, audios): (Vec<&Rendition>, Vec<&Rendition>) = title
-        .renditions
-        .iter()
+    let (videos, all_audios): (Vec<&Rendition>, Vec<&Rendition>) = (title.renditions.iter())
+        .filter(|r| r.kind == TrackKind::Audio || !options.left_out(r.track_id))
         .partition(|r| r.kind == TrackKind::Video);
+    // Names over every audio rendition, so a filter changes no NAME of what it keeps.
+    let names = audio_names(title, &all_audios);
+    let (audios, names): (Vec<&Rendition>, Vec<String>) = (all_audios.iter().zip(names))
+        .filter(|(a, _)| !options.left_out(a.track_id))
+        .map(|(a, n)| (*a, n))
+        .unzip();
     if videos.is_empty() {
         for audio in &audios {
             variant(&mut out, title, &[audio], false, (options, &folder));
         }
         return out;
     }
-    for (audio, name) in audios.iter().zip(audio_names(title, &audios)) {
+    super::access::closed_caption_renditions(&mut out, title);
+    // A filter that leaves out the default audio makes the first one left the default.
+    let default_left = audios.iter().any(|a| a.is_default);
+    for (n, (audio, name)) in audios.iter().zip(names).enumerate() {
         let mut attrs = Attrs::default()
             .plain("TYPE", "AUDIO")
             .quoted("GROUP-ID", AUDIO_GROUP)
@@ -54,8 +62,10 @@ pub fn render_multivariant_playlist_with(title: &Title, options: &ManifestOption
         if let Some(language) = language(title, audio) {
             attrs = attrs.quoted("LANGUAGE", language);
         }
-        let default = if audio.is_default { "YES" } else { "NO" };
+        let default = audio.is_default || (!default_left && n == 0);
+        let default = if default { "YES" } else { "NO" };
         attrs = attrs.plain("DEFAULT", default).plain("AUTOSELECT", "YES");
+        attrs = super::access::audio_characteristics(attrs, audio);
         let channels = track(title, audio).map_or(0, |t| t.codec.channels);
         if channels > 0 {
             attrs = attrs.quoted("CHANNELS", channels);
@@ -181,8 +191,11 @@ fn variant(
     if with_audio {
         attrs = attrs.quoted("AUDIO", AUDIO_GROUP);
     }
-    if !title.index.text_tracks.is_empty() || !title.sidecars.is_empty() {
+    if super::access::has_subtitles(title, options) {
         attrs = attrs.quoted("SUBTITLES", SUBTITLES_GROUP);
+    }
+    if first.kind == TrackKind::Video {
+        attrs = super::access::closed_captions_attribute(attrs, title);
     }
     let uri = Resource::MediaPlaylist {
         track_id: first.track_id,
@@ -217,6 +230,9 @@ pub(super) fn subtitle_renditions(
         )
         .collect();
     for (text, base) in texts.iter().zip(&bases) {
+        if options.left_out(text.track_id) {
+            continue;
+        }
         let name = match bases.iter().filter(|b| *b == base).count() > 1 {
             true => format!("{base} (track {})", track_label(text.track_id)),
             false => base.clone(),
@@ -249,6 +265,9 @@ fn sidecar_renditions(
 ) {
     let default = title.sidecars.iter().position(|s| s.default);
     for (n, sidecar) in title.sidecars.iter().enumerate() {
+        if options.left_out(sidecar.track_id) {
+            continue;
+        }
         let language = sidecar.language.as_deref().filter(|l| !l.is_empty());
         let name = match (&sidecar.name, language) {
             (Some(name), _) => name.clone(),
@@ -266,6 +285,7 @@ fn sidecar_renditions(
         attrs = (attrs.plain("DEFAULT", yes_no(default == Some(n))))
             .plain("AUTOSELECT", "YES")
             .plain("FORCED", yes_no(sidecar.forced));
+        attrs = super::access::subtitle_characteristics(attrs, sidecar);
         let uri = playlist(sidecar.track_id);
         attrs = attrs.uri(format_args!("{folder}{uri}"), options);
         let _ = writeln!(out, "#EXT-X-MEDIA:{}", attrs.0);
