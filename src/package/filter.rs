@@ -155,8 +155,8 @@ impl ManifestFilter {
     /// [`FilterError::NothingLeft`] when no video rendition of a title with video, or no
     /// audio rendition of a title with audio, is left.
     pub fn left_out(&self, title: &Title) -> Result<Vec<u32>, FilterError> {
-        let (videos, audios): (Vec<&Rendition>, Vec<&Rendition>) = (title.renditions.iter())
-            .partition(|r| r.kind == TrackKind::Video);
+        let (videos, audios): (Vec<&Rendition>, Vec<&Rendition>) =
+            (title.renditions.iter()).partition(|r| r.kind == TrackKind::Video);
         let mut out = Vec::new();
         let language_of = |r: &Rendition| {
             let track = title.index.tracks.get(r.track_pos);
@@ -170,8 +170,16 @@ impl ManifestFilter {
         if !audios.is_empty() && kept_audio.is_empty() {
             return Err(FilterError::NothingLeft { what: "audio" });
         }
-        out.extend((audios.iter()).filter(|a| !kept_audio.contains(a)).map(|a| a.track_id));
-        let audio_peak = kept_audio.iter().map(|a| a.peak_bandwidth).max().unwrap_or(0);
+        out.extend(
+            (audios.iter())
+                .filter(|a| !kept_audio.contains(a))
+                .map(|a| a.track_id),
+        );
+        let audio_peak = kept_audio
+            .iter()
+            .map(|a| a.peak_bandwidth)
+            .max()
+            .unwrap_or(0);
         let keeps_video = |v: &Rendition| {
             let Some(codec) = title.index.tracks.get(v.track_pos).map(|t| &t.codec) else {
                 return false;
@@ -183,7 +191,9 @@ impl ManifestFilter {
             let codec_ok = self.video_codecs.is_empty()
                 || (self.video_codecs.iter()).any(|want| {
                     codec_matches(want, &codec.rfc6381)
-                        || supplemental.as_deref().is_some_and(|s| codec_matches(want, s))
+                        || supplemental
+                            .as_deref()
+                            .is_some_and(|s| codec_matches(want, s))
                 });
             height_ok && bandwidth_ok && codec_ok
         };

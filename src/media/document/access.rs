@@ -169,13 +169,29 @@ mod tests {
 
     #[test]
     fn caption_channels_are_cc1_to_cc4_and_service1_to_service63() {
-        assert_eq!(CaptionChannel::parse("CC1"), Some(CaptionChannel::Cea608(1)));
-        assert_eq!(CaptionChannel::parse("CC4"), Some(CaptionChannel::Cea608(4)));
+        assert_eq!(
+            CaptionChannel::parse("CC1"),
+            Some(CaptionChannel::Cea608(1))
+        );
+        assert_eq!(
+            CaptionChannel::parse("CC4"),
+            Some(CaptionChannel::Cea608(4))
+        );
         assert_eq!(
             CaptionChannel::parse("SERVICE63"),
             Some(CaptionChannel::Cea708(63))
         );
-        for bad in ["CC0", "CC5", "CC01", "cc1", "SERVICE0", "SERVICE64", "SERVICE", "CC", ""] {
+        for bad in [
+            "CC0",
+            "CC5",
+            "CC01",
+            "cc1",
+            "SERVICE0",
+            "SERVICE64",
+            "SERVICE",
+            "CC",
+            "",
+        ] {
             assert_eq!(CaptionChannel::parse(bad), None, "{bad}");
         }
         assert_eq!(CaptionChannel::Cea708(7).to_string(), "SERVICE7");

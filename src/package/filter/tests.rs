@@ -55,19 +55,28 @@ fn filter_values_are_parsed_and_bounded() {
         ("max_height=0", "max_height: must be pixels"),
         ("max_height=-5", "max_height: must be pixels"),
         ("max_height=99999", "max_height: must be pixels"),
-        ("max_bandwidth=1e6", "max_bandwidth: must be bits per second"),
+        (
+            "max_bandwidth=1e6",
+            "max_bandwidth: must be bits per second",
+        ),
         (
             "max_bandwidth=99999999999999999999999",
             "max_bandwidth: must be bits per second",
         ),
-        ("video_codecs=avc1,,hvc1", "video_codecs: \"\" is not an item"),
+        (
+            "video_codecs=avc1,,hvc1",
+            "video_codecs: \"\" is not an item",
+        ),
         ("video_codecs=av<1", "video_codecs: \"av<1\" is not an item"),
         (
             "audio_languages=e",
             "audio_languages: a language code starts with 2 to 8 letters",
         ),
         ("subtitle_languages=%FF", "subtitle_languages: is not UTF-8"),
-        ("max_height=1&max_height=2", "max_height: given more than once"),
+        (
+            "max_height=1&max_height=2",
+            "max_height: given more than once",
+        ),
     ] {
         let e = parse(query).unwrap_err();
         assert!(e.is_malformed(), "{query}");
@@ -86,7 +95,11 @@ fn each_filter_leaves_out_exactly_what_does_not_match() {
     assert_eq!(left_out("max_height=180"), Ok(vec![3]));
     assert_eq!(left_out("max_height=720"), Ok(vec![]));
     assert_eq!(left_out("video_codecs=hvc1"), Ok(vec![1]));
-    assert_eq!(left_out("video_codecs=hev1"), Ok(vec![1]), "hev1 is hvc1's twin");
+    assert_eq!(
+        left_out("video_codecs=hev1"),
+        Ok(vec![1]),
+        "hev1 is hvc1's twin"
+    );
     assert_eq!(left_out("video_codecs=avc1.64"), Ok(vec![3]));
     assert_eq!(left_out("video_codecs=avc1,hvc1"), Ok(vec![]));
     assert_eq!(left_out("audio_languages=fr"), Ok(vec![2]));

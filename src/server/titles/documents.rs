@@ -19,8 +19,8 @@ use crate::media::{
     parse_title_document, DocumentClip, DocumentError, DocumentFile, SidecarFormat, TitleDocument,
 };
 use crate::package::{
-    apply_view, build_ladder, document_track_id, split_document_track_id, Clip, LadderEntry, LadderRole, PackageError,
-    SidecarSubtitle, Title, View, ViewError, MAX_DOCUMENT_FILES,
+    apply_view, build_ladder, document_track_id, split_document_track_id, Clip, LadderEntry,
+    LadderRole, PackageError, SidecarSubtitle, Title, View, ViewError, MAX_DOCUMENT_FILES,
 };
 use crate::source::{ByteRange, ObjectIdentity, ObjectKey, SourceError};
 
