@@ -155,6 +155,32 @@ async fn accessibility_is_signalled_in_hls_and_dash() {
     assert!(de.contains("value=\"subtitle\""), "{de}");
 }
 
+/// Given the same document, then the preview page's tables show the caption group of
+/// each variant and, per rendition, its caption channel, audio description and SDH.
+#[tokio::test]
+async fn the_preview_page_shows_accessibility() {
+    let dir = accessible_ladder();
+    let server = start_server_with(dir.path(), settings()).await;
+    let page = get(server.addr, "/?key=a11y.json").await;
+    assert_eq!(page.status, 200);
+    let html = page.text();
+    assert!(html.contains("<th>captions</th>"), "{html}");
+    assert_eq!(
+        html.matches("<td>subs</td><td>cc</td></tr>").count(),
+        3,
+        "{html}"
+    );
+    for row in [
+        "<td>CLOSED-CAPTIONS</td><td>cc</td><td>en</td><td>English</td><td>yes</td><td>CC1</td></tr>",
+        "<td>CLOSED-CAPTIONS</td><td>cc</td><td>es</td><td>Español</td><td></td><td>SERVICE2</td></tr>",
+        "<td>English (described)</td><td></td><td>audio description</td></tr>",
+        "<td>English SDH</td><td></td><td>SDH</td></tr>",
+        "<td>Deutsch</td><td></td><td></td></tr>",
+    ] {
+        assert!(html.contains(row), "{row}\n{html}");
+    }
+}
+
 /// The AdaptationSet (start tag to end tag) whose start tag holds `marker`.
 fn set_of<'a>(mpd: &'a str, marker: &str) -> &'a str {
     let at = mpd
