@@ -206,3 +206,38 @@ fn filtered_manifests_only_drop_lines() {
     assert!(sets(&mpd).iter().all(|s| full_sets.contains(s)), "{mpd}");
     assert_eq!(sets(&mpd).len() + 4, full_sets.len(), "{mpd}");
 }
+
+/// Given a title whose default audio describes the video, then HLS makes the first other
+/// audio the default, and with no other audio left keeps the described one.
+#[test]
+fn audio_description_is_never_the_default_while_another_is_offered() {
+    let mut title = ladder();
+    for rendition in &mut title.renditions {
+        rendition.roles = match rendition.track_id {
+            2 => vec![AudioRole::Description],
+            _ => Vec::new(),
+        };
+    }
+    let default_of = |options: &ManifestOptions| -> Vec<String> {
+        let master = render_multivariant_playlist_with(&title, options);
+        (master.lines())
+            .filter(|l| l.starts_with("#EXT-X-MEDIA:TYPE=AUDIO") && l.contains("DEFAULT=YES"))
+            .map(|l| l[l.find("URI=").unwrap()..].to_owned())
+            .collect()
+    };
+    assert_eq!(
+        default_of(&ManifestOptions::default()),
+        ["URI=\"v0000000000000000/index-t4.m3u8\""]
+            .map(String::from)
+            .map(|s| s.replace(
+                "v0000000000000000/",
+                &crate::package::version_folder(&title.version_token())
+            ))
+    );
+    let only_described = ManifestOptions {
+        filtered: vec![4],
+        ..ManifestOptions::default()
+    };
+    assert_eq!(default_of(&only_described).len(), 1);
+    assert!(default_of(&only_described)[0].contains("index-t2.m3u8"));
+}

@@ -52,8 +52,13 @@ pub fn render_multivariant_playlist_with(title: &Title, options: &ManifestOption
         return out;
     }
     super::access::closed_caption_renditions(&mut out, title);
-    // A filter that leaves out the default audio makes the first one left the default.
-    let default_left = audios.iter().any(|a| a.is_default);
+    // The default audio: the title's, unless a filter left it out or it describes the
+    // video (audio description is chosen by those who need it, never by default); then
+    // the first one left that does not describe the video.
+    let described = |a: &&Rendition| a.roles.contains(&crate::media::AudioRole::Description);
+    let default_pos = (audios.iter().position(|a| a.is_default && !described(a)))
+        .or_else(|| audios.iter().position(|a| !described(a)))
+        .unwrap_or(0);
     for (n, (audio, name)) in audios.iter().zip(names).enumerate() {
         let mut attrs = Attrs::default()
             .plain("TYPE", "AUDIO")
@@ -62,8 +67,7 @@ pub fn render_multivariant_playlist_with(title: &Title, options: &ManifestOption
         if let Some(language) = language(title, audio) {
             attrs = attrs.quoted("LANGUAGE", language);
         }
-        let default = audio.is_default || (!default_left && n == 0);
-        let default = if default { "YES" } else { "NO" };
+        let default = if n == default_pos { "YES" } else { "NO" };
         attrs = attrs.plain("DEFAULT", default).plain("AUTOSELECT", "YES");
         attrs = super::access::audio_characteristics(attrs, audio);
         let channels = track(title, audio).map_or(0, |t| t.codec.channels);
