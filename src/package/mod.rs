@@ -12,6 +12,8 @@
 //! resource are made and parsed in one place, names.rs. Text tracks take their own path to
 //! WebVTT (webvtt/), cut at the same times. nginx-vod-module's numbering of the same
 //! segments (windows of the target duration, for the nginx-vod names) is windows.rs.
+//! Manifest filters (filter.rs) pick the renditions an entry manifest leaves out, as one
+//! more field of [`ManifestOptions`].
 
 mod dash;
 mod edit;
