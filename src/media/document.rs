@@ -9,9 +9,12 @@
 //! loads them through the title cache) and `package` (which builds the ladder).
 //! Every refusal names the entry it is about (`video[1]`, `audio[0]`, ...).
 
+mod access;
+
 use serde::Deserialize;
 
 use crate::source::ObjectKey;
+pub use access::{AudioRole, CaptionChannel, ClosedCaption};
 
 /// Why a title document cannot be used. Each is about the document itself (422).
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
@@ -60,6 +63,9 @@ struct RawDocument {
     /// `["fairplay", "widevine", "playready"]`.
     #[serde(default)]
     drm: Option<Vec<String>>,
+    /// Issue 31: closed captions carried in the video, which the file cannot say.
+    #[serde(default)]
+    closed_captions: Vec<access::RawCaption>,
 }
 
 /// A document's `"clip": {"from": MS, "to": MS}`: the window of the title's
@@ -90,6 +96,12 @@ struct RawEntry {
     default: Option<bool>,
     #[serde(default)]
     forced: Option<bool>,
+    /// Issue 31, audio entries: what the audio is for (`description`, ...).
+    #[serde(default)]
+    roles: Option<Vec<String>>,
+    /// Issue 31, subtitle entries: subtitles for the deaf and hard of hearing.
+    #[serde(default)]
+    sdh: Option<bool>,
 }
 
 /// A checked title document: every path resolved to a key under the root.
@@ -110,6 +122,9 @@ pub struct TitleDocument {
     /// The title's own DRM systems (`"drm"`), overriding the server's `--drm-systems`;
     /// `None` when the document does not say.
     pub drm: Option<Vec<crate::crypto::drm::DrmId>>,
+    /// Closed captions the video carries (`"closed_captions"`), each channel once; empty
+    /// when the document declares none.
+    pub closed_captions: Vec<ClosedCaption>,
 }
 
 /// One entry of a title document.
@@ -129,6 +144,10 @@ pub struct DocumentFile {
     pub default: bool,
     /// Subtitles: forced narrative (`FORCED=YES`).
     pub forced: bool,
+    /// Audio: what it is for (`"roles"`), each once; empty when not said.
+    pub roles: Vec<AudioRole>,
+    /// Subtitles: for the deaf and hard of hearing (`"sdh"`).
+    pub sdh: bool,
 }
 
 impl TitleDocument {
@@ -204,9 +223,11 @@ pub fn parse_title_document(
         .map_err(|reason| DocumentError::Malformed {
             reason: format!("drm: {reason}"),
         })?;
+    let closed_captions = access::closed_captions(raw.closed_captions, check_label)?;
     Ok(TitleDocument {
         encryption,
         drm,
+        closed_captions,
         video: resolve("video", raw.video, &MEDIA_EXTENSIONS)?,
         audio: resolve("audio", raw.audio, &MEDIA_EXTENSIONS)?,
         subtitles: resolve("subtitles", raw.subtitles, &SUBTITLE_EXTENSIONS)?,
@@ -239,19 +260,20 @@ fn resolve_entry(
     };
     for (field, value) in [("language", &raw.language), ("name", &raw.name)] {
         if let Some(value) = value {
-            if value.trim().is_empty() || value.len() > MAX_LABEL_BYTES {
-                return Err(bad_entry(format!(
-                    "{field} must be 1 to {MAX_LABEL_BYTES} bytes"
-                )));
-            }
-            if value.chars().any(char::is_control) {
-                return Err(bad_entry(format!("{field} has a control character")));
-            }
+            check_label(&entry, field, value)?;
         }
     }
     if raw.track == Some(0) {
         return Err(bad_entry("track ids start at 1".into()));
     }
+    let kind = entry.split('[').next().unwrap_or("");
+    if raw.roles.is_some() && kind != "audio" {
+        return Err(bad_entry("roles are for audio entries".into()));
+    }
+    if raw.sdh.is_some() && kind != "subtitles" {
+        return Err(bad_entry("sdh is for subtitle entries".into()));
+    }
+    let roles = access::audio_roles(&entry, raw.roles.as_deref().unwrap_or_default())?;
     Ok(DocumentFile {
         entry,
         key,
@@ -260,7 +282,25 @@ fn resolve_entry(
         name: raw.name,
         default: raw.default.unwrap_or(false),
         forced: raw.forced.unwrap_or(false),
+        roles,
+        sdh: raw.sdh.unwrap_or(false),
     })
+}
+
+/// Refuse a `language` or `name` (`field`) of `entry` that is empty, over
+/// [`MAX_LABEL_BYTES`] or holds a control character.
+fn check_label(entry: &str, field: &str, value: &str) -> Result<(), DocumentError> {
+    let bad = |reason: String| DocumentError::BadEntry {
+        entry: entry.to_owned(),
+        reason,
+    };
+    if value.trim().is_empty() || value.len() > MAX_LABEL_BYTES {
+        return Err(bad(format!("{field} must be 1 to {MAX_LABEL_BYTES} bytes")));
+    }
+    if value.chars().any(char::is_control) {
+        return Err(bad(format!("{field} has a control character")));
+    }
+    Ok(())
 }
 
 /// `file` relative to `folder` (a key prefix without trailing slash, `""` at the root),

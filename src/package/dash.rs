@@ -13,6 +13,7 @@
 //! place: the version folder, the query every reference carries, and `ContentProtection`
 //! at the top of each audio and video AdaptationSet.
 
+mod access;
 mod image;
 mod tag;
 
@@ -81,15 +82,21 @@ pub fn render_mpd_with(title: &Title, options: &ManifestOptions) -> String {
         .attr("id", 0)
         .attr("start", "PT0S")
         .open(&mut out);
+    // Sets are made and numbered from every rendition, then a filter's leave out their
+    // Representations (and a set left empty), so what stays keeps its ids.
     let groups = adaptation_groups(title);
     for (set_id, group) in groups.iter().enumerate() {
-        adaptation_set(&mut out, title, set_id, group, &uris);
+        adaptation_set(&mut out, title, set_id, &shown(group, options), &uris);
     }
     let texts = text_adaptation_sets(&mut out, title, groups.len(), &uris);
     // Trick-play sets come last, so every other set keeps its id.
     let mut next_id = groups.len() + texts;
     for (set_id, group) in groups.iter().enumerate().filter(|_| options.trick_play) {
-        if trick_adaptation_set(&mut out, title, (next_id, set_id), group, &uris) {
+        let group_shown = shown(group, options);
+        let written = trick_adaptation_set(&mut out, title, (next_id, set_id), &group_shown, &uris);
+        // A set a filter emptied keeps its id taken, as unfiltered.
+        let emptied = !written && !options.filtered.is_empty() && has_key_frames(title, group);
+        if written || emptied {
             next_id += 1;
         }
     }
@@ -136,7 +143,8 @@ fn adaptation_groups(title: &Title) -> Vec<Vec<&Rendition>> {
             group.first().is_some_and(|first| {
                 first.kind == rendition.kind
                     && (rendition.kind == TrackKind::Video
-                        || language(first) == language(rendition))
+                        || (language(first) == language(rendition)
+                            && first.roles == rendition.roles))
             })
         };
         match groups.iter_mut().find(same) {
@@ -184,9 +192,12 @@ fn adaptation_set(
     uris.protect(out);
     if video {
         colour_properties(out, codec);
+        access::closed_captions(out, title);
     }
     let default = group.iter().any(|r| r.is_default);
-    if !video && default {
+    if !video && !r.roles.is_empty() {
+        access::audio_roles(out, &r.roles);
+    } else if !video && default {
         Tag::new(6, "Role")
             .attr("schemeIdUri", ROLE_SCHEME)
             .attr("value", "main")
@@ -265,20 +276,25 @@ fn text_adaptation_sets(out: &mut String, title: &Title, first_id: usize, uris: 
         track_id: text.track_id,
         language: text.language.as_deref(),
         forced: false,
+        sdh: false,
         bytes: text.samples.sizes.iter().map(|s| u64::from(*s)).sum(),
     });
     let sidecars = title.sidecars.iter().map(|sidecar| TextSet {
         track_id: sidecar.track_id,
         language: sidecar.language.as_deref(),
         forced: sidecar.forced,
+        sdh: sidecar.sdh,
         bytes: sidecar.size_bytes,
     });
-    let mut written = 0;
+    // Counted as unfiltered, so the sets after them keep their ids.
+    let mut numbered = 0;
     for (n, set) in embedded.chain(sidecars).enumerate() {
-        text_adaptation_set(out, &set, (first_id + n, duration), uris);
-        written += 1;
+        if !uris.options.left_out(set.track_id) {
+            text_adaptation_set(out, &set, (first_id + n, duration), uris);
+        }
+        numbered += 1;
     }
-    written
+    numbered
 }
 
 /// The trick-play AdaptationSet of video set `main_id` (DASH-IF IOP 3.2.9): an
@@ -359,12 +375,25 @@ fn trick_adaptation_set(
     true
 }
 
+/// The renditions of `group` a filter leaves in.
+fn shown<'a>(group: &[&'a Rendition], options: &ManifestOptions) -> Vec<&'a Rendition> {
+    let kept = group.iter().filter(|r| !options.left_out(r.track_id));
+    kept.copied().collect()
+}
+
+/// Whether `group` has a video with key frames, so unfiltered it has a trick-play set.
+fn has_key_frames(title: &Title, group: &[&Rendition]) -> bool {
+    (group.iter()).any(|r| r.kind == TrackKind::Video && !trick::key_frames(title, r).is_empty())
+}
+
 /// What a text AdaptationSet says of its one WebVTT file.
 struct TextSet<'a> {
     track_id: u32,
     language: Option<&'a str>,
     /// Forced narrative (Role `forced-subtitle`), else Role `subtitle`.
     forced: bool,
+    /// For the deaf and hard of hearing (Role `caption`).
+    sdh: bool,
     /// The file's size in the source, for its bandwidth.
     bytes: u64,
 }
@@ -381,11 +410,12 @@ fn text_adaptation_set(
         .attr("mimeType", "text/vtt")
         .opt("lang", set.language.filter(|l| !l.is_empty()))
         .open(out);
-    // 5.8.5.5: `forced-subtitle` for forced narrative, else `subtitle`.
-    let role = if set.forced {
-        "forced-subtitle"
-    } else {
-        "subtitle"
+    // 5.8.5.5: `forced-subtitle` for forced narrative, `caption` for subtitles that
+    // also describe sound (SDH), else `subtitle`.
+    let role = match (set.forced, set.sdh) {
+        (true, _) => "forced-subtitle",
+        (false, true) => "caption",
+        (false, false) => "subtitle",
     };
     Tag::new(6, "Role")
         .attr("schemeIdUri", ROLE_SCHEME)

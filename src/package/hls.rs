@@ -14,6 +14,7 @@
 //! (`EXT-X-SESSION-KEY` after the header, `EXT-X-KEY` before the segments it keys, after
 //! `EXT-X-MAP` so the init segment stays clear).
 
+mod access;
 mod attrs;
 mod image;
 mod media;

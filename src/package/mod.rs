@@ -12,10 +12,13 @@
 //! resource are made and parsed in one place, names.rs. Text tracks take their own path to
 //! WebVTT (webvtt/), cut at the same times. nginx-vod-module's numbering of the same
 //! segments (windows of the target duration, for the nginx-vod names) is windows.rs.
+//! Manifest filters (filter.rs) pick the renditions an entry manifest leaves out, as one
+//! more field of [`ManifestOptions`].
 
 mod dash;
 mod edit;
 mod error;
+mod filter;
 pub mod fmp4;
 mod hls;
 mod ladder;
@@ -36,6 +39,7 @@ mod windows;
 pub use dash::{render_mpd, render_mpd_with};
 pub use edit::{present, present_title};
 pub use error::PackageError;
+pub use filter::{codec_matches, FilterError, ManifestFilter, FILTER_PARAMS};
 pub use fmp4::{
     init_segment, muxed_init_segment, prepare_media_segment, prepare_muxed_segment,
     PreparedMuxedSegment, PreparedSegment,

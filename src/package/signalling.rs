@@ -32,6 +32,10 @@ pub struct ManifestOptions {
     /// variants and `EXT-X-MEDIA` tags go, and nothing else changes (the rates and codecs
     /// of the rest stay as they were). SAMPLE-AES leaves out what it does not cover.
     pub withheld: Vec<u32>,
+    /// Track ids (renditions, text tracks, sidecar files) a manifest filter leaves out of
+    /// an entry manifest (`filter.rs`), ascending: their tags and elements go, and what
+    /// stays keeps its names and numbers.
+    pub filtered: Vec<u32>,
     /// The protection to signal; `None` is clear.
     pub protection: Option<ManifestProtection>,
     /// The storyboard to signal (DASH-IF thumbnails in the MPD, an image playlist in
@@ -47,6 +51,7 @@ impl Default for ManifestOptions {
             query: None,
             trick_play: true,
             withheld: Vec::new(),
+            filtered: Vec::new(),
             protection: None,
             storyboard: None,
         }
@@ -87,8 +92,14 @@ impl ManifestOptions {
             && self.query.is_none()
             && self.trick_play
             && self.withheld.is_empty()
+            && self.filtered.is_empty()
             && self.protection.is_none()
             && self.storyboard.is_none()
+    }
+
+    /// Whether a manifest filter leaves out track `track_id`.
+    pub(super) fn left_out(&self, track_id: u32) -> bool {
+        self.filtered.binary_search(&track_id).is_ok()
     }
 
     /// The version folder of the title's versioned URIs, `v{token}/`.

@@ -6,7 +6,9 @@
 
 use super::fmp4::media_segment_header_len;
 use super::{plan_segments, present_title, PackageError, SegmentPlan};
-use crate::media::{MediaIndex, SampleTable, SidecarFormat, TrackIndex, TrackKind};
+use crate::media::{
+    AudioRole, ClosedCaption, MediaIndex, SampleTable, SidecarFormat, TrackIndex, TrackKind,
+};
 
 /// A title ready to be packaged; cached per object version.
 #[derive(Debug, Clone)]
@@ -20,6 +22,9 @@ pub struct Title {
     /// Sidecar subtitle files of a title document, in document order; empty
     /// for a plain MP4.
     pub sidecars: Vec<SidecarSubtitle>,
+    /// Closed captions a title document declares in its video (issue 31); empty when
+    /// none are declared, which manifests say outright (`CLOSED-CAPTIONS=NONE`).
+    pub closed_captions: Vec<ClosedCaption>,
 }
 
 /// A sidecar subtitle file of a title document, offered beside the title's text tracks.
@@ -38,6 +43,9 @@ pub struct SidecarSubtitle {
     pub default: bool,
     /// Forced narrative (`FORCED=YES`).
     pub forced: bool,
+    /// Subtitles for the deaf and hard of hearing (HLS `CHARACTERISTICS`, DASH Role
+    /// `caption`).
+    pub sdh: bool,
     /// Size of the file in bytes (its DASH bandwidth over the title's duration).
     pub size_bytes: u64,
     /// Added to the file's cue times (ns) to put them on the title's presentation
@@ -70,6 +78,9 @@ pub struct Rendition {
     /// Display name given by a title document (HLS `NAME`), else `None` and the name is
     /// derived from the language.
     pub name: Option<String>,
+    /// What an audio rendition is for, as a title document's entry says (issue 31);
+    /// empty when not said.
+    pub roles: Vec<AudioRole>,
 }
 
 /// Bump when the bytes vodpack produces for the same input change (box layout, timing
@@ -156,6 +167,7 @@ impl Title {
             plan,
             renditions,
             sidecars: Vec::new(),
+            closed_captions: Vec::new(),
         })
     }
 
@@ -306,6 +318,7 @@ fn measure(plan: &SegmentPlan, pos: usize, track: &TrackIndex, is_default: bool)
         end_secs: start_secs + total_secs,
         is_default,
         name: None,
+        roles: Vec::new(),
     }
 }
 

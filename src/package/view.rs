@@ -279,8 +279,15 @@ const LANGUAGE_CODES: &[&[&str]] = &[
     &["no", "nor"],
 ];
 
+/// The ISO 639-2 (T) code of a lowercase ISO 639-1 or 639-2 code the table knows
+/// (`en` -> `eng`), for schemes that want three letters (SCTE 214 captions).
+pub(super) fn three_letter_code(code: &str) -> Option<&'static str> {
+    let codes = LANGUAGE_CODES.iter().find(|codes| codes.contains(&code))?;
+    codes.get(1).copied()
+}
+
 /// Whether two lowercase primary language subtags name the same language.
-fn same_language(a: &str, b: &str) -> bool {
+pub(super) fn same_language(a: &str, b: &str) -> bool {
     a == b
         || LANGUAGE_CODES
             .iter()
@@ -436,10 +443,11 @@ pub fn apply_view(title: &Title, view: &View, target_ms: u32) -> Result<Title, V
     let order = |id: u32| title.renditions.iter().position(|r| r.track_id == id);
     viewed.renditions.sort_by_key(|r| order(r.track_id));
     for rendition in &mut viewed.renditions {
-        rendition.name = title
-            .rendition(rendition.track_id)
-            .and_then(|r| r.name.clone());
+        let whole = title.rendition(rendition.track_id);
+        rendition.name = whole.and_then(|r| r.name.clone());
+        rendition.roles = whole.map(|r| r.roles.clone()).unwrap_or_default();
     }
+    viewed.closed_captions = title.closed_captions.clone();
     let from_ns = view.clip.map_or(0, |c| i128::from(c.from_ms) * 1_000_000);
     viewed.sidecars = (title.sidecars.iter())
         .filter(|s| {

@@ -19,7 +19,7 @@ use crate::crypto::KeyError;
 use crate::media::MediaError;
 use crate::package::protect::ProtectError;
 use crate::package::thumb::ThumbError;
-use crate::package::{PackageError, ViewError};
+use crate::package::{FilterError, PackageError, ViewError};
 use crate::source::SourceError;
 
 /// Why a request gets an error answer. Every error answer the server gives is one of these.
@@ -44,6 +44,10 @@ pub enum ServeError {
     /// A licence request that is not W3C ClearKey JSON.
     #[error("not a ClearKey licence request")]
     BadLicenceRequest,
+    /// A manifest filter (`?max_height=` ...) that is malformed (400) or leaves the title
+    /// nothing to play (422).
+    #[error(transparent)]
+    Filter(#[from] FilterError),
 
     // The server's own state.
     /// Over a request class's limit: shed before any read.
@@ -187,6 +191,8 @@ impl ServeError {
             ServeError::UnreadableLicenceRequest | ServeError::BadLicenceRequest => {
                 said(S::BAD_REQUEST)
             }
+            ServeError::Filter(e) if e.is_malformed() => said(S::BAD_REQUEST),
+            ServeError::Filter(_) => said(S::UNPROCESSABLE_ENTITY),
             ServeError::Overloaded | ServeError::Draining => {
                 said(S::SERVICE_UNAVAILABLE).retry_after(1)
             }

@@ -133,3 +133,72 @@ fn drm_lists_name_the_titles_systems() {
     let e = parse(r#"{"video": [{"file": "a.mp4"}], "drm": ["marlin"]}"#).unwrap_err();
     assert!(e.to_string().contains("marlin"), "{e}");
 }
+
+/// Given audio roles, SDH subtitles and declared captions, then each is read as written
+/// (roles once each, caption names defaulted); unknown roles, roles or `sdh` on the wrong
+/// kind of entry, and bad or repeated caption channels are refused naming the entry.
+#[test]
+fn accessibility_fields_are_read_and_checked() {
+    let doc = parse(
+        r#"{"video": [{"file": "v.mp4"}],
+            "audio": [{"file": "ad.m4a", "roles": ["description", "dub", "description"]}],
+            "subtitles": [{"file": "en.vtt", "sdh": true}, {"file": "de.vtt"}],
+            "closed_captions": [{"channel": "CC1", "language": "en", "name": "English"},
+                                {"channel": "SERVICE3", "language": "es"},
+                                {"channel": "CC2"}]}"#,
+    )
+    .unwrap();
+    assert_eq!(doc.audio[0].roles, [AudioRole::Description, AudioRole::Dub]);
+    assert!(doc.video[0].roles.is_empty());
+    assert!(doc.subtitles[0].sdh && !doc.subtitles[1].sdh);
+    let captions: Vec<(String, Option<&str>, &str)> = (doc.closed_captions.iter())
+        .map(|c| {
+            (
+                c.channel.to_string(),
+                c.language.as_deref(),
+                c.name.as_str(),
+            )
+        })
+        .collect();
+    assert_eq!(
+        captions,
+        [
+            ("CC1".to_owned(), Some("en"), "English"),
+            ("SERVICE3".to_owned(), Some("es"), "es"),
+            ("CC2".to_owned(), None, "CC2"),
+        ]
+    );
+    for (doc, reason) in [
+        (
+            r#"{"video": [{"file": "v.mp4"}], "audio": [{"file": "a.m4a", "roles": ["narration"]}]}"#,
+            "audio[0]: unknown role \"narration\" (known: main, description, commentary, dub)",
+        ),
+        (
+            r#"{"video": [{"file": "v.mp4", "roles": ["main"]}]}"#,
+            "video[0]: roles are for audio entries",
+        ),
+        (
+            r#"{"video": [{"file": "v.mp4"}], "audio": [{"file": "a.m4a", "sdh": true}]}"#,
+            "audio[0]: sdh is for subtitle entries",
+        ),
+        (
+            r#"{"video": [{"file": "v.mp4"}], "closed_captions": [{"channel": "CC5"}]}"#,
+            "closed_captions[0]: channel \"CC5\" is not CC1 to CC4 or SERVICE1 to SERVICE63",
+        ),
+        (
+            r#"{"video": [{"file": "v.mp4"}], "closed_captions": [{"channel": "CC1"}, {"channel": "CC1"}]}"#,
+            "closed_captions[1]: channel CC1 is declared twice",
+        ),
+        (
+            r#"{"video": [{"file": "v.mp4"}], "closed_captions": [{"channel": "CC1", "name": ""}]}"#,
+            "closed_captions[0]: name must be 1 to 256 bytes",
+        ),
+        (
+            r#"{"video": [{"file": "v.mp4"}], "closed_captions": [{"channel": "CC1", "x": 1}]}"#,
+            "title document is not valid: unknown field `x`",
+        ),
+    ] {
+        let err = parse(doc).unwrap_err().to_string();
+        assert!(err.starts_with(reason), "{doc}: {err}");
+    }
+}

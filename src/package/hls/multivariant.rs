@@ -36,17 +36,30 @@ pub fn render_multivariant_playlist_with(title: &Title, options: &ManifestOption
     subtitle_renditions(&mut out, title, options, &folder, |track_id| {
         Resource::MediaPlaylist { track_id }
     });
-    let (videos, audios): (Vec<&Rendition>, Vec<&Rendition>) = title
-        .renditions
-        .iter()
+    let (videos, all_audios): (Vec<&Rendition>, Vec<&Rendition>) = (title.renditions.iter())
+        .filter(|r| r.kind == TrackKind::Audio || !options.left_out(r.track_id))
         .partition(|r| r.kind == TrackKind::Video);
+    // Names over every audio rendition, so a filter changes no NAME of what it keeps.
+    let names = audio_names(title, &all_audios);
+    let (audios, names): (Vec<&Rendition>, Vec<String>) = (all_audios.iter().zip(names))
+        .filter(|(a, _)| !options.left_out(a.track_id))
+        .map(|(a, n)| (*a, n))
+        .unzip();
     if videos.is_empty() {
         for audio in &audios {
             variant(&mut out, title, &[audio], false, (options, &folder));
         }
         return out;
     }
-    for (audio, name) in audios.iter().zip(audio_names(title, &audios)) {
+    super::access::closed_caption_renditions(&mut out, title);
+    // The default audio: the title's, unless a filter left it out or it describes the
+    // video (audio description is chosen by those who need it, never by default); then
+    // the first one left that does not describe the video.
+    let described = |a: &&Rendition| a.roles.contains(&crate::media::AudioRole::Description);
+    let default_pos = (audios.iter().position(|a| a.is_default && !described(a)))
+        .or_else(|| audios.iter().position(|a| !described(a)))
+        .unwrap_or(0);
+    for (n, (audio, name)) in audios.iter().zip(names).enumerate() {
         let mut attrs = Attrs::default()
             .plain("TYPE", "AUDIO")
             .quoted("GROUP-ID", AUDIO_GROUP)
@@ -54,8 +67,9 @@ pub fn render_multivariant_playlist_with(title: &Title, options: &ManifestOption
         if let Some(language) = language(title, audio) {
             attrs = attrs.quoted("LANGUAGE", language);
         }
-        let default = if audio.is_default { "YES" } else { "NO" };
+        let default = if n == default_pos { "YES" } else { "NO" };
         attrs = attrs.plain("DEFAULT", default).plain("AUTOSELECT", "YES");
+        attrs = super::access::audio_characteristics(attrs, audio);
         let channels = track(title, audio).map_or(0, |t| t.codec.channels);
         if channels > 0 {
             attrs = attrs.quoted("CHANNELS", channels);
@@ -181,8 +195,11 @@ fn variant(
     if with_audio {
         attrs = attrs.quoted("AUDIO", AUDIO_GROUP);
     }
-    if !title.index.text_tracks.is_empty() || !title.sidecars.is_empty() {
+    if super::access::has_subtitles(title, options) {
         attrs = attrs.quoted("SUBTITLES", SUBTITLES_GROUP);
+    }
+    if first.kind == TrackKind::Video {
+        attrs = super::access::closed_captions_attribute(attrs, title);
     }
     let uri = Resource::MediaPlaylist {
         track_id: first.track_id,
@@ -217,6 +234,9 @@ pub(super) fn subtitle_renditions(
         )
         .collect();
     for (text, base) in texts.iter().zip(&bases) {
+        if options.left_out(text.track_id) {
+            continue;
+        }
         let name = match bases.iter().filter(|b| *b == base).count() > 1 {
             true => format!("{base} (track {})", track_label(text.track_id)),
             false => base.clone(),
@@ -249,6 +269,9 @@ fn sidecar_renditions(
 ) {
     let default = title.sidecars.iter().position(|s| s.default);
     for (n, sidecar) in title.sidecars.iter().enumerate() {
+        if options.left_out(sidecar.track_id) {
+            continue;
+        }
         let language = sidecar.language.as_deref().filter(|l| !l.is_empty());
         let name = match (&sidecar.name, language) {
             (Some(name), _) => name.clone(),
@@ -266,6 +289,7 @@ fn sidecar_renditions(
         attrs = (attrs.plain("DEFAULT", yes_no(default == Some(n))))
             .plain("AUTOSELECT", "YES")
             .plain("FORCED", yes_no(sidecar.forced));
+        attrs = super::access::subtitle_characteristics(attrs, sidecar);
         let uri = playlist(sidecar.track_id);
         attrs = attrs.uri(format_args!("{folder}{uri}"), options);
         let _ = writeln!(out, "#EXT-X-MEDIA:{}", attrs.0);

@@ -65,7 +65,10 @@ pub fn render_ts_multivariant_playlist_with(
         (ts.renditions.iter()).partition(|r| r.rendition.kind == TrackKind::Video);
     let uris = (options, folder.as_str());
     if videos.is_empty() {
-        for audio in audios.iter().filter(|a| !withheld(a.rendition.track_id)) {
+        let offered = |a: &&&TsRendition| {
+            !withheld(a.rendition.track_id) && !options.left_out(a.rendition.track_id)
+        };
+        for audio in audios.iter().filter(offered) {
             variant(&mut out, title, audio, (None, &[]), has_subtitles, uris);
         }
         return out;
@@ -80,8 +83,13 @@ pub fn render_ts_multivariant_playlist_with(
     let muxed_only = sample_aes && group.iter().all(|a| muxed(a));
     let group = if muxed_only { Vec::new() } else { group };
     let default = group.iter().position(|a| a.is_default).unwrap_or(0);
+    super::access::closed_caption_renditions(&mut out, title);
+    // The muxed main audio stays whatever a filter says: it is in every video variant.
+    let left_out = |audio: &Rendition| {
+        !muxed(audio) && (withheld(audio.track_id) || options.left_out(audio.track_id))
+    };
     for (n, (audio, name)) in group.iter().zip(audio_names(title, &group)).enumerate() {
-        if !muxed(audio) && withheld(audio.track_id) {
+        if left_out(audio) {
             continue;
         }
         let mut attrs = Attrs::default()
@@ -107,8 +115,13 @@ pub fn render_ts_multivariant_playlist_with(
     }
     // A withheld alternate still counts in the variants' rates and codecs: players that
     // see it in no other playlist lose nothing by the larger figures.
-    let alternates: Vec<&TsRendition> = audios.clone();
-    let offered = |video: &&&TsRendition| !withheld(video.rendition.track_id);
+    // One a filter leaves out does not count: the device asked not to be offered it.
+    let alternates: Vec<&TsRendition> = (audios.iter().copied())
+        .filter(|a| !options.left_out(a.rendition.track_id))
+        .collect();
+    let offered = |video: &&&TsRendition| {
+        !withheld(video.rendition.track_id) && !options.left_out(video.rendition.track_id)
+    };
     for video in videos.iter().filter(offered) {
         let with_group = (!group.is_empty()).then_some(AUDIO_GROUP);
         let audio = (with_group, alternates.as_slice());
@@ -157,6 +170,9 @@ fn variant(
     }
     if has_subtitles {
         attrs = attrs.quoted("SUBTITLES", SUBTITLES_GROUP);
+    }
+    if first.kind == TrackKind::Video {
+        attrs = super::access::closed_captions_attribute(attrs, title);
     }
     let uri = Resource::TsMediaPlaylist {
         track_id: first.track_id,

@@ -19,6 +19,7 @@ fn protected(title: &Title, scheme: Scheme) -> ManifestOptions {
         query: Some("token=t&u".into()),
         trick_play: false,
         withheld: Vec::new(),
+        filtered: Vec::new(),
         protection: Some(ManifestProtection {
             scheme,
             key: Arc::new(ContentKey {

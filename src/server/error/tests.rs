@@ -16,6 +16,25 @@ fn each_error_maps_to_its_status() {
         ),
         (ServeError::Forbidden, StatusCode::FORBIDDEN),
         (
+            FilterError::BadValue {
+                param: "max_height",
+                reason: "is empty".into(),
+            }
+            .into(),
+            StatusCode::BAD_REQUEST,
+        ),
+        (
+            FilterError::Repeated {
+                param: "max_height",
+            }
+            .into(),
+            StatusCode::BAD_REQUEST,
+        ),
+        (
+            FilterError::NothingLeft { what: "video" }.into(),
+            StatusCode::UNPROCESSABLE_ENTITY,
+        ),
+        (
             ServeError::MethodNotAllowed { allow: "GET" },
             StatusCode::METHOD_NOT_ALLOWED,
         ),

@@ -11,7 +11,7 @@ use super::thumb::storyboard;
 use super::{cmaf, dash, hls, subtitles, ts};
 use crate::media::is_title_document;
 use crate::package::thumb::Storyboard;
-use crate::package::{ManifestOptions, Resource, View};
+use crate::package::{ManifestFilter, ManifestOptions, Resource, View};
 use crate::server::app::App;
 use crate::server::error::ServeError;
 use crate::server::held::Keep;
@@ -45,6 +45,15 @@ pub async fn answer(
     place: &RequestPlace<'_>,
     hold: Hold,
 ) -> Result<Answer, ServeError> {
+    // A manifest filter of an entry manifest: a malformed one is refused before any read.
+    let entry_manifest = matches!(
+        resource,
+        Resource::Multivariant | Resource::MultivariantTs | Resource::Mpd
+    );
+    let filter = match entry_manifest {
+        true => ManifestFilter::from_query(place.query)?,
+        false => None,
+    };
     // The object's identity and title: a file, a title document or a urlset, as viewed.
     let (identity, cached, reuse) = load_view_until(&app.catalog, &key, &view).await?;
     // A request pinned to another version (a playlist cached before the file was replaced)
@@ -55,7 +64,7 @@ pub async fn answer(
         Selected::Clear => None,
         Selected::Protected(p) => Some(p),
     };
-    let etag = entity_tag(
+    let mut etag = entity_tag(
         protected.as_ref().map_or(&cached.token, |p| &p.token),
         &resource,
     );
@@ -71,6 +80,10 @@ pub async fn answer(
     let storyboards = app.settings.storyboards;
     if storyboards.signalled && protected.is_none() && resource.kind().is_manifest() {
         options.storyboard = Storyboard::of_title(&cached.title, storyboard::layout(app));
+    }
+    if let Some(filter) = filter {
+        options.filtered = filter.left_out(&cached.title)?;
+        etag = filtered_tag(&etag, &options.filtered);
     }
     let req = TitleRequest {
         app,
@@ -117,10 +130,12 @@ pub async fn answer(
     // A clear manifest of a plain file, asked for by its own name, is held for the
     // requests like it until the file's identity window ends (`server::held`). A title
     // document's tracks are files of their own, so its answers are not held.
+    // A filtered manifest is never held: the map is keyed by path, without the query.
     if hold == Hold::Allowed
         && resource.kind().is_manifest()
         && plain_file
         && req.protected.is_none()
+        && req.options.filtered.is_empty()
     {
         if let (Some(reuse), Content::Inline(body), Some(etag)) =
             (reuse, &answer.content, &answer.etag)
@@ -137,6 +152,22 @@ pub async fn answer(
         }
     }
     Ok(answer)
+}
+
+/// The entity tag of a manifest a filter left `filtered` out of: the unfiltered one's
+/// with a hash of the list, so a cache that revalidates one never gets a 304 for the
+/// other. A filter that leaves nothing out gives the unfiltered bytes and keeps its tag.
+fn filtered_tag(etag: &str, filtered: &[u32]) -> String {
+    if filtered.is_empty() {
+        return etag.to_owned();
+    }
+    let mut hash: u64 = 0xcbf2_9ce4_8422_2325;
+    for b in filtered.iter().flat_map(|id| id.to_be_bytes()) {
+        hash ^= u64::from(b);
+        hash = hash.wrapping_mul(0x0100_0000_01b3);
+    }
+    let bare = etag.strip_suffix('"').unwrap_or(etag);
+    format!("{bare}-f{hash:016x}\"")
 }
 
 /// A text track's WebVTT segment or whole file.

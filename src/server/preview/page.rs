@@ -294,13 +294,15 @@ fn answer_html(body: &mut String, report: &KeyReport) {
     );
     body.push_str(
         "<h2>variants</h2>\n<table id=\"variants\"><tr><th>bandwidth</th><th>resolution</th>\
-         <th>codecs</th><th>frame rate</th><th>range</th><th>audio</th><th>subtitles</th></tr>\n",
+         <th>codecs</th><th>frame rate</th><th>range</th><th>audio</th><th>subtitles</th>\
+         <th>captions</th></tr>\n",
     );
     let cell = |v: &Option<String>| escape(v.as_deref().unwrap_or("-"));
     for v in &report.variants {
         let _ = writeln!(
             body,
-            "<tr><td>{}</td><td>{}</td><td>{}</td><td>{}</td><td>{}</td><td>{}</td><td>{}</td></tr>",
+            "<tr><td>{}</td><td>{}</td><td>{}</td><td>{}</td><td>{}</td><td>{}</td><td>{}</td>\
+             <td>{}</td></tr>",
             v.bandwidth,
             cell(&v.resolution),
             cell(&v.codecs),
@@ -308,27 +310,47 @@ fn answer_html(body: &mut String, report: &KeyReport) {
             cell(&v.video_range),
             cell(&v.audio),
             cell(&v.subtitles),
+            cell(&v.closed_captions),
         );
     }
     body.push_str("</table>\n");
     if !report.renditions.is_empty() {
         body.push_str(
             "<h2>languages and subtitles</h2>\n<table id=\"renditions\"><tr><th>type</th>\
-             <th>group</th><th>language</th><th>name</th><th>default</th></tr>\n",
+             <th>group</th><th>language</th><th>name</th><th>default</th>\
+             <th>accessibility</th></tr>\n",
         );
         for r in &report.renditions {
             let _ = writeln!(
                 body,
-                "<tr><td>{}</td><td>{}</td><td>{}</td><td>{}</td><td>{}</td></tr>",
+                "<tr><td>{}</td><td>{}</td><td>{}</td><td>{}</td><td>{}</td><td>{}</td></tr>",
                 escape(&r.kind),
                 escape(&r.group),
                 cell(&r.language),
                 cell(&r.name),
-                if r.default { "yes" } else { "" }
+                if r.default { "yes" } else { "" },
+                escape(&accessibility(r)),
             );
         }
         body.push_str("</table>\n");
     }
+}
+
+/// What a rendition says for accessibility, in words: its caption channel, audio
+/// description, SDH; empty when nothing.
+fn accessibility(r: &super::probe::Rendition) -> String {
+    let mut words: Vec<&str> = Vec::new();
+    if let Some(id) = r.instream_id.as_deref() {
+        words.push(id);
+    }
+    let characteristics = r.characteristics.as_deref().unwrap_or("");
+    if characteristics.contains("public.accessibility.describes-video") {
+        words.push("audio description");
+    }
+    if characteristics.contains("public.accessibility.transcribes-spoken-dialog") {
+        words.push("SDH");
+    }
+    words.join(", ")
 }
 
 /// A whole HTML document around `body`, with `scripts` at the end.

@@ -68,6 +68,8 @@ pub struct Variant {
     pub audio: Option<String>,
     /// `SUBTITLES` group.
     pub subtitles: Option<String>,
+    /// `CLOSED-CAPTIONS`: a group, or `NONE`.
+    pub closed_captions: Option<String>,
     /// URI of the media playlist, relative to the multivariant playlist.
     pub uri: String,
 }
@@ -85,6 +87,10 @@ pub struct Rendition {
     pub name: Option<String>,
     /// `DEFAULT=YES`.
     pub default: bool,
+    /// `CHARACTERISTICS` (accessibility: audio description, SDH).
+    pub characteristics: Option<String>,
+    /// `INSTREAM-ID` of closed captions (`CC1`, `SERVICE2`).
+    pub instream_id: Option<String>,
     /// `URI`, relative to the multivariant playlist.
     pub uri: Option<String>,
 }
@@ -200,6 +206,7 @@ fn parse_multivariant(playlist: &str) -> (Vec<Variant>, Vec<Rendition>) {
                 video_range: get("VIDEO-RANGE"),
                 audio: get("AUDIO"),
                 subtitles: get("SUBTITLES"),
+                closed_captions: get("CLOSED-CAPTIONS"),
                 uri,
             });
         } else if let Some(list) = line.strip_prefix("#EXT-X-MEDIA:") {
@@ -216,6 +223,8 @@ fn parse_multivariant(playlist: &str) -> (Vec<Variant>, Vec<Rendition>) {
                 language: get("LANGUAGE"),
                 name: get("NAME"),
                 default: get("DEFAULT").as_deref() == Some("YES"),
+                characteristics: get("CHARACTERISTICS"),
+                instream_id: get("INSTREAM-ID"),
                 uri: get("URI"),
             });
         }

@@ -77,6 +77,8 @@ pub fn manifest_options(
         // Trick play is clear only: its key frames are not encrypted (fail closed).
         trick_play: protected.is_none(),
         withheld: Vec::new(),
+        // Set by the output from the request's filter (`outputs::vod`).
+        filtered: Vec::new(),
         protection: protected.map(|p| ManifestProtection {
             scheme: p.scheme,
             key: p.key.clone(),

@@ -337,6 +337,8 @@ pub fn urlset_document(key: &ObjectKey) -> Result<TitleDocument, String> {
             name: None,
             default: false,
             forced: false,
+            roles: Vec::new(),
+            sdh: false,
         });
     }
     Ok(TitleDocument {
@@ -346,5 +348,6 @@ pub fn urlset_document(key: &ObjectKey) -> Result<TitleDocument, String> {
         clip: None,
         encryption: None,
         drm: None,
+        closed_captions: Vec::new(),
     })
 }

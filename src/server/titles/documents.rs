@@ -19,8 +19,8 @@ use crate::media::{
     parse_title_document, DocumentClip, DocumentError, DocumentFile, SidecarFormat, TitleDocument,
 };
 use crate::package::{
-    apply_view, build_ladder, document_track_id, Clip, LadderEntry, LadderRole, PackageError,
-    SidecarSubtitle, Title, View, ViewError, MAX_DOCUMENT_FILES,
+    apply_view, build_ladder, document_track_id, split_document_track_id, Clip, LadderEntry,
+    LadderRole, PackageError, SidecarSubtitle, Title, View, ViewError, MAX_DOCUMENT_FILES,
 };
 use crate::source::{ByteRange, ObjectIdentity, ObjectKey, SourceError};
 
@@ -226,6 +226,7 @@ async fn load_ladder(
             name: entry.name.clone(),
             default: entry.default,
             forced: entry.forced,
+            sdh: entry.sdh,
             size_bytes: size,
             offset_ns: 0,
         });
@@ -272,7 +273,8 @@ async fn load_ladder(
                 name: entry.name.clone(),
             });
         }
-        let title = build_ladder(&entries, sidecars, version, target)?;
+        let mut title = build_ladder(&entries, sidecars, version, target)?;
+        give_roles(&mut title, &document);
         match document.clip {
             Some(clip) => clip_document_title(&title, clip, target),
             None => Ok(title),
@@ -292,6 +294,26 @@ async fn load_ladder(
         cached.drm = drm;
     }
     Ok(cached.with_offsets_soon())
+}
+
+/// The document's accessibility on its title (issue 31): each audio entry's roles on the
+/// renditions it brought (its file's audio tracks, or the one it names), and the closed
+/// captions it declares.
+fn give_roles(title: &mut Title, document: &TitleDocument) {
+    let files = distinct_files(document);
+    for rendition in &mut title.renditions {
+        let Some((file, own_id)) = split_document_track_id(rendition.track_id) else {
+            continue;
+        };
+        let key = files.get((file as usize).saturating_sub(1)).map(|f| &f.key);
+        let entry = (document.audio.iter())
+            .filter(|e| Some(&e.key) == key && e.track.is_none_or(|t| t == own_id))
+            .find(|e| !e.roles.is_empty());
+        if let (Some(entry), crate::media::TrackKind::Audio) = (entry, rendition.kind) {
+            rendition.roles = entry.roles.clone();
+        }
+    }
+    title.closed_captions = document.closed_captions.clone();
 }
 
 /// `title` cut to the document's `"clip"`. A clip the title cannot have is the
