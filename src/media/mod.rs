@@ -41,7 +41,7 @@ pub use codec::{describe_codec, describe_dolby_vision};
 pub use color::{ColorInfo, ColorSource, VideoRange, CICP_UNSPECIFIED};
 pub use document::{
     is_title_document, parse_title_document, DocumentClip, DocumentError, DocumentFile,
-    TitleDocument,
+    DocumentPart, PartSource, TitleDocument,
 };
 pub use dolby::DolbyVision;
 pub use elementary::{stream_config, StreamConfig};

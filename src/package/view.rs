@@ -280,7 +280,7 @@ const LANGUAGE_CODES: &[&[&str]] = &[
 ];
 
 /// Whether two lowercase primary language subtags name the same language.
-fn same_language(a: &str, b: &str) -> bool {
+pub(super) fn same_language(a: &str, b: &str) -> bool {
     a == b
         || LANGUAGE_CODES
             .iter()

@@ -346,5 +346,6 @@ pub fn urlset_document(key: &ObjectKey) -> Result<TitleDocument, String> {
         clip: None,
         encryption: None,
         drm: None,
+        parts: Vec::new(),
     })
 }
