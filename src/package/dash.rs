@@ -76,6 +76,11 @@ pub fn render_mpd_with(title: &Title, options: &ManifestOptions) -> String {
 /// media timeline also carries on, else `urn:mpeg:dash:period-connectivity:2015`
 /// (ISO/IEC 23009-1 5.3.2.4). Trick play and storyboards are not offered for sequences.
 pub fn render_sequence_mpd(sequence: &Sequence, options: &ManifestOptions) -> String {
+    let options = &ManifestOptions {
+        trick_play: false,
+        storyboard: None,
+        ..options.clone()
+    };
     let folder = match (&options.version, sequence.parts.get(sequence.reference)) {
         (Some(token), _) => super::version_folder(token),
         (None, Some(part)) => options.folder(&part.title),
