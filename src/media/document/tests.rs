@@ -215,7 +215,7 @@ fn bad_sequences_are_refused_naming_the_part() {
     }
     let many = format!(
         r#"{{"parts": [{}]}}"#,
-        vec![r#"{"file": "a.mp4"}"#; 9].join(",")
+        [r#"{"file": "a.mp4"}"#; 9].join(",")
     );
     assert_eq!(
         parse(&many).unwrap_err(),

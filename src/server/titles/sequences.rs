@@ -171,7 +171,7 @@ async fn load_part(
             reason: e.to_string(),
         })
     })?
-    .map_err(|e| Arc::new(e))?;
+    .map_err(Arc::new)?;
     Ok(Arc::new(clipped))
 }
 
