@@ -725,6 +725,101 @@ async fn hlsjs_plays_sample_aes_ts_of_a_long_title_strictly() {
     server.shutdown().await;
 }
 
+/// A sequence (issue 31): an ident made here (5 s, 352x288 at 25 fps, H.264 Constrained
+/// Baseline) before the ladder title (three High-profile rungs at 30 fps, two audio
+/// languages). hls.js and Shaka on the HLS (a discontinuity and a new `EXT-X-MAP` at the
+/// boundary) and dash.js and Shaka on the DASH (a Period per part) play into the second
+/// part, switch its audio language, seek into the second part and play to the end, strictly.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn web_players_play_across_a_sequence_strictly() {
+    let Some(runner) = web_player_runner() else {
+        return;
+    };
+    if !common::have_tool("ffmpeg") {
+        return;
+    }
+    let _turn = PLAYER_TURN.lock().await;
+    let dir = common::TempDir::new("sequence-players");
+    for entry in std::fs::read_dir(common::fixtures().join("ladder")).expect("ladder") {
+        let entry = entry.expect("entry");
+        std::fs::copy(entry.path(), dir.path().join(entry.file_name())).expect("copy");
+    }
+    make_title(
+        &dir.path().join("ident.mp4"),
+        "-f lavfi -i testsrc2=size=352x288:rate=25:duration=5 \
+         -f lavfi -i sine=frequency=880:sample_rate=48000:duration=5 \
+         -c:v libx264 -profile:v baseline -g 25 -pix_fmt yuv420p -c:a aac -ac 2 \
+         -metadata:s:a:0 language=eng -shortest",
+    )
+    .await;
+    std::fs::write(
+        dir.path().join("sequence.json"),
+        r#"{"parts": [{"file": "ident.mp4"}, {"title": "ladder.json"}]}"#,
+    )
+    .expect("document");
+    let server = common::start_server_with(
+        dir.path(),
+        Settings {
+            segment_duration_ms: 1000,
+            ..Default::default()
+        },
+    )
+    .await;
+    // Into the second part (from 5 s), an audio switch there, then a seek to its last
+    // second and on to the end.
+    let steps = "[{\"play\":0.5},{\"seek\":4.5},{\"play\":1.5},{\"audio\":\"fr\"},\
+                 {\"play\":0.5},{\"seek\":8.2},{\"play_to_end\":true}]";
+    let mut jobs = Vec::new();
+    for run in Run::ALL {
+        let url = server.url(&format!("/vod/sequence.json/{}", run.manifest()));
+        // HLS only (DASH's Periods start each part at its presentationTimeOffset): the
+        // ladder's first frame is presented 0.0667 s after its first decode time (two
+        // B-frames, the title shift S of the part), so after the discontinuity its
+        // pictures start 0.0667 s into the part; hls.js (which maps the part's earliest
+        // audio to the boundary) and Shaka (which maps its decode time) jump that gap,
+        // hls.js with a recovered bufferSeekOverHole at 4.96-5.15 s, Shaka by moving the
+        // playhead from 5.00 to 5.07 s. Seen in every run here; not fixed (it needs
+        // negative composition offsets, or the playlist to place each part by its first
+        // picture).
+        let boundary = |matches: &str| {
+            format!(
+                ",\"known_failures\":[{{\"matches\":{},\"reason\":{}}}]",
+                json_string(matches),
+                json_string(
+                    "a gap of the part's B-frame delay (0.0667 s) after the discontinuity, \
+                     which the player jumps: each part's first picture is presented after \
+                     its first decode time"
+                )
+            )
+        };
+        let known = match run {
+            Run::HlsJs => {
+                boundary("bufferSeekOverHole fragment loaded with buffer holes, seeking from 4.96")
+            }
+            Run::ShakaHls => boundary("seek: landed at 5.0"),
+            _ => String::new(),
+        };
+        jobs.push(format!(
+            "{{\"name\":{},\"player\":\"{}\",\"url\":{},\"media\":[\"video\",\"audio\"],\
+             \"steps\":{steps}{known}}}",
+            json_string(&format!(
+                "{} sequence.json {}",
+                run.player(),
+                run.manifest()
+            )),
+            run.player(),
+            json_string(&url),
+        ));
+    }
+    let jobs = format!(
+        "{{\"deadline_s\":{},\"parallel\":1,\"jobs\":[\n{}\n]}}\n",
+        BROWSER_RUN_LIMIT.as_secs() - 60,
+        jobs.join(",\n")
+    );
+    run_web_jobs(&runner, &jobs, "players-sequence-jobs.json").await;
+    server.shutdown().await;
+}
+
 /// GStreamer's playbin3 (the adaptive demuxers of many TVs and set-top boxes) plays the HLS
 /// and the DASH of every fixture, HEVC included, to the end with no error, with decoded
 /// video and audio reaching their sinks where the title has them.

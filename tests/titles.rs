@@ -377,3 +377,92 @@ async fn a_ladder_in_a_bucket_loads_each_object_with_a_single_files_gets() {
     assert_eq!((s3.tally() - before).gets, 0);
     vod.shutdown().await;
 }
+
+/// Given sequences that cannot be played (issue 31): a part whose ladder has another
+/// shape, a part whose title is itself a sequence (title -> title -> title), and a part
+/// naming a title that does not exist, then each answers 4xx with a one-line reason
+/// naming the part, and the server stays healthy: a good sequence beside them plays.
+#[tokio::test]
+async fn bad_sequences_are_refused_naming_the_part() {
+    let dir = ladder_copy("bad-sequences");
+    write(
+        dir.path(),
+        "good.json",
+        r#"{"parts": [{"file": "ladder-180p.mp4"}, {"title": "ladder.json"}]}"#,
+    );
+    write(
+        dir.path(),
+        "shape.json",
+        r#"{"parts": [{"title": "ladder.json"},
+                      {"video": [{"file": "ladder-180p.mp4"}, {"file": "ladder-270p.mp4"}]}]}"#,
+    );
+    write(
+        dir.path(),
+        "middle.json",
+        r#"{"parts": [{"title": "ladder.json"}]}"#,
+    );
+    write(
+        dir.path(),
+        "nested.json",
+        r#"{"parts": [{"title": "middle.json"}]}"#,
+    );
+    write(
+        dir.path(),
+        "languages.json",
+        r#"{"parts": [{"title": "ladder.json"},
+                      {"video": [{"file": "ladder-180p.mp4"}],
+                       "audio": [{"file": "ladder-fr.m4a", "language": "de"}]}]}"#,
+    );
+    write(
+        dir.path(),
+        "missing.json",
+        r#"{"parts": [{"title": "nope.json"}]}"#,
+    );
+    let server = start_server_with(dir.path(), settings()).await;
+    for (key, status, reason) in [
+        (
+            "shape.json",
+            422,
+            "parts[1]: video: 2 rungs, where parts[0] (ladder.json) has 3 rungs",
+        ),
+        (
+            "nested.json",
+            422,
+            "parts[0]: middle.json has parts of its own; a part's title cannot be a sequence (one level only)",
+        ),
+        (
+            "languages.json",
+            422,
+            "parts[1]: audio fr: no such audio, where parts[0] (ladder.json) has one",
+        ),
+        ("missing.json", 422, "parts[0]: nope.json: no such file"),
+    ] {
+        for name in ["master.m3u8", "manifest.mpd"] {
+            let reply = get(server.addr, &format!("/vod/{key}/{name}")).await;
+            assert_eq!(reply.status, status, "{key}: {}", reply.text());
+            assert_eq!(reply.text().trim(), reason, "{key}");
+            assert!(!reply.text().trim().contains('\n'), "one line");
+        }
+    }
+    assert_eq!(get(server.addr, "/healthz").await.status, 200);
+    let good = get(server.addr, "/vod/good.json/master.m3u8").await;
+    assert_eq!(good.status, 200, "{}", good.text());
+    let folder = version_folder_in(&good.text());
+    // The one-rung part plays in every rung; a clip or track selection in the URL and
+    // the outputs sequences do not have are refused.
+    let playlist = get(
+        server.addr,
+        &format!("/vod/good.json/{folder}index-f2-t1.m3u8"),
+    )
+    .await;
+    assert_eq!(playlist.status, 200, "{}", playlist.text());
+    assert!(playlist.text().contains("init-p1-f2-t1.mp4"));
+    let clip = get(server.addr, "/vod/good.json/clip/0-1000/master.m3u8").await;
+    assert_eq!(clip.status, 400, "{}", clip.text());
+    for name in ["master-ts.m3u8", &format!("{folder}iframes-f1-t1.m3u8")] {
+        let reply = get(server.addr, &format!("/vod/good.json/{name}")).await;
+        assert_eq!(reply.status, 404, "{name}: {}", reply.text());
+        assert!(reply.text().contains("not offered for sequences"), "{name}");
+    }
+    server.shutdown().await;
+}

@@ -8,6 +8,7 @@
 //! keys. Loading the named files and cutting them together is left to `server` (which
 //! loads them through the title cache) and `package` (which builds the ladder).
 //! Every refusal names the entry it is about (`video[1]`, `audio[0]`, ...).
+//! A sequence (`"parts"`, issue 31) is parsed in `document/parts.rs`.
 
 mod access;
 
@@ -42,12 +43,18 @@ pub enum DocumentError {
     /// An entry's other field is out of range (an empty language, track 0, ...).
     #[error("{entry}: {reason}")]
     BadEntry { entry: String, reason: String },
+    /// A sequence's part cannot be used: both `parts` and a top-level rendition list, an
+    /// empty list, a part naming nothing or two things, or a part's title that has parts of
+    /// its own (one level only).
+    #[error("{entry}: {reason}")]
+    BadPart { entry: String, reason: String },
 }
 
 /// A title document as written, before its paths are resolved.
 #[derive(Debug, Clone, PartialEq, Eq, Deserialize)]
 #[serde(deny_unknown_fields)]
 struct RawDocument {
+    #[serde(default)]
     video: Vec<RawEntry>,
     #[serde(default)]
     audio: Vec<RawEntry>,
@@ -66,6 +73,10 @@ struct RawDocument {
     /// Issue 31: closed captions carried in the video, which the file cannot say.
     #[serde(default)]
     closed_captions: Vec<access::RawCaption>,
+    /// Issue 31: a sequence of parts played one after another, in place of `video`,
+    /// `audio` and `subtitles`.
+    #[serde(default)]
+    parts: Option<Vec<parts::RawPart>>,
 }
 
 /// A document's `"clip": {"from": MS, "to": MS}`: the window of the title's
@@ -104,6 +115,8 @@ struct RawEntry {
     sdh: Option<bool>,
 }
 
+pub use parts::{DocumentPart, PartSource};
+
 /// A checked title document: every path resolved to a key under the root.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct TitleDocument {
@@ -125,6 +138,10 @@ pub struct TitleDocument {
     /// Closed captions the video carries (`"closed_captions"`), each channel once; empty
     /// when the document declares none.
     pub closed_captions: Vec<ClosedCaption>,
+    /// The parts of a sequence (`"parts"`), in play order; empty for a title that is not
+    /// one (its renditions are then `video`, `audio` and `subtitles`, which a sequence
+    /// leaves empty).
+    pub parts: Vec<DocumentPart>,
 }
 
 /// One entry of a title document.
@@ -189,9 +206,10 @@ pub fn parse_title_document(
         });
     }
     let bytes = bytes.strip_prefix(b"\xef\xbb\xbf").unwrap_or(bytes);
-    let raw: RawDocument = serde_json::from_slice(bytes).map_err(|e| DocumentError::Malformed {
-        reason: e.to_string(),
-    })?;
+    let mut raw: RawDocument =
+        serde_json::from_slice(bytes).map_err(|e| DocumentError::Malformed {
+            reason: e.to_string(),
+        })?;
     let count = raw.video.len() + raw.audio.len() + raw.subtitles.len();
     if count > max_renditions {
         return Err(DocumentError::TooManyRenditions {
@@ -199,17 +217,19 @@ pub fn parse_title_document(
             max: max_renditions,
         });
     }
-    if raw.video.is_empty() {
-        return Err(DocumentError::NoVideo);
-    }
     let folder = key
         .as_str()
         .rsplit_once('/')
         .map_or("", |(folder, _)| folder);
+    let parts = match raw.parts.take() {
+        Some(list) => parts::resolve_parts(folder, &raw, list, max_renditions)?,
+        None => Vec::new(),
+    };
+    if raw.video.is_empty() && parts.is_empty() {
+        return Err(DocumentError::NoVideo);
+    }
     let resolve = |kind: &str, list: Vec<RawEntry>, extensions: &[&str]| {
-        (list.into_iter().enumerate())
-            .map(|(n, raw)| resolve_entry(folder, format!("{kind}[{n}]"), raw, extensions))
-            .collect::<Result<Vec<_>, _>>()
+        resolve_list(folder, kind, list, extensions)
     };
     let encryption = (raw.encryption.as_deref())
         .map(crate::crypto::EncryptionPolicy::parse)
@@ -232,7 +252,21 @@ pub fn parse_title_document(
         audio: resolve("audio", raw.audio, &MEDIA_EXTENSIONS)?,
         subtitles: resolve("subtitles", raw.subtitles, &SUBTITLE_EXTENSIONS)?,
         clip: raw.clip,
+        parts,
     })
+}
+
+/// Resolve the entries of one list (`video`, `audio`, `subtitles`) named `kind` in
+/// messages, against `folder`.
+fn resolve_list(
+    folder: &str,
+    kind: &str,
+    list: Vec<RawEntry>,
+    extensions: &[&str],
+) -> Result<Vec<DocumentFile>, DocumentError> {
+    (list.into_iter().enumerate())
+        .map(|(n, raw)| resolve_entry(folder, format!("{kind}[{n}]"), raw, extensions))
+        .collect()
 }
 
 fn resolve_entry(
@@ -330,5 +364,6 @@ fn join_relative(folder: &str, file: &str) -> Result<ObjectKey, &'static str> {
     })
 }
 
+mod parts;
 #[cfg(test)]
 mod tests;

@@ -41,7 +41,7 @@ pub use codec::{describe_codec, describe_dolby_vision};
 pub use color::{ColorInfo, ColorSource, VideoRange, CICP_UNSPECIFIED};
 pub use document::{
     is_title_document, parse_title_document, AudioRole, CaptionChannel, ClosedCaption,
-    DocumentClip, DocumentError, DocumentFile, TitleDocument,
+    DocumentClip, DocumentError, DocumentFile, DocumentPart, PartSource, TitleDocument,
 };
 pub use dolby::DolbyVision;
 pub use elementary::{decoder_configuration, stream_config, StreamConfig};

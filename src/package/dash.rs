@@ -21,7 +21,7 @@ use std::fmt::Write as _;
 
 use super::protect::manifest::{dash_content_protection, DASH_PROTECTION_NAMESPACES};
 use super::signalling::ManifestOptions;
-use super::{split_document_track_id, trick, Rendition, Resource, Title};
+use super::{split_document_track_id, trick, Rendition, Resource, Sequence, Title};
 use crate::media::{CodecInfo, TrackIndex, TrackKind, CICP_UNSPECIFIED};
 use tag::{escape, Tag};
 
@@ -29,6 +29,11 @@ const PROFILES: &str = "urn:mpeg:dash:profile:isoff-live:2011,urn:mpeg:dash:prof
 const ROLE_SCHEME: &str = "urn:mpeg:dash:role:2011";
 /// DASH-IF IOP 3.2.9: an AdaptationSet of trick-play Representations for the set named.
 const TRICKMODE_SCHEME: &str = "http://dashif.org/guidelines/trickmode";
+/// ISO/IEC 23009-1 5.3.2.4: the Representations carry on from the named Period's.
+const PERIOD_CONTINUITY: &str = "urn:mpeg:dash:period-continuity:2015";
+/// ISO/IEC 23009-1 5.3.2.4: the Representations' segments may follow the named Period's
+/// without a new init segment.
+const PERIOD_CONNECTIVITY: &str = "urn:mpeg:dash:period-connectivity:2015";
 const CHANNELS_SCHEME: &str = "urn:mpeg:dash:23003:3:audio_channel_configuration:2011";
 /// The namespace of `scte214:supplementalCodecs` and `scte214:supplementalProfiles`.
 const SCTE214_NAMESPACE: &str = "urn:scte:dash:scte214-extensions";
@@ -47,53 +52,118 @@ pub fn render_mpd(title: &Title) -> String {
 /// trick-play sets only with trick play.
 pub fn render_mpd_with(title: &Title, options: &ManifestOptions) -> String {
     let folder = options.folder(title);
-    // One licence URL for every set: its URL is a path under the public URL, with no
-    // query of its own, so the request's token follows a `?`.
-    let protection = options.protection.as_ref().map(|p| {
+    let protection = protection_elements(options);
+    let uris = Uris {
+        options,
+        folder: &folder,
+        protection: protection.as_deref(),
+        part: None,
+    };
+    let mut out = mpd_start(&[title], title.period_duration_secs(), protection.is_some());
+    Tag::new(2, "Period")
+        .attr("id", 0)
+        .attr("start", "PT0S")
+        .open(&mut out);
+    period_sets(&mut out, title, &uris);
+    out.push_str("  </Period>\n</MPD>\n");
+    out
+}
+
+/// Render the MPD of a sequence (issue 31): one Period per part, starting where the
+/// previous one ends, each the part's own sets (the same AdaptationSet and Representation
+/// ids in every Period, since every part offers the sequence's renditions), its segments
+/// named by part (`seg-p2-f1-t1-$Number$.m4s`). A part whose init segments are those of
+/// the part before says so in each set: `urn:mpeg:dash:period-continuity:2015` when its
+/// media timeline also carries on, else `urn:mpeg:dash:period-connectivity:2015`
+/// (ISO/IEC 23009-1 5.3.2.4). Trick play and storyboards are not offered for sequences.
+pub fn render_sequence_mpd(sequence: &Sequence, options: &ManifestOptions) -> String {
+    let options = &ManifestOptions {
+        trick_play: false,
+        storyboard: None,
+        ..options.clone()
+    };
+    let folder = match (&options.version, sequence.parts.get(sequence.reference)) {
+        (Some(token), _) => super::version_folder(token),
+        (None, Some(part)) => options.folder(&part.title),
+        (None, None) => String::new(),
+    };
+    let protection = protection_elements(options);
+    let titles: Vec<&Title> = sequence.parts.iter().map(|p| &p.title).collect();
+    let mut out = mpd_start(&titles, sequence.duration_secs(), protection.is_some());
+    for (n, part) in sequence.parts.iter().enumerate() {
+        let number = u32::try_from(n + 1).unwrap_or(u32::MAX);
+        let join = match (part.continuous, part.connected) {
+            (true, _) => Some((PERIOD_CONTINUITY, n.saturating_sub(1))),
+            (false, true) => Some((PERIOD_CONNECTIVITY, n.saturating_sub(1))),
+            _ => None,
+        };
+        let uris = Uris {
+            options,
+            folder: &folder,
+            protection: protection.as_deref(),
+            part: Some((number, join)),
+        };
+        Tag::new(2, "Period")
+            .attr("id", n)
+            .attr("start", seconds(part.start_secs))
+            .attr("duration", seconds(part.title.period_duration_secs()))
+            .open(&mut out);
+        period_sets(&mut out, &part.title, &uris);
+        out.push_str("  </Period>\n");
+    }
+    out.push_str("</MPD>\n");
+    out
+}
+
+/// The `ContentProtection` elements of `options`' protection, if any: one licence URL
+/// for every set (its URL is a path under the public URL, with no query of its own, so
+/// the request's token follows a `?`).
+fn protection_elements(options: &ManifestOptions) -> Option<String> {
+    options.protection.as_ref().map(|p| {
         let licence = match &options.query {
             Some(query) => format!("{}?{query}", p.licence_url),
             None => p.licence_url.clone(),
         };
         dash_content_protection(p.scheme, &p.key, &licence, p.clearkey)
-    });
-    let uris = Uris {
-        options,
-        folder: &folder,
-        protection: protection.as_deref(),
-    };
+    })
+}
+
+/// The XML declaration and the `MPD` start tag of a presentation of `titles` lasting
+/// `duration_secs`.
+fn mpd_start(titles: &[&Title], duration_secs: f64, protected: bool) -> String {
     let mut out = String::from("<?xml version=\"1.0\" encoding=\"UTF-8\"?>\n");
     let mut mpd = Tag::new(0, "MPD");
-    if protection.is_some() {
+    if protected {
         for (name, namespace) in DASH_PROTECTION_NAMESPACES {
             mpd = mpd.attr(name, namespace);
         }
     }
+    let supplemental = titles.iter().find_map(|t| supplemental_namespace(t));
     mpd.attr("xmlns", "urn:mpeg:dash:schema:mpd:2011")
-        .opt("xmlns:scte214", supplemental_namespace(title))
+        .opt("xmlns:scte214", supplemental)
         .attr("profiles", PROFILES)
         .attr("type", "static")
-        .attr(
-            "mediaPresentationDuration",
-            seconds(title.period_duration_secs()),
-        )
+        .attr("mediaPresentationDuration", seconds(duration_secs))
         .attr("minBufferTime", "PT2.000S")
         .open(&mut out);
-    Tag::new(2, "Period")
-        .attr("id", 0)
-        .attr("start", "PT0S")
-        .open(&mut out);
-    // Sets are made and numbered from every rendition, then a filter's leave out their
-    // Representations (and a set left empty), so what stays keeps its ids.
+    out
+}
+
+/// The AdaptationSets of one Period showing `title`. Sets are made and numbered from every
+/// rendition, then a filter's leave out their Representations (and a set left empty), so
+/// what stays keeps its ids.
+fn period_sets(out: &mut String, title: &Title, uris: &Uris<'_>) {
+    let options = uris.options;
     let groups = adaptation_groups(title);
     for (set_id, group) in groups.iter().enumerate() {
-        adaptation_set(&mut out, title, set_id, &shown(group, options), &uris);
+        adaptation_set(out, title, set_id, &shown(group, options), uris);
     }
-    let texts = text_adaptation_sets(&mut out, title, groups.len(), &uris);
+    let texts = text_adaptation_sets(out, title, groups.len(), uris);
     // Trick-play sets come last, so every other set keeps its id.
     let mut next_id = groups.len() + texts;
     for (set_id, group) in groups.iter().enumerate().filter(|_| options.trick_play) {
         let group_shown = shown(group, options);
-        let written = trick_adaptation_set(&mut out, title, (next_id, set_id), &group_shown, &uris);
+        let written = trick_adaptation_set(out, title, (next_id, set_id), &group_shown, uris);
         // A set a filter emptied keeps its id taken, as unfiltered.
         let emptied = !written && !options.filtered.is_empty() && has_key_frames(title, group);
         if written || emptied {
@@ -101,10 +171,8 @@ pub fn render_mpd_with(title: &Title, options: &ManifestOptions) -> String {
         }
     }
     if let Some(board) = &options.storyboard {
-        image::image_adaptation_set(&mut out, next_id, board, &uris);
+        image::image_adaptation_set(out, next_id, board, uris);
     }
-    out.push_str("  </Period>\n</MPD>\n");
-    out
 }
 
 /// What the sets of one MPD write beyond the title: the options, their version folder,
@@ -113,6 +181,9 @@ struct Uris<'a> {
     options: &'a ManifestOptions,
     folder: &'a str,
     protection: Option<&'a str>,
+    /// For a sequence's Period: the part (1-based) its resources are named by, and how it
+    /// joins the previous Period (the scheme and that Period's id), if it does.
+    part: Option<(u32, Option<(&'static str, usize)>)>,
 }
 
 impl Uris<'_> {
@@ -193,6 +264,12 @@ fn adaptation_set(
     if video {
         colour_properties(out, codec);
         access::closed_captions(out, title);
+    }
+    if let Some((_, Some((scheme, previous)))) = uris.part {
+        Tag::new(6, "SupplementalProperty")
+            .attr("schemeIdUri", scheme)
+            .attr("value", previous)
+            .empty(out);
     }
     let default = group.iter().any(|r| r.is_default);
     if !video && !r.roles.is_empty() {
@@ -431,8 +508,14 @@ fn text_adaptation_set(
         .attr("codecs", "wvtt")
         .attr("bandwidth", bandwidth.max(1))
         .open(out);
-    let file = Resource::SubtitleFile {
-        track_id: set.track_id,
+    let file = match uris.part {
+        Some((part, _)) => Resource::PartSubtitleFile {
+            part,
+            track_id: set.track_id,
+        },
+        None => Resource::SubtitleFile {
+            track_id: set.track_id,
+        },
     };
     let url = escape(&format!("{}{file}", uris.folder));
     let _ = writeln!(
@@ -515,12 +598,18 @@ fn segment_template(
         .opt("presentationTimeOffset", Some(shift).filter(|s| *s > 0))
         .uri(
             "initialization",
-            format!("{folder}{}", Resource::DASH_INIT_TEMPLATE),
+            match uris.part {
+                Some((part, _)) => format!("{folder}{}", Resource::dash_part_init_template(part)),
+                None => format!("{folder}{}", Resource::DASH_INIT_TEMPLATE),
+            },
             uris.options,
         )
         .uri(
             "media",
-            format!("{folder}{}", Resource::DASH_MEDIA_TEMPLATE),
+            match uris.part {
+                Some((part, _)) => format!("{folder}{}", Resource::dash_part_media_template(part)),
+                None => format!("{folder}{}", Resource::DASH_MEDIA_TEMPLATE),
+            },
             uris.options,
         )
         .attr("startNumber", listed.start + 1)

@@ -51,6 +51,14 @@ pub enum PackageError {
     /// kind the entry needs, or the file has no track of that kind at all. 422.
     #[error("{rendition}: {reason}")]
     LadderTrack { rendition: String, reason: String },
+    /// A part of a sequence whose renditions do not match the reference part's (another
+    /// number of rungs, an audio or subtitle language it lacks). 422.
+    #[error("{part}: {rendition}: {reason}")]
+    SequenceMismatch {
+        part: String,
+        rendition: String,
+        reason: String,
+    },
     /// A track MPEG-TS cannot carry (a codec HLS puts in CMAF only, an AAC configuration
     /// ADTS cannot describe, 1- or 2-byte NAL lengths, a frame too large for a PES). 422.
     #[error("track {track_id} cannot be carried in MPEG-TS: {reason}; use master.m3u8")]

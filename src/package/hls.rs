@@ -6,6 +6,7 @@
 //!   playlists;
 //! - `media`: media playlists (a rendition's, the muxed one, I-frame and subtitle ones);
 //! - `ts`: what the MPEG-TS output changes in both;
+//! - `sequence`: a sequence's playlists, a discontinuity at each part (issue 31);
 //! - `image`: the storyboard as an image stream and its image playlist, when asked;
 //! - `attrs`: what they share (attribute lists, codecs, names).
 //!
@@ -19,6 +20,7 @@ mod attrs;
 mod image;
 mod media;
 mod multivariant;
+mod sequence;
 mod ts;
 
 pub use image::render_image_playlist;
@@ -28,6 +30,9 @@ pub use media::{
     render_subtitle_playlist_with,
 };
 pub use multivariant::{render_multivariant_playlist, render_multivariant_playlist_with};
+pub use sequence::{
+    render_sequence_media_playlist, render_sequence_multivariant, render_sequence_subtitle_playlist,
+};
 pub use ts::{
     render_ts_iframe_playlist, render_ts_iframe_playlist_with, render_ts_media_playlist,
     render_ts_media_playlist_with, render_ts_multivariant_playlist,

@@ -25,6 +25,7 @@ mod ladder;
 mod names;
 mod plan;
 pub mod protect;
+mod sequence;
 mod signalling;
 #[cfg(test)]
 mod testing;
@@ -36,7 +37,7 @@ mod view;
 pub mod webvtt;
 mod windows;
 
-pub use dash::{render_mpd, render_mpd_with};
+pub use dash::{render_mpd, render_mpd_with, render_sequence_mpd};
 pub use edit::{present, present_title};
 pub use error::PackageError;
 pub use filter::{codec_matches, FilterError, ManifestFilter, FILTER_PARAMS};
@@ -47,8 +48,9 @@ pub use fmp4::{
 pub use hls::{
     render_iframe_playlist, render_iframe_playlist_with, render_image_playlist,
     render_media_playlist, render_media_playlist_with, render_multivariant_playlist,
-    render_multivariant_playlist_with, render_stated_media_playlist, render_subtitle_playlist,
-    render_subtitle_playlist_with,
+    render_multivariant_playlist_with, render_sequence_media_playlist,
+    render_sequence_multivariant, render_sequence_subtitle_playlist, render_stated_media_playlist,
+    render_subtitle_playlist, render_subtitle_playlist_with,
 };
 pub use hls::{
     render_ts_iframe_playlist, render_ts_iframe_playlist_with, render_ts_media_playlist,
@@ -62,6 +64,7 @@ pub use names::{
     ResourceKind, MAX_DOCUMENT_FILES,
 };
 pub use plan::{plan_segments, SegmentPlan, TrackPlan};
+pub use sequence::{build_sequence, PartInput, Sequence, SequencePart};
 pub use signalling::{ManifestOptions, ManifestProtection};
 pub use title::{Rendition, SidecarSubtitle, Title, PACKAGER_FORMAT};
 pub use view::{apply_view, Clip, PickKind, TrackPick, TrackSelection, View, ViewError};

@@ -50,6 +50,26 @@ pub enum Resource {
     TsSubtitleSegment { track_id: u32, number: u64 },
     /// `iframes-ts-t{track_id}.m3u8`: I-frame playlist of a TS video rendition.
     TsIframePlaylist { track_id: u32 },
+    /// `init-p{part}-t{track_id}.mp4`: the init segment of part `part` (1-based) of a
+    /// sequence (issue 31) for the sequence's rendition `track_id`.
+    PartInit { part: u32, track_id: u32 },
+    /// `seg-p{part}-t{track_id}-{number}.m4s`: media segment `number` (1-based, the
+    /// part's own numbering) of part `part` of a sequence, rendition `track_id`.
+    PartSegment {
+        part: u32,
+        track_id: u32,
+        number: u64,
+    },
+    /// `sub-p{part}-t{track_id}-{number}.vtt`: WebVTT segment `number` of part `part` of a
+    /// sequence, text rendition `track_id` (empty where the part has no subtitles).
+    PartSubtitleSegment {
+        part: u32,
+        track_id: u32,
+        number: u64,
+    },
+    /// `sub-p{part}-t{track_id}.vtt`: the whole text rendition `track_id` of part `part`
+    /// as one WebVTT file on the part's Period timeline, for DASH.
+    PartSubtitleFile { part: u32, track_id: u32 },
 }
 
 /// What kind of answer a resource is: its metrics label and the request class it is
@@ -104,13 +124,16 @@ impl Resource {
             | Resource::IframePlaylist { .. }
             | Resource::TsMediaPlaylist { .. }
             | Resource::TsIframePlaylist { .. } => ResourceKind::MediaPlaylist,
-            Resource::Init { .. } => ResourceKind::Init,
-            Resource::Segment { .. } | Resource::KeyFrame { .. } | Resource::TsSegment { .. } => {
-                ResourceKind::Segment
-            }
+            Resource::Init { .. } | Resource::PartInit { .. } => ResourceKind::Init,
+            Resource::Segment { .. }
+            | Resource::KeyFrame { .. }
+            | Resource::TsSegment { .. }
+            | Resource::PartSegment { .. } => ResourceKind::Segment,
             Resource::SubtitleSegment { .. }
             | Resource::SubtitleFile { .. }
-            | Resource::TsSubtitleSegment { .. } => ResourceKind::Subtitle,
+            | Resource::TsSubtitleSegment { .. }
+            | Resource::PartSubtitleSegment { .. }
+            | Resource::PartSubtitleFile { .. } => ResourceKind::Subtitle,
         }
     }
 
@@ -128,7 +151,22 @@ impl Resource {
             | Resource::KeyFrame { track_id, .. }
             | Resource::SubtitleSegment { track_id, .. }
             | Resource::TsSegment { track_id, .. }
-            | Resource::TsSubtitleSegment { track_id, .. } => Some(track_id),
+            | Resource::TsSubtitleSegment { track_id, .. }
+            | Resource::PartInit { track_id, .. }
+            | Resource::PartSegment { track_id, .. }
+            | Resource::PartSubtitleSegment { track_id, .. }
+            | Resource::PartSubtitleFile { track_id, .. } => Some(track_id),
+        }
+    }
+
+    /// The part of a sequence it belongs to (1-based), for the resources of one part.
+    pub fn part(&self) -> Option<u32> {
+        match *self {
+            Resource::PartInit { part, .. }
+            | Resource::PartSegment { part, .. }
+            | Resource::PartSubtitleSegment { part, .. }
+            | Resource::PartSubtitleFile { part, .. } => Some(part),
+            _ => None,
         }
     }
 
@@ -139,7 +177,9 @@ impl Resource {
             | Resource::KeyFrame { number, .. }
             | Resource::SubtitleSegment { number, .. }
             | Resource::TsSegment { number, .. }
-            | Resource::TsSubtitleSegment { number, .. } => Some(number),
+            | Resource::TsSubtitleSegment { number, .. }
+            | Resource::PartSegment { number, .. }
+            | Resource::PartSubtitleSegment { number, .. } => Some(number),
             _ => None,
         }
     }
@@ -203,6 +243,9 @@ impl Resource {
             let number = parse_number(rest.strip_prefix('-')?)?;
             return (number >= 1).then_some(Self::KeyFrame { track_id, number });
         }
+        if let Some(part) = Self::parse_part(name) {
+            return part;
+        }
         if let Some(rest) = name
             .strip_prefix("init-")
             .and_then(|r| r.strip_suffix(".mp4"))
@@ -227,6 +270,53 @@ impl Resource {
         let (track_id, rest) = parse_track_label(rest)?;
         let number = parse_number(rest.strip_prefix('-')?)?;
         (number >= 1).then_some(Self::Segment { track_id, number })
+    }
+
+    /// Parse the names of a sequence part's resources (`init-p2-...`, `seg-p2-...`,
+    /// `sub-p2-...`): `None` when `name` is not one of them, `Some(None)` when it is
+    /// malformed.
+    fn parse_part(name: &str) -> Option<Option<Self>> {
+        let (kind, rest) = name.split_once("-p")?;
+        let digits = rest.bytes().take_while(u8::is_ascii_digit).count();
+        if digits == 0 || !matches!(kind, "init" | "seg" | "sub") {
+            return None;
+        }
+        let parsed = (|| {
+            let part: u32 = parse_number(rest.get(..digits)?).filter(|p| *p >= 1)?;
+            let rest = rest.get(digits..)?.strip_prefix('-')?;
+            let (label, ext) = rest.rsplit_once('.')?;
+            let (track_id, tail) = parse_track_label(label)?;
+            let number = match tail {
+                "" => None,
+                tail => Some(parse_number(tail.strip_prefix('-')?).filter(|n| *n >= 1)?),
+            };
+            match (kind, ext, number) {
+                ("init", "mp4", None) => Some(Self::PartInit { part, track_id }),
+                ("seg", "m4s", Some(number)) => Some(Self::PartSegment {
+                    part,
+                    track_id,
+                    number,
+                }),
+                ("sub", "vtt", Some(number)) => Some(Self::PartSubtitleSegment {
+                    part,
+                    track_id,
+                    number,
+                }),
+                ("sub", "vtt", None) => Some(Self::PartSubtitleFile { part, track_id }),
+                _ => None,
+            }
+        })();
+        Some(parsed)
+    }
+
+    /// DASH `SegmentTemplate@initialization` of part `part` of a sequence.
+    pub fn dash_part_init_template(part: u32) -> String {
+        format!("init-p{part}-$RepresentationID$.mp4")
+    }
+
+    /// DASH `SegmentTemplate@media` of part `part` of a sequence.
+    pub fn dash_part_media_template(part: u32) -> String {
+        format!("seg-p{part}-$RepresentationID$-$Number$.m4s")
     }
 
     /// Parse the names of the MPEG-TS output (`*-ts-*`).
@@ -392,6 +482,22 @@ impl fmt::Display for Resource {
             }
             Self::TsIframePlaylist { track_id } => {
                 write!(f, "iframes-ts-{}.m3u8", TrackLabel(*track_id))
+            }
+            Self::PartInit { part, track_id } => {
+                write!(f, "init-p{part}-{}.mp4", TrackLabel(*track_id))
+            }
+            Self::PartSegment {
+                part,
+                track_id,
+                number,
+            } => write!(f, "seg-p{part}-{}-{number}.m4s", TrackLabel(*track_id)),
+            Self::PartSubtitleSegment {
+                part,
+                track_id,
+                number,
+            } => write!(f, "sub-p{part}-{}-{number}.vtt", TrackLabel(*track_id)),
+            Self::PartSubtitleFile { part, track_id } => {
+                write!(f, "sub-p{part}-{}.vtt", TrackLabel(*track_id))
             }
         }
     }

@@ -224,6 +224,7 @@ fn load_answer(e: &LoadError) -> ErrorAnswer {
     match e {
         LoadError::Source(e) => source_answer(e).detail(e),
         LoadError::Urlset(reason) => ErrorAnswer::new(StatusCode::BAD_REQUEST, reason.clone()),
+        LoadError::SequenceView => ErrorAnswer::new(StatusCode::BAD_REQUEST, e.to_string()),
         LoadError::Title(e) => title_answer(e).detail(e),
         LoadError::Document(e) => document_answer(e).detail(e),
         LoadError::View(e) => match e.as_ref() {
@@ -289,6 +290,7 @@ fn package_answer(e: &PackageError) -> ErrorAnswer {
         | PackageError::LadderMisaligned { .. }
         | PackageError::LadderDuration { .. }
         | PackageError::LadderTrack { .. }
+        | PackageError::SequenceMismatch { .. }
         | PackageError::NotInTs { .. }
         | PackageError::NoTsRenditions
         | PackageError::TooManyWindows { .. } => {
@@ -317,6 +319,7 @@ fn document_answer(e: &DocumentTitleError) -> ErrorAnswer {
             false => title_answer(source),
         },
         DocumentTitleError::Source(s) => source_answer(s),
+        DocumentTitleError::Part { source, .. } => document_answer(source).reason(e.to_string()),
         DocumentTitleError::Internal { .. } => {
             ErrorAnswer::new(StatusCode::INTERNAL_SERVER_ERROR, "internal error")
         }

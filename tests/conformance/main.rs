@@ -27,6 +27,7 @@ mod nginx_numbering;
 mod nginx_vod;
 mod recipes;
 mod rotation;
+mod sequences;
 mod subtitles;
 mod titles;
 mod tools;

@@ -78,10 +78,8 @@ fn bad_documents_say_what_is_wrong() {
             "title document is not valid: unknown field `extra`",
         ),
         (r#"{"video": []}"#, "title document has no video rendition"),
-        (
-            r#"{"audio": []}"#,
-            "title document is not valid: missing field `video`",
-        ),
+        // `video` may be left out since sequences (`parts`) have none at the top.
+        (r#"{"audio": []}"#, "title document has no video rendition"),
         (
             r#"{"video": [{"name": "x"}]}"#,
             "title document is not valid: missing field `file`",
@@ -201,4 +199,93 @@ fn accessibility_fields_are_read_and_checked() {
         let err = parse(doc).unwrap_err().to_string();
         assert!(err.starts_with(reason), "{doc}: {err}");
     }
+/// Given a sequence of a file, a title and an inline ladder, each with or without a clip,
+/// then each part resolves beside the document and names its entries within the part.
+#[test]
+fn a_sequence_resolves_each_part_beside_the_document() {
+    let doc = parse(
+        r#"{"parts": [{"file": "ident.mp4"},
+                      {"title": "../recap.json", "clip": {"from": 1000, "to": 3000}},
+                      {"video": [{"file": "ep_240p.mp4"}, {"file": "ep_360p.mp4"}],
+                       "audio": [{"file": "ep_fr.m4a", "language": "fr"}],
+                       "subtitles": [{"file": "ep_en.vtt", "language": "en"}]}]}"#,
+    )
+    .unwrap();
+    assert!(doc.video.is_empty() && doc.audio.is_empty());
+    assert_eq!(doc.parts.len(), 3);
+    let PartSource::Inline(ident) = &doc.parts[0].source else {
+        panic!("a file part is inline")
+    };
+    assert_eq!(ident.video[0].key.as_str(), "shows/ep1/ident.mp4");
+    assert_eq!(ident.video[0].entry, "parts[0].file[0]");
+    assert_eq!(doc.parts[0].label(), "parts[0] (shows/ep1/ident.mp4)");
+    assert_eq!(
+        doc.parts[1].source,
+        PartSource::Title(key("shows/recap.json"))
+    );
+    assert_eq!(
+        doc.parts[1].clip,
+        Some(DocumentClip {
+            from: 1000,
+            to: Some(3000)
+        })
+    );
+    let PartSource::Inline(episode) = &doc.parts[2].source else {
+        panic!("an inline part")
+    };
+    assert_eq!(episode.video.len(), 2);
+    assert_eq!(episode.audio[0].entry, "parts[2].audio[0]");
+    assert_eq!(episode.subtitles[0].key.as_str(), "shows/ep1/ep_en.vtt");
+}
+
+/// Given sequences that cannot be played, then each is refused with one line naming
+/// what is wrong.
+#[test]
+fn bad_sequences_are_refused_naming_the_part() {
+    for (doc, message) in [
+        (
+            r#"{"parts": [{"file": "a.mp4"}], "video": [{"file": "b.mp4"}]}"#,
+            "parts: a sequence has no top-level video, audio or subtitles (each part names its own)",
+        ),
+        (r#"{"parts": []}"#, "parts: a sequence needs at least one part"),
+        (
+            r#"{"parts": [{"file": "a.mp4"}, {}]}"#,
+            "parts[1]: names nothing: give \"file\", \"title\" or \"video\" (with \"audio\", \"subtitles\")",
+        ),
+        (
+            r#"{"parts": [{"file": "a.mp4", "title": "b.json"}]}"#,
+            "parts[0]: names more than one of \"file\", \"title\" and an inline \"video\" list",
+        ),
+        (
+            r#"{"parts": [{"title": "b.mp4"}]}"#,
+            "parts[0].title: file \"b.mp4\" does not end in .json",
+        ),
+        (
+            r#"{"parts": [{"title": "../../../b.json"}]}"#,
+            "parts[0].title: file \"../../../b.json\" leaves the root",
+        ),
+        (
+            r#"{"parts": [{"audio": [{"file": "a.m4a"}]}]}"#,
+            "parts[0]: an inline part needs at least one video entry",
+        ),
+        (
+            r#"{"parts": [{"file": "a.mp4"}], "clip": {"from": 0}}"#,
+            "clip: a sequence clips its parts: put \"clip\" in a part",
+        ),
+        (
+            r#"{"parts": [{"file": "a.mp4", "breaks": []}]}"#,
+            "title document is not valid: unknown field `breaks`",
+        ),
+    ] {
+        let err = parse(doc).unwrap_err().to_string();
+        assert!(err.starts_with(message), "{doc}: {err}");
+    }
+    let many = format!(
+        r#"{{"parts": [{}]}}"#,
+        [r#"{"file": "a.mp4"}"#; 9].join(",")
+    );
+    assert_eq!(
+        parse(&many).unwrap_err(),
+        DocumentError::TooManyRenditions { count: 9, max: 8 }
+    );
 }

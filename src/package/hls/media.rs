@@ -287,7 +287,7 @@ pub(super) fn subtitle_playlist_of(
 }
 
 /// Duration of every planned segment of `rendition`, in microseconds rounded to nearest.
-fn segment_micros(title: &Title, rendition: &Rendition) -> Vec<u64> {
+pub(super) fn segment_micros(title: &Title, rendition: &Rendition) -> Vec<u64> {
     let pos = rendition.track_pos;
     let (Some(plan), Some(track)) = (title.plan.tracks.get(pos), title.index.tracks.get(pos))
     else {

@@ -30,7 +30,18 @@ pub fn render_multivariant_playlist(title: &Title) -> String {
 /// every URI, `EXT-X-SESSION-KEY` of their protection, I-frame playlists only with trick
 /// play.
 pub fn render_multivariant_playlist_with(title: &Title, options: &ManifestOptions) -> String {
-    let folder = options.folder(title);
+    multivariant_of(title, &[], options.folder(title), options)
+}
+
+/// The multivariant playlist of `title` under `folder`; each variant's rates are the
+/// largest, and its `CODECS` all, of the same renditions (by track id) in `title` and in
+/// `also` (a sequence's other parts: `super::sequence`).
+pub(super) fn multivariant_of(
+    title: &Title,
+    also: &[&Title],
+    folder: String,
+    options: &ManifestOptions,
+) -> String {
     let mut out = format!("#EXTM3U\n#EXT-X-VERSION:{VERSION}\n#EXT-X-INDEPENDENT-SEGMENTS\n");
     session_key(&mut out, options, &folder, false);
     subtitle_renditions(&mut out, title, options, &folder, |track_id| {
@@ -47,7 +58,7 @@ pub fn render_multivariant_playlist_with(title: &Title, options: &ManifestOption
         .unzip();
     if videos.is_empty() {
         for audio in &audios {
-            variant(&mut out, title, &[audio], false, (options, &folder));
+            variant(&mut out, (title, also), &[audio], false, (options, &folder));
         }
         return out;
     }
@@ -86,7 +97,7 @@ pub fn render_multivariant_playlist_with(title: &Title, options: &ManifestOption
             .collect();
         variant(
             &mut out,
-            title,
+            (title, also),
             &members,
             !audios.is_empty(),
             (options, &folder),
@@ -172,7 +183,7 @@ fn iframe_variant(
 /// `members[1..]`, if any: its rates are the first's plus the group's largest (4.4.6.2).
 fn variant(
     out: &mut String,
-    title: &Title,
+    (title, also): (&Title, &[&Title]),
     members: &[&Rendition],
     with_audio: bool,
     (options, folder): (&ManifestOptions, &str),
@@ -180,16 +191,46 @@ fn variant(
     let Some((first, group)) = members.split_first() else {
         return;
     };
-    let peak = group.iter().map(|a| a.peak_bandwidth).max().unwrap_or(0);
-    let average = group.iter().map(|a| a.average_bandwidth).max().unwrap_or(0);
+    // The same rendition in every title: the largest rate wins (RFC 8216 4.3.4.2 states
+    // the peak of the whole presentation).
+    let most = |r: &Rendition, rate: fn(&Rendition) -> u64| {
+        (also.iter().filter_map(|t| t.rendition(r.track_id)))
+            .map(rate)
+            .fold(rate(r), u64::max)
+    };
+    let peak = (group.iter().map(|a| most(a, |r| r.peak_bandwidth)))
+        .max()
+        .unwrap_or(0);
+    let average = (group.iter().map(|a| most(a, |r| r.average_bandwidth)))
+        .max()
+        .unwrap_or(0);
     let mut attrs = Attrs::default()
-        .plain("BANDWIDTH", first.peak_bandwidth.saturating_add(peak))
+        .plain(
+            "BANDWIDTH",
+            most(first, |r| r.peak_bandwidth).saturating_add(peak),
+        )
         .plain(
             "AVERAGE-BANDWIDTH",
-            first.average_bandwidth.saturating_add(average),
+            most(first, |r| r.average_bandwidth).saturating_add(average),
         );
-    if let Some(codecs) = codecs(title, members) {
-        attrs = attrs.quoted("CODECS", codecs);
+    let mut all: Option<Vec<String>> = codecs(title, members).map(|c| vec![c]);
+    for other in also {
+        let theirs: Vec<&Rendition> = (members.iter())
+            .filter_map(|r| other.rendition(r.track_id))
+            .collect();
+        match (&mut all, codecs(other, &theirs)) {
+            (Some(list), Some(c)) => list.push(c),
+            _ => all = None,
+        }
+    }
+    if let Some(list) = all {
+        let mut distinct: Vec<&str> = Vec::new();
+        for codec in list.iter().flat_map(|c| c.split(',')) {
+            if !distinct.contains(&codec) {
+                distinct.push(codec);
+            }
+        }
+        attrs = attrs.quoted("CODECS", distinct.join(","));
     }
     attrs = picture_attributes(attrs, title, first);
     if with_audio {

@@ -214,3 +214,64 @@ fn odd_spellings_are_not_resources() {
         assert_eq!(Resource::parse(name), None, "{name}");
     }
 }
+
+/// Given the names of a sequence's parts (issue 31), then they read as written, say which
+/// part, and leave every name without a part as it was; near misses are not resources.
+#[test]
+fn part_names_round_trip_and_near_misses_do_not() {
+    let id = document_track_id(3, 1).unwrap();
+    let parts = [
+        (
+            Resource::PartInit {
+                part: 2,
+                track_id: id,
+            },
+            "init-p2-f3-t1.mp4",
+        ),
+        (
+            Resource::PartSegment {
+                part: 1,
+                track_id: id,
+                number: 7,
+            },
+            "seg-p1-f3-t1-7.m4s",
+        ),
+        (
+            Resource::PartSubtitleSegment {
+                part: 12,
+                track_id: document_track_id(5, 0).unwrap(),
+                number: 3,
+            },
+            "sub-p12-f5-t0-3.vtt",
+        ),
+        (
+            Resource::PartSubtitleFile {
+                part: 2,
+                track_id: 4,
+            },
+            "sub-p2-t4.vtt",
+        ),
+    ];
+    for (resource, name) in parts {
+        assert_eq!(resource.to_string(), name);
+        assert_eq!(Resource::parse(name), Some(resource));
+        assert!(resource.part().is_some());
+    }
+    assert_eq!(
+        Resource::Init { track_id: id }.to_string(),
+        "init-f3-t1.mp4"
+    );
+    assert_eq!(Resource::Init { track_id: id }.part(), None);
+    for miss in [
+        "init-p0-f3-t1.mp4",
+        "init-p02-f3-t1.mp4",
+        "init-p2-f3-t1.m4s",
+        "seg-p2-f3-t1.m4s",
+        "init-p2-f3-t1-1.mp4",
+        "seg-p2-f3-t1-0.m4s",
+        "index-p2-f3-t1.m3u8",
+        "init-p-f3-t1.mp4",
+    ] {
+        assert_eq!(Resource::parse(miss), None, "{miss}");
+    }
+}

@@ -8,7 +8,7 @@ use std::time::Instant;
 
 use super::context::TitleRequest;
 use super::thumb::storyboard;
-use super::{cmaf, dash, hls, subtitles, ts};
+use super::{cmaf, dash, hls, sequence, subtitles, ts};
 use crate::media::is_title_document;
 use crate::package::thumb::Storyboard;
 use crate::package::{ManifestFilter, ManifestOptions, Resource, View};
@@ -104,29 +104,56 @@ pub async fn answer(
             MANIFEST
         },
     };
+    let answer = match req.cached.sequence.clone() {
+        Some(parts) => Box::pin(sequence::answer(&req, &parts)).await?,
+        None => single(&req, resource).await?,
+    };
+    answer_held(app, &req, answer, (place, hold, plain_file), reuse)
+}
+
+/// The answer to `resource` of a title that is no sequence.
+async fn single(req: &TitleRequest<'_>, resource: Resource) -> Result<Answer, ServeError> {
     let answer = match resource {
-        Resource::Multivariant => hls::multivariant(&req),
-        Resource::MediaPlaylist { track_id } => hls::media_playlist(&req, track_id)?,
-        Resource::IframePlaylist { track_id } => hls::iframe_playlist(&req, track_id)?,
-        Resource::Mpd => dash::mpd(&req),
-        Resource::Init { track_id } => cmaf::init(&req, track_id)?,
+        Resource::Multivariant => hls::multivariant(req),
+        Resource::MediaPlaylist { track_id } => hls::media_playlist(req, track_id)?,
+        Resource::IframePlaylist { track_id } => hls::iframe_playlist(req, track_id)?,
+        Resource::Mpd => dash::mpd(req),
+        Resource::Init { track_id } => cmaf::init(req, track_id)?,
         Resource::Segment { track_id, number } | Resource::KeyFrame { track_id, number } => {
-            Box::pin(cmaf::segment(&req, track_id, number)).await?
+            Box::pin(cmaf::segment(req, track_id, number)).await?
         }
         Resource::SubtitleSegment { track_id, number } => {
             let request = subtitles::SubtitleRequest::Segment { number };
-            Box::pin(subtitle(&req, track_id, request)).await?
+            Box::pin(subtitle(req, track_id, request)).await?
         }
         Resource::SubtitleFile { track_id } => {
             let request = subtitles::SubtitleRequest::File;
-            Box::pin(subtitle(&req, track_id, request)).await?
+            Box::pin(subtitle(req, track_id, request)).await?
         }
         Resource::MultivariantTs
         | Resource::TsMediaPlaylist { .. }
         | Resource::TsIframePlaylist { .. }
         | Resource::TsSegment { .. }
-        | Resource::TsSubtitleSegment { .. } => Box::pin(ts::answer(&req)).await?,
+        | Resource::TsSubtitleSegment { .. } => Box::pin(ts::answer(req)).await?,
+        Resource::PartInit { .. }
+        | Resource::PartSegment { .. }
+        | Resource::PartSubtitleSegment { .. }
+        | Resource::PartSubtitleFile { .. } => {
+            return Err(ServeError::NoRendition(resource.track_id().unwrap_or(0)))
+        }
     };
+    Ok(answer)
+}
+
+/// `answer`, held for the requests like it when it may be (see [`Hold`]).
+fn answer_held(
+    app: &Arc<App>,
+    req: &TitleRequest<'_>,
+    answer: Answer,
+    (place, hold, plain_file): (&RequestPlace<'_>, Hold, bool),
+    reuse: Option<crate::server::titles::load::Reuse>,
+) -> Result<Answer, ServeError> {
+    let resource = req.resource;
     // A clear manifest of a plain file, asked for by its own name, is held for the
     // requests like it until the file's identity window ends (`server::held`). A title
     // document's tracks are files of their own, so its answers are not held.

@@ -349,5 +349,6 @@ pub fn urlset_document(key: &ObjectKey) -> Result<TitleDocument, String> {
         encryption: None,
         drm: None,
         closed_captions: Vec::new(),
+        parts: Vec::new(),
     })
 }

@@ -36,6 +36,10 @@ pub struct CachedTitle {
     pub encryption: Option<crate::crypto::EncryptionPolicy>,
     /// A title document's own DRM systems, overriding the server's `--drm-systems`.
     pub drm: Option<Vec<crate::crypto::drm::DrmId>>,
+    /// A sequence's parts (issue 31), when the title is one: `title` is then its
+    /// reference part as the sequence shows it, and only the sequence's manifests and
+    /// its parts' resources are served (`outputs::sequence`).
+    pub sequence: Option<Arc<super::sequences::SequenceTitle>>,
     multivariant: OnceLock<Bytes>,
     mpd: OnceLock<Bytes>,
     /// Media playlists, by rendition position.
@@ -71,6 +75,7 @@ impl CachedTitle {
             token: title.version_token(),
             encryption: None,
             drm: None,
+            sequence: None,
             title,
             multivariant: OnceLock::new(),
             mpd: OnceLock::new(),

@@ -48,6 +48,14 @@ pub enum DocumentTitleError {
     /// The renditions cannot be cut together (422).
     #[error(transparent)]
     Package(#[from] PackageError),
+    /// A part of a sequence cannot be served: `prefix` names the part (empty when the
+    /// error already does); the answer is the error's own.
+    #[error("{prefix}{source}")]
+    Part {
+        prefix: String,
+        #[source]
+        source: Arc<DocumentTitleError>,
+    },
     /// A worker failed (500).
     #[error("internal error: {reason}")]
     Internal { reason: String },
@@ -69,6 +77,9 @@ pub(super) async fn document_title(
             read_document(catalog, key, identity),
         )
         .await?;
+    if !document.parts.is_empty() {
+        return super::sequences::sequence_title(catalog, key, identity, document).await;
+    }
     title_of_document(catalog, key, identity, document).await
 }
 
@@ -128,7 +139,7 @@ pub(super) async fn title_of_document(
 }
 
 /// Read and parse the document, refusing one over the size limit before reading it.
-async fn read_document(
+pub(super) async fn read_document(
     catalog: &Catalog,
     key: &ObjectKey,
     identity: &ObjectIdentity,
@@ -318,7 +329,7 @@ fn give_roles(title: &mut Title, document: &TitleDocument) {
 
 /// `title` cut to the document's `"clip"`. A clip the title cannot have is the
 /// document's fault: 422 naming the field.
-fn clip_document_title(
+pub(super) fn clip_document_title(
     title: &Title,
     clip: DocumentClip,
     target_ms: u32,

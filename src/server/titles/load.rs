@@ -29,6 +29,10 @@ pub enum LoadError {
     /// The title document could not be served.
     #[error(transparent)]
     Document(Arc<DocumentTitleError>),
+    /// A URL clip or track selection of a sequence, which sequences do not offer (clip
+    /// the parts in the document instead).
+    #[error("URL clips and track selections are not offered for sequences; clip the parts in the document")]
+    SequenceView,
     /// The view could not be made.
     #[error(transparent)]
     View(Arc<ViewLoadError>),
@@ -107,6 +111,9 @@ pub async fn load_view_until(
     } else {
         (catalog.title(key, &identity).await).map_err(LoadError::Title)?
     };
+    if whole.sequence.is_some() && !view.is_whole() {
+        return Err(LoadError::SequenceView);
+    }
     let cached = match view.is_whole() {
         true => whole,
         false => Box::pin(viewed_title(catalog, key, &identity, whole, view))

@@ -43,6 +43,11 @@ pub async fn answer(
         ));
     }
     let (_, cached) = load_view(&app.catalog, &key, &view).await?;
+    if cached.sequence.is_some() {
+        return Err(ServeError::NotOffered(
+            "nginx-vod names are not offered for sequences".into(),
+        ));
+    }
     // A clear output's names are numbered as the module numbers them; an encrypted one's
     // keep the encrypted output's numbering.
     let policy = cached.encryption.unwrap_or(app.protect.policy());

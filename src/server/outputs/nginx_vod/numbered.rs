@@ -54,6 +54,11 @@ pub async fn answer(
     place: &RequestPlace<'_>,
 ) -> Result<Answer, ServeError> {
     let (identity, cached) = load_view(&app.catalog, key, view).await?;
+    if cached.sequence.is_some() {
+        return Err(ServeError::NotOffered(
+            "nginx-vod names are not offered for sequences".into(),
+        ));
+    }
     let single: Vec<String> = (stream.track_ids.iter())
         .map(|id| Resource::dash_representation_id(*id))
         .collect();

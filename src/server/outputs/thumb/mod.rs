@@ -181,6 +181,11 @@ pub(crate) async fn video_of(
     if version.is_some_and(|v| v != cached.token) {
         return Err(ServeError::VersionGone);
     }
+    if cached.sequence.is_some() {
+        return Err(ServeError::NotOffered(
+            "thumbnails are not offered for sequences".into(),
+        ));
+    }
     let encrypted = cached.encryption.unwrap_or(app.protect.policy()).any();
     if encrypted {
         return Err(ServeError::NotOffered(

@@ -1,0 +1,1 @@
+//! Sequences matched part by part: rungs and languages, and the refusals naming the part.

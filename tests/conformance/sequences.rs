@@ -1,0 +1,336 @@
+//! Sequences (issue 31): an ident made here with ffmpeg (5 s, 352x288 at 25 fps, H.264
+//! Constrained Baseline, a chirp in AAC) played before the ladder fixture's title (three
+//! rungs of High-profile H.264 at 30 fps, two audio languages, two sidecar subtitles).
+//!
+//! Every part of every rendition, as the HLS media playlists and the DASH Periods list it
+//! (each part's `EXT-X-MAP` or `initialization` and its segments, fetched and joined), is
+//! held to its own SOURCE FILE: the same decoded pictures, the same decoded audio, and
+//! audio against video moved by the same amount to 2 ms. ffmpeg 5.1's HLS reader cannot
+//! be used over the whole playlist: it keeps the first `EXT-X-MAP` after a discontinuity
+//! (it stops at the second part, "m4a 3g2"), and its DASH reader reads one Period.
+
+use std::path::Path;
+
+use super::common::{self, TempDir, TestServer};
+use super::http::*;
+use super::tools::*;
+use vodpack::config::Settings;
+
+/// Audio against video, per part: 2 ms (the issue's bar).
+const AV_TOLERANCE_S: f64 = 0.002;
+
+/// The sequence document: the ident, then the ladder title.
+const SEQUENCE: &str = r#"{"parts": [{"file": "ident.mp4"}, {"title": "ladder.json"}]}"#;
+
+/// A folder with the ladder fixture, an ident made by ffmpeg and the sequence document,
+/// served with 1 s segments.
+async fn sequence_folder() -> (TempDir, TestServer) {
+    let folder = TempDir::new("sequence");
+    let ladder = common::fixtures().join("ladder");
+    for entry in std::fs::read_dir(&ladder).expect("ladder fixtures") {
+        let entry = entry.expect("entry");
+        std::fs::copy(entry.path(), folder.path().join(entry.file_name())).expect("copy");
+    }
+    let ident = folder.path().join("ident.mp4");
+    run_tool(
+        "ffmpeg",
+        args(&[
+            "-v",
+            "error",
+            "-y",
+            "-f",
+            "lavfi",
+            "-i",
+            "testsrc2=size=352x288:rate=25:duration=5",
+            "-f",
+            "lavfi",
+            "-i",
+            "aevalsrc=0.4*sin(2*PI*(200+150*t)*t):s=48000:d=5",
+            "-c:v",
+            "libx264",
+            "-profile:v",
+            "baseline",
+            "-g",
+            "25",
+            "-pix_fmt",
+            "yuv420p",
+            "-c:a",
+            "aac",
+            "-ac",
+            "2",
+            "-metadata:s:a:0",
+            "language=eng",
+            "-shortest",
+            &ident.to_string_lossy(),
+        ]),
+    )
+    .await;
+    std::fs::write(folder.path().join("sequence.json"), SEQUENCE).expect("document");
+    let server = common::start_server_with(
+        folder.path(),
+        Settings {
+            segment_duration_ms: 1000,
+            ..Default::default()
+        },
+    )
+    .await;
+    (folder, server)
+}
+
+/// The source of part `part` (1-based) of the sequence's rendition named `name`
+/// (`index-f3-t1.m3u8` or a DASH Representation id `f3-t1`): the ident for part 1, else
+/// the ladder file the rendition's file number names (`f4` is the French audio).
+fn source_of(folder: &Path, part: usize, name: &str) -> String {
+    let file = match part {
+        1 => "ident.mp4",
+        _ if name.contains("f1-") => "ladder-180p.mp4",
+        _ if name.contains("f2-") => "ladder-360p.mp4",
+        _ if name.contains("f3-") => "ladder-270p.mp4",
+        _ if name.contains("f4-") => "ladder-fr.m4a",
+        _ => panic!("{name}: no source"),
+    };
+    folder.join(file).to_string_lossy().into_owned()
+}
+
+/// A rendition is audio when its resources name the main audio (`f1-t2`) or the French
+/// file (`f4`).
+fn is_audio(name: &str) -> bool {
+    name.contains("f1-t2") || name.contains("f4-t1")
+}
+
+/// Fetch `urls` (relative to `base`) and join their bodies into `file`.
+async fn join_into(server: &TestServer, base: &str, urls: &[String], file: &Path) {
+    let mut bytes = Vec::new();
+    for url in urls {
+        bytes.extend(fetch_ok(server, &format!("{base}{url}")).await.body);
+    }
+    std::fs::write(file, bytes).expect("write part");
+}
+
+/// Check one part of one rendition (joined into `file`) against `source`; returns how far
+/// its first packets moved from the source's (seconds).
+async fn check_part(file: &Path, source: &str, audio: bool, what: &str) -> f64 {
+    let input = file.to_string_lossy().into_owned();
+    if audio {
+        let want = decode_pcm(source, "a:0", None).await;
+        let got = decode_pcm(&input, "a:0", None).await;
+        assert!(want.len() >= 48_000, "{what}: vacuous");
+        let offset = pcm_offset(&want, &got)
+            .unwrap_or_else(|| panic!("{what}: the PCM of {source} is not in the output"));
+        assert!(offset <= 1024, "{what}: starts {offset} frames early");
+    } else {
+        let want = frame_hashes(source, "v:0").await;
+        let got = frame_hashes(&input, "v:0").await;
+        assert!(want.len() >= 100, "{what}: vacuous");
+        assert_eq!(got.len(), want.len(), "{what}: number of frames");
+        if let Some(i) = (0..want.len()).find(|&i| got[i].hash != want[i].hash) {
+            panic!("{what}: decoded frame {i} differs from {source}");
+        }
+    }
+    let selector = if audio { "a:0" } else { "v:0" };
+    let src = packets(source, selector).await;
+    let out = packets(&input, selector).await;
+    matched_shift(&src, &out)
+        .unwrap_or_else(|| panic!("{what}: the first packets of {source} are not there"))
+}
+
+/// Every part of a media playlist: its `EXT-X-MAP` URI, then its segments' URIs.
+fn playlist_parts(playlist: &str) -> Vec<Vec<String>> {
+    let mut parts: Vec<Vec<String>> = Vec::new();
+    for line in playlist.lines().map(str::trim) {
+        if line.starts_with("#EXT-X-MAP:") {
+            parts.push(quoted_attribute(line, "URI").into_iter().collect());
+        } else if !line.is_empty() && !line.starts_with('#') {
+            parts
+                .last_mut()
+                .expect("EXT-X-MAP first")
+                .push(line.to_owned());
+        }
+    }
+    parts
+}
+
+/// Given the ident and the ladder title in a sequence, when every rendition's media
+/// playlist is read part by part, then each part decodes to its own source's pictures or
+/// PCM, the parts are split by `EXT-X-DISCONTINUITY` with their own init segments, and in
+/// each part audio and video moved by the same amount (2 ms): A/V as in each source.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn hls_sequence_parts_decode_to_their_own_sources() {
+    if !tools_available().await {
+        return;
+    }
+    let (folder, server) = sequence_folder().await;
+    let base = "/vod/sequence.json/";
+    let master = fetch_ok(&server, &format!("{base}master.m3u8"))
+        .await
+        .text();
+    let uris = master_playlist_uris(&master);
+    assert_eq!(uris.len(), 5, "3 variants and 2 audio renditions: {master}");
+    for line in master
+        .lines()
+        .filter(|l| l.starts_with("#EXT-X-STREAM-INF"))
+    {
+        let codecs = quoted_attribute(line, "CODECS").expect("CODECS");
+        assert!(
+            codecs.contains("avc1.42") && codecs.contains("avc1.64"),
+            "CODECS covers both parts' profiles: {line}"
+        );
+    }
+    assert!(!master.contains("I-FRAME"), "no trick play for sequences");
+    let mut shifts: Vec<Vec<(String, f64)>> = vec![Vec::new(), Vec::new()];
+    for uri in &uris {
+        let (folder_name, name) = uri.split_once('/').expect("versioned");
+        let playlist = fetch_ok(&server, &format!("{base}{uri}")).await.text();
+        assert_eq!(
+            playlist.matches("#EXT-X-DISCONTINUITY").count(),
+            1,
+            "{playlist}"
+        );
+        let parts = playlist_parts(&playlist);
+        assert_eq!(parts.len(), 2, "{uri}: two parts");
+        for (n, urls) in parts.iter().enumerate() {
+            assert!(
+                urls.iter().all(|u| u.contains(&format!("-p{}-", n + 1))),
+                "{uri}: part {} names its part: {urls:?}",
+                n + 1
+            );
+            let file = folder.path().join(format!("hls-{n}-{name}.mp4"));
+            join_into(&server, &format!("{base}{folder_name}/"), urls, &file).await;
+            let source = source_of(folder.path(), n + 1, name);
+            let what = format!("HLS {name} part {}", n + 1);
+            let shift = check_part(&file, &source, is_audio(name), &what).await;
+            shifts[n].push((what, shift));
+        }
+    }
+    for part in &shifts {
+        let (_, first) = part[0].clone();
+        for (what, shift) in part {
+            assert!(
+                (shift - first).abs() <= AV_TOLERANCE_S,
+                "{what} moved by {shift:.6} s, the part's first rendition by {first:.6} s: {part:?}"
+            );
+        }
+    }
+    server.shutdown().await;
+}
+
+/// One Representation of one Period, as the MPD lists it.
+#[derive(Debug)]
+struct PeriodRepresentation {
+    period: usize,
+    start_s: f64,
+    id: String,
+    urls: Vec<String>,
+    /// presentationTimeOffset over the timescale, seconds.
+    offset_s: f64,
+}
+
+fn attribute(text: &str, name: &str) -> Option<String> {
+    let start = text.find(&format!(" {name}=\""))? + name.len() + 3;
+    let len = text[start..].find('"')?;
+    Some(text[start..start + len].to_owned())
+}
+
+/// The media Representations of every Period (text sets left out), with their init and
+/// segment URLs from the template and the timeline.
+fn mpd_periods(mpd: &str) -> Vec<PeriodRepresentation> {
+    let mut out = Vec::new();
+    for (period, text) in mpd.split("<Period ").skip(1).enumerate() {
+        let start_s = attribute(&format!(" {text}"), "start")
+            .and_then(|s| {
+                s.trim_start_matches("PT")
+                    .trim_end_matches('S')
+                    .parse()
+                    .ok()
+            })
+            .expect("Period@start");
+        for rep in text.split("<Representation ").skip(1) {
+            let rep = format!(" {rep}");
+            let (Some(id), Some(init), Some(media)) = (
+                attribute(&rep, "id"),
+                attribute(&rep, "initialization"),
+                attribute(&rep, "media"),
+            ) else {
+                continue;
+            };
+            let number: u64 = attribute(&rep, "startNumber").map_or(1, |n| n.parse().unwrap());
+            let timescale: f64 = attribute(&rep, "timescale").unwrap().parse().unwrap();
+            let offset: f64 =
+                attribute(&rep, "presentationTimeOffset").map_or(0.0, |o| o.parse().unwrap());
+            let count: u64 = (rep.split("<S ").skip(1))
+                .map(|s| {
+                    1 + attribute(&format!(" {s}"), "r").map_or(0, |r| r.parse::<u64>().unwrap())
+                })
+                .sum();
+            let mut urls = vec![init.replace("$RepresentationID$", &id)];
+            urls.extend((number..number + count).map(|k| {
+                media
+                    .replace("$RepresentationID$", &id)
+                    .replace("$Number$", &k.to_string())
+            }));
+            out.push(PeriodRepresentation {
+                period,
+                start_s,
+                id,
+                urls,
+                offset_s: offset / timescale,
+            });
+        }
+    }
+    out
+}
+
+/// Given the same sequence, when the MPD is read Period by Period, then there is one
+/// Period per part, the second starting where the ident's ends, with the same
+/// Representation ids in each; each Representation's segments decode to its part's own
+/// source, and in each Period audio and video stand as in the source (2 ms), with each
+/// Representation's presentationTimeOffset taken off as a player does.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn dash_sequence_periods_decode_to_their_own_sources() {
+    if !tools_available().await {
+        return;
+    }
+    let (folder, server) = sequence_folder().await;
+    let base = "/vod/sequence.json/";
+    let mpd = fetch_ok(&server, &format!("{base}manifest.mpd"))
+        .await
+        .text();
+    let reps = mpd_periods(&mpd);
+    assert_eq!(mpd.matches("<Period ").count(), 2, "{mpd}");
+    let ids = |p: usize| -> Vec<&str> {
+        (reps.iter())
+            .filter(|r| r.period == p)
+            .map(|r| r.id.as_str())
+            .collect()
+    };
+    assert_eq!(ids(0), ids(1), "the same Representations in each Period");
+    assert_eq!(ids(0).len(), 5, "3 rungs and 2 audio: {mpd}");
+    let second = reps.iter().find(|r| r.period == 1).expect("second Period");
+    let ident = packets(&source_of(folder.path(), 1, ""), "v:0").await;
+    assert!(
+        (second.start_s - span(&ident)).abs() < 0.05,
+        "the second Period starts at {} s, where the 5 s ident ends",
+        second.start_s
+    );
+    let mut shifts: Vec<Vec<(String, f64)>> = vec![Vec::new(), Vec::new()];
+    for rep in &reps {
+        let file = folder
+            .path()
+            .join(format!("dash-{}-{}.mp4", rep.period, rep.id));
+        join_into(&server, base, &rep.urls, &file).await;
+        let source = source_of(folder.path(), rep.period + 1, &format!("{}-", rep.id));
+        let what = format!("DASH {} Period {}", rep.id, rep.period);
+        let shift = check_part(&file, &source, is_audio(&rep.id), &what).await;
+        shifts[rep.period].push((what, shift - rep.offset_s));
+    }
+    for period in &shifts {
+        let (_, first) = period[0].clone();
+        for (what, shift) in period {
+            assert!(
+                (shift - first).abs() <= AV_TOLERANCE_S,
+                "{what} presented {shift:.6} s from its source, the Period's first {first:.6} s: {period:?}"
+            );
+        }
+    }
+    server.shutdown().await;
+}
