@@ -556,6 +556,8 @@ async fn hd_clips_convert_with_their_own_colour_matrix_and_display_aspect() {
         "under {MIN_PSNR_DB} dB or not clearly above the other matrix: {failed:?}"
     );
     server.shutdown().await;
+}
+
 /// With the `libavcodec` feature: HEVC thumbnails (the committed 8-bit and 10-bit HDR
 /// fixtures, and in-band parameter sets with wavefront slices), AV1 (the 10-bit fixture and
 /// an 8-bit clip encoded here) and VP9 (a clip encoded here) are ffmpeg's frames; corrupt

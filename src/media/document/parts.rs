@@ -124,6 +124,8 @@ fn resolve_part(folder: &str, entry: String, raw: RawPart) -> Result<DocumentPar
                 name: None,
                 default: None,
                 forced: None,
+                roles: None,
+                sdh: None,
             }];
             let video = resolve_list(folder, &format!("{entry}.file"), video, &MEDIA_EXTENSIONS)?;
             PartSource::Inline(Box::new(inline_document(video, Vec::new(), Vec::new())))
@@ -185,5 +187,6 @@ fn inline_document(
         encryption: None,
         drm: None,
         parts: Vec::new(),
+        closed_captions: Vec::new(),
     }
 }

@@ -199,6 +199,8 @@ fn accessibility_fields_are_read_and_checked() {
         let err = parse(doc).unwrap_err().to_string();
         assert!(err.starts_with(reason), "{doc}: {err}");
     }
+}
+
 /// Given a sequence of a file, a title and an inline ladder, each with or without a clip,
 /// then each part resolves beside the document and names its entries within the part.
 #[test]
