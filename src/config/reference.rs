@@ -56,8 +56,10 @@ const PROTECTION: &[(&str, &str, &str)] = &[
     (
         "nginx-vod-filepath-prefix",
         "VODPACK_NGINX_VOD_FILEPATH_PREFIX",
-        "What nginx's $vod_filepath held before the object key: the location's alias or \
-         root folder with its trailing slash, such as /srv/media/",
+        "What nginx's $vod_filepath held before the object key: in the module's local mode \
+         the request's path up to the file, so the location with its trailing slash, such \
+         as /hls/ (checked against nginx-vod-module: its encryption.key for \
+         /hls/a.mp4 is the MD5 of secret-/hls/a.mp4)",
     ),
     (
         "signed-urls",

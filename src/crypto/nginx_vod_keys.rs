@@ -1,8 +1,10 @@
 //! Content keys as nginx-vod-module derives them, so an encrypted catalogue moved from the
 //! module keeps its keys: the key is the MD5 of `vod_secret_key` evaluated for the file
 //! (`ngx_http_vod_init_encryption_key` in the module: `ngx_md5` of the complex value),
-//! usually `secret-$vod_filepath`, where `$vod_filepath` is the file's path as nginx
-//! mapped it (the `alias` or `root` folder, then the key).
+//! usually `secret-$vod_filepath`, where `$vod_filepath` is the sequence's `mapped_uri`:
+//! in the module's local mode the request's path up to the file (`/hls/films/a.mp4`: the
+//! location, then the key), not the path on disk. Checked against a running module
+//! (nginx 1.30.4 + nginx-vod-module 26f06877): the same `encryption.key` bytes.
 //!
 //! Only `$vod_filepath` is known here; a template naming another nginx variable is refused
 //! at start. MD5 is the module's choice, kept for compatibility only. The KID, which the
@@ -27,7 +29,7 @@ const KID_LABEL: &[u8] = b"vodpack nginx-vod kid v1\0";
 pub struct NginxVodKeys {
     /// The `vod_secret_key` template, with `$vod_filepath` where the file path goes.
     template: String,
-    /// What nginx put before the object key in `$vod_filepath` (the `alias` folder).
+    /// What nginx put before the object key in `$vod_filepath` (the location's path).
     filepath_prefix: String,
 }
 
