@@ -1243,3 +1243,57 @@ fn drain<R: Read + Send + 'static>(pipe: Option<R>) -> std::thread::JoinHandle<V
         bytes
     })
 }
+
+/// Given `--storyboards on` (a tile a second, 160 px tiles on 10x10 sheets) and the 3 s
+/// fixture, when dash.js and Shaka (DASH and HLS) play the manifests with the image set or
+/// image stream in them, then they list the storyboard (their thumbnail for 2.5 s is the
+/// third tile of sheet 1: x 320, y 0) and play to the end, strictly; hls.js, which has no
+/// image streams, plays the HLS with `EXT-X-IMAGE-STREAM-INF` present, strictly.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn web_players_list_storyboard_thumbnails_and_play_strictly() {
+    let Some(runner) = web_player_runner() else {
+        return;
+    };
+    let _turn = PLAYER_TURN.lock().await;
+    let mut settings = Settings {
+        segment_duration_ms: 1000,
+        ..Default::default()
+    };
+    settings.storyboards.interval_ms = 1000;
+    settings.storyboards.tile_width = 160;
+    settings.storyboards.signalled = true;
+    let server = common::start_server_with(&common::fixtures(), settings).await;
+    let key = "h264-aac-3s.mp4";
+    let thumbnail = "{\"thumbnail\":{\"at\":2.5,\"url\":\"storyboard-1.jpg\",\"x\":320,\"y\":0}}";
+    let mut jobs = Vec::new();
+    for run in Run::ALL {
+        let (steps, known) = match run {
+            Run::HlsJs => (
+                "[{\"play\":0.5},{\"play_to_end\":true}]".to_owned(),
+                hlsjs_title_shift_known_failure(),
+            ),
+            _ => (
+                format!("[{{\"play\":0.5}},{thumbnail},{{\"play_to_end\":true}}]"),
+                String::new(),
+            ),
+        };
+        jobs.push(format!(
+            "{{\"name\":{},\"player\":\"{}\",\"url\":{},\"media\":[\"video\",\"audio\"],\
+             \"steps\":{steps}{known}}}",
+            json_string(&format!(
+                "{} storyboards {key} {}",
+                run.player(),
+                run.manifest()
+            )),
+            run.player(),
+            json_string(&server.url(&format!("/vod/{key}/{}", run.manifest()))),
+        ));
+    }
+    let jobs = format!(
+        "{{\"deadline_s\":{},\"parallel\":1,\"jobs\":[\n{}\n]}}\n",
+        BROWSER_RUN_LIMIT.as_secs() - 60,
+        jobs.join(",\n")
+    );
+    run_web_jobs(&runner, &jobs, "players-storyboard-jobs.json").await;
+    server.shutdown().await;
+}

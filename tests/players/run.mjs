@@ -25,6 +25,9 @@
 //                          from the HLS I-frame playlist or the DASH trick-play set) were
 //                          fetched; then back to normal play
 //     {"audio": "fra"}     switch to the audio track of that language
+//     {"thumbnail": {"at": S, "url": "storyboard-1.jpg", "x": X, "y": Y}}
+//                          the player's thumbnail for media time S (from the manifest's
+//                          image set or stream: dash.js, Shaka) is that sheet's tile at X,Y
 //     {"cues": [{"start": S, "end": E, "text": "..."}], "lang": "eng", "tolerance": 0.2}
 //                          show the text track (of that language, or the first), and for
 //                          each cue: paused at its middle, a cue with that text is active
@@ -69,7 +72,7 @@ const PLAYER_FILES = {
   shaka: ['shaka-player', 'dist/shaka-player.compiled.js'],
 };
 
-const STEP_KINDS = ['play', 'play_to_end', 'seek', 'variant', 'audio', 'cues', 'trick'];
+const STEP_KINDS = ['play', 'play_to_end', 'seek', 'variant', 'audio', 'cues', 'trick', 'thumbnail'];
 // The key-frame resources trick play fetches.
 const KEY_FRAME_URL = /\/ifr-[^/?]*\.m4s(\?|$)/;
 const SEEK_TOLERANCE_S = 0.5;
@@ -233,6 +236,8 @@ const HARNESS_JS = String.raw`
       textTracks: () => (player.getTracksFor('text') || []).map((t, i) => ({ id: i, lang: t.lang || '' })),
       selectText: (id) => { player.enableText(true); player.setTextTrack(id); },
       activeText: () => player.getCurrentTextTrackIndex(),
+      thumbnail: (t) => new Promise((resolve) => player.provideThumbnail(t, (th) => resolve(th
+        ? { url: th.url, x: th.x, y: th.y, width: th.width, height: th.height } : null))),
     };
   };
 
@@ -269,6 +274,12 @@ const HARNESS_JS = String.raw`
       selectText: (id) => player.selectTextTrack(player.getTextTracks().find((t) => t.id === id)),
       activeText: () => { const t = player.getTextTracks().find((t) => t.active); return t ? t.id : null; },
       trickPlay: (rate) => player.trickPlay(rate, true),
+      thumbnail: async (t) => {
+        const track = player.getImageTracks()[0];
+        if (!track) return null;
+        const th = await player.getThumbnails(track.id, t);
+        return th ? { url: (th.uris || [])[0], x: th.positionX, y: th.positionY, width: th.width, height: th.height } : null;
+      },
       cancelTrickPlay: () => player.cancelTrickPlay(),
     };
   };
@@ -482,6 +493,18 @@ const STEPS = {
     const fetched = (page.vpKeyFrames || 0) - fetchedBefore;
     if (!moved) throw new StepFailure(`trick play at ${rate}x: media time ${from.toFixed(3)} -> ${now.time.toFixed(3)} s, ${fetched} key frame(s) fetched`);
     return { from: round(from), to: round(now.time), key_frames_fetched: fetched };
+  },
+
+  async thumbnail(page, want) {
+    const supported = await page.evaluate(() => typeof window.vp.thumbnail === 'function');
+    if (!supported) throw new StepFailure('this player has no thumbnail API in the harness');
+    const got = await pollUntil(page, 20, () => page.evaluate((t) => window.vp.thumbnail(t), want.at));
+    if (!got) throw new StepFailure(`no thumbnail at ${want.at} s`);
+    const sheet = String(got.url || '').split('?')[0].split('/').pop();
+    if (sheet !== want.url || got.x !== want.x || got.y !== want.y) {
+      throw new StepFailure(`thumbnail at ${want.at} s is ${JSON.stringify(got)}, expected ${want.url} at ${want.x},${want.y}`);
+    }
+    return got;
   },
 
   async audio(page, lang) {
