@@ -39,7 +39,7 @@ pub struct CachedTitle {
     /// A sequence's parts (issue 31), when the title is one: `title` is then its
     /// reference part as the sequence shows it, and only the sequence's manifests and
     /// its parts' resources are served (`outputs::sequence`).
-    pub sequence: Option<Arc<super::sequences::SequenceTitle>>,
+    pub sequence: Option<Arc<SequenceTitle>>,
     multivariant: OnceLock<Bytes>,
     mpd: OnceLock<Bytes>,
     /// Media playlists, by rendition position.
@@ -398,5 +398,22 @@ impl TsOutput {
             TsAt::Listed(pos) => self.media.get(pos),
             TsAt::MainAudioAlone => Some(&self.main_audio_media),
         }
+    }
+}
+
+/// A sequence with the cached title of each part (1-based part `p` is `parts[p - 1]`),
+/// whose segments, init segments and subtitles are served from that part's own title.
+#[derive(Debug)]
+pub struct SequenceTitle {
+    /// The parts matched into the sequence's renditions.
+    pub sequence: crate::package::Sequence,
+    /// Each part's cached title, in play order.
+    pub parts: Vec<Arc<CachedTitle>>,
+}
+
+impl SequenceTitle {
+    /// Part `part` (1-based) as cached.
+    pub fn part(&self, part: u32) -> Option<&Arc<CachedTitle>> {
+        self.parts.get((part as usize).checked_sub(1)?)
     }
 }

@@ -15,28 +15,12 @@ use std::sync::Arc;
 use futures_util::future::join_all;
 
 use super::cached::CachedTitle;
+pub use super::cached::SequenceTitle;
 use super::catalog::Catalog;
 use super::documents::{clip_document_title, read_document, title_of_document, DocumentTitleError};
 use crate::media::{DocumentError, DocumentPart, PartSource, TitleDocument};
-use crate::package::{build_sequence, PartInput, Sequence};
+use crate::package::{build_sequence, PartInput};
 use crate::source::{ObjectIdentity, ObjectKey, SourceError};
-
-/// A sequence with the cached title of each part (1-based part `p` is `parts[p - 1]`),
-/// whose segments, init segments and subtitles are served from that part's own title.
-#[derive(Debug)]
-pub struct SequenceTitle {
-    /// The parts matched into the sequence's renditions.
-    pub sequence: Sequence,
-    /// Each part's cached title, in play order.
-    pub parts: Vec<Arc<CachedTitle>>,
-}
-
-impl SequenceTitle {
-    /// Part `part` (1-based) as cached.
-    pub fn part(&self, part: u32) -> Option<&Arc<CachedTitle>> {
-        self.parts.get((part as usize).checked_sub(1)?)
-    }
-}
 
 /// The title of the sequence `document` (stored under `key` at `identity`).
 ///
