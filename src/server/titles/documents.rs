@@ -61,28 +61,6 @@ pub enum DocumentTitleError {
     Internal { reason: String },
 }
 
-/// The title of the document at `key`, version `identity`, loading what is not cached.
-///
-/// # Errors
-/// A [`DocumentTitleError`] naming the entry at fault, shared with concurrent loads.
-pub(super) async fn document_title(
-    catalog: &Catalog,
-    key: &ObjectKey,
-    identity: &ObjectIdentity,
-) -> Result<Arc<CachedTitle>, Arc<DocumentTitleError>> {
-    let document = catalog
-        .documents
-        .try_get_with(
-            (key.clone(), identity.clone()),
-            read_document(catalog, key, identity),
-        )
-        .await?;
-    if !document.parts.is_empty() {
-        return super::sequences::sequence_title(catalog, key, identity, document).await;
-    }
-    title_of_document(catalog, key, identity, document).await
-}
-
 /// The title of `document` (stored under `key` at `identity`, or made from an nginx-vod
 /// urlset: `route::nginx_names`), loading what is not cached.
 ///

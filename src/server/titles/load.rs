@@ -1,13 +1,15 @@
 //! The title a request is about: the object's identity, then its title from the catalog
 //! (a plain MP4, a title document, or an nginx-vod urlset made into a document), then the
-//! view the path asks for. Every output starts here.
+//! view the path asks for. Every output starts here. A title document is dispatched here
+//! too: to `sequences` when it lists parts, else to `documents`, so neither imports the other.
 
 use std::sync::Arc;
 use std::time::Instant;
 
 use super::cached::CachedTitle;
 use super::catalog::{Catalog, TitleError};
-use super::documents::{document_title, title_of_document, DocumentTitleError};
+use super::documents::{read_document, title_of_document, DocumentTitleError};
+use super::sequences::sequence_title;
 use super::views::{viewed_title, ViewLoadError};
 use crate::media::is_title_document;
 use crate::package::View;
@@ -121,4 +123,26 @@ pub async fn load_view_until(
             .map_err(LoadError::View)?,
     };
     Ok((identity, cached, until.map(|until| Reuse { until, epoch })))
+}
+
+/// The title of the document at `key`, version `identity`, loading what is not cached.
+///
+/// # Errors
+/// A [`DocumentTitleError`] naming the entry at fault, shared with concurrent loads.
+async fn document_title(
+    catalog: &Catalog,
+    key: &ObjectKey,
+    identity: &ObjectIdentity,
+) -> Result<Arc<CachedTitle>, Arc<DocumentTitleError>> {
+    let document = catalog
+        .documents
+        .try_get_with(
+            (key.clone(), identity.clone()),
+            read_document(catalog, key, identity),
+        )
+        .await?;
+    if !document.parts.is_empty() {
+        return sequence_title(catalog, key, identity, document).await;
+    }
+    title_of_document(catalog, key, identity, document).await
 }
