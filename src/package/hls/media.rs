@@ -6,6 +6,7 @@
 use std::fmt::{Display, Write as _};
 
 use super::attrs::{track, Attrs, VERSION};
+use super::breaks::write_marks;
 use crate::crypto::keys::{hex, ContentKey};
 use crate::crypto::Scheme;
 use crate::package::protect::hls_segment_iv;
@@ -47,7 +48,18 @@ pub fn render_iframe_playlist_with(
     );
     let map = Attrs::default().uri(Resource::Init { track_id }, options);
     let _ = writeln!(out, "#EXT-X-MAP:{}", map.0);
+    let plan = title.plan.tracks.get(rendition.track_pos);
+    let shift = plan.map_or(0, |p| i128::from(p.title_shift_ticks));
     for (number, frame) in (1u64..).zip(&frames) {
+        // The break segment this key frame starts, if any (ad breaks: issue 31).
+        let segment = (title.breaks.list.iter()).map(|b| b.segment).find(|k| {
+            plan.and_then(|p| p.first_samples.get(*k)) == Some(&(frame.sample as u32))
+        });
+        if number == 1 || segment.is_some() {
+            let start = (i128::from(frame.pts) - shift) * 1_000_000_000 / i128::from(timescale);
+            let k = segment.unwrap_or(0);
+            write_marks(&mut out, &title.breaks, (k, start), number == 1, 0);
+        }
         let us = micros(frame.duration);
         let (secs, fraction) = (us / 1_000_000, us % 1_000_000);
         let resource = Resource::KeyFrame { track_id, number }.to_string();
@@ -100,7 +112,7 @@ pub fn render_media_playlist_with(
         Some(Resource::Init { track_id }),
         |number| Resource::Segment { track_id, number },
         options,
-        keys.as_ref(),
+        (keys.as_ref(), 0),
     )
 }
 
@@ -202,15 +214,17 @@ pub fn render_stated_media_playlist<M: Display, S: Display>(
 
 /// A media playlist of `rendition`'s planned segments, segment `number` named by
 /// `segment(number)`, with `EXT-X-MAP` of `map` when given (the CMAF output; the TS output
-/// has none), the query of `options` in every URI, keyed by `keys` when given.
+/// has none), the query of `options` in every URI, keyed by `keys` when given, its ad
+/// breaks' SCTE-35 moved by `pts_adjustment` (90 kHz; the TS output's time offset).
 pub(super) fn media_playlist_of<M: Display, S: Display>(
     title: &Title,
     rendition: &Rendition,
     map: Option<M>,
     segment: impl Fn(u64) -> S,
     options: &ManifestOptions,
-    keys: Option<&SegmentKeys<'_>>,
+    (keys, pts_adjustment): (Option<&SegmentKeys<'_>>, u64),
 ) -> String {
+    let starts = segment_starts_ns(title, rendition);
     let all = segment_micros(title, rendition);
     let listed = listed_segments(&all);
     let first_number = listed.start as u64 + 1;
@@ -232,6 +246,9 @@ pub(super) fn media_playlist_of<M: Display, S: Display>(
         let _ = writeln!(out, "#EXT-X-MAP:{}", Attrs::default().uri(map, options).0);
     }
     for (number, micros) in (first_number..).zip(durations) {
+        let k = (number - 1) as usize;
+        let start = starts.get(k).copied().unwrap_or(0);
+        write_marks(&mut out, &title.breaks, (k, start), number == first_number, pts_adjustment);
         if let Some(keys) = keys {
             keys.write(&mut out, number, number == first_number);
         }
@@ -259,16 +276,17 @@ pub fn render_subtitle_playlist_with(
     options: &ManifestOptions,
 ) -> String {
     let segment = |number| Resource::SubtitleSegment { track_id, number };
-    subtitle_playlist_of(plan, segment, options)
+    subtitle_playlist_of(plan, segment, options, 0)
 }
 
 /// A subtitle playlist of `plan`'s segments, segment `number` named by `segment(number)`
 /// (the CMAF and the TS outputs name their WebVTT segments apart), with the query of
-/// `options` in every URI.
+/// `options` in every URI and the SCTE-35 of ad breaks moved by `pts_adjustment`.
 pub(super) fn subtitle_playlist_of(
     plan: &SubtitlePlan,
     segment: impl Fn(u64) -> Resource,
     options: &ManifestOptions,
+    pts_adjustment: u64,
 ) -> String {
     let rounded = plan.durations_us.iter().map(|d| (d + 500_000) / 1_000_000);
     let target = rounded.max().unwrap_or(0).max(1);
@@ -276,7 +294,10 @@ pub(super) fn subtitle_playlist_of(
         "#EXTM3U\n#EXT-X-VERSION:{VERSION}\n#EXT-X-TARGETDURATION:{target}\n\
          #EXT-X-PLAYLIST-TYPE:VOD\n"
     );
-    for (number, micros) in (plan.first_number..).zip(&plan.durations_us) {
+    for (n, (number, micros)) in (plan.first_number..).zip(&plan.durations_us).enumerate() {
+        let k = (number - 1) as usize;
+        let start = plan.starts_ns.get(n).copied().unwrap_or(0);
+        write_marks(&mut out, &plan.breaks, (k, start), n == 0, pts_adjustment);
         let (secs, fraction) = (micros / 1_000_000, micros % 1_000_000);
         let name = segment(number).to_string();
         let name = options.with_query(&name);
@@ -284,6 +305,24 @@ pub(super) fn subtitle_playlist_of(
     }
     out.push_str("#EXT-X-ENDLIST\n");
     out
+}
+
+/// Start of every planned segment of `rendition` on the title's presentation timeline
+/// (output time less the title shift S), in nanoseconds: where its program date is.
+pub(super) fn segment_starts_ns(title: &Title, rendition: &Rendition) -> Vec<i128> {
+    let pos = rendition.track_pos;
+    let (Some(plan), Some(track)) = (title.plan.tracks.get(pos), title.index.tracks.get(pos))
+    else {
+        return Vec::new();
+    };
+    let timescale = i128::from(track.timescale.max(1));
+    let shift = i128::from(plan.title_shift_ticks);
+    (0..title.plan.segment_count)
+        .map(|k| {
+            let start = plan.segment_span(&track.samples, k).map_or(0, |(s, _)| s);
+            (i128::from(start) - shift) * 1_000_000_000 / timescale
+        })
+        .collect()
 }
 
 /// Duration of every planned segment of `rendition`, in microseconds rounded to nearest.

@@ -268,7 +268,7 @@ pub fn render_ts_media_playlist_with(
         None::<Resource>,
         |number| Resource::TsSegment { track_id, number },
         options,
-        keys.as_ref(),
+        (keys.as_ref(), TS_TIME_OFFSET),
     )
 }
 
@@ -327,7 +327,7 @@ pub fn render_ts_subtitle_playlist_with(
     options: &ManifestOptions,
 ) -> String {
     let segment = |number| Resource::TsSubtitleSegment { track_id, number };
-    subtitle_playlist_of(plan, segment, options)
+    subtitle_playlist_of(plan, segment, options, TS_TIME_OFFSET)
 }
 
 /// The `X-TIMESTAMP-MAP` line of WebVTT segments for CMAF: local time 0 is output time 0.
