@@ -34,6 +34,14 @@ pub struct AdBreaks {
     /// Whether HLS media playlists also carry `EXT-X-CUE-OUT`/`EXT-X-CUE-IN` (the server's
     /// `hls-cue-out` setting).
     pub cue_out: bool,
+    /// Where every media playlist's first segment is on the title's presentation
+    /// timeline, ns: the reference rendition's first segment (negative with video
+    /// pre-roll). Players lay each playlist out from 0 by its durations and line the
+    /// playlists up at their starts, so every playlist's program dates count from this one
+    /// instant (an audio playlist whose first frame is 21 ms earlier still says the same
+    /// date: dated by its own media, Shaka 5 moves the audio against the video and stalls
+    /// at the end).
+    pub start_ns: i128,
 }
 
 /// One break as cut.
@@ -116,6 +124,7 @@ pub fn apply_breaks(
         program_date_time,
         list: Vec::new(),
         cue_out: title.breaks.cue_out,
+        start_ns: first_start_ns(title),
     };
     if breaks.is_empty() {
         return Ok(cut_title);
@@ -253,6 +262,7 @@ pub fn apply_breaks(
         program_date_time,
         list,
         cue_out: title.breaks.cue_out,
+        start_ns: first_start_ns(&replanned),
     };
     Ok(replanned)
 }
@@ -267,6 +277,25 @@ pub fn breaks_in_window(title: &Title, from_ms: u64, to_ms: Option<u64>) -> Vec<
             ..b.request.clone()
         })
         .collect()
+}
+
+/// Where the reference rendition's first listed segment starts on the presentation
+/// timeline, ns (see [`AdBreaks::start_ns`]).
+fn first_start_ns(title: &Title) -> i128 {
+    let index = &title.index;
+    let reference = (index.tracks.iter())
+        .position(|t| t.kind == TrackKind::Video)
+        .unwrap_or(0);
+    let (Some(track), Some(plan)) = (index.tracks.get(reference), title.plan.tracks.get(reference))
+    else {
+        return 0;
+    };
+    let start = (0..title.plan.segment_count)
+        .filter_map(|k| plan.segment_span(&track.samples, k))
+        .find(|(_, d)| *d > 0)
+        .map_or(0, |(s, _)| s);
+    (i128::from(start) - i128::from(plan.title_shift_ticks)) * 1_000_000_000
+        / i128::from(track.timescale.max(1))
 }
 
 /// FNV-1a, 32 bits: the same event id for the same break id on every replica.

@@ -156,30 +156,31 @@ fn check_id(entry: &str, id: &str) -> Result<(), DocumentError> {
     }
 }
 
-/// An asset URI: absolute `http(s)` or relative to the playlist (a path, as RFC 3986
-/// resolves it), printable ASCII without what a quoted string or XML attribute cannot
-/// hold, at most [`MAX_URI_BYTES`].
+/// An asset URI: absolute `http://` or `https://` (RFC 8216bis Appendix D.2 has
+/// `X-ASSET-URI` absolute, and players resolve it against nothing: hls.js 1.7 loads a
+/// relative one from the page's origin), printable ASCII without what a quoted string or
+/// an XML attribute cannot hold, at most [`MAX_URI_BYTES`].
 fn check_uri(entry: &str, field: &str, uri: String) -> Result<String, DocumentError> {
-    let printable = (uri.bytes()).all(|b| b.is_ascii_graphic() && !matches!(b, b'"' | b'<' | b'>' | b'\\' | b'`'));
+    let printable = (uri.bytes())
+        .all(|b| b.is_ascii_graphic() && !matches!(b, b'"' | b'<' | b'>' | b'\\' | b'`'));
     if uri.is_empty() || uri.len() > MAX_URI_BYTES || !printable {
         return Err(bad(
             entry,
-            format!("{field} must be 1 to {MAX_URI_BYTES} bytes of printable ASCII without quotes, spaces or <>\\`"),
+            format!(
+                "{field} must be 1 to {MAX_URI_BYTES} bytes of printable ASCII without \
+                 quotes, spaces or <>\\`"
+            ),
         ));
     }
-    // A scheme is letters, digits, + - . before the first ':' that comes before any '/'.
-    let scheme = uri
-        .split_once(':')
-        .map(|(s, _)| s)
-        .filter(|s| !s.contains(['/', '?', '#']));
-    if let Some(scheme) = scheme {
-        let scheme = scheme.to_ascii_lowercase();
-        if scheme != "http" && scheme != "https" {
-            return Err(bad(
-                entry,
-                format!("{field} has scheme {scheme:?}; only http, https or a relative URI"),
-            ));
-        }
+    let lower = uri.to_ascii_lowercase();
+    let host = ["http://", "https://"]
+        .iter()
+        .find_map(|scheme| lower.strip_prefix(scheme));
+    if host.is_none_or(|rest| rest.is_empty() || rest.starts_with('/')) {
+        return Err(bad(
+            entry,
+            format!("{field} must be an absolute http:// or https:// URI (players resolve it against nothing)"),
+        ));
     }
     Ok(uri)
 }
@@ -353,7 +354,7 @@ mod tests {
             id: id.into(),
             at,
             duration,
-            asset_uri: Some("ad/master.m3u8".into()),
+            asset_uri: Some("https://ads.example/ad/master.m3u8".into()),
             asset_list: None,
         }
     }
@@ -373,7 +374,7 @@ mod tests {
         assert!(reason(vec![raw("a", 0, 0)]).contains("a break lasts 1 to 600000 ms"));
         assert!(reason(vec![raw("a", 0, 600_001)]).contains("a break lasts"));
         let both = RawBreak {
-            asset_list: Some("list.json".into()),
+            asset_list: Some("https://ads.example/list.json".into()),
             ..raw("a", 0, 1)
         };
         assert!(reason(vec![both]).contains("both asset_uri and asset_list"));
@@ -382,7 +383,15 @@ mod tests {
             ..raw("a", 0, 1)
         };
         assert!(reason(vec![neither]).contains("neither"));
-        for uri in ["javascript:alert(1)", "a\"b", "a b", "", "file:///etc/passwd"] {
+        for uri in [
+            "javascript:alert(1)",
+            "https://ads.example/a\"b",
+            "https://ads.example/a b",
+            "",
+            "file:///etc/passwd",
+            "/vod/ad.mp4/master.m3u8",
+            "https:///path",
+        ] {
             let bad = RawBreak {
                 asset_uri: Some(uri.into()),
                 ..raw("a", 0, 1)

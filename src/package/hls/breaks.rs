@@ -14,15 +14,16 @@ use std::fmt::Write as _;
 
 use crate::package::breaks::{asset_attribute, AdBreaks};
 
-/// Write what goes before segment `segment` (0-based plan index) of a playlist, starting
-/// at `start_ns` of the title's presentation: the program date when `first` (the first
+/// Write what goes before segment `segment` (0-based plan index) of a playlist, which
+/// starts `elapsed_ns` after the playlist's first segment (the sum of the durations
+/// before it, as players lay the playlist out): the program date when `first` (the first
 /// segment listed) or a break starts there, then each break starting there (or, for the
 /// first segment listed, before it). `pts_adjustment` (90 kHz) is the SCTE-35
 /// `pts_adjustment` of the output (the MPEG-TS time offset, 0 for CMAF).
 pub(super) fn write_marks(
     out: &mut String,
     breaks: &AdBreaks,
-    (segment, start_ns): (usize, i128),
+    (segment, elapsed_ns): (usize, i128),
     first: bool,
     pts_adjustment: u64,
 ) {
@@ -35,6 +36,7 @@ pub(super) fn write_marks(
         return;
     }
     let clock = breaks.clock();
+    let start_ns = breaks.start_ns + elapsed_ns;
     let start_ms = start_ns.div_euclid(1_000_000) + i128::from(start_ns.rem_euclid(1_000_000) >= 500_000);
     let _ = writeln!(
         out,

@@ -49,18 +49,19 @@ pub fn render_iframe_playlist_with(
     let map = Attrs::default().uri(Resource::Init { track_id }, options);
     let _ = writeln!(out, "#EXT-X-MAP:{}", map.0);
     let plan = title.plan.tracks.get(rendition.track_pos);
-    let shift = plan.map_or(0, |p| i128::from(p.title_shift_ticks));
+    let mut elapsed_us = 0u64;
     for (number, frame) in (1u64..).zip(&frames) {
         // The break segment this key frame starts, if any (ad breaks: issue 31).
         let segment = (title.breaks.list.iter()).map(|b| b.segment).find(|k| {
             plan.and_then(|p| p.first_samples.get(*k)) == Some(&(frame.sample as u32))
         });
         if number == 1 || segment.is_some() {
-            let start = (i128::from(frame.pts) - shift) * 1_000_000_000 / i128::from(timescale);
+            let elapsed = i128::from(elapsed_us) * 1000;
             let k = segment.unwrap_or(0);
-            write_marks(&mut out, &title.breaks, (k, start), number == 1, 0);
+            write_marks(&mut out, &title.breaks, (k, elapsed), number == 1, 0);
         }
         let us = micros(frame.duration);
+        elapsed_us = elapsed_us.saturating_add(us);
         let (secs, fraction) = (us / 1_000_000, us % 1_000_000);
         let resource = Resource::KeyFrame { track_id, number }.to_string();
         let _ = writeln!(
@@ -224,7 +225,6 @@ pub(super) fn media_playlist_of<M: Display, S: Display>(
     options: &ManifestOptions,
     (keys, pts_adjustment): (Option<&SegmentKeys<'_>>, u64),
 ) -> String {
-    let starts = segment_starts_ns(title, rendition);
     let all = segment_micros(title, rendition);
     let listed = listed_segments(&all);
     let first_number = listed.start as u64 + 1;
@@ -245,10 +245,12 @@ pub(super) fn media_playlist_of<M: Display, S: Display>(
     if let Some(map) = map {
         let _ = writeln!(out, "#EXT-X-MAP:{}", Attrs::default().uri(map, options).0);
     }
+    let mut elapsed_us = 0u64;
     for (number, micros) in (first_number..).zip(durations) {
         let k = (number - 1) as usize;
-        let start = starts.get(k).copied().unwrap_or(0);
-        write_marks(&mut out, &title.breaks, (k, start), number == first_number, pts_adjustment);
+        let elapsed = i128::from(elapsed_us) * 1000;
+        write_marks(&mut out, &title.breaks, (k, elapsed), number == first_number, pts_adjustment);
+        elapsed_us = elapsed_us.saturating_add(*micros);
         if let Some(keys) = keys {
             keys.write(&mut out, number, number == first_number);
         }
@@ -294,10 +296,12 @@ pub(super) fn subtitle_playlist_of(
         "#EXTM3U\n#EXT-X-VERSION:{VERSION}\n#EXT-X-TARGETDURATION:{target}\n\
          #EXT-X-PLAYLIST-TYPE:VOD\n"
     );
+    let mut elapsed_us = 0u64;
     for (n, (number, micros)) in (plan.first_number..).zip(&plan.durations_us).enumerate() {
         let k = (number - 1) as usize;
-        let start = plan.starts_ns.get(n).copied().unwrap_or(0);
-        write_marks(&mut out, &plan.breaks, (k, start), n == 0, pts_adjustment);
+        let elapsed = i128::from(elapsed_us) * 1000;
+        write_marks(&mut out, &plan.breaks, (k, elapsed), n == 0, pts_adjustment);
+        elapsed_us = elapsed_us.saturating_add(*micros);
         let (secs, fraction) = (micros / 1_000_000, micros % 1_000_000);
         let name = segment(number).to_string();
         let name = options.with_query(&name);
@@ -305,24 +309,6 @@ pub(super) fn subtitle_playlist_of(
     }
     out.push_str("#EXT-X-ENDLIST\n");
     out
-}
-
-/// Start of every planned segment of `rendition` on the title's presentation timeline
-/// (output time less the title shift S), in nanoseconds: where its program date is.
-pub(super) fn segment_starts_ns(title: &Title, rendition: &Rendition) -> Vec<i128> {
-    let pos = rendition.track_pos;
-    let (Some(plan), Some(track)) = (title.plan.tracks.get(pos), title.index.tracks.get(pos))
-    else {
-        return Vec::new();
-    };
-    let timescale = i128::from(track.timescale.max(1));
-    let shift = i128::from(plan.title_shift_ticks);
-    (0..title.plan.segment_count)
-        .map(|k| {
-            let start = plan.segment_span(&track.samples, k).map_or(0, |(s, _)| s);
-            (i128::from(start) - shift) * 1_000_000_000 / timescale
-        })
-        .collect()
 }
 
 /// Duration of every planned segment of `rendition`, in microseconds rounded to nearest.

@@ -44,9 +44,6 @@ pub struct SubtitlePlan {
     cuts_ns: Vec<i128>,
     /// The title shift S in nanoseconds: output time minus source movie time.
     pub shift_ns: i128,
-    /// Where each segment starts on the title's presentation timeline (output time less
-    /// S), ns: where its program date is, when the title signals one (issue 31).
-    pub starts_ns: Vec<i128>,
     /// The title's ad breaks, signalled in subtitle playlists as in the others.
     pub breaks: crate::package::AdBreaks,
 }
@@ -96,7 +93,6 @@ impl SubtitlePlan {
             first_number: listed.0 as u64 + 1,
             durations_us: listed.1.iter().map(|s| s.1).collect(),
             cuts_ns: listed.1.iter().skip(1).map(|s| s.0).collect(),
-            starts_ns: listed.1.iter().map(|s| s.0 - shift_ns).collect(),
             shift_ns,
             breaks: title.breaks.clone(),
         }
