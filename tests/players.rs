@@ -520,23 +520,33 @@ async fn shaka_trick_plays_from_the_key_frames() {
     server.shutdown().await;
 }
 
-/// Ad breaks (issue 31): the ladder title with a break at 2.5 s (cut at the key frame at
-/// 2 s) whose asset is another vodpack title (`ad.mp4`, the 3 s H.264 fixture). hls.js
-/// plays the interstitial at the break (its HLS Interstitials: the `EXT-X-DATERANGE`
-/// started, the asset played, ended) and resumes the title where it left off, to its end;
-/// dash.js and Shaka (DASH with the SCTE-35 EventStream, and Shaka on the HLS) play the
-/// title through the break strictly, with a seek past it.
+/// Ad breaks (issue 31): a 12 s title made here (640x360 at 25 fps, a key frame each
+/// second, AAC) with a break at 7.5 s (cut at the key frame at 7 s) whose asset is another
+/// vodpack title (`ad.mp4`, the 3 s H.264 fixture). hls.js plays the interstitial at the
+/// break (its HLS Interstitials: the `EXT-X-DATERANGE` started, the asset played, ended)
+/// and resumes the title where it left off, to its end; dash.js and Shaka (DASH with the
+/// SCTE-35 EventStream) play the title through the break strictly with a seek past it,
+/// and Shaka on the HLS (which plays the interstitial too) plays into the break and on to
+/// the end. (On the 4 s ladder fixture hls.js 1.7.4 does not resume: after a 3 s asset it
+/// takes the asset's buffered end, 3.07 s, for the title's, past the 2 s left, and loads
+/// nothing more.)
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn web_players_play_a_title_with_ad_breaks_strictly() {
     let Some(runner) = web_player_runner() else {
         return;
     };
+    if !common::have_tool("ffmpeg") {
+        return;
+    }
     let _turn = PLAYER_TURN.lock().await;
     let dir = common::TempDir::new("breaks-players");
-    for entry in std::fs::read_dir(common::fixtures().join("ladder")).expect("ladder") {
-        let entry = entry.expect("entry");
-        std::fs::copy(entry.path(), dir.path().join(entry.file_name())).expect("copy");
-    }
+    make_title(
+        &dir.path().join("film.mp4"),
+        "-f lavfi -i testsrc2=size=640x360:rate=25:duration=12 \
+         -f lavfi -i sine=frequency=440:sample_rate=48000:duration=12 \
+         -c:v libx264 -g 25 -pix_fmt yuv420p -c:a aac -ac 2 -shortest",
+    )
+    .await;
     std::fs::copy(
         common::fixtures().join("h264-aac-3s.mp4"),
         dir.path().join("ad.mp4"),
@@ -548,9 +558,8 @@ async fn web_players_play_a_title_with_ad_breaks_strictly() {
     std::fs::write(
         dir.path().join("breaks.json"),
         format!(
-            r#"{{"video": [{{"file": "ladder-180p.mp4"}}, {{"file": "ladder-360p.mp4"}}, {{"file": "ladder-270p.mp4"}}],
-                "audio": [{{"file": "ladder-fr.m4a", "language": "fr", "name": "Français"}}],
-                "breaks": [{{"id": "mid-1", "at": 2500, "duration": 3000, "asset_uri": {}}}]}}"#,
+            r#"{{"video": [{{"file": "film.mp4"}}],
+                "breaks": [{{"id": "mid-1", "at": 7500, "duration": 3000, "asset_uri": {}}}]}}"#,
             json_string(&ad)
         ),
     )
@@ -559,15 +568,16 @@ async fn web_players_play_a_title_with_ad_breaks_strictly() {
     for run in Run::ALL {
         let steps = match run {
             Run::HlsJs => {
-                "[{\"interstitial\":{\"id\":\"mid-1\",\"asset\":\"/vod/ad.mp4/\",\"resume_at\":2.0}},\
+                "[{\"interstitial\":{\"id\":\"mid-1\",\"asset\":\"/vod/ad.mp4/\",\"resume_at\":7.0}},\
                  {\"play_to_end\":true}]"
             }
             // Shaka plays HLS Interstitials too (a seek past the break plays it first), so
             // on the HLS it plays into the break and on; the DASH has only the events.
             Run::ShakaHls => "[{\"play\":1},{\"play_to_end\":true}]",
-            _ => "[{\"play\":1},{\"seek\":2.5},{\"play_to_end\":true}]",
+            _ => "[{\"play\":1},{\"seek\":8.5},{\"play_to_end\":true}]",
         };
-        // The hole hls.js sometimes finds at the start of the ladder (KNOWN_FAILURES).
+        // The hole hls.js sometimes finds at the start of a title with B-frames
+        // (KNOWN_FAILURES: the title shift S).
         let known = match run {
             Run::HlsJs => format!(
                 ",\"known_failures\":[{{\"matches\":{},\"reason\":{}}}]",

@@ -208,7 +208,8 @@ const HARNESS_JS = String.raw`
       hls.on(Hls.Events.INTERSTITIAL_STARTED, (_, d) => breaks.started.push(d.event.identifier));
       hls.on(Hls.Events.INTERSTITIAL_ASSET_STARTED, (_, d) => breaks.assets.push(String(d.asset && d.asset.uri)));
       hls.on(Hls.Events.INTERSTITIAL_ENDED, (_, d) => breaks.ended.push(d.event.identifier));
-      hls.on(Hls.Events.INTERSTITIALS_PRIMARY_RESUMED, () => breaks.resumed.push(primaryTime()));
+      // The asset's own 'ended' is not the title's.
+      hls.on(Hls.Events.INTERSTITIALS_PRIMARY_RESUMED, () => { breaks.resumed.push(primaryTime()); state.ended = false; });
     }
     const parsed = new Promise((resolve) => hls.once(Hls.Events.MANIFEST_PARSED, resolve));
     hls.attachMedia(video);
