@@ -526,8 +526,8 @@ async fn shaka_trick_plays_from_the_key_frames() {
 /// break (its HLS Interstitials: the `EXT-X-DATERANGE` started, the asset played, ended)
 /// and resumes the title where it left off, to its end; dash.js and Shaka (DASH with the
 /// SCTE-35 EventStream) play the title through the break strictly with a seek past it,
-/// and Shaka on the HLS (which plays the interstitial too) plays into the break and on to
-/// the end. (On the 4 s ladder fixture hls.js 1.7.4 does not resume: after a 3 s asset it
+/// and Shaka on the HLS plays from the start through the break to the end (a seek past
+/// the break on its HLS landed elsewhere: Shaka reads the interstitial). (On the 4 s ladder fixture hls.js 1.7.4 does not resume: after a 3 s asset it
 /// takes the asset's buffered end, 3.07 s, for the title's, past the 2 s left, and loads
 /// nothing more.)
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
@@ -571,8 +571,8 @@ async fn web_players_play_a_title_with_ad_breaks_strictly() {
                 "[{\"interstitial\":{\"id\":\"mid-1\",\"asset\":\"/vod/ad.mp4/\",\"resume_at\":7.0}},\
                  {\"play_to_end\":true}]"
             }
-            // Shaka plays HLS Interstitials too (a seek past the break plays it first), so
-            // on the HLS it plays into the break and on; the DASH has only the events.
+            // Shaka reads HLS Interstitials (a seek past the break landed elsewhere), so on
+            // the HLS it plays through the break; the DASH has only the events.
             Run::ShakaHls => "[{\"play\":1},{\"play_to_end\":true}]",
             _ => "[{\"play\":1},{\"seek\":8.5},{\"play_to_end\":true}]",
         };

@@ -90,7 +90,11 @@ impl TitleBreak {
     /// The cut's presentation time, ms (rounded to nearest), as messages and START-DATE
     /// state it.
     pub fn cut_ms(&self) -> i64 {
-        i64::try_from(self.cut_ns.div_euclid(1_000_000) + i128::from(self.cut_ns.rem_euclid(1_000_000) >= 500_000)).unwrap_or(0)
+        i64::try_from(
+            self.cut_ns.div_euclid(1_000_000)
+                + i128::from(self.cut_ns.rem_euclid(1_000_000) >= 500_000),
+        )
+        .unwrap_or(0)
     }
 }
 
@@ -133,8 +137,10 @@ pub fn apply_breaks(
     let reference = (index.tracks.iter())
         .position(|t| t.kind == TrackKind::Video)
         .unwrap_or(0);
-    let (Some(track), Some(plan)) = (index.tracks.get(reference), title.plan.tracks.get(reference))
-    else {
+    let (Some(track), Some(plan)) = (
+        index.tracks.get(reference),
+        title.plan.tracks.get(reference),
+    ) else {
         return Ok(cut_title);
     };
     let table = &track.samples;
@@ -286,8 +292,10 @@ fn first_start_ns(title: &Title) -> i128 {
     let reference = (index.tracks.iter())
         .position(|t| t.kind == TrackKind::Video)
         .unwrap_or(0);
-    let (Some(track), Some(plan)) = (index.tracks.get(reference), title.plan.tracks.get(reference))
-    else {
+    let (Some(track), Some(plan)) = (
+        index.tracks.get(reference),
+        title.plan.tracks.get(reference),
+    ) else {
         return 0;
     };
     let start = (0..title.plan.segment_count)

@@ -30,8 +30,20 @@ const DOCUMENT: &str = r#"{
 
 /// What each break should be: id, asked ms, duration ms, asset attribute and URI.
 const BREAKS: [(&str, u64, u64, &str, &str); 2] = [
-    ("mid-1", 1500, 400, "X-ASSET-URI", "https://cdn.example/vod/h264-aac-3s.mp4/master.m3u8"),
-    ("mid-2", 2600, 5000, "X-ASSET-LIST", "https://ads.example/list.json?b=2"),
+    (
+        "mid-1",
+        1500,
+        400,
+        "X-ASSET-URI",
+        "https://cdn.example/vod/h264-aac-3s.mp4/master.m3u8",
+    ),
+    (
+        "mid-2",
+        2600,
+        5000,
+        "X-ASSET-LIST",
+        "https://ads.example/list.json?b=2",
+    ),
 ];
 
 /// The ladder's files, by file number (`f1` ...).
@@ -162,7 +174,10 @@ fn ms_after_eight(date: &str) -> i64 {
         .strip_prefix("2026-12-04T")
         .and_then(|t| t.strip_suffix('Z'))
         .unwrap_or_else(|| panic!("a date on 2026-12-04 in UTC: {date}"));
-    let parts: Vec<f64> = time.split(':').map(|p| p.parse().expect("number")).collect();
+    let parts: Vec<f64> = time
+        .split(':')
+        .map(|p| p.parse().expect("number"))
+        .collect();
     let secs = (parts[0] - 20.0) * 3600.0 + parts[1] * 60.0 + parts[2];
     (secs * 1000.0).round() as i64
 }
@@ -265,7 +280,11 @@ fn decode_splice(section: &[u8]) -> Splice {
     r.read(16); // unique_program_id
     r.read(8); // avail_num
     r.read(8); // avails_expected
-    assert_eq!(r.at / 8 - command_start, command_length, "splice_command_length");
+    assert_eq!(
+        r.at / 8 - command_start,
+        command_length,
+        "splice_command_length"
+    );
     let loop_length = r.read(16) as usize;
     let loop_end = r.at / 8 + loop_length;
     let mut descriptors = Vec::new();
@@ -276,7 +295,11 @@ fn decode_splice(section: &[u8]) -> Splice {
         descriptors.push((tag, body));
     }
     let crc_at = section.len() - 4;
-    assert_eq!(r.at / 8, crc_at, "nothing between the descriptors and CRC_32");
+    assert_eq!(
+        r.at / 8,
+        crc_at,
+        "nothing between the descriptors and CRC_32"
+    );
     let crc = u32::from_be_bytes(section[crc_at..].try_into().unwrap());
     assert_eq!(crc, mpeg_crc32(&section[..crc_at]), "CRC_32");
     Splice {
@@ -303,9 +326,17 @@ fn unhex(text: &str) -> Vec<u8> {
 /// Every `EXT-X-DATERANGE` of a media playlist is one of the two breaks, as the document
 /// asks, at the cut: START-DATE the program date plus the cut, after exactly the segments
 /// before the cut. Returns the SCTE-35 sections in break order.
-fn check_interstitials(name: &str, playlist: &str, cuts: &[f64], segment_time: bool) -> Vec<Splice> {
+fn check_interstitials(
+    name: &str,
+    playlist: &str,
+    cuts: &[f64],
+    segment_time: bool,
+) -> Vec<Splice> {
     let (found, first_date) = interstitials(playlist);
-    assert!(first_date.is_some(), "{name}: no program date on the first segment\n{playlist}");
+    assert!(
+        first_date.is_some(),
+        "{name}: no program date on the first segment\n{playlist}"
+    );
     assert_eq!(found.len(), 2, "{name}: two interstitials\n{playlist}");
     let mut splices = Vec::new();
     for (((id, _, duration_ms, asset, uri), cut), tag) in BREAKS.iter().zip(cuts).zip(&found) {
@@ -316,20 +347,37 @@ fn check_interstitials(name: &str, playlist: &str, cuts: &[f64], segment_time: b
             Some("com.apple.hls.interstitial"),
             "{line}"
         );
-        assert_eq!(quoted_attribute(line, asset).as_deref(), Some(*uri), "{line}");
-        assert_eq!(plain_attribute(line, "X-RESUME-OFFSET").as_deref(), Some("0"), "{line}");
+        assert_eq!(
+            quoted_attribute(line, asset).as_deref(),
+            Some(*uri),
+            "{line}"
+        );
+        assert_eq!(
+            plain_attribute(line, "X-RESUME-OFFSET").as_deref(),
+            Some("0"),
+            "{line}"
+        );
         let duration: f64 = plain_attribute(line, "DURATION").unwrap().parse().unwrap();
-        assert!((duration * 1000.0 - *duration_ms as f64).abs() < 0.5, "{line}");
+        assert!(
+            (duration * 1000.0 - *duration_ms as f64).abs() < 0.5,
+            "{line}"
+        );
         // 2026-12-04T21:00:00+01:00 is 20:00:00Z; the break is at its cut, not its `at`.
         let start = ms_after_eight(&quoted_attribute(line, "START-DATE").unwrap());
         assert_eq!(start, (cut * 1000.0).round() as i64, "{name}: {line}");
         // The segment it precedes starts at the cut: its own program date says so.
-        let date = tag.program_date.as_deref().expect("a program date at the break");
+        let date = tag
+            .program_date
+            .as_deref()
+            .expect("a program date at the break");
         let date_ms = ms_after_eight(date);
         // Audio: its first frame at or after the cut, counted from its own first frame (up
         // to a frame before the video's): within two AAC frames.
         let tolerance = if segment_time { 1 } else { 50 };
-        assert!((date_ms - start).abs() <= tolerance, "{name}: {date} at {line}");
+        assert!(
+            (date_ms - start).abs() <= tolerance,
+            "{name}: {date} at {line}"
+        );
         if segment_time {
             assert!(
                 (tag.time_before - cut).abs() < 0.002,
@@ -338,7 +386,9 @@ fn check_interstitials(name: &str, playlist: &str, cuts: &[f64], segment_time: b
             );
         }
         assert!(tag.segments_before > 0, "{name}: {id} is no boundary");
-        splices.push(decode_splice(&unhex(&plain_attribute(line, "SCTE35-OUT").unwrap())));
+        splices.push(decode_splice(&unhex(
+            &plain_attribute(line, "SCTE35-OUT").unwrap(),
+        )));
     }
     splices
 }
@@ -362,7 +412,9 @@ async fn breaks_cut_every_rendition_at_the_key_frame_and_are_signalled() {
         (cuts[0] - 1.0).abs() < 1e-6 && (cuts[1] - 2.0).abs() < 1e-6,
         "the ladder's key frames are 1 s apart: cuts {cuts:?}"
     );
-    let master = fetch_ok(&server, &format!("{base}master.m3u8")).await.text();
+    let master = fetch_ok(&server, &format!("{base}master.m3u8"))
+        .await
+        .text();
     let mut uris = master_playlist_uris(&master);
     let subtitles: Vec<String> = (master.lines())
         .filter(|l| l.contains("TYPE=SUBTITLES"))
@@ -372,7 +424,11 @@ async fn breaks_cut_every_rendition_at_the_key_frame_and_are_signalled() {
         .filter(|l| l.starts_with("#EXT-X-I-FRAME-STREAM-INF"))
         .filter_map(|l| quoted_attribute(l, "URI"))
         .collect();
-    assert_eq!((uris.len(), subtitles.len(), iframes.len()), (5, 2, 3), "{master}");
+    assert_eq!(
+        (uris.len(), subtitles.len(), iframes.len()),
+        (5, 2, 3),
+        "{master}"
+    );
     uris.sort();
     let mut all_splices = Vec::new();
     // The title shift S: output time of the first picture less the source's.
@@ -382,17 +438,28 @@ async fn breaks_cut_every_rendition_at_the_key_frame_and_are_signalled() {
         let video = uri.contains("-f1-t1") || uri.contains("-f2-t1") || uri.contains("-f3-t1");
         all_splices.push(check_interstitials(uri, &playlist_text, &cuts, video));
         let playlist = MediaPlaylist::parse(&playlist_text);
-        assert_eq!(playlist.segments.len(), 3, "{uri}: cut at both breaks only\n{playlist_text}");
+        assert_eq!(
+            playlist.segments.len(),
+            3,
+            "{uri}: cut at both breaks only\n{playlist_text}"
+        );
         let folder_uri = &uri[..uri.rfind('/').map_or(0, |i| i + 1)];
-        let init = fetch_ok(&server, &format!("{base}{folder_uri}{}", playlist.map_uri.clone().unwrap()))
-            .await
-            .body;
+        let init = fetch_ok(
+            &server,
+            &format!("{base}{folder_uri}{}", playlist.map_uri.clone().unwrap()),
+        )
+        .await
+        .body;
         let source = source_of(&folder, uri);
         // Each segment appended to its init segment, as a player reads it.
         let mut files = Vec::new();
         for (n, segment) in playlist.segments.iter().enumerate() {
-            let body = fetch_ok(&server, &format!("{base}{folder_uri}{segment}")).await.body;
-            let path = dir.path().join(format!("{}-{n}.mp4", uri.replace('/', "_")));
+            let body = fetch_ok(&server, &format!("{base}{folder_uri}{segment}"))
+                .await
+                .body;
+            let path = dir
+                .path()
+                .join(format!("{}-{n}.mp4", uri.replace('/', "_")));
             std::fs::write(&path, [init.as_slice(), &body].concat()).expect("write");
             files.push(path.to_string_lossy().into_owned());
         }
@@ -414,7 +481,12 @@ async fn breaks_cut_every_rendition_at_the_key_frame_and_are_signalled() {
                     .map(|f| f.hash.as_str())
                     .collect();
                 let hashes: Vec<&str> = got.iter().map(|f| f.hash.as_str()).collect();
-                assert_eq!(hashes, want, "{uri} segment {}: the source's pictures", n + 1);
+                assert_eq!(
+                    hashes,
+                    want,
+                    "{uri} segment {}: the source's pictures",
+                    n + 1
+                );
                 let start = got.iter().map(|f| f.pts_s).fold(f64::INFINITY, f64::min) - s;
                 assert!(
                     (start - bounds[n].max(source_frames[0].pts_s)).abs() < 0.001,
@@ -447,21 +519,34 @@ async fn breaks_cut_every_rendition_at_the_key_frame_and_are_signalled() {
         assert_eq!(splice.pts_adjustment, 0);
         assert_eq!(splice.duration, b.2 * 90);
         let pts = splice.pts_time.expect("a splice time") as f64 / 90_000.0;
-        assert!((pts - (cut + s)).abs() < 1.5 / 90_000.0, "pts_time {pts} for a cut at {cut} + S {s}");
+        assert!(
+            (pts - (cut + s)).abs() < 1.5 / 90_000.0,
+            "pts_time {pts} for a cut at {cut} + S {s}"
+        );
         assert!(splice.descriptors.is_empty());
     }
     assert_ne!(all_splices[0][0].event_id, all_splices[0][1].event_id);
     // Subtitles and I-frames: the same interstitials, at boundaries at the cuts.
     for uri in &subtitles {
         let text = fetch_ok(&server, &format!("{base}{uri}")).await.text();
-        assert_eq!(check_interstitials(uri, &text, &cuts, true), all_splices[0], "{uri}");
+        assert_eq!(
+            check_interstitials(uri, &text, &cuts, true),
+            all_splices[0],
+            "{uri}"
+        );
     }
     for uri in &iframes {
         let text = fetch_ok(&server, &format!("{base}{uri}")).await.text();
-        assert_eq!(check_interstitials(uri, &text, &cuts, true), all_splices[0], "{uri}");
+        assert_eq!(
+            check_interstitials(uri, &text, &cuts, true),
+            all_splices[0],
+            "{uri}"
+        );
     }
     // MPEG-TS: the same splice, its times moved to the TS clock by pts_adjustment.
-    let master_ts = fetch_ok(&server, &format!("{base}master-ts.m3u8")).await.text();
+    let master_ts = fetch_ok(&server, &format!("{base}master-ts.m3u8"))
+        .await
+        .text();
     let ts_uri = (master_ts.lines())
         .find(|l| !l.starts_with('#') && !l.is_empty())
         .expect("a TS variant");
@@ -473,8 +558,13 @@ async fn breaks_cut_every_rendition_at_the_key_frame_and_are_signalled() {
         assert_eq!(ts.event_id, cmaf.event_id);
     }
     // DASH: one SCTE-35 EventStream, an Event per break at its cut from the Period start.
-    let mpd = fetch_ok(&server, &format!("{base}manifest.mpd")).await.text();
-    assert!(mpd.contains("xmlns:scte35=\"http://www.scte.org/schemas/35/2016\""), "{mpd}");
+    let mpd = fetch_ok(&server, &format!("{base}manifest.mpd"))
+        .await
+        .text();
+    assert!(
+        mpd.contains("xmlns:scte35=\"http://www.scte.org/schemas/35/2016\""),
+        "{mpd}"
+    );
     let stream = &mpd[mpd.find("<EventStream").expect("an EventStream")..];
     let stream = &stream[..stream.find("</EventStream>").unwrap()];
     assert!(stream.contains("schemeIdUri=\"urn:scte:scte35:2014:xml+bin\""));
@@ -484,16 +574,28 @@ async fn breaks_cut_every_rendition_at_the_key_frame_and_are_signalled() {
     for ((event, cut), splice) in events.iter().zip(&cuts).zip(&all_splices[0]) {
         let attr = |name: &str| -> u64 {
             let start = event.find(&format!("{name}=\"")).unwrap() + name.len() + 2;
-            event[start..start + event[start..].find('"').unwrap()].parse().unwrap()
+            event[start..start + event[start..].find('"').unwrap()]
+                .parse()
+                .unwrap()
         };
-        assert_eq!(attr("presentationTime"), (cut * 90_000.0).round() as u64, "{event}");
+        assert_eq!(
+            attr("presentationTime"),
+            (cut * 90_000.0).round() as u64,
+            "{event}"
+        );
         assert_eq!(attr("duration"), splice.duration);
         assert_eq!(attr("id"), u64::from(splice.event_id));
         let binary = &event[event.find("<scte35:Binary>").unwrap() + 15..];
         let binary = &binary[..binary.find('<').unwrap()];
         use base64::Engine as _;
-        let bytes = base64::engine::general_purpose::STANDARD.decode(binary).expect("base64");
-        assert_eq!(&decode_splice(&bytes), splice, "DASH carries the HLS splice");
+        let bytes = base64::engine::general_purpose::STANDARD
+            .decode(binary)
+            .expect("base64");
+        assert_eq!(
+            &decode_splice(&bytes),
+            splice,
+            "DASH carries the HLS splice"
+        );
     }
     // Every Representation (trick play too) has a segment starting at each cut.
     for rep in mpd.split("<Representation ").skip(1) {
@@ -521,7 +623,11 @@ async fn breaks_cut_every_rendition_at_the_key_frame_and_are_signalled() {
             let audio = id.contains("-t2") || id.starts_with("f4");
             let ok = starts.iter().any(|start| {
                 let d = start - cut;
-                if audio { (-0.001..0.025).contains(&d) } else { d.abs() < 0.001 }
+                if audio {
+                    (-0.001..0.025).contains(&d)
+                } else {
+                    d.abs() < 0.001
+                }
             });
             assert!(ok, "Representation {id}: no segment at {cut} s: {starts:?}");
         }
@@ -556,7 +662,10 @@ async fn the_cue_out_setting_adds_cue_tags_at_each_break() {
             .filter(|i| lines[*i].starts_with("#EXT-X-CUE-OUT"))
             .collect();
         if std::ptr::eq(server, &plain) {
-            assert!(cue_outs.is_empty() && !playlist.contains("CUE-IN"), "{playlist}");
+            assert!(
+                cue_outs.is_empty() && !playlist.contains("CUE-IN"),
+                "{playlist}"
+            );
             continue;
         }
         assert_eq!(cue_outs.len(), 2, "{playlist}");
@@ -578,17 +687,27 @@ async fn the_cue_out_setting_adds_cue_tags_at_each_break() {
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_url_clip_keeps_the_breaks_in_its_window() {
     let (_folder, server) = breaks_folder(DOCUMENT, Settings::default()).await;
-    let whole_master = fetch_ok(&server, "/vod/breaks.json/master.m3u8").await.text();
+    let whole_master = fetch_ok(&server, "/vod/breaks.json/master.m3u8")
+        .await
+        .text();
     let whole_uri = master_playlist_uris(&whole_master).remove(0);
-    let whole = fetch_ok(&server, &format!("/vod/breaks.json/{whole_uri}")).await.text();
+    let whole = fetch_ok(&server, &format!("/vod/breaks.json/{whole_uri}"))
+        .await
+        .text();
     let base = "/vod/breaks.json/clip/2100-/";
-    let master = fetch_ok(&server, &format!("{base}master.m3u8")).await.text();
+    let master = fetch_ok(&server, &format!("{base}master.m3u8"))
+        .await
+        .text();
     let uri = master_playlist_uris(&master).remove(0);
     let clip = fetch_ok(&server, &format!("{base}{uri}")).await.text();
     let (whole_tags, _) = interstitials(&whole);
     let (clip_tags, first) = interstitials(&clip);
     assert!(first.is_some(), "{clip}");
-    assert_eq!(clip_tags.len(), 1, "mid-1 (1500 ms) is before the clip\n{clip}");
+    assert_eq!(
+        clip_tags.len(),
+        1,
+        "mid-1 (1500 ms) is before the clip\n{clip}"
+    );
     assert_eq!(
         quoted_attribute(&clip_tags[0].line, "START-DATE"),
         quoted_attribute(&whole_tags[1].line, "START-DATE"),
@@ -672,8 +791,15 @@ async fn bad_breaks_are_refused_with_a_reason() {
             let reply = common::get(server.addr, &format!("/vod/{name}.json/{entry}")).await;
             let body = reply.text();
             assert_eq!(reply.status, 422, "{name} {entry}: {body}");
-            assert!(body.contains(reason), "{name} {entry}: {body:?} lacks {reason:?}");
-            assert_eq!(body.trim_end().lines().count(), 1, "{name}: one line: {body:?}");
+            assert!(
+                body.contains(reason),
+                "{name} {entry}: {body:?} lacks {reason:?}"
+            );
+            assert_eq!(
+                body.trim_end().lines().count(),
+                1,
+                "{name}: one line: {body:?}"
+            );
         }
     }
     assert_eq!(common::get(server.addr, "/healthz").await.status, 200);

@@ -101,7 +101,10 @@ pub(super) fn check_breaks(list: Vec<RawBreak>) -> Result<Vec<DocumentBreak>, Do
             (Some(uri), None) => BreakAsset::Uri(check_uri(&entry, "asset_uri", uri)?),
             (None, Some(list)) => BreakAsset::List(check_uri(&entry, "asset_list", list)?),
             (Some(_), Some(_)) => {
-                return Err(bad(&entry, "names both asset_uri and asset_list (one only)"))
+                return Err(bad(
+                    &entry,
+                    "names both asset_uri and asset_list (one only)",
+                ))
             }
             (None, None) => return Err(bad(&entry, "names neither asset_uri nor asset_list")),
         };
@@ -145,7 +148,8 @@ fn bad(entry: &str, reason: impl Into<String>) -> DocumentError {
 fn check_id(entry: &str, id: &str) -> Result<(), DocumentError> {
     let ok = !id.is_empty()
         && id.len() <= MAX_ID_BYTES
-        && (id.bytes()).all(|b| b.is_ascii_alphanumeric() || matches!(b, b'.' | b'_' | b':' | b'-'));
+        && (id.bytes())
+            .all(|b| b.is_ascii_alphanumeric() || matches!(b, b'.' | b'_' | b':' | b'-'));
     if ok {
         Ok(())
     } else {
@@ -254,7 +258,20 @@ fn parse_rfc3339(text: &str) -> Option<i64> {
     let (year, month, day) = (digits(0..4)?, digits(5..7)?, digits(8..10)?);
     let (hour, minute, second) = (digits(11..13)?, digits(14..16)?, digits(17..19)?);
     let leap = (year % 4 == 0 && year % 100 != 0) || year % 400 == 0;
-    let month_days = [31, if leap { 29 } else { 28 }, 31, 30, 31, 30, 31, 31, 30, 31, 30, 31];
+    let month_days = [
+        31,
+        if leap { 29 } else { 28 },
+        31,
+        30,
+        31,
+        30,
+        31,
+        31,
+        30,
+        31,
+        30,
+        31,
+    ];
     let max_day = *month_days.get(usize::try_from(month - 1).ok()?)?;
     // RFC 3339 5.7: a leap second (60) is allowed; it is taken as the next second.
     if !(1..=max_day).contains(&day) || hour > 23 || minute > 59 || second > 60 {
@@ -313,10 +330,26 @@ mod tests {
     fn dates_round_trip_through_rfc3339() {
         let cases = [
             ("1970-01-01T00:00:00Z", 0, "1970-01-01T00:00:00.000Z"),
-            ("2000-01-01T00:00:00Z", 946_684_800_000, "2000-01-01T00:00:00.000Z"),
-            ("2024-02-29T23:59:59.999z", 1_709_251_199_999, "2024-02-29T23:59:59.999Z"),
-            ("2026-12-04t21:00:00.25+01:00", 1_796_414_400_250, "2026-12-04T20:00:00.250Z"),
-            ("1969-12-31T23:59:59.5-00:00", -500, "1969-12-31T23:59:59.500Z"),
+            (
+                "2000-01-01T00:00:00Z",
+                946_684_800_000,
+                "2000-01-01T00:00:00.000Z",
+            ),
+            (
+                "2024-02-29T23:59:59.999z",
+                1_709_251_199_999,
+                "2024-02-29T23:59:59.999Z",
+            ),
+            (
+                "2026-12-04t21:00:00.25+01:00",
+                1_796_414_400_250,
+                "2026-12-04T20:00:00.250Z",
+            ),
+            (
+                "1969-12-31T23:59:59.5-00:00",
+                -500,
+                "1969-12-31T23:59:59.500Z",
+            ),
         ];
         for (text, ms, formatted) in cases {
             let date = ProgramDateTime::parse(text).expect(text);
@@ -398,7 +431,9 @@ mod tests {
             };
             assert!(check_breaks(vec![bad]).is_err(), "{uri:?}");
         }
-        let many = (0..=MAX_BREAKS).map(|n| raw(&format!("b{n}"), n as u64 * 10, 1)).collect();
+        let many = (0..=MAX_BREAKS)
+            .map(|n| raw(&format!("b{n}"), n as u64 * 10, 1))
+            .collect();
         assert!(reason(many).contains("over the limit"));
     }
 }

@@ -30,14 +30,16 @@ pub(super) fn write_marks(
     if !breaks.signalled() {
         return;
     }
-    let here = |b: &&crate::package::TitleBreak| b.segment == segment || (first && b.segment < segment);
+    let here =
+        |b: &&crate::package::TitleBreak| b.segment == segment || (first && b.segment < segment);
     let at_break = breaks.list.iter().any(|b| here(&b));
     if !(first || at_break) {
         return;
     }
     let clock = breaks.clock();
     let start_ns = breaks.start_ns + elapsed_ns;
-    let start_ms = start_ns.div_euclid(1_000_000) + i128::from(start_ns.rem_euclid(1_000_000) >= 500_000);
+    let start_ms =
+        start_ns.div_euclid(1_000_000) + i128::from(start_ns.rem_euclid(1_000_000) >= 500_000);
     let _ = writeln!(
         out,
         "#EXT-X-PROGRAM-DATE-TIME:{}",

@@ -52,9 +52,9 @@ pub fn render_iframe_playlist_with(
     let mut elapsed_us = 0u64;
     for (number, frame) in (1u64..).zip(&frames) {
         // The break segment this key frame starts, if any (ad breaks: issue 31).
-        let segment = (title.breaks.list.iter()).map(|b| b.segment).find(|k| {
-            plan.and_then(|p| p.first_samples.get(*k)) == Some(&(frame.sample as u32))
-        });
+        let segment = (title.breaks.list.iter())
+            .map(|b| b.segment)
+            .find(|k| plan.and_then(|p| p.first_samples.get(*k)) == Some(&(frame.sample as u32)));
         if number == 1 || segment.is_some() {
             let elapsed = i128::from(elapsed_us) * 1000;
             let k = segment.unwrap_or(0);
@@ -249,7 +249,13 @@ pub(super) fn media_playlist_of<M: Display, S: Display>(
     for (number, micros) in (first_number..).zip(durations) {
         let k = (number - 1) as usize;
         let elapsed = i128::from(elapsed_us) * 1000;
-        write_marks(&mut out, &title.breaks, (k, elapsed), number == first_number, pts_adjustment);
+        write_marks(
+            &mut out,
+            &title.breaks,
+            (k, elapsed),
+            number == first_number,
+            pts_adjustment,
+        );
         elapsed_us = elapsed_us.saturating_add(*micros);
         if let Some(keys) = keys {
             keys.write(&mut out, number, number == first_number);

@@ -20,8 +20,9 @@ use crate::media::{
     ProgramDateTime, SidecarFormat, TitleDocument,
 };
 use crate::package::{
-    apply_breaks, apply_view, OutOfRange, build_ladder, document_track_id, split_document_track_id, Clip, LadderEntry,
-    LadderRole, PackageError, SidecarSubtitle, Title, View, ViewError, MAX_DOCUMENT_FILES,
+    apply_breaks, apply_view, build_ladder, document_track_id, split_document_track_id, Clip,
+    LadderEntry, LadderRole, OutOfRange, PackageError, SidecarSubtitle, Title, View, ViewError,
+    MAX_DOCUMENT_FILES,
 };
 use crate::source::{ByteRange, ObjectIdentity, ObjectKey, SourceError};
 
