@@ -323,3 +323,108 @@ pub(super) fn asset_attribute(asset: &BreakAsset) -> (&'static str, &str) {
         BreakAsset::List(uri) => ("X-ASSET-LIST", uri),
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::package::testing::fixture_title;
+
+    fn request(id: &str, at_ms: u64, duration_ms: u64) -> DocumentBreak {
+        DocumentBreak {
+            entry: format!("breaks[0] ({id})"),
+            id: id.into(),
+            at_ms,
+            duration_ms,
+            asset: BreakAsset::Uri("https://ads.example/a.m3u8".into()),
+        }
+    }
+
+    /// The reference's cut sample of each segment, as presentation ms.
+    fn cuts_ms(title: &Title) -> Vec<i64> {
+        let plan = &title.plan.tracks[0];
+        let track = &title.index.tracks[0];
+        let shift = plan.title_shift_ticks as i64;
+        (0..title.plan.segment_count)
+            .map(|k| {
+                let s = plan.first_samples[k] as usize;
+                (plan.output_pts(&track.samples, s) as i64 - shift) * 1000
+                    / i64::from(track.timescale)
+            })
+            .collect()
+    }
+
+    /// Given the 3 s fixture (key frames at 0, 1 and 2 s) in 6 s segments, a break asked
+    /// for at 1.7 s is cut at the key frame at 1 s, every track is cut there, and the
+    /// cadence starts again from the cut.
+    #[test]
+    fn a_break_is_cut_at_the_key_frame_at_or_before_it() {
+        let title = fixture_title("h264-aac-3s.mp4", 6000);
+        assert_eq!(title.plan.segment_count, 1);
+        let cut = apply_breaks(
+            &title,
+            &[request("a", 1700, 500)],
+            None,
+            OutOfRange::Refuse,
+            6000,
+        )
+        .expect("cut");
+        assert_eq!(cuts_ms(&cut), vec![0, 1000]);
+        let b = &cut.breaks.list[0];
+        assert_eq!((b.segment, b.cut_ms()), (1, 1000));
+        assert_eq!(
+            b.request.at_ms, 1700,
+            "what was asked is kept beside the cut"
+        );
+        // The audio track is cut at its first frame at or after the cut too.
+        let audio = &cut.plan.tracks[1];
+        assert!(audio.first_samples[1] > 0 && audio.first_samples[1] < audio.first_samples[2]);
+        // The splice's time is the cut on the media timeline, 90 kHz.
+        let video = &cut.plan.tracks[0];
+        let table = &cut.index.tracks[0].samples;
+        let pts = video.output_pts(table, video.first_samples[1] as usize);
+        let timescale = u64::from(cut.index.tracks[0].timescale);
+        assert_eq!(b.splice(0).pts_time, pts * 90_000 / timescale);
+        // With 1 s segments the cadence counts from the cut: 1 s, then 2 s.
+        let short = apply_breaks(
+            &fixture_title("h264-aac-3s.mp4", 1000),
+            &[request("a", 1700, 100)],
+            None,
+            OutOfRange::Refuse,
+            1000,
+        )
+        .expect("cut");
+        assert_eq!(cuts_ms(&short), vec![0, 1000, 2000]);
+    }
+
+    #[test]
+    fn breaks_the_title_cannot_have_are_refused_or_dropped() {
+        let title = fixture_title("h264-aac-3s.mp4", 6000);
+        let refuse = |list: &[DocumentBreak]| {
+            apply_breaks(&title, list, None, OutOfRange::Refuse, 6000)
+                .expect_err("refused")
+                .to_string()
+        };
+        assert!(refuse(&[request("late", 3000, 100)]).contains("at or after the end of the title"));
+        let same = [request("a", 1100, 100), request("b", 1500, 100)];
+        assert!(refuse(&same).contains("same key frame"));
+        // [1000, 2900) once cut overlaps the one cut at 2000 ms.
+        let moved = [request("a", 1100, 1900), request("b", 2050, 100)];
+        assert!(refuse(&moved).contains("inside"), "{}", refuse(&moved));
+        let dropped = apply_breaks(
+            &title,
+            &[request("late", 3000, 100)],
+            None,
+            OutOfRange::Drop,
+            6000,
+        )
+        .expect("dropped");
+        assert!(dropped.breaks.list.is_empty());
+        assert_eq!(dropped.plan.segment_count, 1);
+    }
+
+    #[test]
+    fn event_ids_are_unique_and_stable() {
+        assert_eq!(fnv32("mid-1"), fnv32("mid-1"));
+        assert_ne!(fnv32("mid-1"), fnv32("mid-2"));
+    }
+}
