@@ -524,7 +524,7 @@ async fn shaka_trick_plays_from_the_key_frames() {
 /// second, AAC) with a break at 7.5 s (cut at the key frame at 7 s) whose asset is another
 /// vodpack title (`ad.mp4`, the 3 s H.264 fixture). hls.js plays the interstitial at the
 /// break (its HLS Interstitials: the `EXT-X-DATERANGE` started, the asset played, ended)
-/// and resumes the title where it left off, to its end; dash.js and Shaka (DASH with the
+/// and resumes the title where it left off, to its end, over CMAF and over MPEG-TS; dash.js and Shaka (DASH with the
 /// SCTE-35 EventStream) play the title through the break strictly with a seek past it,
 /// and Shaka on the HLS plays from the start through the break to the end (a seek past
 /// the break on its HLS landed elsewhere: Shaka reads the interstitial). (On the 4 s ladder fixture hls.js 1.7.4 does not resume: after a 3 s asset it
@@ -565,9 +565,9 @@ async fn web_players_play_a_title_with_ad_breaks_strictly() {
     )
     .expect("document");
     let mut jobs = Vec::new();
-    for run in Run::ALL {
+    for run in Run::ALL.into_iter().chain([Run::HlsJsTs]) {
         let steps = match run {
-            Run::HlsJs => {
+            Run::HlsJs | Run::HlsJsTs => {
                 "[{\"interstitial\":{\"id\":\"mid-1\",\"asset\":\"/vod/ad.mp4/\",\"resume_at\":7.0}},\
                  {\"play_to_end\":true}]"
             }
@@ -579,7 +579,7 @@ async fn web_players_play_a_title_with_ad_breaks_strictly() {
         // The hole hls.js sometimes finds at the start of a title with B-frames
         // (KNOWN_FAILURES: the title shift S).
         let known = match run {
-            Run::HlsJs => format!(
+            Run::HlsJs | Run::HlsJsTs => format!(
                 ",\"known_failures\":[{{\"matches\":{},\"reason\":{}}}]",
                 json_string(KNOWN_FAILURES[0].matches),
                 json_string(KNOWN_FAILURES[0].reason)

@@ -557,6 +557,20 @@ async fn breaks_cut_every_rendition_at_the_key_frame_and_are_signalled() {
         assert_eq!(ts.pts_time, cmaf.pts_time);
         assert_eq!(ts.event_id, cmaf.event_id);
     }
+    // Its I-frame playlists too, before the cut's key frame.
+    let ts_iframes: Vec<String> = (master_ts.lines())
+        .filter(|l| l.starts_with("#EXT-X-I-FRAME-STREAM-INF"))
+        .filter_map(|l| quoted_attribute(l, "URI"))
+        .collect();
+    assert_eq!(ts_iframes.len(), 3, "{master_ts}");
+    for uri in &ts_iframes {
+        let text = fetch_ok(&server, &format!("{base}{uri}")).await.text();
+        assert_eq!(
+            check_interstitials(uri, &text, &cuts, true),
+            ts_splices,
+            "{uri}"
+        );
+    }
     // DASH: one SCTE-35 EventStream, an Event per break at its cut from the Period start.
     let mpd = fetch_ok(&server, &format!("{base}manifest.mpd"))
         .await
