@@ -695,12 +695,13 @@ async fn the_cue_out_setting_adds_cue_tags_at_each_break() {
     cued.shutdown().await;
 }
 
-/// Given a URL clip of the title from 1500 ms, when its media playlist is read, then the
-/// breaks in the window are still there at the same wall-clock START-DATE (the clip's
-/// program date moves with its start), each still a boundary.
+/// Given a URL clip of the title from 2100 ms, when its media playlist is read, then the
+/// break in the window is still there at the same wall-clock START-DATE (the clip's
+/// program date moves with its start) and the one before it is gone; and given the same
+/// document with its own clip from 1200 ms, both breaks keep their START-DATEs.
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_url_clip_keeps_the_breaks_in_its_window() {
-    let (_folder, server) = breaks_folder(DOCUMENT, Settings::default()).await;
+    let (folder, server) = breaksfolder(DOCUMENT, Settings::default()).await;
     let whole_master = fetch_ok(&server, "/vod/breaks.json/master.m3u8")
         .await
         .text();
@@ -727,6 +728,24 @@ async fn a_url_clip_keeps_the_breaks_in_its_window() {
         quoted_attribute(&whole_tags[1].line, "START-DATE"),
         "mid-2 keeps its wall-clock time\n{clip}"
     );
+    // The document's own clip: its breaks are on the timeline before the clip and move
+    // with it, at the same wall-clock time as without the clip.
+    let clipped = DOCUMENT.replacen("\"breaks\"", "\"clip\": {\"from\": 1200}, \"breaks\"", 1);
+    std::fs::write(folder.path().join("clipped.json"), clipped).expect("write");
+    let master = fetch_ok(&server, "/vod/clipped.json/master.m3u8")
+        .await
+        .text();
+    let uri = master_playlist_uris(&master).remove(0);
+    let text = fetch_ok(&server, &format!("/vod/clipped.json/{uri}"))
+        .await
+        .text();
+    let (tags, _) = interstitials(&text);
+    let dates = |tags: &[Interstitial]| -> Vec<Option<String>> {
+        tags.iter()
+            .map(|t| quoted_attribute(&t.line, "START-DATE"))
+            .collect()
+    };
+    assert_eq!(dates(&tags), dates(&whole_tags), "{text}");
     server.shutdown().await;
 }
 
@@ -772,6 +791,11 @@ async fn bad_breaks_are_refused_with_a_reason() {
             "relative",
             format!(r#"{{{video}, "breaks": [{{"id": "a", "at": 1000, "duration": 100, "asset_uri": "/vod/ad.mp4/master.m3u8"}}]}}"#),
             "breaks[0] (a): asset_uri must be an absolute http:// or https:// URI",
+        ),
+        (
+            "before-clip",
+            format!(r#"{{{video}, "clip": {{"from": 2000}}, "breaks": [{{"id": "a", "at": 1000, "duration": 100, "asset_uri": "https://ads.example/a.m3u8"}}]}}"#),
+            "breaks[0] (a): at 1000 ms is before the clip's start (2000 ms)",
         ),
         (
             "bad-date",
