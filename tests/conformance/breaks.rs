@@ -701,7 +701,7 @@ async fn the_cue_out_setting_adds_cue_tags_at_each_break() {
 /// document with its own clip from 1200 ms, both breaks keep their START-DATEs.
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_url_clip_keeps_the_breaks_in_its_window() {
-    let (folder, server) = breaksfolder(DOCUMENT, Settings::default()).await;
+    let (folder, server) = breaks_folder(DOCUMENT, Settings::default()).await;
     let whole_master = fetch_ok(&server, "/vod/breaks.json/master.m3u8")
         .await
         .text();
