@@ -14,8 +14,11 @@ use std::process::Command;
 use common::{get, have_tool, start_server_with, TempDir};
 use vodpack::config::{Settings, StoryboardGrid};
 
-/// Least PSNR (dB) between a tile and ffmpeg's decode of its frame.
-const MIN_PSNR_DB: f64 = 30.0;
+/// Least PSNR (dB) between a tile and ffmpeg's decode of its frame scaled to the tile.
+/// Measured here: 36.9-38.7 dB on the 8-bit fixtures, 34.3-36.0 dB on the 10-bit HLG and PQ
+/// ones (HEVC, AV1; ffmpeg's reference converts those to RGB before scaling, we after); a
+/// neighbouring key frame scores 12-14 dB.
+const MIN_PSNR_DB: f64 = 34.0;
 
 /// One cue of the index: start and end (ms), sheet number and tile rectangle.
 #[derive(Debug)]
@@ -143,7 +146,8 @@ fn small_storyboards() -> Settings {
 /// and end at the title's end (the MPD's duration); every sheet decodes at full width and
 /// the rows its cues use; every cue's rectangle lies inside its sheet; and each tile, cut
 /// out with ffmpeg's crop, is ffmpeg's decode of the key frame at or before the cue's start
-/// scaled to the tile, at 30 dB PSNR or better.
+/// scaled to the tile, at 34 dB PSNR or better; with the `libavcodec` feature, the same for
+/// HEVC and AV1 fixtures.
 #[tokio::test]
 async fn each_tile_is_the_key_frame_at_its_cue_and_the_cues_tile_the_title() {
     if !have_tool("ffmpeg") || !have_tool("ffprobe") {
@@ -153,7 +157,17 @@ async fn each_tile_is_the_key_frame_at_its_cue_and_the_cues_tile_the_title() {
     let server = start_server_with(&fixtures, small_storyboards()).await;
     let scratch = TempDir::new("storyboards");
     let mut report = Vec::new();
-    for name in ["h264-aac-3s.mp4", "h264-bframes-editlist-aac.mp4"] {
+    let mut names = vec!["h264-aac-3s.mp4", "h264-bframes-editlist-aac.mp4"];
+    // HEVC (8-bit, 10-bit HLG) and AV1 (10-bit PQ) are decoded by libavcodec when the
+    // feature is on, as in CI and the image; without it they are a 422 (tests/thumbnails.rs).
+    if cfg!(feature = "libavcodec") {
+        names.extend([
+            "hevc-aac-3s.mp4",
+            "hevc-main10-hlg-aac-3s.mp4",
+            "av1-10bit-pq-aac-3s.mp4",
+        ]);
+    }
+    for name in names {
         let file = fixtures.join(name);
         let index = get(server.addr, &format!("/vod/{name}/storyboard.vtt")).await;
         assert_eq!(index.status, 200, "{name}: {}", index.text());
