@@ -11,6 +11,7 @@ mod common;
 use std::path::Path;
 use std::process::Command;
 
+use common::frames::{ffmpeg_rgb, first_key_frame, image_size, psnr};
 use common::{get, have_tool, start_server_with, TempDir};
 use vodpack::config::{Settings, StoryboardGrid};
 
@@ -84,48 +85,6 @@ fn frames(file: &Path) -> Vec<(f64, bool)> {
         .collect();
     frames.sort_by(|a, b| a.0.total_cmp(&b.0));
     frames
-}
-
-/// Raw RGB of `input` (an image or a video) through ffmpeg's `filter`, one frame.
-fn ffmpeg_rgb(input: &Path, filter: &str) -> Vec<u8> {
-    let out = Command::new("ffmpeg")
-        .args(["-v", "error", "-i"])
-        .arg(input)
-        .args(["-vf", filter, "-frames:v", "1", "-f", "rawvideo"])
-        .args(["-pix_fmt", "rgb24", "-"])
-        .output()
-        .expect("ffmpeg");
-    assert!(
-        out.status.success(),
-        "{}",
-        String::from_utf8_lossy(&out.stderr)
-    );
-    out.stdout
-}
-
-/// Width and height of an image, as ffprobe reads it.
-fn image_size(image: &Path) -> (u32, u32) {
-    let out = Command::new("ffprobe")
-        .args(["-v", "error", "-show_entries", "stream=width,height"])
-        .args(["-of", "csv=p=0"])
-        .arg(image)
-        .output()
-        .expect("ffprobe");
-    let text = String::from_utf8_lossy(&out.stdout);
-    let mut sides = text.trim().split(',').map(|s| s.parse().unwrap_or(0));
-    (sides.next().unwrap_or(0), sides.next().unwrap_or(0))
-}
-
-fn psnr(a: &[u8], b: &[u8]) -> f64 {
-    assert_eq!(a.len(), b.len(), "same size");
-    let mse = (a.iter().zip(b))
-        .map(|(x, y)| (f64::from(*x) - f64::from(*y)).powi(2))
-        .sum::<f64>()
-        / a.len() as f64;
-    if mse == 0.0 {
-        return 99.0;
-    }
-    10.0 * (255.0f64 * 255.0 / mse).log10()
 }
 
 /// A tile each 400 ms on sheets of 3x2 tiles 160 px wide: the 3 s fixtures have 8 tiles,
@@ -339,27 +298,6 @@ async fn with_storyboards_on_the_multivariant_playlist_names_an_image_playlist()
         assert_eq!(reply.status, 200, "{sheet}: {}", reply.text());
     }
     server.shutdown().await;
-}
-
-/// The first video packet's place and size in `file`, as ffprobe reads it.
-fn first_key_frame(file: &Path) -> (usize, usize) {
-    let out = Command::new("ffprobe")
-        .args(["-v", "error", "-select_streams", "v:0", "-show_entries"])
-        .args([
-            "packet=pos,size",
-            "-read_intervals",
-            "%+#1",
-            "-of",
-            "csv=p=0",
-        ])
-        .arg(file)
-        .output()
-        .expect("ffprobe");
-    let text = String::from_utf8_lossy(&out.stdout);
-    let mut fields = text.trim().split(',');
-    let size = fields.next().and_then(|s| s.parse().ok()).expect("size");
-    let pos = fields.next().and_then(|s| s.parse().ok()).expect("pos");
-    (pos, size)
 }
 
 /// Given a copy of a fixture whose first key frame's NAL length runs past the sample, when
