@@ -118,6 +118,12 @@ pub(super) fn check(settings: &Settings) -> Result<(), ConfigError> {
             reason: "must be between 100 and 60000".into(),
         });
     }
+    if !(100..=60_000).contains(&settings.nginx_vod_segment_duration_ms) {
+        return Err(ConfigError::Invalid {
+            name: "nginx-vod-segment-duration-ms",
+            reason: "must be between 100 and 60000".into(),
+        });
+    }
     if !(4096..=16 * 1024 * 1024).contains(&settings.stream_chunk_bytes) {
         return Err(ConfigError::Invalid {
             name: "stream-chunk-bytes",

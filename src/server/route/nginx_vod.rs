@@ -127,6 +127,7 @@ pub fn parse_nginx_route(locations: &NginxVodLocations, path: &str) -> Result<Ro
     let view = View {
         clip: native_view.clip.or(clip),
         tracks: native_view.tracks.or(tracks),
+        segment_ms: None,
     };
     // Thumbnails under every location (vodpack's own name is nginx-vod's); storyboards,
     // which the manifests refer to, under the packagers'. A `vod thumb` location has
