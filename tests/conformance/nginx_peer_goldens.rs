@@ -266,23 +266,33 @@ fn hex(bytes: &[u8]) -> String {
 }
 
 /// Given the nginx-vod key mode with the peer's `vod_secret_key` and its encrypted
-/// location's path, when vodpack's key for each recorded file is asked for, then it is the
-/// peer's `encryption.key` byte for byte; and the peer's recorded AES-128 segment (IV: its
-/// media sequence number, as the module writes no IV) and vodpack's AES-128 TS output both
-/// decrypt, with ffmpeg, to the source's frames.
+/// location (`hlsts=/hlsenc/` with `--encryption hls=aes-128`, as the peer's
+/// `vod_hls_encryption_method aes-128` there), when each recorded file's AES-128 playlist
+/// and `encryption.key` are asked of vodpack, then the key is the peer's byte for byte (and
+/// `/vod/`'s `hls.key` too), the playlist lists the peer's segments; and the peer's
+/// recorded segment (IV: its media sequence number, as the module writes no IV) and
+/// vodpack's whole AES-128 stream decrypt, with ffmpeg, to the source's frames.
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn the_key_mode_gives_the_peer_s_keys_and_both_outputs_decrypt_alike() {
     use vodpack::crypto::nginx_vod_keys::NginxVodKeys;
     use vodpack::crypto::EncryptionPolicy;
     let dir = media_dir();
-    let mut settings = Settings::default();
+    let mut settings = Settings {
+        nginx_vod_locations: "hlsts=/hlsenc/".parse().unwrap(),
+        ..Settings::default()
+    };
     settings.protect.encryption = EncryptionPolicy::parse("hls=aes-128").unwrap();
     settings.protect.nginx_vod_keys =
         Some(NginxVodKeys::new("secret-$vod_filepath", "/hlsenc/").unwrap());
     let server = common::start_server_with(dir.path(), settings).await;
-    for file in ["h264-aac-3s.mp4", "nv-gop3s-23s.mp4", "nv-tiny-2s.mp4"] {
+    let files = ["h264-aac-3s.mp4", "nv-gop3s-23s.mp4", "nv-tiny-2s.mp4"];
+    for file in files {
         let peer_key = golden(&format!("{file}/hlsenc/encryption.key"));
         assert_eq!(peer_key.len(), 16, "{file}");
+        let base = format!("/hlsenc/{file}/");
+        let ours = fetch_ok(&server, &format!("{base}encryption.key")).await.body;
+        assert_eq!(hex(&ours), hex(&peer_key), "{file}: vodpack's key is the peer's");
+        // The same key under vodpack's own URLs.
         let master = fetch_ok(&server, &format!("/vod/{file}/master-ts.m3u8"))
             .await
             .text();
@@ -292,8 +302,23 @@ async fn the_key_mode_gives_the_peer_s_keys_and_both_outputs_decrypt_alike() {
             .to_owned();
         let playlist = format!("/vod/{file}/{variant}");
         let folder = &playlist[..playlist.rfind('/').unwrap() + 1];
-        let ours = fetch_ok(&server, &format!("{folder}hls.key")).await.body;
-        assert_eq!(hex(&ours), hex(&peer_key), "{file}: vodpack's key is the peer's");
+        let native = fetch_ok(&server, &format!("{folder}hls.key")).await.body;
+        assert_eq!(hex(&native), hex(&peer_key), "{file}: /vod/ hls.key");
+        // The encrypted playlist lists the peer's segments, each keyed.
+        let peer_text =
+            String::from_utf8(golden(&format!("{file}/hlsenc/index-v1-a1.m3u8"))).unwrap();
+        let peer = MediaPlaylist::parse(&peer_text);
+        let text = fetch_ok(&server, &format!("{base}index-v1-a1.m3u8")).await.text();
+        let ours = MediaPlaylist::parse(&text);
+        assert_eq!(millis(&ours), millis(&peer), "{base}: {text}");
+        let names = |p: &MediaPlaylist| -> Vec<String> {
+            p.segments.iter().map(|s| name_of(s).to_owned()).collect()
+        };
+        assert_eq!(names(&ours), names(&peer), "{base}");
+        let keyed = (text.lines())
+            .filter(|l| l.starts_with("#EXT-X-KEY:METHOD=AES-128,URI=\"encryption.key\",IV=0x"))
+            .count();
+        assert_eq!(keyed, ours.segments.len(), "{text}");
     }
     if !tools_available().await {
         server.shutdown().await;
@@ -313,8 +338,13 @@ async fn the_key_mode_gives_the_peer_s_keys_and_both_outputs_decrypt_alike() {
     let crypto = format!("crypto:{}", segment.display());
     let peer = video_frames(&crypto, &["-key", &key, "-iv", &iv]).await;
     assert_eq!(peer, source, "the peer's segment decrypted with its recorded key");
-    let master = server.url(&format!("/vod/{file}/master-ts.m3u8"));
-    let ours = video_frames(&master, &[]).await;
-    assert_eq!(ours, source, "vodpack's AES-128 TS, through its playlist and key");
+    // vodpack's, through its playlist and key, also where a window holds no key frame (an
+    // encrypted PAT and PMT) and where the GOP does not divide 10 s.
+    for file in ["nv-tiny-2s.mp4", "nv-gop3s-23s.mp4", "nv-sparse-keys-32s.mp4"] {
+        let source = video_frames(&source_of(file).to_string_lossy(), &[]).await;
+        let playlist = server.url(&format!("/hlsenc/{file}/index-v1-a1.m3u8"));
+        let ours = video_frames(&playlist, &[]).await;
+        assert_eq!(ours, source, "{file}: vodpack's AES-128 TS under the location");
+    }
     server.shutdown().await;
 }
