@@ -171,11 +171,13 @@ fn the_image_s_build_info_names_the_commit_it_was_built_from() {
     let (runtime, builders) = image.stages.split_last().expect("stages");
     let builder = (builders.iter())
         .find(|stage| {
-            (stage.iter())
-                .any(|i| i.keyword == "RUN" && i.args.contains("cargo build --release"))
+            (stage.iter()).any(|i| i.keyword == "RUN" && i.args.contains("cargo build --release"))
         })
         .expect("a build stage");
-    assert!(declares(builder), "the build stage declares ARG VODPACK_COMMIT");
+    assert!(
+        declares(builder),
+        "the build stage declares ARG VODPACK_COMMIT"
+    );
     let build = (builder.iter())
         .find(|i| i.keyword == "RUN" && i.args.contains("cargo build --release"))
         .expect("the cargo build");
@@ -185,7 +187,10 @@ fn the_image_s_build_info_names_the_commit_it_was_built_from() {
         "cargo build runs with VODPACK_COMMIT set: {}",
         build.args
     );
-    assert!(declares(runtime), "the runtime stage declares ARG VODPACK_COMMIT");
+    assert!(
+        declares(runtime),
+        "the runtime stage declares ARG VODPACK_COMMIT"
+    );
     assert!(
         (runtime.iter()).any(|i| i.keyword == "LABEL"
             && i.args.contains("org.opencontainers.image.revision")

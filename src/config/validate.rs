@@ -21,7 +21,9 @@ pub(super) fn check(settings: &Settings) -> Result<(), ConfigError> {
     let locations = &settings.nginx_vod_locations;
     let refused = (encryption.dash.is_some() && locations.dash.is_some())
         || (encryption.hls.is_some() && locations.hls.is_some())
-        || (encryption.hls.is_some_and(|s| s != crate::crypto::Scheme::Aes128)
+        || (encryption
+            .hls
+            .is_some_and(|s| s != crate::crypto::Scheme::Aes128)
             && locations.hlsts.is_some());
     if refused {
         return Err(ConfigError::Invalid {

@@ -152,10 +152,11 @@ async fn the_locations_list_the_peer_s_segments_with_its_defaults() {
                 fetch_ok(&server, &format!("{base}{segment}")).await;
             }
             let last = peer.segments.len();
-            let next = names(&peer)
-                .last()
-                .expect("a segment")
-                .replacen(&format!("seg-{last}-"), &format!("seg-{}-", last + 1), 1);
+            let next = names(&peer).last().expect("a segment").replacen(
+                &format!("seg-{last}-"),
+                &format!("seg-{}-", last + 1),
+                1,
+            );
             let reply = common::get(server.addr, &format!("{base}{next}")).await;
             assert_eq!(reply.status, 404, "{base}{next}");
         }
@@ -188,7 +189,14 @@ async fn the_locations_list_the_peer_s_segments_with_its_defaults() {
 async fn video_frames(input: &str, extra: &[&str]) -> Vec<String> {
     let mut command = args(&["-v", "error", "-nostdin"]);
     command.extend(args(extra));
-    command.extend(args(&["-i", input, "-map", "0:v:0", "-vsync", "passthrough"]));
+    command.extend(args(&[
+        "-i",
+        input,
+        "-map",
+        "0:v:0",
+        "-vsync",
+        "passthrough",
+    ]));
     command.extend(args(&["-f", "framemd5", "-"]));
     let text = String::from_utf8_lossy(&run_tool("ffmpeg", command).await).into_owned();
     (text.lines())
@@ -234,15 +242,23 @@ async fn every_segment_decodes_alone_and_together_they_are_the_source() {
         let source = video_frames(&source_of(file).to_string_lossy(), &[]).await;
         for (location, extension) in [("hls", "mp4"), ("hlsts", "ts")] {
             let base = format!("/{location}/{file}/");
-            let text = fetch_ok(&server, &format!("{base}index-v1.m3u8")).await.text();
+            let text = fetch_ok(&server, &format!("{base}index-v1.m3u8"))
+                .await
+                .text();
             let playlist = MediaPlaylist::parse(&text);
             let init = match &playlist.map_uri {
-                Some(uri) => fetch_ok(&server, &format!("{base}{}", name_of(uri))).await.body,
+                Some(uri) => {
+                    fetch_ok(&server, &format!("{base}{}", name_of(uri)))
+                        .await
+                        .body
+                }
                 None => Vec::new(),
             };
             let mut joined = init.clone();
             for (n, uri) in playlist.segments.iter().enumerate() {
-                let body = fetch_ok(&server, &format!("{base}{}", name_of(uri))).await.body;
+                let body = fetch_ok(&server, &format!("{base}{}", name_of(uri)))
+                    .await
+                    .body;
                 let alone = scratch.path().join(format!("{location}-{n}.{extension}"));
                 std::fs::write(&alone, [init.as_slice(), &body].concat()).unwrap();
                 assert!(
@@ -290,8 +306,14 @@ async fn the_key_mode_gives_the_peer_s_keys_and_both_outputs_decrypt_alike() {
         let peer_key = golden(&format!("{file}/hlsenc/encryption.key"));
         assert_eq!(peer_key.len(), 16, "{file}");
         let base = format!("/hlsenc/{file}/");
-        let ours = fetch_ok(&server, &format!("{base}encryption.key")).await.body;
-        assert_eq!(hex(&ours), hex(&peer_key), "{file}: vodpack's key is the peer's");
+        let ours = fetch_ok(&server, &format!("{base}encryption.key"))
+            .await
+            .body;
+        assert_eq!(
+            hex(&ours),
+            hex(&peer_key),
+            "{file}: vodpack's key is the peer's"
+        );
         // The same key under vodpack's own URLs.
         let master = fetch_ok(&server, &format!("/vod/{file}/master-ts.m3u8"))
             .await
@@ -308,7 +330,9 @@ async fn the_key_mode_gives_the_peer_s_keys_and_both_outputs_decrypt_alike() {
         let peer_text =
             String::from_utf8(golden(&format!("{file}/hlsenc/index-v1-a1.m3u8"))).unwrap();
         let peer = MediaPlaylist::parse(&peer_text);
-        let text = fetch_ok(&server, &format!("{base}index-v1-a1.m3u8")).await.text();
+        let text = fetch_ok(&server, &format!("{base}index-v1-a1.m3u8"))
+            .await
+            .text();
         let ours = MediaPlaylist::parse(&text);
         assert_eq!(millis(&ours), millis(&peer), "{base}: {text}");
         let names = |p: &MediaPlaylist| -> Vec<String> {
@@ -319,6 +343,17 @@ async fn the_key_mode_gives_the_peer_s_keys_and_both_outputs_decrypt_alike() {
             .filter(|l| l.starts_with("#EXT-X-KEY:METHOD=AES-128,URI=\"encryption.key\",IV=0x"))
             .count();
         assert_eq!(keyed, ours.segments.len(), "{text}");
+        // Names without a version folder: never cached as immutable, as the clear ones.
+        for segment in &names(&ours) {
+            let reply = fetch_ok(&server, &format!("{base}{segment}")).await;
+            assert_eq!(
+                reply.header("cache-control"),
+                Some("public, max-age=60"),
+                "{base}{segment}"
+            );
+        }
+        let key_reply = fetch_ok(&server, &format!("{base}encryption.key")).await;
+        assert_eq!(key_reply.header("cache-control"), Some("no-store, private"));
     }
     if !tools_available().await {
         server.shutdown().await;
@@ -337,14 +372,24 @@ async fn the_key_mode_gives_the_peer_s_keys_and_both_outputs_decrypt_alike() {
     let iv = format!("{:032x}", 1);
     let crypto = format!("crypto:{}", segment.display());
     let peer = video_frames(&crypto, &["-key", &key, "-iv", &iv]).await;
-    assert_eq!(peer, source, "the peer's segment decrypted with its recorded key");
+    assert_eq!(
+        peer, source,
+        "the peer's segment decrypted with its recorded key"
+    );
     // vodpack's, through its playlist and key, also where a window holds no key frame (an
     // encrypted PAT and PMT) and where the GOP does not divide 10 s.
-    for file in ["nv-tiny-2s.mp4", "nv-gop3s-23s.mp4", "nv-sparse-keys-32s.mp4"] {
+    for file in [
+        "nv-tiny-2s.mp4",
+        "nv-gop3s-23s.mp4",
+        "nv-sparse-keys-32s.mp4",
+    ] {
         let source = video_frames(&source_of(file).to_string_lossy(), &[]).await;
         let playlist = server.url(&format!("/hlsenc/{file}/index-v1-a1.m3u8"));
         let ours = video_frames(&playlist, &[]).await;
-        assert_eq!(ours, source, "{file}: vodpack's AES-128 TS under the location");
+        assert_eq!(
+            ours, source,
+            "{file}: vodpack's AES-128 TS under the location"
+        );
     }
     server.shutdown().await;
 }

@@ -48,7 +48,9 @@ pub(super) async fn viewed_title(
         .push_str(&format!("\nview:{}", view.path()));
     // A view cut to its own duration (an nginx-vod location's) is another title.
     if let Some(ms) = view.segment_ms {
-        viewed_identity.version.push_str(&format!("\nsegments:{ms}"));
+        viewed_identity
+            .version
+            .push_str(&format!("\nsegments:{ms}"));
     }
     let target = view.segment_ms.unwrap_or(catalog.segment_duration_ms);
     let view = view.clone();

@@ -5,8 +5,8 @@
 use std::sync::Arc;
 
 use super::numbered;
-use crate::crypto::Scheme;
 use super::resolve::{resolve, Resolved};
+use crate::crypto::Scheme;
 use crate::package::View;
 use crate::server::app::App;
 use crate::server::error::ServeError;

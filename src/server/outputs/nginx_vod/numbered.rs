@@ -190,7 +190,11 @@ pub async fn answer(
         let version = aes.as_ref().map(|aes| aes.token.clone());
         let (key, view) = (key.clone(), view.clone());
         let answer = vod::answer(app, (key, version), resource, view, &place, Hold::Never);
-        return Box::pin(answer).await;
+        let mut answer = Box::pin(answer).await?;
+        // The name carries no version folder (the encrypted output's is only asked for
+        // here): the manifest policy, as the name's other answers, never immutable.
+        answer.cache_control = MANIFEST;
+        return Ok(answer);
     }
     let title = cached.clone();
     let assemble = tracing::info_span!("segment.assemble", vod.segment = number);
