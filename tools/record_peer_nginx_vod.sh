@@ -80,5 +80,7 @@ done
 
 server=$(curl -sS -o /dev/null -D - "$peer/hls/h264-aac-3s.mp4/index-v1.m3u8" \
   | tr -d '\r' | sed -n 's/^[Ss]erver: //p')
-printf 'server: %s\nrecorded: %s\n' "${server:-unknown}" "$(date -u +%Y-%m-%d)" > "$out/PEER"
+# The module's version is not in its answers: give it as PEER_MODULE (e.g. its commit).
+printf 'server: %s\nmodule: %s\nrecorded: %s\n' "${server:-unknown}" "${PEER_MODULE:-unknown}" \
+  "$(date -u +%Y-%m-%d)" > "$out/PEER"
 echo "recorded $(find "$out" -type f | wc -l) files under $out"
