@@ -1095,6 +1095,7 @@ async fn start() -> TestServer {
         &common::fixtures(),
         Settings {
             segment_duration_ms: 1000,
+            nginx_vod_segment_duration_ms: 1000,
             nginx_vod_locations: "hls=/hls/,dash=/dash/".parse().expect("locations"),
             ..Default::default()
         },
