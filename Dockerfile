@@ -4,6 +4,7 @@
 # container. Build it from the repository root and run it over a folder or a bucket:
 #
 #   docker build -t vodpack .
+#   docker build --build-arg VODPACK_COMMIT="$(git rev-parse HEAD)" -t vodpack .
 #   docker run --rm -p 8080:8080 -v "$PWD/fixtures:/media:ro" vodpack
 #   docker run --rm -p 8080:8080 -e VODPACK_SOURCE=s3://my-bucket/videos -e AWS_REGION=eu-west-1 vodpack
 #
@@ -16,6 +17,9 @@
 
 ARG RUST_VERSION=1.95
 ARG DEBIAN_RELEASE=bookworm
+# The git commit the image is built from: compiled in (`option_env!`), so /metrics'
+# vod_build_info names it, and the image's OCI revision label. `unknown` when not given.
+ARG VODPACK_COMMIT=unknown
 
 FROM rust:${RUST_VERSION}-slim-${DEBIAN_RELEASE} AS build
 # FFmpeg's headers and libclang: the image is built with the `libavcodec` feature, so
@@ -27,15 +31,20 @@ RUN apt-get update \
        libswscale-dev libclang-dev pkg-config \
     && rm -rf /var/lib/apt/lists/*
 WORKDIR /src
+# Redeclared to be seen in this stage: RUN sees it as a variable, and rustc reads it.
+ARG VODPACK_COMMIT
 # .dockerignore keeps this to the manifest, the lock file, src/ and benches/.
 COPY . .
 # The registry and target folders are build caches; the binary is copied out of them.
 RUN --mount=type=cache,target=/usr/local/cargo/registry \
     --mount=type=cache,target=/src/target \
+    VODPACK_COMMIT="${VODPACK_COMMIT}" \
     cargo build --release --locked --features libavcodec --bin vodpack \
     && install -m 0755 target/release/vodpack /usr/local/bin/vodpack
 
 FROM debian:${DEBIAN_RELEASE}-slim
+ARG VODPACK_COMMIT
+LABEL org.opencontainers.image.revision="${VODPACK_COMMIT}"
 # CA certificates for https object stores and OTLP endpoints, and the libavcodec and
 # libswscale the binary links (bookworm's sonames; with their codec libraries: dav1d for
 # AV1). Nothing else: the health check below uses bash, which the base image has.

@@ -14,7 +14,8 @@
 #
 # Both must use the same segment duration: the peer's config says vod_segment_duration
 # 6000 and vod_align_segments_to_key_frames on; vodpack is started with
-# --segment-duration-ms 6000.
+# --nginx-vod-segment-duration-ms 6000 (the locations' own duration; 10 s by default, the
+# module's default).
 #
 # usage: benches/nginx_vod_parity.sh [MEDIA_DIR=fixtures] [PEER=http://127.0.0.1:8281] [VODPACK_URL]
 #   Without VODPACK_URL it starts target/release/vodpack (else the debug build) on
@@ -39,7 +40,7 @@ trap cleanup EXIT
 if [ -z "$OURS" ]; then
   bin="$here/target/release/vodpack"
   [ -x "$bin" ] || bin="${CARGO_TARGET_DIR:-$here/target}/debug/vodpack"
-  "$bin" serve --root "$MEDIA" --listen 127.0.0.1:18299 --segment-duration-ms 6000 \
+  "$bin" serve --root "$MEDIA" --listen 127.0.0.1:18299 --nginx-vod-segment-duration-ms 6000 \
     --nginx-vod-locations hls=/hls/ >/dev/null 2>&1 &
   pid=$!
   OURS=http://127.0.0.1:18299

@@ -6,11 +6,9 @@
 
 mod common;
 
-use std::io::Write;
-use std::sync::{Arc, Mutex, OnceLock};
-use std::time::{SystemTime, UNIX_EPOCH};
-
+use common::logs::{captured_logs, now};
 use common::{fixtures, request, start_server_with, TestServer};
+use tracing::Level;
 use vodpack::config::Settings;
 use vodpack::crypto::settings::SignedUrls;
 use vodpack::crypto::{Secret, TokenSigner};
@@ -22,44 +20,9 @@ const PREVIOUS_SECRET: &str = "access test previous url secret";
 const VIEWER: &str = "198.51.100.23";
 const TRACE_ID: &str = "5bf92f3577b34da6a3ce929d0e0e4736";
 
-/// Every log line of this test binary.
-fn captured_logs() -> &'static Arc<Mutex<Vec<u8>>> {
-    static LOGS: OnceLock<Arc<Mutex<Vec<u8>>>> = OnceLock::new();
-    LOGS.get_or_init(|| {
-        let logs = Arc::new(Mutex::new(Vec::new()));
-        let sink = logs.clone();
-        let make = move || LogSink(sink.clone());
-        let _ = tracing_subscriber::fmt()
-            .with_writer(make)
-            .with_max_level(tracing::Level::INFO)
-            .with_ansi(false)
-            .try_init();
-        logs
-    })
-}
-
-struct LogSink(Arc<Mutex<Vec<u8>>>);
-
-impl Write for LogSink {
-    fn write(&mut self, buf: &[u8]) -> std::io::Result<usize> {
-        self.0.lock().unwrap().extend_from_slice(buf);
-        Ok(buf.len())
-    }
-    fn flush(&mut self) -> std::io::Result<()> {
-        Ok(())
-    }
-}
-
-fn now() -> u64 {
-    SystemTime::now()
-        .duration_since(UNIX_EPOCH)
-        .unwrap()
-        .as_secs()
-}
-
 /// A server with every URL signed, the access log on, and `trusted` proxies.
 async fn start(trusted: &str, previous: Option<&str>) -> TestServer {
-    captured_logs();
+    captured_logs(Level::INFO);
     let mut settings = Settings::default();
     settings.server.access_log = true;
     settings.trusted_proxies = trusted.parse().unwrap();
@@ -154,7 +117,7 @@ async fn access_lines_carry_the_viewer_the_user_agent_and_the_trace_id() {
     assert_eq!(reply.status, 200, "{}", reply.text());
     assert_eq!(reply.header("x-trace-id"), Some(TRACE_ID));
     server.shutdown().await;
-    let logs = String::from_utf8_lossy(&captured_logs().lock().unwrap()).into_owned();
+    let logs = String::from_utf8_lossy(&captured_logs(Level::INFO).lock().unwrap()).into_owned();
     let line = logs
         .lines()
         .find(|l| l.contains("access") && l.contains(TRACE_ID))

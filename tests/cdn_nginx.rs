@@ -9,15 +9,15 @@
 
 mod common;
 
-use std::io::Write;
 use std::net::SocketAddr;
 use std::path::Path;
 use std::process::{Child, Command, Stdio};
-use std::sync::{Arc, Mutex, OnceLock};
-use std::time::{Duration, SystemTime, UNIX_EPOCH};
+use std::time::Duration;
 
+use common::logs::{captured_logs, now};
 use common::{fixtures, start_server_with, TempDir};
 use tokio::io::{AsyncReadExt, AsyncWriteExt};
+use tracing::Level;
 use vodpack::config::Settings;
 use vodpack::crypto::settings::SignedUrls;
 use vodpack::crypto::{Secret, TokenSigner};
@@ -27,34 +27,6 @@ const URL_SECRET: &str = "cdn story url secret 0123456789";
 /// The viewer's address (the client side of its connection to nginx).
 const VIEWER: &str = "127.0.0.2";
 const TRACE_ID: &str = "6cf92f3577b34da6a3ce929d0e0e4736";
-
-/// Every log line of this test binary.
-fn captured_logs() -> &'static Arc<Mutex<Vec<u8>>> {
-    static LOGS: OnceLock<Arc<Mutex<Vec<u8>>>> = OnceLock::new();
-    LOGS.get_or_init(|| {
-        let logs = Arc::new(Mutex::new(Vec::new()));
-        let sink = logs.clone();
-        let make = move || LogSink(sink.clone());
-        let _ = tracing_subscriber::fmt()
-            .with_writer(make)
-            .with_max_level(tracing::Level::INFO)
-            .with_ansi(false)
-            .try_init();
-        logs
-    })
-}
-
-struct LogSink(Arc<Mutex<Vec<u8>>>);
-
-impl Write for LogSink {
-    fn write(&mut self, buf: &[u8]) -> std::io::Result<usize> {
-        self.0.lock().unwrap().extend_from_slice(buf);
-        Ok(buf.len())
-    }
-    fn flush(&mut self) -> std::io::Result<()> {
-        Ok(())
-    }
-}
 
 /// nginx, killed by its own id when dropped.
 struct Nginx(Child);
@@ -190,13 +162,6 @@ fn dechunk(mut raw: &[u8]) -> Vec<u8> {
     out
 }
 
-fn now() -> u64 {
-    SystemTime::now()
-        .duration_since(UNIX_EPOCH)
-        .unwrap()
-        .as_secs()
-}
-
 /// Given vodpack behind nginx as a path-keyed caching CDN, with signed entry manifests and
 /// nginx's address trusted:
 /// - a token bound to the viewer's address plays, one bound to the CDN's is refused;
@@ -209,7 +174,7 @@ async fn behind_a_caching_cdn_tokens_bind_to_the_viewer_and_manifests_stay_priva
     if !nginx_available() {
         return;
     }
-    captured_logs();
+    captured_logs(Level::INFO);
     let mut settings = Settings::default();
     settings.server.access_log = true;
     settings.trusted_proxies = "127.0.0.1/32".parse().unwrap();
@@ -298,7 +263,7 @@ async fn behind_a_caching_cdn_tokens_bind_to_the_viewer_and_manifests_stay_priva
     assert_eq!(first.body, second.body);
     origin.shutdown().await;
 
-    let logs = String::from_utf8_lossy(&captured_logs().lock().unwrap()).into_owned();
+    let logs = String::from_utf8_lossy(&captured_logs(Level::INFO).lock().unwrap()).into_owned();
     let line = logs
         .lines()
         .find(|l| l.contains("access") && l.contains(TRACE_ID))

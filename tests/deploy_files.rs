@@ -20,8 +20,9 @@ use support::{drain_deadline_secs, read, repo, Dockerfile};
 use vodpack::config::{SettingsArgs, SETTINGS};
 
 /// Variables that are not settings but are allowed in these files: the config file's
-/// variable (a flag of `serve`, outside `SETTINGS`), and the test suite's switch.
-const OTHER_VARIABLES: [&str; 2] = ["VODPACK_CONFIG", "VODPACK_REQUIRE_TOOLS"];
+/// variable (a flag of `serve`, outside `SETTINGS`), the test suite's switch, and the
+/// image's build argument naming the commit (read at compile time).
+const OTHER_VARIABLES: [&str; 3] = ["VODPACK_CONFIG", "VODPACK_REQUIRE_TOOLS", "VODPACK_COMMIT"];
 
 /// The `VODPACK_*` names mentioned in `text`.
 fn vodpack_variables(text: &str) -> BTreeSet<String> {
@@ -150,6 +151,61 @@ fn the_image_runs_vodpack_serve_as_documented() {
             "README.md does not show `{documented}`"
         );
     }
+}
+
+/// Given the Dockerfile, then its build argument `VODPACK_COMMIT` reaches the compiler in
+/// the build stage (declared there too: a global `ARG` is not seen inside a stage
+/// otherwise), the code compiles it into `vod_build_info`, and the runtime stage labels the
+/// image with it; the README shows how to pass it.
+#[test]
+fn the_image_s_build_info_names_the_commit_it_was_built_from() {
+    let image = Dockerfile::load();
+    assert_eq!(
+        image.arg_default("VODPACK_COMMIT").as_deref(),
+        Some("unknown"),
+        "a global ARG VODPACK_COMMIT, unknown when not given"
+    );
+    let declares = |stage: &[support::Instruction]| {
+        (stage.iter()).any(|i| i.keyword == "ARG" && i.args.starts_with("VODPACK_COMMIT"))
+    };
+    let (runtime, builders) = image.stages.split_last().expect("stages");
+    let builder = (builders.iter())
+        .find(|stage| {
+            (stage.iter()).any(|i| i.keyword == "RUN" && i.args.contains("cargo build --release"))
+        })
+        .expect("a build stage");
+    assert!(
+        declares(builder),
+        "the build stage declares ARG VODPACK_COMMIT"
+    );
+    let build = (builder.iter())
+        .find(|i| i.keyword == "RUN" && i.args.contains("cargo build --release"))
+        .expect("the cargo build");
+    let at = build.args.find("cargo build").unwrap_or(0);
+    assert!(
+        build.args[..at].contains("VODPACK_COMMIT"),
+        "cargo build runs with VODPACK_COMMIT set: {}",
+        build.args
+    );
+    assert!(
+        declares(runtime),
+        "the runtime stage declares ARG VODPACK_COMMIT"
+    );
+    assert!(
+        (runtime.iter()).any(|i| i.keyword == "LABEL"
+            && i.args.contains("org.opencontainers.image.revision")
+            && i.args.contains("VODPACK_COMMIT")),
+        "the image's revision label is the commit"
+    );
+    let metrics = read("src/telemetry/metrics.rs");
+    assert!(
+        metrics.contains("option_env!(\"VODPACK_COMMIT\")"),
+        "vod_build_info reads VODPACK_COMMIT at compile time"
+    );
+    assert!(
+        read("README.md").contains("--build-arg VODPACK_COMMIT="),
+        "the README shows the build argument"
+    );
 }
 
 /// Given every file that configures vodpack by variables, then each `VODPACK_*` name is

@@ -5,13 +5,11 @@
 
 mod common;
 
-use std::io::Write;
-use std::sync::{Arc, Mutex, OnceLock};
-use std::time::{SystemTime, UNIX_EPOCH};
-
 use base64::engine::general_purpose::URL_SAFE_NO_PAD;
 use base64::Engine as _;
+use common::logs::{captured_logs, now};
 use common::{fixtures, request, start_server_with, version_folder_in, TestServer};
+use tracing::Level;
 use vodpack::config::Settings;
 use vodpack::crypto::keys::hex;
 use vodpack::crypto::settings::SignedUrls;
@@ -21,43 +19,8 @@ const KEY_SECRET: &str = "protection test key secret 0123";
 const URL_SECRET: &str = "protection test url secret 4567";
 const FIXTURE: &str = "h264-aac-3s.mp4";
 
-/// Every log line of this test binary.
-fn captured_logs() -> &'static Arc<Mutex<Vec<u8>>> {
-    static LOGS: OnceLock<Arc<Mutex<Vec<u8>>>> = OnceLock::new();
-    LOGS.get_or_init(|| {
-        let logs = Arc::new(Mutex::new(Vec::new()));
-        let sink = logs.clone();
-        let make = move || LogSink(sink.clone());
-        let _ = tracing_subscriber::fmt()
-            .with_writer(make)
-            .with_max_level(tracing::Level::DEBUG)
-            .with_ansi(false)
-            .try_init();
-        logs
-    })
-}
-
-struct LogSink(Arc<Mutex<Vec<u8>>>);
-
-impl Write for LogSink {
-    fn write(&mut self, buf: &[u8]) -> std::io::Result<usize> {
-        self.0.lock().unwrap().extend_from_slice(buf);
-        Ok(buf.len())
-    }
-    fn flush(&mut self) -> std::io::Result<()> {
-        Ok(())
-    }
-}
-
-fn now() -> u64 {
-    SystemTime::now()
-        .duration_since(UNIX_EPOCH)
-        .unwrap()
-        .as_secs()
-}
-
 async fn start(policy: &str, signed: SignedUrls, cors: &[&str]) -> TestServer {
-    captured_logs();
+    captured_logs(Level::DEBUG);
     let mut settings = Settings {
         segment_duration_ms: 1000,
         ..Default::default()
@@ -501,7 +464,7 @@ async fn no_secret_token_or_key_reaches_the_logs() {
     )
     .await;
     server.shutdown().await;
-    let logs = String::from_utf8_lossy(&captured_logs().lock().unwrap()).into_owned();
+    let logs = String::from_utf8_lossy(&captured_logs(Level::DEBUG).lock().unwrap()).into_owned();
     assert!(
         logs.contains("access"),
         "the access log was captured: {logs}"

@@ -11,6 +11,7 @@ mod common;
 use std::path::Path;
 use std::process::Command;
 
+use common::frames::{ffmpeg_rgb, first_key_frame, image_size, psnr};
 use common::{get, have_tool, start_server, start_server_with, TempDir};
 use vodpack::config::Settings;
 
@@ -32,66 +33,6 @@ fn frame_times(file: &Path) -> Vec<f64> {
         .collect();
     times.sort_by(f64::total_cmp);
     times
-}
-
-/// Raw RGB of an image or of frame `n` (presentation order) of a video, through ffmpeg,
-/// with `filter` applied.
-fn ffmpeg_rgb(input: &Path, filter: &str) -> Vec<u8> {
-    let out = Command::new("ffmpeg")
-        .args(["-v", "error", "-i"])
-        .arg(input)
-        .args([
-            "-vf",
-            filter,
-            "-frames:v",
-            "1",
-            "-f",
-            "rawvideo",
-            "-pix_fmt",
-            "rgb24",
-            "-",
-        ])
-        .output()
-        .expect("ffmpeg");
-    assert!(
-        out.status.success(),
-        "{}",
-        String::from_utf8_lossy(&out.stderr)
-    );
-    out.stdout
-}
-
-/// Width and height of an image, as ffprobe reads it.
-fn image_size(image: &Path) -> (u32, u32) {
-    let out = Command::new("ffprobe")
-        .args([
-            "-v",
-            "error",
-            "-show_entries",
-            "stream=width,height",
-            "-of",
-            "csv=p=0",
-        ])
-        .arg(image)
-        .output()
-        .expect("ffprobe");
-    let text = String::from_utf8_lossy(&out.stdout);
-    let mut sides = text.trim().split(',').map(|s| s.parse().unwrap_or(0));
-    (sides.next().unwrap_or(0), sides.next().unwrap_or(0))
-}
-
-fn psnr(a: &[u8], b: &[u8]) -> f64 {
-    assert_eq!(a.len(), b.len(), "same size");
-    let mse = a
-        .iter()
-        .zip(b)
-        .map(|(x, y)| (f64::from(*x) - f64::from(*y)).powi(2))
-        .sum::<f64>()
-        / a.len() as f64;
-    if mse == 0.0 {
-        return 99.0;
-    }
-    10.0 * (255.0f64 * 255.0 / mse).log10()
 }
 
 /// Given every H.264 fixture, when its first frame, a mid-GOP frame and its last frame are
@@ -154,27 +95,6 @@ async fn what_cannot_be_pictured_says_why() {
         .header("etag")
         .is_some_and(|t| t.ends_with("-thumb-2999-w64.jpg\"")));
     server.shutdown().await;
-}
-
-/// The first key frame's place and size in `file` (ffprobe's first video packet).
-fn first_key_frame(file: &Path) -> (usize, usize) {
-    let out = Command::new("ffprobe")
-        .args(["-v", "error", "-select_streams", "v:0", "-show_entries"])
-        .args([
-            "packet=pos,size",
-            "-read_intervals",
-            "%+#1",
-            "-of",
-            "csv=p=0",
-        ])
-        .arg(file)
-        .output()
-        .expect("ffprobe");
-    let text = String::from_utf8_lossy(&out.stdout);
-    let mut fields = text.trim().split(',');
-    let size = fields.next().and_then(|s| s.parse().ok()).expect("size");
-    let pos = fields.next().and_then(|s| s.parse().ok()).expect("pos");
-    (pos, size)
 }
 
 /// Given a video whose frames are `frames` (ffprobe's presentation times, in s), when its

@@ -55,6 +55,9 @@ pub struct Settings {
     pub protect: ProtectSettings,
     /// Location prefixes answered with nginx-vod-module's URL grammar; empty by default.
     pub nginx_vod_locations: NginxVodLocations,
+    /// Segment duration under those locations, in milliseconds: the module's
+    /// `vod_segment_duration`, 10 s by default as the module's.
+    pub nginx_vod_segment_duration_ms: u32,
     /// The preview page at `/` (server/preview/page.rs).
     pub preview: PreviewOptions,
     /// Thumbnails: exact or key frame, decode admission, size limits.
@@ -97,10 +100,22 @@ impl Default for Settings {
             log_format: LogFormat::Text,
             preview: PreviewOptions::default(),
             nginx_vod_locations: NginxVodLocations::default(),
+            // nginx-vod-module's own default (`vod_segment_duration 10s`), so a
+            // configuration that leaves it unset keeps its segment numbers.
+            nginx_vod_segment_duration_ms: 10_000,
             protect: ProtectSettings::default(),
             thumbnails: ThumbnailOptions::default(),
             storyboards: StoryboardOptions::default(),
             hls_cue_out: false,
         }
+    }
+}
+
+impl Settings {
+    /// The segment duration titles are cut to under the nginx-vod locations, when it is not
+    /// the server's own (`None`: they are cut as under `/vod/`, one title for both).
+    pub fn nginx_vod_cut_ms(&self) -> Option<u32> {
+        (self.nginx_vod_segment_duration_ms != self.segment_duration_ms)
+            .then_some(self.nginx_vod_segment_duration_ms)
     }
 }

@@ -438,4 +438,14 @@ settings! {
                hls=/hls/,hlsts=/hlsts/,dash=/dash/,thumb=/thumb/ (see \
                docs/migrating-from-nginx-vod.md)",
     },
+    nginx_vod_segment_duration_ms: u32 {
+        key: "nginx-vod-segment-duration-ms",
+        env: "VODPACK_NGINX_VOD_SEGMENT_DURATION_MS",
+        to: value(nginx_vod_segment_duration_ms),
+        help: "Segment duration in milliseconds under the nginx-vod locations",
+        docs: "Segment duration under the nginx-vod locations: nginx-vod-module's \
+               vod_segment_duration, whose default (10 s) this is; their media playlists, \
+               segment numbers and manifests follow it, vodpack's own /vod/ URLs follow \
+               segment-duration-ms (docs/migrating-from-nginx-vod.md)",
+    },
 }

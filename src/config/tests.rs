@@ -65,26 +65,76 @@ fn nginx_vod_locations_come_from_flags_or_the_file_and_are_checked() {
     let _ = std::fs::remove_dir_all(dir);
 }
 
-/// Given nginx-vod locations and an encrypted output, then the settings are refused:
-/// nginx-vod's names would otherwise serve clear what the native URLs encrypt.
+/// Given nginx-vod locations and an encrypted output, then only AES-128 MPEG-TS under an
+/// `hlsts` location is accepted (its names are numbered as the module numbers them); an
+/// encrypted output under any other location is refused, since its names would answer
+/// other spans than the module's, or clear what the native URLs encrypt. A location whose
+/// output stays clear is accepted.
 #[test]
-fn nginx_vod_locations_are_refused_with_encryption() {
-    let args = SettingsArgs {
-        nginx_vod_locations: Some("hls=/hls/".parse().unwrap()),
-        protect: crate::crypto::settings::ProtectArgs {
-            encryption: Some("dash=cenc".into()),
-            key_secret: Some("0123456789abcdef0123456789".into()),
+fn nginx_vod_locations_take_only_aes_128_ts_of_the_encrypted_outputs() {
+    for (locations, encryption, accepted) in [
+        ("hls=/hls/", "hls=aes-128", false),
+        ("hls=/hls/", "hls=sample-aes", false),
+        ("dash=/dash/", "dash=cenc", false),
+        ("hlsts=/ts/", "hls=sample-aes", false),
+        ("hlsts=/ts/,dash=/dash/", "hls=aes-128,dash=cenc", false),
+        ("hlsts=/ts/", "hls=aes-128", true),
+        ("hlsts=/ts/,dash=/dash/,thumb=/t/", "hls=aes-128", true),
+        ("hls=/hls/", "dash=cenc", true),
+    ] {
+        let args = SettingsArgs {
+            nginx_vod_locations: Some(locations.parse().unwrap()),
+            protect: crate::crypto::settings::ProtectArgs {
+                encryption: Some(encryption.into()),
+                key_secret: Some("0123456789abcdef0123456789".into()),
+                ..Default::default()
+            },
             ..Default::default()
-        },
+        };
+        let resolved = args.resolve();
+        match accepted {
+            true => assert!(resolved.is_ok(), "{locations} {encryption}: {resolved:?}"),
+            false => assert!(
+                matches!(
+                    resolved,
+                    Err(ConfigError::Invalid {
+                        name: "nginx-vod-locations",
+                        ..
+                    })
+                ),
+                "{locations} {encryption}: {resolved:?}"
+            ),
+        }
+    }
+}
+
+/// Given no segment settings, then the nginx-vod locations cut to the module's 10 s and
+/// `/vod/` to 6 s; set to the server's duration, they share its titles (no cut of their
+/// own); out of range, refused.
+#[test]
+fn the_nginx_vod_segment_duration_is_the_module_s_default_and_checked() {
+    let defaults = SettingsArgs::default().resolve().unwrap();
+    assert_eq!(defaults.nginx_vod_segment_duration_ms, 10_000);
+    assert_eq!(defaults.segment_duration_ms, 6000);
+    assert_eq!(defaults.nginx_vod_cut_ms(), Some(10_000));
+    let (dir, path) = config_file(
+        "nginx-duration",
+        "segment-duration-ms = 4000\nnginx-vod-segment-duration-ms = 4000\n",
+    );
+    let args = SettingsArgs {
+        config: Some(path.clone()),
         ..Default::default()
     };
+    assert_eq!(args.resolve().unwrap().nginx_vod_cut_ms(), None);
+    std::fs::write(&path, "nginx-vod-segment-duration-ms = 99\n").unwrap();
     assert!(matches!(
         args.resolve(),
         Err(ConfigError::Invalid {
-            name: "nginx-vod-locations",
+            name: "nginx-vod-segment-duration-ms",
             ..
         })
     ));
+    let _ = std::fs::remove_dir_all(dir);
 }
 
 /// Given worker threads, load buffers and a local merge gap from the file, a flag

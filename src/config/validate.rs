@@ -13,20 +13,25 @@ const MAX_LOAD_BUFFER_BYTES: u64 = 1024 * 1024 * 1024;
 /// # Errors
 /// [`ConfigError::Invalid`] naming the first setting at fault and its allowed range.
 pub(super) fn check(settings: &Settings) -> Result<(), ConfigError> {
-    // nginx-vod's names are answered from the clear output: with encryption on they
-    // would serve clear what the native URLs encrypt. Refused until they are wired to
-    // the protected outputs (fail closed).
-    if settings.protect.encryption.any() && settings.nginx_vod_locations.prefixes().next().is_some()
-    {
+    // nginx-vod's names are numbered as the module numbers them from the clear output,
+    // and from the AES-128 MPEG-TS output (`vod_hls_encryption_method aes-128` under an
+    // `hlsts` location). Any other encrypted output under a location would answer its
+    // names with other spans than the module's, or clear: refused (fail closed).
+    let encryption = settings.protect.encryption;
+    let locations = &settings.nginx_vod_locations;
+    let refused = (encryption.dash.is_some() && locations.dash.is_some())
+        || (encryption.hls.is_some() && locations.hls.is_some())
+        || (encryption
+            .hls
+            .is_some_and(|s| s != crate::crypto::Scheme::Aes128)
+            && locations.hlsts.is_some());
+    if refused {
         return Err(ConfigError::Invalid {
             name: "nginx-vod-locations",
-            // The run of spaces is in the message as it has always been (a line break
-            // that lost its `\`); the startup line folds it to one.
-            reason: concat!(
-                "cannot be used with --encryption yet (nginx-vod URLs would bypass it);",
-                "                          drop one of the two"
-            )
-            .into(),
+            reason: "with --encryption, only an hlsts location with hls=aes-128 is numbered \
+                     as nginx-vod-module numbers it (vod_hls_encryption_method aes-128); \
+                     drop the hls and dash locations, or the encryption"
+                .into(),
         });
     }
     let server = &settings.server;
@@ -115,6 +120,12 @@ pub(super) fn check(settings: &Settings) -> Result<(), ConfigError> {
     if !(100..=60_000).contains(&settings.segment_duration_ms) {
         return Err(ConfigError::Invalid {
             name: "segment-duration-ms",
+            reason: "must be between 100 and 60000".into(),
+        });
+    }
+    if !(100..=60_000).contains(&settings.nginx_vod_segment_duration_ms) {
+        return Err(ConfigError::Invalid {
+            name: "nginx-vod-segment-duration-ms",
             reason: "must be between 100 and 60000".into(),
         });
     }

@@ -69,7 +69,7 @@ pub fn render_mpd_with(title: &Title, options: &ManifestOptions) -> String {
         .attr("start", "PT0S")
         .open(&mut out);
     event_stream(&mut out, title);
-    period_sets(&mut out, title, &uris);
+    period_sets(&mut out, title, None, &uris);
     out.push_str("  </Period>\n</MPD>\n");
     out
 }
@@ -94,6 +94,7 @@ pub fn render_sequence_mpd(sequence: &Sequence, options: &ManifestOptions) -> St
     };
     let protection = protection_elements(options);
     let titles: Vec<&Title> = sequence.parts.iter().map(|p| &p.title).collect();
+    let reference = sequence.parts.get(sequence.reference).map(|p| &p.title);
     let mut out = mpd_start(&titles, sequence.duration_secs(), protection.is_some());
     for (n, part) in sequence.parts.iter().enumerate() {
         let number = u32::try_from(n + 1).unwrap_or(u32::MAX);
@@ -113,7 +114,12 @@ pub fn render_sequence_mpd(sequence: &Sequence, options: &ManifestOptions) -> St
             .attr("start", seconds(part.start_secs))
             .attr("duration", seconds(part.title.period_duration_secs()))
             .open(&mut out);
-        period_sets(&mut out, &part.title, &uris);
+        // A part without subtitles still lists the sequence's text sets, each an empty
+        // WebVTT file: a player (GStreamer's dashdemux2) that meets a text stream only in a
+        // later Period stalls at the boundary, and HLS gives that time empty cues too.
+        let silent = part.title.index.text_tracks.is_empty() && part.title.sidecars.is_empty();
+        let texts_of = reference.filter(|_| silent);
+        period_sets(&mut out, &part.title, texts_of, &uris);
         out.push_str("  </Period>\n");
     }
     out.push_str("</MPD>\n");
@@ -185,14 +191,21 @@ fn mpd_start(titles: &[&Title], duration_secs: f64, protected: bool) -> String {
 
 /// The AdaptationSets of one Period showing `title`. Sets are made and numbered from every
 /// rendition, then a filter's leave out their Representations (and a set left empty), so
-/// what stays keeps its ids.
-fn period_sets(out: &mut String, title: &Title, uris: &Uris<'_>) {
+/// what stays keeps its ids. `empty_texts_of`: a title whose text sets the Period lists as
+/// empty files (a sequence's part without subtitles lists the reference part's).
+fn period_sets(out: &mut String, title: &Title, empty_texts_of: Option<&Title>, uris: &Uris<'_>) {
     let options = uris.options;
     let groups = adaptation_groups(title);
     for (set_id, group) in groups.iter().enumerate() {
         adaptation_set(out, title, set_id, &shown(group, options), uris);
     }
-    let texts = text_adaptation_sets(out, title, groups.len(), uris);
+    let duration = title.period_duration_secs();
+    let texts = match empty_texts_of {
+        Some(reference) => {
+            text_adaptation_sets(out, reference, (groups.len(), duration, true), uris)
+        }
+        None => text_adaptation_sets(out, title, (groups.len(), duration, false), uris),
+    };
     // Trick-play sets come last, so every other set keeps its id.
     let mut next_id = groups.len() + texts;
     for (set_id, group) in groups.iter().enumerate().filter(|_| options.trick_play) {
@@ -380,22 +393,31 @@ fn representation(
 /// `subtitle` (`forced-subtitle` for a forced sidecar). `codecs="wvtt"` (the WebVTT 4CC of ISO/IEC
 /// 14496-30) is there for checkers that want `@codecs` on every Representation; dash.js
 /// 5.2 and Shaka 5.2 render the set with and without it.
-/// Returns how many sets it wrote.
-fn text_adaptation_sets(out: &mut String, title: &Title, first_id: usize, uris: &Uris) -> usize {
-    let duration = title.period_duration_secs();
+/// `duration`: the Period's, seconds; `empty`: the sets are listed for a Period without
+/// subtitles of its own (a sequence's part), each an empty file. Returns how many sets it
+/// wrote.
+fn text_adaptation_sets(
+    out: &mut String,
+    title: &Title,
+    (first_id, duration, empty): (usize, f64, bool),
+    uris: &Uris,
+) -> usize {
     let embedded = title.index.text_tracks.iter().map(|text| TextSet {
         track_id: text.track_id,
         language: text.language.as_deref(),
         forced: false,
         sdh: false,
-        bytes: text.samples.sizes.iter().map(|s| u64::from(*s)).sum(),
+        bytes: match empty {
+            true => 0,
+            false => text.samples.sizes.iter().map(|s| u64::from(*s)).sum(),
+        },
     });
     let sidecars = title.sidecars.iter().map(|sidecar| TextSet {
         track_id: sidecar.track_id,
         language: sidecar.language.as_deref(),
         forced: sidecar.forced,
         sdh: sidecar.sdh,
-        bytes: sidecar.size_bytes,
+        bytes: if empty { 0 } else { sidecar.size_bytes },
     });
     // Counted as unfiltered, so the sets after them keep their ids.
     let mut numbered = 0;

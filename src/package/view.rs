@@ -70,13 +70,17 @@ pub struct TrackSelection {
     pub languages: Vec<String>,
 }
 
-/// A clip and a track selection; the default view is the whole title.
+/// A clip, a track selection and a segment duration; the default view is the whole title.
 #[derive(Debug, Clone, Default, PartialEq, Eq, Hash)]
 pub struct View {
     /// The time window, if any.
     pub clip: Option<Clip>,
     /// The tracks kept, if not all.
     pub tracks: Option<TrackSelection>,
+    /// The segment duration (milliseconds) the title is cut to, when not the server's:
+    /// the nginx-vod locations' own (`vod_segment_duration`). Not in [`View::path`]: it is
+    /// implied by where the request came in, never by the URL's folders.
+    pub segment_ms: Option<u32>,
 }
 
 /// Why a view cannot be applied (400: the request asks for something the title cannot
@@ -328,8 +332,14 @@ impl fmt::Display for TrackSelection {
 }
 
 impl View {
-    /// True for the whole title.
+    /// True for the whole title, cut as the server cuts it.
     pub fn is_whole(&self) -> bool {
+        self.clip.is_none() && self.tracks.is_none() && self.segment_ms.is_none()
+    }
+
+    /// True when the view keeps every track and the whole time (it may still be cut to its
+    /// own segment duration).
+    pub fn is_uncut(&self) -> bool {
         self.clip.is_none() && self.tracks.is_none()
     }
 

@@ -49,6 +49,7 @@ where
     let route = parse_route(req.uri().path()).or_else(|e| match e {
         RouteError::NotFound => {
             parse_nginx_route(&app.settings.nginx_vod_locations, req.uri().path())
+                .map(|route| route.cut_to(app.settings.nginx_vod_cut_ms()))
         }
         e => Err(e),
     });

@@ -2,6 +2,9 @@
 //! HTTP/1.1 client. Each test file includes this with `mod common;`.
 #![allow(dead_code)]
 
+pub mod frames;
+pub mod logs;
+
 use std::net::SocketAddr;
 use std::path::{Path, PathBuf};
 use std::sync::Arc;

@@ -25,6 +25,7 @@ mod lip_sync;
 mod media_recipes;
 mod muxed;
 mod nginx_numbering;
+mod nginx_peer_goldens;
 mod nginx_vod;
 mod recipes;
 mod rotation;

@@ -289,6 +289,7 @@ async fn a_muxed_playlist_names_its_own_tracks() {
 async fn muxed_names_of_an_encrypted_output_say_where_the_single_tracks_are() {
     let mut settings = Settings {
         segment_duration_ms: 1000,
+        nginx_vod_segment_duration_ms: 1000,
         nginx_vod_locations: "hls=/hls/".parse().unwrap(),
         ..Default::default()
     };

@@ -166,6 +166,7 @@ async fn make_media(dir: &TempDir, names: &[&str]) {
 async fn start_over(dir: &TempDir) -> TestServer {
     let settings = Settings {
         segment_duration_ms: 6000,
+        nginx_vod_segment_duration_ms: 6000,
         nginx_vod_locations: "hls=/hls/,hlsts=/hlsts/,dash=/dash/".parse().unwrap(),
         ..Default::default()
     };

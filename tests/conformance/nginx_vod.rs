@@ -22,6 +22,7 @@ pub(crate) async fn start_nginx() -> TestServer {
         &common::fixtures(),
         Settings {
             segment_duration_ms: 1000,
+            nginx_vod_segment_duration_ms: 1000,
             nginx_vod_locations: "hls=/hls/,hlsts=/hlsts/,dash=/dash/".parse().unwrap(),
             ..Default::default()
         },

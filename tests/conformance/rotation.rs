@@ -88,6 +88,7 @@ async fn serve(dir: &TempDir) -> TestServer {
         dir.path(),
         Settings {
             segment_duration_ms: 1000,
+            nginx_vod_segment_duration_ms: 1000,
             nginx_vod_locations: "hls=/hls/,hlsts=/hlsts/,dash=/dash/".parse().unwrap(),
             ..Default::default()
         },

@@ -44,6 +44,10 @@ use crate::package::{
 };
 use crate::source::ObjectKey;
 
+/// The HLS key's name under a location, as the module names it
+/// (`vod_hls_encryption_key_file_name`'s default): the title's `hls.key`.
+pub const KEY_NAME: &str = "encryption.key";
+
 /// Parse `path` against the nginx-vod locations.
 ///
 /// # Errors
@@ -127,6 +131,7 @@ pub fn parse_nginx_route(locations: &NginxVodLocations, path: &str) -> Result<Ro
     let view = View {
         clip: native_view.clip.or(clip),
         tracks: native_view.tracks.or(tracks),
+        segment_ms: None,
     };
     // Thumbnails under every location (vodpack's own name is nginx-vod's); storyboards,
     // which the manifests refer to, under the packagers'. A `vod thumb` location has
@@ -143,6 +148,10 @@ pub fn parse_nginx_route(locations: &NginxVodLocations, path: &str) -> Result<Ro
         Location::Packager(output) => output,
         Location::Thumb => return Err(RouteError::NotFound),
     };
+    // The key the AES-128 playlists name (`numbered.rs`): the title's, whatever the view.
+    if name == KEY_NAME && output != NginxOutput::Dash {
+        return Ok(Route::Key { key });
+    }
     if let Some(part) = StoryboardPart::parse(name) {
         return Ok(Route::Storyboard {
             key,

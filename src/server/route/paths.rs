@@ -82,6 +82,25 @@ pub enum Route {
 /// The facts about a route that the request's life needs (metrics label, admission class,
 /// methods, the span's fields), answered here once.
 impl Route {
+    /// The route with its title cut to segments of `segment_ms` (an nginx-vod location's
+    /// `vod_segment_duration`, when not the server's): every route that loads a title, so
+    /// a location's manifests, the version folders they name and its nginx-vod names agree.
+    #[must_use]
+    pub fn cut_to(mut self, segment_ms: Option<u32>) -> Self {
+        match &mut self {
+            Route::Vod { view, .. }
+            | Route::NginxVod { view, .. }
+            | Route::Thumbnail { view, .. }
+            | Route::Storyboard { view, .. } => view.segment_ms = segment_ms,
+            Route::Key { .. }
+            | Route::Licence { .. }
+            | Route::Metrics
+            | Route::Healthz
+            | Route::Readyz => {}
+        }
+        self
+    }
+
     /// The `route` label of metrics, spans and log lines.
     pub fn label(&self) -> &'static str {
         match self {
@@ -331,6 +350,7 @@ mod tests {
                 view: View {
                     clip: Some(Clip::new(1000, Some(5000)).unwrap()),
                     tracks: Some(TrackSelection::parse("v1-a2").unwrap()),
+                    segment_ms: None,
                 },
             })
         );
@@ -391,6 +411,7 @@ mod tests {
                 view: View {
                     clip: Some(Clip::new(1000, Some(5000)).unwrap()),
                     tracks: None,
+                    segment_ms: None,
                 },
                 name: ThumbName::parse("thumb-1500-w150.jpg").unwrap(),
             })

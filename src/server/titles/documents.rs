@@ -370,6 +370,7 @@ pub(super) fn clip_document_title(
     let view = View {
         clip: Some(Clip::new(clip.from, clip.to).map_err(bad)?),
         tracks: None,
+        segment_ms: None,
     };
     apply_view(title, &view, target_ms).map_err(|e| match e {
         ViewError::Package(p) => DocumentTitleError::Package(p),

@@ -113,10 +113,11 @@ pub async fn load_view_until(
     } else {
         (catalog.title(key, &identity).await).map_err(LoadError::Title)?
     };
-    if whole.sequence.is_some() && !view.is_whole() {
+    if whole.sequence.is_some() && !view.is_uncut() {
         return Err(LoadError::SequenceView);
     }
-    let cached = match view.is_whole() {
+    // A sequence keeps its parts' own cuts: it has no nginx-vod names to number.
+    let cached = match view.is_whole() || whole.sequence.is_some() {
         true => whole,
         false => Box::pin(viewed_title(catalog, key, &identity, whole, view))
             .await

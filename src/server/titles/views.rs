@@ -1,5 +1,6 @@
-//! Views served: a title's clip or track selection (`package::View`) made from
-//! the whole title's cached index, and cached beside it.
+//! Views served: a title's clip or track selection (`package::View`), or the title cut to
+//! another segment duration (an nginx-vod location's), made from the whole title's cached
+//! index, and cached beside it.
 //!
 //! A view never reads the source again: it is the cached title's index with the clip
 //! composed into its edit lists and the unselected tracks left out, re-planned on the
@@ -45,7 +46,13 @@ pub(super) async fn viewed_title(
     viewed_identity
         .version
         .push_str(&format!("\nview:{}", view.path()));
-    let target = catalog.segment_duration_ms;
+    // A view cut to its own duration (an nginx-vod location's) is another title.
+    if let Some(ms) = view.segment_ms {
+        viewed_identity
+            .version
+            .push_str(&format!("\nsegments:{ms}"));
+    }
+    let target = view.segment_ms.unwrap_or(catalog.segment_duration_ms);
     let view = view.clone();
     catalog
         .cache

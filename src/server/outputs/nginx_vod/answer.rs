@@ -6,6 +6,7 @@ use std::sync::Arc;
 
 use super::numbered;
 use super::resolve::{resolve, Resolved};
+use crate::crypto::Scheme;
 use crate::package::View;
 use crate::server::app::App;
 use crate::server::error::ServeError;
@@ -48,11 +49,14 @@ pub async fn answer(
             "nginx-vod names are not offered for sequences".into(),
         ));
     }
-    // A clear output's names are numbered as the module numbers them; an encrypted one's
-    // keep the encrypted output's numbering.
+    // A clear output's names are numbered as the module numbers them, and so are AES-128
+    // MPEG-TS ones; other encrypted outputs' keep the encrypted output's numbering.
     let policy = cached.encryption.unwrap_or(app.protect.policy());
+    // MPEG-TS with AES-128 too: its numbered segments are the encrypted output's
+    // (`numbered.rs`), as the module's `vod_hls_encryption_method aes-128`.
     let numbered = match name.output {
-        NginxOutput::Hls | NginxOutput::HlsTs => policy.hls.is_none(),
+        NginxOutput::Hls => policy.hls.is_none(),
+        NginxOutput::HlsTs => matches!(policy.hls, None | Some(Scheme::Aes128)),
         NginxOutput::Dash => policy.dash.is_none(),
     };
     Ok(match resolve(&cached, view, name, numbered)? {

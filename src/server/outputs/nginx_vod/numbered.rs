@@ -12,16 +12,25 @@
 //! - An MPEG-TS segment is the TS output's own segment placed at that window; a window
 //!   holding none is PAT and PMT only, as the module's is.
 //!
-//! Segments stream from the source like CMAF ones. Encrypted output is not numbered
-//! (`resolve.rs` answers one track's names natively then); muxed fMP4 is not encrypted, so
-//! with HLS encryption on its names are 404 pointing at the single-track output.
+//! Segments stream from the source like CMAF ones. With HLS AES-128 (the module's
+//! `vod_hls_encryption_method aes-128`) an MPEG-TS stream is numbered too: each segment is
+//! the encrypted TS output's own (its IV, an `EXT-X-KEY` before each segment in the
+//! playlist, the key at `encryption.key` beside it, as the module names it), and a window
+//! holding none is PAT and PMT encrypted here under an IV of its own. Other encrypted
+//! output is not numbered (`resolve.rs` answers one track's names natively then); muxed
+//! fMP4 is not encrypted, so with HLS encryption on its names are 404 pointing at the
+//! single-track output.
 
 use std::sync::Arc;
 
 use bytes::Bytes;
 
 use super::resolve::ts_track;
+use crate::crypto::cipher::WholeSegmentEncryptor;
+use crate::crypto::keys::{hex, ContentKey};
+use crate::crypto::Scheme;
 use crate::media::TrackKind;
+use crate::package::protect::hls_ts_segment_iv;
 use crate::package::ts::{psi_segment, TsRendition};
 use crate::package::{
     module_duration_ms, muxed_init_segment, prepare_media_segment, prepare_muxed_segment,
@@ -33,8 +42,10 @@ use crate::server::offload::assemble_off_runtime;
 use crate::server::outputs::ts::ts_rendition_named;
 use crate::server::outputs::vod::{self, Hold};
 use crate::server::protect::manifest::{manifest_options, RequestPlace};
+use crate::server::protect::select::protected_token;
 use crate::server::respond::answer::{Answer, Content, SegmentRead, M3U8, MANIFEST, MP2T};
 use crate::server::route::nginx_names::{NginxOutput, NginxStream, StreamPart};
+use crate::server::route::nginx_vod::KEY_NAME;
 use crate::server::titles::cached::CachedTitle;
 use crate::server::titles::load::load_view;
 use crate::source::{ObjectIdentity, ObjectKey};
@@ -63,7 +74,8 @@ pub async fn answer(
         .map(|id| Resource::dash_representation_id(*id))
         .collect();
     let policy = cached.encryption.unwrap_or(app.protect.policy());
-    if policy.hls.is_some() && stream.output != NginxOutput::Dash {
+    let aes_ts = stream.output == NginxOutput::HlsTs && policy.hls == Some(Scheme::Aes128);
+    if policy.hls.is_some() && stream.output != NginxOutput::Dash && !aes_ts {
         return Err(ServeError::NotOffered(format!(
             "muxed fMP4 is not offered with HLS encryption: play master.m3u8, whose \
              encrypted renditions carry one track each ({})",
@@ -85,6 +97,10 @@ pub async fn answer(
     }
     let durations = module_durations(app, key, view, &cached).await?;
     let windows = cached.windows(&durations)?;
+    let aes = match aes_ts {
+        true => Some(TsAes::of(app, key, &cached, ts_track(title, &stream.track_ids)?).await?),
+        false => None,
+    };
     let count = windows.count(&title.index, &positions);
     let etag = Some(format!("\"{}-{}-n\"", cached.token, stream.name()));
     let number = match stream.part {
@@ -96,7 +112,7 @@ pub async fn answer(
                 .or(members.first())
                 .ok_or(ServeError::NotOffered("no such track in this title".into()))?;
             let map = (stream.output == NginxOutput::Hls).then(|| stream.init_name());
-            let playlist = render_stated_media_playlist(
+            let mut playlist = render_stated_media_playlist(
                 title,
                 timing,
                 map,
@@ -104,6 +120,16 @@ pub async fn answer(
                 |number| stream.segment_name(number),
                 &options,
             );
+            if let Some(aes) = &aes {
+                let uri = match &options.query {
+                    Some(query) => format!("{KEY_NAME}?{query}"),
+                    None => KEY_NAME.to_owned(),
+                };
+                let ivs: Vec<[u8; 16]> = (0..count)
+                    .map(|w| aes.iv(&cached, windows.title_segments.get(w).copied().flatten(), w))
+                    .collect();
+                playlist = with_key_lines(&playlist, &uri, &ivs);
+            }
             return Ok(Answer {
                 content: Content::Inline(Bytes::from(playlist)),
                 content_type: M3U8,
@@ -136,7 +162,14 @@ pub async fn answer(
         let track_id = ts_track(title, &stream.track_ids)?;
         let Some(own) = windows.title_segments.get(segment).copied().flatten() else {
             let next = (windows.title_segments.iter().skip(segment)).find_map(|s| *s);
-            let body = Bytes::from(empty_ts_segment(&cached, track_id, next).await?);
+            let mut body = Bytes::from(empty_ts_segment(&cached, track_id, next).await?);
+            if let Some(aes) = &aes {
+                let iv = aes.iv(&cached, None, segment);
+                let mut encryptor = WholeSegmentEncryptor::new(&aes.key.key, &iv);
+                let mut sealed = encryptor.feed(&body).to_vec();
+                sealed.extend_from_slice(&encryptor.finish());
+                body = Bytes::from(sealed);
+            }
             return Ok(Answer {
                 content: Content::Inline(body),
                 content_type: MP2T,
@@ -153,9 +186,15 @@ pub async fn answer(
             headers: None,
             ..place.clone()
         };
+        // Encrypted, from the AES-128 output's version folder: its IV for that number.
+        let version = aes.as_ref().map(|aes| aes.token.clone());
         let (key, view) = (key.clone(), view.clone());
-        let answer = vod::answer(app, (key, None), resource, view, &place, Hold::Never);
-        return Box::pin(answer).await;
+        let answer = vod::answer(app, (key, version), resource, view, &place, Hold::Never);
+        let mut answer = Box::pin(answer).await?;
+        // The name carries no version folder (the encrypted output's is only asked for
+        // here): the manifest policy, as the name's other answers, never immutable.
+        answer.cache_control = MANIFEST;
+        return Ok(answer);
     }
     let title = cached.clone();
     let assemble = tracing::info_span!("segment.assemble", vod.segment = number);
@@ -195,6 +234,70 @@ pub async fn answer(
         cache_control: MANIFEST,
         etag,
     })
+}
+
+/// The IVs of windows holding none of the title's segments start here, past any segment
+/// number, so no IV of the key is used twice.
+const EMPTY_WINDOW_IVS: u64 = 1 << 40;
+
+/// HLS AES-128 of a numbered MPEG-TS stream: the title's key, the version token of its
+/// AES-128 output, and the TS rendition whose IVs are used.
+struct TsAes {
+    key: Arc<ContentKey>,
+    token: String,
+    track_id: u32,
+}
+
+impl TsAes {
+    /// The AES-128 output of `cached` (at `key`), for the TS rendition of `track_id`.
+    ///
+    /// # Errors
+    /// 503 when the key is unavailable.
+    async fn of(
+        app: &App,
+        key: &ObjectKey,
+        cached: &CachedTitle,
+        track_id: u32,
+    ) -> Result<Self, ServeError> {
+        let drm = cached.drm.as_deref().or(app.protect.drm_systems());
+        let content_key = app.protect.content_key(key, drm).await?;
+        let token = protected_token(&cached.token, Scheme::Aes128, &content_key.kid, drm);
+        Ok(Self {
+            key: content_key,
+            token,
+            track_id,
+        })
+    }
+
+    /// The IV of window `window`: the TS output's own IV for its segment `own` (0-based)
+    /// placed there, else one of the window's own.
+    fn iv(&self, cached: &CachedTitle, own: Option<usize>, window: usize) -> [u8; 16] {
+        let number = match own {
+            Some(own) => own as u64 + 1,
+            None => EMPTY_WINDOW_IVS + window as u64,
+        };
+        hls_ts_segment_iv(&cached.token, &self.key.kid, self.track_id, number)
+    }
+}
+
+/// `playlist` with an AES-128 `EXT-X-KEY` (the key at `uri`, IV `ivs[n]`) before each
+/// segment's `#EXTINF`, as the TS output's own playlists key each segment.
+fn with_key_lines(playlist: &str, uri: &str, ivs: &[[u8; 16]]) -> String {
+    let mut out = String::with_capacity(playlist.len() + ivs.len() * 100);
+    let mut ivs = ivs.iter();
+    for line in playlist.lines() {
+        if line.starts_with("#EXTINF:") {
+            if let Some(iv) = ivs.next() {
+                out.push_str(&format!(
+                    "#EXT-X-KEY:METHOD=AES-128,URI=\"{uri}\",IV=0x{}\n",
+                    hex(iv)
+                ));
+            }
+        }
+        out.push_str(line);
+        out.push('\n');
+    }
+    out
 }
 
 /// `video/mp4` for a stream with a video, else `audio/mp4`.

@@ -275,3 +275,46 @@ fn thumbnails_answer_under_every_location_and_storyboards_under_the_packagers() 
         assert_eq!(route(path), Err(RouteError::NotFound), "{path}");
     }
 }
+
+/// Given the module's key name under a packager location, then it is the title's key
+/// route (with or without path parameters); under `dash` it is no name of the module's.
+#[test]
+fn the_module_s_key_name_is_the_title_s_key() {
+    for path in [
+        "/hlsts/dir/a.mp4/encryption.key",
+        "/hls/dir/a.mp4/encryption.key",
+        "/hlsts/dir/clipFrom/1000/a.mp4/encryption.key",
+    ] {
+        assert_eq!(
+            route(path),
+            Ok(Route::Key {
+                key: ObjectKey::parse("dir/a.mp4").unwrap()
+            }),
+            "{path}"
+        );
+    }
+    assert!(route("/dash/dir/a.mp4/encryption.key").is_err());
+}
+
+/// Given a route under a location, when it is cut to the location's duration, then every
+/// title-loading route carries it in its view, and its URL folders do not.
+#[test]
+fn a_location_s_routes_are_cut_to_its_duration() {
+    for path in [
+        "/hls/a.mp4/master.m3u8",
+        "/hls/a.mp4/index-v1.m3u8",
+        "/dash/a.mp4/clipTo/5000/manifest.mpd",
+        "/hls/a.mp4/thumb-1000.jpg",
+    ] {
+        let cut = route(path).unwrap().cut_to(Some(10_000));
+        let view = match &cut {
+            Route::Vod { view, .. }
+            | Route::NginxVod { view, .. }
+            | Route::Thumbnail { view, .. }
+            | Route::Storyboard { view, .. } => view,
+            other => panic!("{path}: {other:?}"),
+        };
+        assert_eq!(view.segment_ms, Some(10_000), "{path}");
+        assert!(!view.path().contains("10000"), "{path}");
+    }
+}
