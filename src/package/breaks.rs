@@ -26,8 +26,9 @@ use crate::media::{
 /// program date) changes nothing in any manifest.
 #[derive(Debug, Clone, Default, PartialEq, Eq)]
 pub struct AdBreaks {
-    /// The document's `program_date_time`; `None` when it gives none (then, if there are
-    /// breaks, [`DEFAULT_PROGRAM_DATE_TIME`] is used).
+    /// The wall-clock time of this title's presentation time 0: the document's
+    /// `program_date_time` (or [`DEFAULT_PROGRAM_DATE_TIME`]) moved by any clip; `None`
+    /// when neither breaks nor a date are signalled.
     pub program_date_time: Option<ProgramDateTime>,
     /// The breaks, in the order they play.
     pub list: Vec<TitleBreak>,

@@ -484,11 +484,9 @@ pub fn apply_view(title: &Title, view: &View, target_ms: u32) -> Result<Title, V
     if title.breaks.signalled() {
         let (from_ms, to_ms) = view.clip.map_or((0, None), |c| (c.from_ms, c.to_ms));
         let requests = super::breaks_in_window(title, from_ms, to_ms);
-        let clock = (title.breaks.program_date_time).map(|p| {
-            crate::media::ProgramDateTime(
-                p.0.saturating_add(i64::try_from(from_ms).unwrap_or(i64::MAX)),
-            )
-        });
+        let clock = Some(crate::media::ProgramDateTime(
+            (title.breaks.clock().0).saturating_add(i64::try_from(from_ms).unwrap_or(i64::MAX)),
+        ));
         viewed = super::apply_breaks(
             &viewed,
             &requests,

@@ -746,6 +746,29 @@ async fn a_url_clip_keeps_the_breaks_in_its_window() {
             .collect()
     };
     assert_eq!(dates(&tags), dates(&whole_tags), "{text}");
+    // Without a program date, the fixed epoch (2000-01-01) is the title's time 0 in the
+    // whole title and in a URL clip of it alike.
+    let undated = DOCUMENT.replacen(
+        "\"program_date_time\": \"2026-12-04T21:00:00+01:00\",",
+        "",
+        1,
+    );
+    std::fs::write(folder.path().join("undated.json"), undated).expect("write");
+    let mut undated_dates = Vec::new();
+    for base in ["/vod/undated.json/", "/vod/undated.json/clip/2100-/"] {
+        let master = fetch_ok(&server, &format!("{base}master.m3u8"))
+            .await
+            .text();
+        let uri = master_playlist_uris(&master).remove(0);
+        let text = fetch_ok(&server, &format!("{base}{uri}")).await.text();
+        let (tags, _) = interstitials(&text);
+        undated_dates.push(dates(&tags).last().cloned().flatten());
+    }
+    assert_eq!(
+        undated_dates,
+        vec![Some("2000-01-01T00:00:02.000Z".to_owned()); 2],
+        "mid-2 at 2 s of the epoch"
+    );
     server.shutdown().await;
 }
 

@@ -17,7 +17,7 @@ use super::cached::CachedTitle;
 use super::catalog::{Catalog, TitleError};
 use crate::media::{
     parse_title_document, DocumentBreak, DocumentClip, DocumentError, DocumentFile,
-    ProgramDateTime, SidecarFormat, TitleDocument,
+    ProgramDateTime, SidecarFormat, TitleDocument, DEFAULT_PROGRAM_DATE_TIME,
 };
 use crate::package::{
     apply_breaks, apply_view, build_ladder, document_track_id, split_document_track_id, Clip,
@@ -345,8 +345,13 @@ fn break_document_title(
             ..request.clone()
         });
     }
-    let clock = (document.program_date_time)
-        .map(|p| ProgramDateTime(p.0.saturating_add(i64::try_from(from).unwrap_or(i64::MAX))));
+    // The clock is of the title's time 0, before the clip (the fixed epoch without one).
+    let clock = (document
+        .program_date_time
+        .unwrap_or(DEFAULT_PROGRAM_DATE_TIME)
+        .0)
+        .saturating_add(i64::try_from(from).unwrap_or(i64::MAX));
+    let clock = Some(ProgramDateTime(clock));
     Ok(apply_breaks(
         title,
         &requests,
