@@ -64,6 +64,9 @@ pub struct Settings {
     pub thumbnails: ThumbnailOptions,
     /// Storyboards: interval, grid, tile width, signalling.
     pub storyboards: StoryboardOptions,
+    /// Ad breaks (issue 31): also write `EXT-X-CUE-OUT`/`EXT-X-CUE-IN` in HLS media
+    /// playlists, for ad inserters that read no `EXT-X-DATERANGE`; off by default.
+    pub hls_cue_out: bool,
 }
 
 impl Default for Settings {
@@ -103,6 +106,7 @@ impl Default for Settings {
             protect: ProtectSettings::default(),
             thumbnails: ThumbnailOptions::default(),
             storyboards: StoryboardOptions::default(),
+            hls_cue_out: false,
         }
     }
 }

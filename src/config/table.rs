@@ -410,6 +410,22 @@ settings! {
         docs: "Width of a storyboard tile in pixels, 16 to 640; its height follows the \
                video's display aspect",
     },
+    hls_cue_out: bool {
+        key: "hls-cue-out",
+        env: "VODPACK_HLS_CUE_OUT",
+        to: value(hls_cue_out),
+        clap: [
+            num_args = 0..=1,
+            default_missing_value = "true",
+            value_parser = clap::builder::BoolishValueParser::new()
+        ],
+        help: "Also mark ad breaks with EXT-X-CUE-OUT/EXT-X-CUE-IN in HLS media playlists (on|off)",
+        docs: "Also mark each ad break of a title document with EXT-X-CUE-OUT:DURATION= and \
+               EXT-X-CUE-IN in its HLS media playlists, for older ad inserters; the pair goes \
+               right before the segment after the break, with no segment between them (an \
+               insertion point: nothing of the title is replaced). EXT-X-DATERANGE \
+               interstitials and SCTE35-OUT are written either way (docs/titles.md, Ad breaks)",
+    },
     nginx_vod_locations: NginxVodLocations {
         key: "nginx-vod-locations",
         env: "VODPACK_NGINX_VOD_LOCATIONS",

@@ -11,11 +11,13 @@
 //! A sequence (`"parts"`, issue 31) is parsed in `document/parts.rs`.
 
 mod access;
+mod breaks;
 
 use serde::Deserialize;
 
 use crate::source::ObjectKey;
 pub use access::{AudioRole, CaptionChannel, ClosedCaption};
+pub use breaks::{BreakAsset, DocumentBreak, ProgramDateTime, DEFAULT_PROGRAM_DATE_TIME};
 
 /// Why a title document cannot be used. Each is about the document itself (422).
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
@@ -77,6 +79,13 @@ struct RawDocument {
     /// `audio` and `subtitles`.
     #[serde(default)]
     parts: Option<Vec<parts::RawPart>>,
+    /// Issue 31: ad breaks on the title's timeline.
+    #[serde(default)]
+    breaks: Option<Vec<breaks::RawBreak>>,
+    /// Issue 31: the wall-clock time of the title's start (RFC 3339), for HLS
+    /// `EXT-X-PROGRAM-DATE-TIME` and the breaks' `START-DATE`.
+    #[serde(default)]
+    program_date_time: Option<String>,
 }
 
 /// A document's `"clip": {"from": MS, "to": MS}`: the window of the title's
@@ -142,6 +151,11 @@ pub struct TitleDocument {
     /// one (its renditions are then `video`, `audio` and `subtitles`, which a sequence
     /// leaves empty).
     pub parts: Vec<DocumentPart>,
+    /// Ad breaks (`"breaks"`), in document order, checked one by one and for overlap;
+    /// empty when the document names none. Not offered for sequences.
+    pub breaks: Vec<DocumentBreak>,
+    /// `"program_date_time"`, when given.
+    pub program_date_time: Option<ProgramDateTime>,
 }
 
 /// One entry of a title document.
@@ -244,7 +258,19 @@ pub fn parse_title_document(
             reason: format!("drm: {reason}"),
         })?;
     let closed_captions = access::closed_captions(raw.closed_captions, check_label)?;
+    if !parts.is_empty() && (raw.breaks.is_some() || raw.program_date_time.is_some()) {
+        return Err(DocumentError::BadPart {
+            entry: "breaks".into(),
+            reason: "breaks are not offered for sequences".into(),
+        });
+    }
+    let breaks = breaks::check_breaks(raw.breaks.unwrap_or_default())?;
+    let program_date_time = (raw.program_date_time.as_deref())
+        .map(ProgramDateTime::parse)
+        .transpose()?;
     Ok(TitleDocument {
+        breaks,
+        program_date_time,
         encryption,
         drm,
         closed_captions,

@@ -40,8 +40,9 @@ use crate::source::ObjectIdentity;
 pub use codec::{describe_codec, describe_dolby_vision};
 pub use color::{ColorInfo, ColorSource, VideoRange, CICP_UNSPECIFIED};
 pub use document::{
-    is_title_document, parse_title_document, AudioRole, CaptionChannel, ClosedCaption,
-    DocumentClip, DocumentError, DocumentFile, DocumentPart, PartSource, TitleDocument,
+    is_title_document, parse_title_document, AudioRole, BreakAsset, CaptionChannel, ClosedCaption,
+    DocumentBreak, DocumentClip, DocumentError, DocumentFile, DocumentPart, PartSource,
+    ProgramDateTime, TitleDocument, DEFAULT_PROGRAM_DATE_TIME,
 };
 pub use dolby::DolbyVision;
 pub use elementary::{decoder_configuration, stream_config, StreamConfig};

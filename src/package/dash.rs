@@ -35,6 +35,10 @@ const PERIOD_CONTINUITY: &str = "urn:mpeg:dash:period-continuity:2015";
 /// without a new init segment.
 const PERIOD_CONNECTIVITY: &str = "urn:mpeg:dash:period-connectivity:2015";
 const CHANNELS_SCHEME: &str = "urn:mpeg:dash:23003:3:audio_channel_configuration:2011";
+/// SCTE 214-1: SCTE-35 sections carried in an MPD `EventStream` as XML holding binary.
+const SCTE35_SCHEME: &str = "urn:scte:scte35:2014:xml+bin";
+/// The namespace of `scte35:Signal` and `scte35:Binary` (SCTE 35 2016 and later).
+const SCTE35_NAMESPACE: &str = "http://www.scte.org/schemas/35/2016";
 /// The namespace of `scte214:supplementalCodecs` and `scte214:supplementalProfiles`.
 const SCTE214_NAMESPACE: &str = "urn:scte:dash:scte214-extensions";
 
@@ -64,6 +68,7 @@ pub fn render_mpd_with(title: &Title, options: &ManifestOptions) -> String {
         .attr("id", 0)
         .attr("start", "PT0S")
         .open(&mut out);
+    event_stream(&mut out, title);
     period_sets(&mut out, title, None, &uris);
     out.push_str("  </Period>\n</MPD>\n");
     out
@@ -121,6 +126,33 @@ pub fn render_sequence_mpd(sequence: &Sequence, options: &ManifestOptions) -> St
     out
 }
 
+/// The title's ad breaks (issue 31) as SCTE-35 events of the Period (SCTE 214-1,
+/// `urn:scte:scte35:2014:xml+bin`): each `Event` at the break's cut from the Period's
+/// start and lasting the break, in 90 kHz (the splice's own clock), `id` its
+/// `splice_event_id`, holding the same `splice_info_section` as HLS `SCTE35-OUT`, base64.
+fn event_stream(out: &mut String, title: &Title) {
+    if title.breaks.list.is_empty() {
+        return;
+    }
+    Tag::new(4, "EventStream")
+        .attr("schemeIdUri", SCTE35_SCHEME)
+        .attr("timescale", 90_000)
+        .open(out);
+    for b in &title.breaks.list {
+        Tag::new(6, "Event")
+            .attr("presentationTime", b.period_90k)
+            .attr("duration", b.request.duration_ms.saturating_mul(90))
+            .attr("id", b.event_id)
+            .open(out);
+        let _ = writeln!(
+            out,
+            "        <scte35:Signal>\n          <scte35:Binary>{}</scte35:Binary>\n        </scte35:Signal>\n      </Event>",
+            b.splice(0).base64()
+        );
+    }
+    out.push_str("    </EventStream>\n");
+}
+
 /// The `ContentProtection` elements of `options`' protection, if any: one licence URL
 /// for every set (its URL is a path under the public URL, with no query of its own, so
 /// the request's token follows a `?`).
@@ -145,8 +177,10 @@ fn mpd_start(titles: &[&Title], duration_secs: f64, protected: bool) -> String {
         }
     }
     let supplemental = titles.iter().find_map(|t| supplemental_namespace(t));
+    let scte35 = (titles.iter().any(|t| !t.breaks.list.is_empty())).then_some(SCTE35_NAMESPACE);
     mpd.attr("xmlns", "urn:mpeg:dash:schema:mpd:2011")
         .opt("xmlns:scte214", supplemental)
+        .opt("xmlns:scte35", scte35)
         .attr("profiles", PROFILES)
         .attr("type", "static")
         .attr("mediaPresentationDuration", seconds(duration_secs))

@@ -47,6 +47,10 @@ pub enum PackageError {
         end_ms: u64,
         reference_end_ms: u64,
     },
+    /// An ad break the title cannot have (issue 31): at or after its end, cut at the same
+    /// key frame as another, or overlapping another once cut. 422.
+    #[error("{entry}: {reason}")]
+    BadBreak { entry: String, reason: String },
     /// A title document's entry selects a track its file does not have, or not of the
     /// kind the entry needs, or the file has no track of that kind at all. 422.
     #[error("{rendition}: {reason}")]

@@ -8,7 +8,8 @@
 //! - `ts`: what the MPEG-TS output changes in both;
 //! - `sequence`: a sequence's playlists, a discontinuity at each part (issue 31);
 //! - `image`: the storyboard as an image stream and its image playlist, when asked;
-//! - `attrs`: what they share (attribute lists, codecs, names).
+//! - `attrs`: what they share (attribute lists, codecs, names);
+//! - `breaks`: ad breaks' program dates, interstitials and SCTE-35 (issue 31).
 //!
 //! What a playlist says beyond its title comes in as `package::ManifestOptions` and is
 //! written in place: the version folder, the query every URI carries, and the keys
@@ -17,6 +18,7 @@
 
 mod access;
 mod attrs;
+mod breaks;
 mod image;
 mod media;
 mod multivariant;

@@ -13,8 +13,10 @@
 //! WebVTT (webvtt/), cut at the same times. nginx-vod-module's numbering of the same
 //! segments (windows of the target duration, for the nginx-vod names) is windows.rs.
 //! Manifest filters (filter.rs) pick the renditions an entry manifest leaves out, as one
-//! more field of [`ManifestOptions`].
+//! more field of [`ManifestOptions`]. Ad breaks (breaks.rs) force segment boundaries and
+//! are signalled with the SCTE-35 splices of scte35.rs.
 
+mod breaks;
 mod dash;
 mod edit;
 mod error;
@@ -25,6 +27,7 @@ mod ladder;
 mod names;
 mod plan;
 pub mod protect;
+pub mod scte35;
 mod sequence;
 mod signalling;
 #[cfg(test)]
@@ -37,6 +40,7 @@ mod view;
 pub mod webvtt;
 mod windows;
 
+pub use breaks::{apply_breaks, breaks_in_window, AdBreaks, OutOfRange, TitleBreak};
 pub use dash::{render_mpd, render_mpd_with, render_sequence_mpd};
 pub use edit::{present, present_title};
 pub use error::PackageError;

@@ -88,6 +88,17 @@ impl TrackPlan {
 
 /// Cut `index` into segments of about `target_ms`.
 pub fn plan_segments(index: &MediaIndex, target_ms: u32) -> SegmentPlan {
+    plan_segments_forced(index, target_ms, &[])
+}
+
+/// [`plan_segments`] with a cut forced at each of `forced`, sample indexes of sync samples
+/// of the reference track (ascending): ad breaks (`breaks.rs`). The target duration's
+/// cadence starts again from each forced cut, so the segment after a break is a whole one.
+pub(super) fn plan_segments_forced(
+    index: &MediaIndex,
+    target_ms: u32,
+    forced: &[u32],
+) -> SegmentPlan {
     let target_ms = target_ms.max(1);
     let (shift_num, shift_den) = title_shift(&index.tracks);
     let mut tracks: Vec<TrackPlan> = index
@@ -127,7 +138,7 @@ pub fn plan_segments(index: &MediaIndex, target_ms: u32) -> SegmentPlan {
     };
 
     // Cut times on the reference track, as (output pts in its ticks, first sample).
-    let cuts = reference_cuts(ref_track, ref_plan, target_ms);
+    let cuts = reference_cuts(ref_track, ref_plan, target_ms, forced);
     let ref_timescale = u128::from(ref_track.timescale);
     for (plan, track) in tracks.iter_mut().zip(&index.tracks) {
         let n = track.samples.len() as u32;
@@ -199,8 +210,14 @@ fn lead_ticks(track: &TrackIndex, base: i32) -> i128 {
 }
 
 /// Cut points of the reference track: the first sync sample at or after each multiple of
-/// the target duration, as (output pts, sample index), excluding sample 0.
-fn reference_cuts(track: &TrackIndex, plan: &TrackPlan, target_ms: u32) -> Vec<(u64, u32)> {
+/// the target duration, as (output pts, sample index), excluding sample 0; and each of
+/// `forced` (ascending sync sample indexes), after which the multiples count from it.
+fn reference_cuts(
+    track: &TrackIndex,
+    plan: &TrackPlan,
+    target_ms: u32,
+    forced: &[u32],
+) -> Vec<(u64, u32)> {
     let table = &track.samples;
     let target_ticks = (u64::from(target_ms) * u64::from(track.timescale) / 1000).max(1);
     let pts = |i: usize| plan.output_pts(table, i);
@@ -208,17 +225,26 @@ fn reference_cuts(track: &TrackIndex, plan: &TrackPlan, target_ms: u32) -> Vec<(
     // The next multiple of the target after the start; `None` once past u64 (times from a
     // hostile file can saturate), after which there are no more cuts.
     let mut next_cut = first_pts.checked_add(target_ticks);
+    // Where the multiples count from: the start, then the last forced cut.
+    let mut origin = first_pts;
     let mut cuts = Vec::new();
     let mut consider = |i: usize, cuts: &mut Vec<(u64, u32)>| {
         let t = pts(i);
+        let is_forced = u32::try_from(i).is_ok_and(|i| forced.binary_search(&i).is_ok());
+        if is_forced && i > 0 {
+            cuts.push((t, i as u32));
+            next_cut = t.checked_add(target_ticks);
+            origin = t;
+            return;
+        }
         if let Some(cut) = next_cut.filter(|cut| i > 0 && t >= *cut) {
             cuts.push((t, i as u32));
             // The first multiple after t, in one step: a file can make t jump by billions
-            // of targets at once (`cut > first_pts`, so this cannot underflow).
-            let steps = (t - first_pts) / target_ticks + 1;
+            // of targets at once (`cut > origin`, so this cannot underflow).
+            let steps = (t - origin) / target_ticks + 1;
             next_cut = steps
                 .checked_mul(target_ticks)
-                .and_then(|d| first_pts.checked_add(d));
+                .and_then(|d| origin.checked_add(d));
             debug_assert!(next_cut.is_none_or(|next| next > t && next > cut));
         }
     };

@@ -25,6 +25,9 @@ pub struct Title {
     /// Closed captions a title document declares in its video (issue 31); empty when
     /// none are declared, which manifests say outright (`CLOSED-CAPTIONS=NONE`).
     pub closed_captions: Vec<ClosedCaption>,
+    /// A title document's ad breaks as cut, and its program date (issue 31); the default
+    /// (none) for a plain MP4 and documents without them.
+    pub breaks: super::AdBreaks,
 }
 
 /// A sidecar subtitle file of a title document, offered beside the title's text tracks.
@@ -168,6 +171,7 @@ impl Title {
             renditions,
             sidecars: Vec::new(),
             closed_captions: Vec::new(),
+            breaks: super::AdBreaks::default(),
         })
     }
 

@@ -56,13 +56,20 @@ pub fn key_frames(title: &Title, rendition: &Rendition) -> Vec<KeyFrame> {
         Some(list) => Box::new(list.iter().map(|s| *s as usize)),
         None => Box::new(0..table.len()),
     };
+    let forced: Vec<usize> = (title.breaks.list.iter())
+        .filter_map(|b| plan.first_samples.get(b.segment))
+        .map(|s| *s as usize)
+        .collect();
     // (sample, pts, dts) of each key frame offered.
     let mut chosen: Vec<(usize, u64, u64)> = Vec::new();
     for sample in candidates.take_while(|s| *s < table.len()) {
         let pts = plan.output_pts(table, sample);
-        let keep = chosen
-            .last()
-            .is_none_or(|(_, last, _)| pts >= last.saturating_add(spacing));
+        // A key frame an ad break is cut at is always offered (issue 31), so trick play
+        // has the boundary too.
+        let keep = forced.contains(&sample)
+            || chosen
+                .last()
+                .is_none_or(|(_, last, _)| pts >= last.saturating_add(spacing));
         if keep {
             chosen.push((sample, pts, plan.output_dts(table, sample)));
         }

@@ -478,6 +478,23 @@ pub fn apply_view(title: &Title, view: &View, target_ms: u32) -> Result<Title, V
             ..s.clone()
         })
         .collect();
+    // Ad breaks (issue 31): those in the window, on its timeline, cut again; the window's
+    // start keeps its wall-clock time.
+    viewed.breaks.cue_out = title.breaks.cue_out;
+    if title.breaks.signalled() {
+        let (from_ms, to_ms) = view.clip.map_or((0, None), |c| (c.from_ms, c.to_ms));
+        let requests = super::breaks_in_window(title, from_ms, to_ms);
+        let clock = Some(crate::media::ProgramDateTime(
+            (title.breaks.clock().0).saturating_add(i64::try_from(from_ms).unwrap_or(i64::MAX)),
+        ));
+        viewed = super::apply_breaks(
+            &viewed,
+            &requests,
+            clock,
+            super::OutOfRange::Drop,
+            target_ms,
+        )?;
+    }
     Ok(viewed)
 }
 

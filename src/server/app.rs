@@ -47,7 +47,7 @@ impl App {
     ) -> Arc<Self> {
         let metrics = Arc::new(Metrics::new(source.kind().as_str(), source.counters()));
         metrics.set_build_info(crate::package::PACKAGER_FORMAT);
-        let catalog = Catalog::new(
+        let mut catalog = Catalog::new(
             source,
             settings.metadata_cache_bytes,
             settings.limits,
@@ -55,6 +55,7 @@ impl App {
             metrics.clone(),
             shelves,
         );
+        catalog.hls_cue_out = settings.hls_cue_out;
         let admission = Admission::new(AdmissionLimits {
             max_connections: settings.server.max_connections,
             max_segment_requests: settings.server.max_segment_requests,

@@ -289,6 +289,7 @@ fn package_answer(e: &PackageError) -> ErrorAnswer {
         | PackageError::UnsupportedEdit { .. }
         | PackageError::LadderMisaligned { .. }
         | PackageError::LadderDuration { .. }
+        | PackageError::BadBreak { .. }
         | PackageError::LadderTrack { .. }
         | PackageError::SequenceMismatch { .. }
         | PackageError::NotInTs { .. }

@@ -14,6 +14,7 @@
 //! at a time (`-select_streams` / `-map`), which makes ffmpeg discard the others.
 
 mod boxes;
+mod breaks;
 mod cbcs_layout;
 mod clips;
 #[path = "../common/mod.rs"]

@@ -188,7 +188,7 @@ fn quoted_xml(text: &str, name: &str) -> Option<String> {
 /// Every decoded frame of the first video stream of `input` with its own presentation
 /// time, exact from ffprobe (ffmpeg's `framemd5` rounds to a guessed frame rate, and a
 /// lone frame has none), and its picture's MD5 from ffmpeg, in the same order.
-async fn frames_on_output_timeline(input: &str, selector: &str) -> Vec<Frame> {
+pub(crate) async fn frames_on_output_timeline(input: &str, selector: &str) -> Vec<Frame> {
     let times = run_tool(
         "ffprobe",
         args(&[

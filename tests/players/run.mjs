@@ -28,6 +28,12 @@
 //     {"thumbnail": {"at": S, "url": "storyboard-1.jpg", "x": X, "y": Y}}
 //                          the player's thumbnail for media time S (from the manifest's
 //                          image set or stream: dash.js, Shaka) is that sheet's tile at X,Y
+//     {"interstitial": {"id": "mid-1", "asset": "/vod/ad.mp4/", "resume_at": T}}
+//                          (hls.js only: its HLS Interstitials) play on until the
+//                          interstitial of that EXT-X-DATERANGE ID has started, played an
+//                          asset whose URL holds `asset` and ended, and the title has
+//                          resumed within 0.5 s of T on its own timeline; then the title
+//                          must play on a second past T
 //     {"cues": [{"start": S, "end": E, "text": "..."}], "lang": "eng", "tolerance": 0.2}
 //                          show the text track (of that language, or the first), and for
 //                          each cue: paused at its middle, a cue with that text is active
@@ -72,7 +78,7 @@ const PLAYER_FILES = {
   shaka: ['shaka-player', 'dist/shaka-player.compiled.js'],
 };
 
-const STEP_KINDS = ['play', 'play_to_end', 'seek', 'variant', 'audio', 'cues', 'trick', 'thumbnail'];
+const STEP_KINDS = ['play', 'play_to_end', 'seek', 'variant', 'audio', 'cues', 'trick', 'thumbnail', 'interstitial'];
 // The key-frame resources trick play fetches.
 const KEY_FRAME_URL = /\/ifr-[^/?]*\.m4s(\?|$)/;
 const SEEK_TOLERANCE_S = 0.5;
@@ -191,6 +197,20 @@ const HARNESS_JS = String.raw`
       note('hls.js', d.fatal, d.details, (d.error && d.error.message) || d.reason || (d.frag && d.frag.url) || d.type);
     });
     hls.on(Hls.Events.AUDIO_TRACK_SWITCHED, (_, d) => { state.audioSwitched = d.id; });
+    // HLS Interstitials (ad breaks): what started, which assets played, what ended, and
+    // where on the title's own timeline it resumed.
+    const breaks = state.interstitials = { started: [], assets: [], ended: [], resumed: [] };
+    const primaryTime = () => {
+      const manager = hls.interstitialsManager;
+      return manager ? manager.primary.currentTime : video.currentTime;
+    };
+    if (Hls.Events.INTERSTITIAL_STARTED) {
+      hls.on(Hls.Events.INTERSTITIAL_STARTED, (_, d) => breaks.started.push(d.event.identifier));
+      hls.on(Hls.Events.INTERSTITIAL_ASSET_STARTED, (_, d) => breaks.assets.push(String(d.asset && d.asset.uri)));
+      hls.on(Hls.Events.INTERSTITIAL_ENDED, (_, d) => breaks.ended.push(d.event.identifier));
+      // The asset's own 'ended' is not the title's.
+      hls.on(Hls.Events.INTERSTITIALS_PRIMARY_RESUMED, () => { breaks.resumed.push(primaryTime()); state.ended = false; });
+    }
     const parsed = new Promise((resolve) => hls.once(Hls.Events.MANIFEST_PARSED, resolve));
     hls.attachMedia(video);
     hls.loadSource(url);
@@ -205,6 +225,7 @@ const HARNESS_JS = String.raw`
       textTracks: () => hls.subtitleTracks.map((t) => ({ id: t.id, lang: t.lang || '' })),
       selectText: (id) => { hls.subtitleDisplay = true; hls.subtitleTrack = id; },
       activeText: () => hls.subtitleTrack,
+      interstitials: () => ({ ...breaks, primaryTime: primaryTime() }),
     };
   };
 
@@ -505,6 +526,25 @@ const STEPS = {
       throw new StepFailure(`thumbnail at ${want.at} s is ${JSON.stringify(got)}, expected ${want.url} at ${want.x},${want.y}`);
     }
     return got;
+  },
+
+  async interstitial(page, want) {
+    const supported = await page.evaluate(() => typeof window.vp.interstitials === 'function');
+    if (!supported) throw new StepFailure('this player has no HLS Interstitials in the harness');
+    await play(page);
+    const done = await pollUntil(page, 60, () => page.evaluate((id) => {
+      const s = window.vp.interstitials();
+      return s.started.includes(id) && s.ended.includes(id) && s.resumed.length > 0;
+    }, want.id));
+    const seen = await page.evaluate(() => window.vp.interstitials());
+    if (!done) throw new StepFailure(`interstitial ${want.id} did not start, play and end: ${JSON.stringify(seen)}`);
+    if (!seen.assets.some((uri) => uri.includes(want.asset))) throw new StepFailure(`no asset ${want.asset} played: ${JSON.stringify(seen.assets)}`);
+    const resumedAt = seen.resumed[0];
+    if (Math.abs(resumedAt - want.resume_at) > 0.5) throw new StepFailure(`the title resumed at ${resumedAt} s of its own timeline, not ${want.resume_at} s`);
+    const onward = await pollUntil(page, 20, () => page.evaluate((t) => window.vp.interstitials().primaryTime >= t + 1, want.resume_at));
+    const after = await page.evaluate(() => window.vp.interstitials());
+    if (!onward) throw new StepFailure(`the title did not play on after the break: at ${after.primaryTime} s`);
+    return { started: seen.started, assets: seen.assets, ended: seen.ended, resumed_at: round(resumedAt), then: round(after.primaryTime) };
   },
 
   async audio(page, lang) {

@@ -188,5 +188,7 @@ fn inline_document(
         drm: None,
         parts: Vec::new(),
         closed_captions: Vec::new(),
+        breaks: Vec::new(),
+        program_date_time: None,
     }
 }

@@ -6,6 +6,7 @@
 use std::fmt::{Display, Write as _};
 
 use super::attrs::{track, Attrs, VERSION};
+use super::breaks::write_marks;
 use crate::crypto::keys::{hex, ContentKey};
 use crate::crypto::Scheme;
 use crate::package::protect::hls_segment_iv;
@@ -47,8 +48,20 @@ pub fn render_iframe_playlist_with(
     );
     let map = Attrs::default().uri(Resource::Init { track_id }, options);
     let _ = writeln!(out, "#EXT-X-MAP:{}", map.0);
+    let plan = title.plan.tracks.get(rendition.track_pos);
+    let mut elapsed_us = 0u64;
     for (number, frame) in (1u64..).zip(&frames) {
+        // The break segment this key frame starts, if any (ad breaks: issue 31).
+        let segment = (title.breaks.list.iter())
+            .map(|b| b.segment)
+            .find(|k| plan.and_then(|p| p.first_samples.get(*k)) == Some(&(frame.sample as u32)));
+        if number == 1 || segment.is_some() {
+            let elapsed = i128::from(elapsed_us) * 1000;
+            let k = segment.unwrap_or(0);
+            write_marks(&mut out, &title.breaks, (k, elapsed), number == 1, 0);
+        }
         let us = micros(frame.duration);
+        elapsed_us = elapsed_us.saturating_add(us);
         let (secs, fraction) = (us / 1_000_000, us % 1_000_000);
         let resource = Resource::KeyFrame { track_id, number }.to_string();
         let _ = writeln!(
@@ -100,7 +113,7 @@ pub fn render_media_playlist_with(
         Some(Resource::Init { track_id }),
         |number| Resource::Segment { track_id, number },
         options,
-        keys.as_ref(),
+        (keys.as_ref(), 0),
     )
 }
 
@@ -202,14 +215,15 @@ pub fn render_stated_media_playlist<M: Display, S: Display>(
 
 /// A media playlist of `rendition`'s planned segments, segment `number` named by
 /// `segment(number)`, with `EXT-X-MAP` of `map` when given (the CMAF output; the TS output
-/// has none), the query of `options` in every URI, keyed by `keys` when given.
+/// has none), the query of `options` in every URI, keyed by `keys` when given, its ad
+/// breaks' SCTE-35 moved by `pts_adjustment` (90 kHz; the TS output's time offset).
 pub(super) fn media_playlist_of<M: Display, S: Display>(
     title: &Title,
     rendition: &Rendition,
     map: Option<M>,
     segment: impl Fn(u64) -> S,
     options: &ManifestOptions,
-    keys: Option<&SegmentKeys<'_>>,
+    (keys, pts_adjustment): (Option<&SegmentKeys<'_>>, u64),
 ) -> String {
     let all = segment_micros(title, rendition);
     let listed = listed_segments(&all);
@@ -231,7 +245,18 @@ pub(super) fn media_playlist_of<M: Display, S: Display>(
     if let Some(map) = map {
         let _ = writeln!(out, "#EXT-X-MAP:{}", Attrs::default().uri(map, options).0);
     }
+    let mut elapsed_us = 0u64;
     for (number, micros) in (first_number..).zip(durations) {
+        let k = (number - 1) as usize;
+        let elapsed = i128::from(elapsed_us) * 1000;
+        write_marks(
+            &mut out,
+            &title.breaks,
+            (k, elapsed),
+            number == first_number,
+            pts_adjustment,
+        );
+        elapsed_us = elapsed_us.saturating_add(*micros);
         if let Some(keys) = keys {
             keys.write(&mut out, number, number == first_number);
         }
@@ -259,16 +284,17 @@ pub fn render_subtitle_playlist_with(
     options: &ManifestOptions,
 ) -> String {
     let segment = |number| Resource::SubtitleSegment { track_id, number };
-    subtitle_playlist_of(plan, segment, options)
+    subtitle_playlist_of(plan, segment, options, 0)
 }
 
 /// A subtitle playlist of `plan`'s segments, segment `number` named by `segment(number)`
 /// (the CMAF and the TS outputs name their WebVTT segments apart), with the query of
-/// `options` in every URI.
+/// `options` in every URI and the SCTE-35 of ad breaks moved by `pts_adjustment`.
 pub(super) fn subtitle_playlist_of(
     plan: &SubtitlePlan,
     segment: impl Fn(u64) -> Resource,
     options: &ManifestOptions,
+    pts_adjustment: u64,
 ) -> String {
     let rounded = plan.durations_us.iter().map(|d| (d + 500_000) / 1_000_000);
     let target = rounded.max().unwrap_or(0).max(1);
@@ -276,7 +302,12 @@ pub(super) fn subtitle_playlist_of(
         "#EXTM3U\n#EXT-X-VERSION:{VERSION}\n#EXT-X-TARGETDURATION:{target}\n\
          #EXT-X-PLAYLIST-TYPE:VOD\n"
     );
-    for (number, micros) in (plan.first_number..).zip(&plan.durations_us) {
+    let mut elapsed_us = 0u64;
+    for (n, (number, micros)) in (plan.first_number..).zip(&plan.durations_us).enumerate() {
+        let k = (number - 1) as usize;
+        let elapsed = i128::from(elapsed_us) * 1000;
+        write_marks(&mut out, &plan.breaks, (k, elapsed), n == 0, pts_adjustment);
+        elapsed_us = elapsed_us.saturating_add(*micros);
         let (secs, fraction) = (micros / 1_000_000, micros % 1_000_000);
         let name = segment(number).to_string();
         let name = options.with_query(&name);

@@ -19,6 +19,7 @@ use super::attrs::{
     audio_names, codecs, language, picture_attributes, track, video_signalling, Attrs, AUDIO_GROUP,
     SUBTITLES_GROUP,
 };
+use super::breaks::write_marks;
 use super::media::{media_playlist_of, subtitle_playlist_of, SegmentKeys};
 use super::multivariant::{session_key, subtitle_renditions};
 use crate::crypto::Scheme;
@@ -268,19 +269,24 @@ pub fn render_ts_media_playlist_with(
         None::<Resource>,
         |number| Resource::TsSegment { track_id, number },
         options,
-        keys.as_ref(),
+        (keys.as_ref(), TS_TIME_OFFSET),
     )
 }
 
 /// Render the I-frame playlist (`iframes-ts-tN.m3u8`) of a TS video rendition: each key
 /// frame's PAT, PMT and PES packets as a byte range of its segment, lasting until the next.
-pub fn render_ts_iframe_playlist(ts: &TsRendition) -> String {
-    render_ts_iframe_playlist_with(ts, &ManifestOptions::default())
+pub fn render_ts_iframe_playlist(title: &Title, ts: &TsRendition) -> String {
+    render_ts_iframe_playlist_with(title, ts, &ManifestOptions::default())
 }
 
 /// [`render_ts_iframe_playlist`] with the query of `options` in every URI. Trick play is
-/// clear only, so no protection is signalled.
-pub fn render_ts_iframe_playlist_with(ts: &TsRendition, options: &ManifestOptions) -> String {
+/// clear only, so no protection is signalled. The title's ad breaks are marked before the
+/// first key frame of each break's segment, as in its other playlists.
+pub fn render_ts_iframe_playlist_with(
+    title: &Title,
+    ts: &TsRendition,
+    options: &ManifestOptions,
+) -> String {
     let frames = iframes(ts);
     let target = (frames.iter())
         .map(|(_, micros, _)| (micros + 500_000) / 1_000_000)
@@ -292,10 +298,27 @@ pub fn render_ts_iframe_playlist_with(ts: &TsRendition, options: &ManifestOption
          #EXT-X-PLAYLIST-TYPE:VOD\n#EXT-X-I-FRAMES-ONLY\n"
     );
     let track_id = ts.rendition.track_id;
+    let mut elapsed_us = 0u64;
     for (i, micros, len) in frames {
         let Some(frame) = ts.layout.key_frames.get(i) else {
             continue;
         };
+        // The first key frame of a segment a break starts (ad breaks: issue 31).
+        let opens = i == 0
+            || (i.checked_sub(1).and_then(|p| ts.layout.key_frames.get(p)))
+                .is_some_and(|p| p.segment != frame.segment);
+        let at_break = opens && title.breaks.list.iter().any(|b| b.segment == frame.segment);
+        if i == 0 || at_break {
+            let elapsed = i128::from(elapsed_us) * 1000;
+            write_marks(
+                &mut out,
+                &title.breaks,
+                (frame.segment, elapsed),
+                i == 0,
+                TS_TIME_OFFSET,
+            );
+        }
+        elapsed_us = elapsed_us.saturating_add(micros);
         let (secs, fraction) = (micros / 1_000_000, micros % 1_000_000);
         let segment = Resource::TsSegment {
             track_id,
@@ -327,7 +350,7 @@ pub fn render_ts_subtitle_playlist_with(
     options: &ManifestOptions,
 ) -> String {
     let segment = |number| Resource::TsSubtitleSegment { track_id, number };
-    subtitle_playlist_of(plan, segment, options)
+    subtitle_playlist_of(plan, segment, options, TS_TIME_OFFSET)
 }
 
 /// The `X-TIMESTAMP-MAP` line of WebVTT segments for CMAF: local time 0 is output time 0.
@@ -404,7 +427,7 @@ mod tests {
         let playlist = render_ts_media_playlist(&title, &ts.renditions[0]);
         assert!(!playlist.contains("EXT-X-MAP"), "{playlist}");
         assert!(playlist.contains("\nseg-ts-t1-1.ts\n"), "{playlist}");
-        let iframes = render_ts_iframe_playlist(&ts.renditions[0]);
+        let iframes = render_ts_iframe_playlist(&title, &ts.renditions[0]);
         assert!(iframes.contains("#EXT-X-I-FRAMES-ONLY\n"), "{iframes}");
         assert_eq!(iframes.matches("#EXT-X-BYTERANGE:").count(), 3, "{iframes}");
     }

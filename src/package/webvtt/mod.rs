@@ -44,6 +44,8 @@ pub struct SubtitlePlan {
     cuts_ns: Vec<i128>,
     /// The title shift S in nanoseconds: output time minus source movie time.
     pub shift_ns: i128,
+    /// The title's ad breaks, signalled in subtitle playlists as in the others.
+    pub breaks: crate::package::AdBreaks,
 }
 
 impl SubtitlePlan {
@@ -92,6 +94,7 @@ impl SubtitlePlan {
             durations_us: listed.1.iter().map(|s| s.1).collect(),
             cuts_ns: listed.1.iter().skip(1).map(|s| s.0).collect(),
             shift_ns,
+            breaks: title.breaks.clone(),
         }
     }
 

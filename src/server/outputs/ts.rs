@@ -221,9 +221,10 @@ pub async fn answer(req: &TitleRequest<'_>) -> Result<Answer, ServeError> {
             }
             let playlist = match req.options.is_clear() {
                 true => cached_bytes(output.iframes.get(pos), &|| {
-                    render_ts_iframe_playlist(rendition)
+                    render_ts_iframe_playlist(&req.cached.title, rendition)
                 }),
                 false => Some(Bytes::from(render_ts_iframe_playlist_with(
+                    &req.cached.title,
                     rendition,
                     &req.options,
                 ))),

@@ -350,5 +350,7 @@ pub fn urlset_document(key: &ObjectKey) -> Result<TitleDocument, String> {
         drm: None,
         closed_captions: Vec::new(),
         parts: Vec::new(),
+        breaks: Vec::new(),
+        program_date_time: None,
     })
 }

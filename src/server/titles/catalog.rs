@@ -57,6 +57,9 @@ pub struct Catalog {
     failures: Cache<(ObjectKey, ObjectIdentity), Arc<TitleError>>,
     pub(in crate::server) limits: MediaLimits,
     pub(in crate::server) segment_duration_ms: u32,
+    /// The `hls-cue-out` setting: titles with ad breaks also carry `EXT-X-CUE-OUT`/
+    /// `EXT-X-CUE-IN` in their HLS media playlists (set once at start).
+    pub(in crate::server) hls_cue_out: bool,
     metrics: Arc<Metrics>,
     /// Parsed title documents, by document version (see `documents.rs`).
     pub(super) documents: Cache<(ObjectKey, ObjectIdentity), Arc<TitleDocument>>,
@@ -112,6 +115,7 @@ impl Catalog {
             failures,
             limits,
             segment_duration_ms,
+            hls_cue_out: false,
             metrics,
             documents,
             ladders,

@@ -16,11 +16,13 @@ use futures_util::future::join_all;
 use super::cached::CachedTitle;
 use super::catalog::{Catalog, TitleError};
 use crate::media::{
-    parse_title_document, DocumentClip, DocumentError, DocumentFile, SidecarFormat, TitleDocument,
+    parse_title_document, DocumentBreak, DocumentClip, DocumentError, DocumentFile,
+    ProgramDateTime, SidecarFormat, TitleDocument, DEFAULT_PROGRAM_DATE_TIME,
 };
 use crate::package::{
-    apply_view, build_ladder, document_track_id, split_document_track_id, Clip, LadderEntry,
-    LadderRole, PackageError, SidecarSubtitle, Title, View, ViewError, MAX_DOCUMENT_FILES,
+    apply_breaks, apply_view, build_ladder, document_track_id, split_document_track_id, Clip,
+    LadderEntry, LadderRole, OutOfRange, PackageError, SidecarSubtitle, Title, View, ViewError,
+    MAX_DOCUMENT_FILES,
 };
 use crate::source::{ByteRange, ObjectIdentity, ObjectKey, SourceError};
 
@@ -106,7 +108,12 @@ pub(super) async fn title_of_document(
         .map(|f| f.key.clone())
         .zip(identities)
         .collect();
-    let version = title_version(identity, &objects);
+    let mut version = title_version(identity, &objects);
+    // The CUE-OUT setting changes the media playlists of a title with breaks, so it is
+    // part of their version (their URLs are cached as immutable).
+    if catalog.hls_cue_out && !document.breaks.is_empty() {
+        version.version.push_str("\nhls-cue-out");
+    }
     catalog
         .ladders
         .try_get_with(
@@ -239,6 +246,7 @@ async fn load_ladder(
     .into_iter()
     .collect::<Result<Vec<_>, _>>()?;
     let target = catalog.segment_duration_ms;
+    let cue_out = catalog.hls_cue_out;
     let title = tokio::task::spawn_blocking(move || {
         let file_number = |key: &ObjectKey| {
             let pos = files.iter().position(|f| f.key == *key).unwrap_or(0);
@@ -264,10 +272,12 @@ async fn load_ladder(
         }
         let mut title = build_ladder(&entries, sidecars, version, target)?;
         give_roles(&mut title, &document);
-        match document.clip {
-            Some(clip) => clip_document_title(&title, clip, target),
-            None => Ok(title),
-        }
+        title.breaks.cue_out = cue_out;
+        let title = match document.clip {
+            Some(clip) => clip_document_title(&title, clip, target)?,
+            None => title,
+        };
+        break_document_title(&title, &document, target)
     })
     .await
     .map_err(|e| DocumentTitleError::Internal {
@@ -303,6 +313,52 @@ fn give_roles(title: &mut Title, document: &TitleDocument) {
         }
     }
     title.closed_captions = document.closed_captions.clone();
+}
+
+/// `title` (already cut to the document's clip) cut again at the document's ad breaks
+/// (issue 31). Breaks and the program date are on the title's timeline before its clip,
+/// so with a clip they move by its start; a break before the clip's start, or at or
+/// after its end, is the document's fault (422).
+fn break_document_title(
+    title: &Title,
+    document: &TitleDocument,
+    target_ms: u32,
+) -> Result<Title, DocumentTitleError> {
+    if document.breaks.is_empty() && document.program_date_time.is_none() {
+        return Ok(title.clone());
+    }
+    let from = document.clip.map_or(0, |c| c.from);
+    let mut requests = Vec::with_capacity(document.breaks.len());
+    for request in &document.breaks {
+        let Some(at_ms) = request.at_ms.checked_sub(from) else {
+            return Err(DocumentError::BadEntry {
+                entry: request.entry.clone(),
+                reason: format!(
+                    "at {} ms is before the clip's start ({from} ms)",
+                    request.at_ms
+                ),
+            }
+            .into());
+        };
+        requests.push(DocumentBreak {
+            at_ms,
+            ..request.clone()
+        });
+    }
+    // The clock is of the title's time 0, before the clip (the fixed epoch without one).
+    let clock = (document
+        .program_date_time
+        .unwrap_or(DEFAULT_PROGRAM_DATE_TIME)
+        .0)
+        .saturating_add(i64::try_from(from).unwrap_or(i64::MAX));
+    let clock = Some(ProgramDateTime(clock));
+    Ok(apply_breaks(
+        title,
+        &requests,
+        clock,
+        OutOfRange::Refuse,
+        target_ms,
+    )?)
 }
 
 /// `title` cut to the document's `"clip"`. A clip the title cannot have is the

@@ -127,6 +127,17 @@ async fn load_part(
                     read_document(catalog, title_key, &title_identity),
                 )
                 .await?;
+            if !document.breaks.is_empty() || document.program_date_time.is_some() {
+                return Err(Arc::new(
+                    DocumentError::BadPart {
+                        entry: part.entry.clone(),
+                        reason: format!(
+                            "{title_key} has ad breaks; breaks are not offered for sequences"
+                        ),
+                    }
+                    .into(),
+                ));
+            }
             if !document.parts.is_empty() {
                 return Err(Arc::new(
                     DocumentError::BadPart {

@@ -1,0 +1,65 @@
+//! Ad breaks in HLS media playlists (issue 31): the program date and, at each break, an
+//! HLS Interstitial (`EXT-X-DATERANGE` of `CLASS="com.apple.hls.interstitial"`, RFC 8216bis
+//! 4.4.5.1 and Appendix D) carrying the break's SCTE-35 splice as `SCTE35-OUT`, and, when
+//! the server is told to, the `EXT-X-CUE-OUT`/`EXT-X-CUE-IN` pair older ad inserters read.
+//!
+//! Every media playlist of a title (video, audio, subtitles, I-frames; CMAF and MPEG-TS)
+//! gets the same `EXT-X-DATERANGE` lines, before the segment that starts at the break's
+//! cut, and `EXT-X-PROGRAM-DATE-TIME` on its first segment and again on each such segment
+//! (the clock of the title's presentation: see `package::breaks::AdBreaks::clock`), each
+//! the segment's own start. A break is an insertion point: `X-RESUME-OFFSET=0`, so the
+//! title resumes where it left off.
+
+use std::fmt::Write as _;
+
+use crate::package::breaks::{asset_attribute, AdBreaks};
+
+/// Write what goes before segment `segment` (0-based plan index) of a playlist, which
+/// starts `elapsed_ns` after the playlist's first segment (the sum of the durations
+/// before it, as players lay the playlist out): the program date when `first` (the first
+/// segment listed) or a break starts there, then each break starting there (or, for the
+/// first segment listed, before it). `pts_adjustment` (90 kHz) is the SCTE-35
+/// `pts_adjustment` of the output (the MPEG-TS time offset, 0 for CMAF).
+pub(super) fn write_marks(
+    out: &mut String,
+    breaks: &AdBreaks,
+    (segment, elapsed_ns): (usize, i128),
+    first: bool,
+    pts_adjustment: u64,
+) {
+    if !breaks.signalled() {
+        return;
+    }
+    let here =
+        |b: &&crate::package::TitleBreak| b.segment == segment || (first && b.segment < segment);
+    let at_break = breaks.list.iter().any(|b| here(&b));
+    if !(first || at_break) {
+        return;
+    }
+    let clock = breaks.clock();
+    let start_ns = breaks.start_ns + elapsed_ns;
+    let start_ms =
+        start_ns.div_euclid(1_000_000) + i128::from(start_ns.rem_euclid(1_000_000) >= 500_000);
+    let _ = writeln!(
+        out,
+        "#EXT-X-PROGRAM-DATE-TIME:{}",
+        clock.format_after(i64::try_from(start_ms).unwrap_or(0))
+    );
+    for b in breaks.list.iter().filter(here) {
+        let request = &b.request;
+        let (asset, uri) = asset_attribute(&request.asset);
+        let duration_ms = request.duration_ms;
+        let duration = format!("{}.{:03}", duration_ms / 1000, duration_ms % 1000);
+        let _ = writeln!(
+            out,
+            "#EXT-X-DATERANGE:ID=\"{}\",CLASS=\"com.apple.hls.interstitial\",START-DATE=\"{}\",\
+             DURATION={duration},{asset}=\"{uri}\",X-RESUME-OFFSET=0,SCTE35-OUT={}",
+            request.id,
+            clock.format_after(b.cut_ms()),
+            b.splice(pts_adjustment).hex()
+        );
+        if breaks.cue_out {
+            let _ = writeln!(out, "#EXT-X-CUE-OUT:DURATION={duration}\n#EXT-X-CUE-IN");
+        }
+    }
+}
