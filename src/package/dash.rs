@@ -5,8 +5,9 @@
 //! CMAF profile), AdaptationSet/Representation attributes (5.3.3, 5.3.5, 5.3.7), Role
 //! (5.8.5.5), colour descriptors (CICP, 5.8.5.x with ISO/IEC 23091-2 code points) and
 //! Dolby Vision supplemental codecs (SCTE 214-1), and the number-based template with a
-//! timeline (5.3.9.4, 5.3.9.6), a trick-play set per video set (DASH-IF IOP 3.2.9), and
-//! the storyboard as DASH-IF thumbnails when asked (`image.rs`).
+//! timeline (5.3.9.4, 5.3.9.6). Beside it: a trick-play set per video set (DASH-IF IOP
+//! 3.2.9, `trick_play.rs`), the storyboard as DASH-IF thumbnails when asked (`image.rs`),
+//! ad breaks as SCTE-35 events (`events.rs`) and a sequence's Periods (`sequence.rs`).
 //! URLs are the relative templates of [`Resource`]; times come from the segment plan.
 //!
 //! What an MPD says beyond its title comes in as [`ManifestOptions`] and is written in
@@ -14,29 +15,26 @@
 //! at the top of each audio and video AdaptationSet.
 
 mod access;
+mod events;
 mod image;
+mod sequence;
 mod tag;
+mod trick_play;
 
 use std::fmt::Write as _;
 
 use super::protect::manifest::{dash_content_protection, DASH_PROTECTION_NAMESPACES};
 use super::signalling::ManifestOptions;
-use super::{split_document_track_id, trick, Rendition, Resource, Sequence, Title};
+use super::{split_document_track_id, Rendition, Resource, Title};
 use crate::media::{CodecInfo, TrackIndex, TrackKind, CICP_UNSPECIFIED};
+use events::event_stream;
+pub use sequence::render_sequence_mpd;
 use tag::{escape, Tag};
+use trick_play::{has_key_frames, trick_adaptation_set};
 
 const PROFILES: &str = "urn:mpeg:dash:profile:isoff-live:2011,urn:mpeg:dash:profile:cmaf:2019";
 const ROLE_SCHEME: &str = "urn:mpeg:dash:role:2011";
-/// DASH-IF IOP 3.2.9: an AdaptationSet of trick-play Representations for the set named.
-const TRICKMODE_SCHEME: &str = "http://dashif.org/guidelines/trickmode";
-/// ISO/IEC 23009-1 5.3.2.4: the Representations carry on from the named Period's.
-const PERIOD_CONTINUITY: &str = "urn:mpeg:dash:period-continuity:2015";
-/// ISO/IEC 23009-1 5.3.2.4: the Representations' segments may follow the named Period's
-/// without a new init segment.
-const PERIOD_CONNECTIVITY: &str = "urn:mpeg:dash:period-connectivity:2015";
 const CHANNELS_SCHEME: &str = "urn:mpeg:dash:23003:3:audio_channel_configuration:2011";
-/// SCTE 214-1: SCTE-35 sections carried in an MPD `EventStream` as XML holding binary.
-const SCTE35_SCHEME: &str = "urn:scte:scte35:2014:xml+bin";
 /// The namespace of `scte35:Signal` and `scte35:Binary` (SCTE 35 2016 and later).
 const SCTE35_NAMESPACE: &str = "http://www.scte.org/schemas/35/2016";
 /// The namespace of `scte214:supplementalCodecs` and `scte214:supplementalProfiles`.
@@ -72,85 +70,6 @@ pub fn render_mpd_with(title: &Title, options: &ManifestOptions) -> String {
     period_sets(&mut out, title, None, &uris);
     out.push_str("  </Period>\n</MPD>\n");
     out
-}
-
-/// Render the MPD of a sequence (issue 31): one Period per part, starting where the
-/// previous one ends, each the part's own sets (the same AdaptationSet and Representation
-/// ids in every Period, since every part offers the sequence's renditions), its segments
-/// named by part (`seg-p2-f1-t1-$Number$.m4s`). A part whose init segments are those of
-/// the part before says so in each set: `urn:mpeg:dash:period-continuity:2015` when its
-/// media timeline also carries on, else `urn:mpeg:dash:period-connectivity:2015`
-/// (ISO/IEC 23009-1 5.3.2.4). Trick play and storyboards are not offered for sequences.
-pub fn render_sequence_mpd(sequence: &Sequence, options: &ManifestOptions) -> String {
-    let options = &ManifestOptions {
-        trick_play: false,
-        storyboard: None,
-        ..options.clone()
-    };
-    let folder = match (&options.version, sequence.parts.get(sequence.reference)) {
-        (Some(token), _) => super::version_folder(token),
-        (None, Some(part)) => options.folder(&part.title),
-        (None, None) => String::new(),
-    };
-    let protection = protection_elements(options);
-    let titles: Vec<&Title> = sequence.parts.iter().map(|p| &p.title).collect();
-    let reference = sequence.parts.get(sequence.reference).map(|p| &p.title);
-    let mut out = mpd_start(&titles, sequence.duration_secs(), protection.is_some());
-    for (n, part) in sequence.parts.iter().enumerate() {
-        let number = u32::try_from(n + 1).unwrap_or(u32::MAX);
-        let join = match (part.continuous, part.connected) {
-            (true, _) => Some((PERIOD_CONTINUITY, n.saturating_sub(1))),
-            (false, true) => Some((PERIOD_CONNECTIVITY, n.saturating_sub(1))),
-            _ => None,
-        };
-        let uris = Uris {
-            options,
-            folder: &folder,
-            protection: protection.as_deref(),
-            part: Some((number, join)),
-        };
-        Tag::new(2, "Period")
-            .attr("id", n)
-            .attr("start", seconds(part.start_secs))
-            .attr("duration", seconds(part.title.period_duration_secs()))
-            .open(&mut out);
-        // A part without subtitles still lists the sequence's text sets, each an empty
-        // WebVTT file: a player (GStreamer's dashdemux2) that meets a text stream only in a
-        // later Period stalls at the boundary, and HLS gives that time empty cues too.
-        let silent = part.title.index.text_tracks.is_empty() && part.title.sidecars.is_empty();
-        let texts_of = reference.filter(|_| silent);
-        period_sets(&mut out, &part.title, texts_of, &uris);
-        out.push_str("  </Period>\n");
-    }
-    out.push_str("</MPD>\n");
-    out
-}
-
-/// The title's ad breaks (issue 31) as SCTE-35 events of the Period (SCTE 214-1,
-/// `urn:scte:scte35:2014:xml+bin`): each `Event` at the break's cut from the Period's
-/// start and lasting the break, in 90 kHz (the splice's own clock), `id` its
-/// `splice_event_id`, holding the same `splice_info_section` as HLS `SCTE35-OUT`, base64.
-fn event_stream(out: &mut String, title: &Title) {
-    if title.breaks.list.is_empty() {
-        return;
-    }
-    Tag::new(4, "EventStream")
-        .attr("schemeIdUri", SCTE35_SCHEME)
-        .attr("timescale", 90_000)
-        .open(out);
-    for b in &title.breaks.list {
-        Tag::new(6, "Event")
-            .attr("presentationTime", b.period_90k)
-            .attr("duration", b.request.duration_ms.saturating_mul(90))
-            .attr("id", b.event_id)
-            .open(out);
-        let _ = writeln!(
-            out,
-            "        <scte35:Signal>\n          <scte35:Binary>{}</scte35:Binary>\n        </scte35:Signal>\n      </Event>",
-            b.splice(0).base64()
-        );
-    }
-    out.push_str("    </EventStream>\n");
 }
 
 /// The `ContentProtection` elements of `options`' protection, if any: one licence URL
@@ -430,93 +349,10 @@ fn text_adaptation_sets(
     numbered
 }
 
-/// The trick-play AdaptationSet of video set `main_id` (DASH-IF IOP 3.2.9): an
-/// `EssentialProperty` `http://dashif.org/guidelines/trickmode` naming the set, so
-/// players that do not do trick play leave it alone, and one Representation per video
-/// rendition whose segments are its key frames ([`trick`]), each lasting until the next;
-/// `codingDependency="false"` and `maxPlayoutRate` as the key frames allow. Returns
-/// whether it wrote one (not for audio, nor for video without key frames).
-fn trick_adaptation_set(
-    out: &mut String,
-    title: &Title,
-    (id, main_id): (usize, usize),
-    group: &[&Rendition],
-    uris: &Uris<'_>,
-) -> bool {
-    let videos: Vec<(&Rendition, &TrackIndex, Vec<trick::KeyFrame>)> = (group.iter())
-        .filter(|r| r.kind == TrackKind::Video)
-        .filter_map(|r| Some((*r, title.index.tracks.get(r.track_pos)?)))
-        .map(|(r, track)| (r, track, trick::key_frames(title, r)))
-        .filter(|(_, _, frames)| !frames.is_empty())
-        .collect();
-    if videos.is_empty() {
-        return false;
-    }
-    Tag::new(4, "AdaptationSet")
-        .attr("id", id)
-        .attr("contentType", "video")
-        .attr("mimeType", "video/mp4")
-        .attr("segmentAlignment", "true")
-        .attr("startWithSAP", 1)
-        .open(out);
-    uris.protect(out);
-    Tag::new(6, "EssentialProperty")
-        .attr("schemeIdUri", TRICKMODE_SCHEME)
-        .attr("value", main_id)
-        .empty(out);
-    let folder = uris.folder;
-    for (rendition, track, frames) in videos {
-        let codec = &track.codec;
-        let rates = trick::rates(&frames, rendition, track.timescale);
-        let size = (codec.width > 0 && codec.height > 0).then_some((codec.width, codec.height));
-        Tag::new(6, "Representation")
-            .attr(
-                "id",
-                Resource::dash_trick_representation_id(rendition.track_id),
-            )
-            .opt("codecs", Some(&codec.rfc6381).filter(|c| !c.is_empty()))
-            .attr("bandwidth", rates.peak_bandwidth)
-            .opt("width", size.map(|s| s.0))
-            .opt("height", size.map(|s| s.1))
-            .opt("sar", square_pixels(track).then_some("1:1"))
-            .attr("maxPlayoutRate", rates.max_playout_rate)
-            .attr("codingDependency", "false")
-            .open(out);
-        let init = Resource::Init {
-            track_id: rendition.track_id,
-        };
-        let shift = title.dash_presentation_offset_ticks(rendition.track_pos);
-        Tag::new(8, "SegmentTemplate")
-            .attr("timescale", track.timescale.max(1))
-            .opt("presentationTimeOffset", Some(shift).filter(|s| *s > 0))
-            .uri("initialization", format!("{folder}{init}"), uris.options)
-            .uri(
-                "media",
-                format!(
-                    "{folder}{}",
-                    Resource::dash_trick_media_template(rendition.track_id)
-                ),
-                uris.options,
-            )
-            .attr("startNumber", 1)
-            .open(out);
-        let spans: Vec<(u64, u64)> = frames.iter().map(|f| (f.pts, f.duration)).collect();
-        write_timeline(out, &spans);
-        out.push_str("      </Representation>\n");
-    }
-    out.push_str("    </AdaptationSet>\n");
-    true
-}
-
 /// The renditions of `group` a filter leaves in.
 fn shown<'a>(group: &[&'a Rendition], options: &ManifestOptions) -> Vec<&'a Rendition> {
     let kept = group.iter().filter(|r| !options.left_out(r.track_id));
     kept.copied().collect()
-}
-
-/// Whether `group` has a video with key frames, so unfiltered it has a trick-play set.
-fn has_key_frames(title: &Title, group: &[&Rendition]) -> bool {
-    (group.iter()).any(|r| r.kind == TrackKind::Video && !trick::key_frames(title, r).is_empty())
 }
 
 /// What a text AdaptationSet says of its one WebVTT file.

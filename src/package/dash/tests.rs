@@ -2,7 +2,7 @@
 
 use super::*;
 use crate::package::testing::{hdr_title, text, title};
-use crate::package::version_folder;
+use crate::package::{trick, version_folder};
 
 /// 10 s of 30 fps video and 10 s of English audio, in 4 s segments.
 fn av_title() -> Title {
