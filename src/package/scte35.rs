@@ -22,6 +22,9 @@
 //!
 //! Reserved bits are written as ones, as 9.2 asks.
 
+// The MPEG-2 section CRC_32 (ISO/IEC 13818-1 Annex A) the PSI tables use too.
+use super::ts::crc32;
+
 /// `table_id` of every SCTE-35 section.
 const TABLE_ID: u8 = 0xFC;
 /// `splice_command_type` of `splice_insert()`.
@@ -122,22 +125,6 @@ fn flag_and_33_bits(value: u64) -> [u8; 5] {
         (value >> 8) as u8,
         value as u8,
     ]
-}
-
-/// CRC_32 of MPEG-2 sections (ISO/IEC 13818-1 Annex A).
-fn crc32(bytes: &[u8]) -> u32 {
-    let mut crc = 0xFFFF_FFFFu32;
-    for byte in bytes {
-        crc ^= u32::from(*byte) << 24;
-        for _ in 0..8 {
-            crc = if crc & 0x8000_0000 != 0 {
-                (crc << 1) ^ 0x04C1_1DB7
-            } else {
-                crc << 1
-            };
-        }
-    }
-    crc
 }
 
 #[cfg(test)]

@@ -38,6 +38,7 @@ mod offer;
 mod packet;
 mod program;
 mod psi;
+pub(crate) use psi::crc32;
 mod sample_aes;
 mod stream_kind;
 mod writer;

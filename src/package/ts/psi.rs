@@ -86,7 +86,7 @@ fn packet(pid: u16, continuity: u8, section: &[u8]) -> [u8; PACKET_LEN] {
 
 /// CRC32 of MPEG-2 sections (ISO/IEC 13818-1 Annex A): polynomial 0x04C11DB7, initial
 /// value all ones, no reflection, no final inversion.
-pub(super) fn crc32(bytes: &[u8]) -> u32 {
+pub(crate) fn crc32(bytes: &[u8]) -> u32 {
     let mut crc = 0xFFFF_FFFFu32;
     for byte in bytes {
         crc ^= u32::from(*byte) << 24;
