@@ -15,11 +15,11 @@
 //! splice they carry (`scte35.rs`) are all written from [`AdBreaks`].
 
 use super::ladder::align_videos;
-use super::plan::plan_segments_forced;
+use super::plan::{plan_segments_forced, TrackPlan};
 use super::scte35::SpliceInsert;
 use super::{PackageError, Title};
 use crate::media::{
-    BreakAsset, DocumentBreak, ProgramDateTime, TrackKind, DEFAULT_PROGRAM_DATE_TIME,
+    BreakAsset, DocumentBreak, ProgramDateTime, TrackIndex, TrackKind, DEFAULT_PROGRAM_DATE_TIME,
 };
 
 /// The ad breaks of a title and the clock they are stated on. The default (no breaks, no
@@ -135,13 +135,7 @@ pub fn apply_breaks(
         return Ok(cut_title);
     }
     let index = &title.index;
-    let reference = (index.tracks.iter())
-        .position(|t| t.kind == TrackKind::Video)
-        .unwrap_or(0);
-    let (Some(track), Some(plan)) = (
-        index.tracks.get(reference),
-        title.plan.tracks.get(reference),
-    ) else {
+    let Some((reference, track, plan)) = reference_rendition(title) else {
         return Ok(cut_title);
     };
     let table = &track.samples;
@@ -286,17 +280,24 @@ pub fn breaks_in_window(title: &Title, from_ms: u64, to_ms: Option<u64>) -> Vec<
         .collect()
 }
 
-/// Where the reference rendition's first listed segment starts on the presentation
-/// timeline, ns (see [`AdBreaks::start_ns`]).
-fn first_start_ns(title: &Title) -> i128 {
+/// The reference rendition (the first video, else the first track): its position, index
+/// and plan.
+fn reference_rendition(title: &Title) -> Option<(usize, &TrackIndex, &TrackPlan)> {
     let index = &title.index;
     let reference = (index.tracks.iter())
         .position(|t| t.kind == TrackKind::Video)
         .unwrap_or(0);
-    let (Some(track), Some(plan)) = (
-        index.tracks.get(reference),
-        title.plan.tracks.get(reference),
-    ) else {
+    Some((
+        reference,
+        index.tracks.get(reference)?,
+        title.plan.tracks.get(reference)?,
+    ))
+}
+
+/// Where the reference rendition's first listed segment starts on the presentation
+/// timeline, ns (see [`AdBreaks::start_ns`]).
+fn first_start_ns(title: &Title) -> i128 {
+    let Some((_, track, plan)) = reference_rendition(title) else {
         return 0;
     };
     let start = (0..title.plan.segment_count)
