@@ -1,7 +1,7 @@
 //! Storyboards over HTTP (`storyboard.vtt`, `storyboard-N.jpg`, issue 30): the cues tile
 //! the title's duration, each cue's `#xywh` lies inside its sheet, each sheet decodes at
-//! the size the cues imply, and each tile shows ffmpeg's decode of the key frame at or
-//! before its cue's start, scaled the same way (PSNR, through ffmpeg's decode of both).
+//! the size the cues imply, and each tile shows ffmpeg's decode of the frame on screen at
+//! its cue's start (a key frame: cues start at their tiles' key frames), scaled the same way (PSNR, through ffmpeg's decode of both).
 //! With `--storyboards` on, the MPD has the DASH-IF thumbnail AdaptationSet and the
 //! multivariant playlist an HLS image stream. Tests that
 //! need ffmpeg/ffprobe skip without them unless `VODPACK_REQUIRE_TOOLS=1`.
@@ -103,12 +103,12 @@ fn small_storyboards() -> Settings {
 /// Given a tile each 400 ms on 3x2 sheets, when the storyboard of a plain fixture and of one
 /// with B-frames and an edit list is asked for, then the cues start at 0, follow each other
 /// and end at the title's end (the MPD's duration); every sheet decodes at full width and
-/// the rows its cues use; every cue's rectangle lies inside its sheet; and each tile, cut
-/// out with ffmpeg's crop, is ffmpeg's decode of the key frame at or before the cue's start
-/// scaled to the tile, at 34 dB PSNR or better; with the `libavcodec` feature, the same for
+/// the rows its cues use; every cue's rectangle lies inside its sheet; the frame on screen
+/// at each cue's start is a key frame; and each tile, cut out with ffmpeg's crop, is
+/// ffmpeg's decode of that frame scaled to the tile, at 34 dB PSNR or better; with the `libavcodec` feature, the same for
 /// HEVC and AV1 fixtures.
 #[tokio::test]
-async fn each_tile_is_the_key_frame_at_its_cue_and_the_cues_tile_the_title() {
+async fn each_tile_is_the_frame_at_its_cue_start_and_the_cues_tile_the_title() {
     if !have_tool("ffmpeg") || !have_tool("ffprobe") {
         return;
     }
@@ -169,11 +169,16 @@ async fn each_tile_is_the_key_frame_at_its_cue_and_the_cues_tile_the_title() {
             for cue in on_sheet {
                 let [x, y, tw, th] = cue.rect;
                 let start = cue.start_ms as f64 / 1000.0 + 1e-6;
+                // The frame on screen at the cue's start is a key frame, and the tile is it.
                 let key = (frames.iter().enumerate())
-                    .filter(|(_, (t, key))| *key && *t <= start)
+                    .filter(|(_, (t, _))| *t <= start)
                     .map(|(n, _)| n)
                     .next_back()
                     .unwrap_or(0);
+                assert!(
+                    frames.get(key).is_some_and(|(_, key_frame)| *key_frame),
+                    "{name} cue {cue:?}: frame {key} on screen at its start is no key frame"
+                );
                 let ours = ffmpeg_rgb(&jpeg, &format!("crop={tw}:{th}:{x}:{y}"));
                 let filter = format!("select=eq(n\\,{key}),format=rgb24,scale={tw}:{th}");
                 let theirs = ffmpeg_rgb(&file, &filter);
@@ -354,9 +359,9 @@ fn packets(file: &Path) -> Vec<(f64, bool)> {
 /// DASH's Period and HLS's first segment show before the title's start) and `--storyboards
 /// on`, when the MPD and the storyboard are asked for, then the video starts the Period at
 /// 0 and the image set has no offset, so both count from the pre-roll's key frame; the cues
-/// run from 0 to the MPD's end on that timeline; and each tile shows the key frame at or
-/// before its cue's start less the pre-roll (the title's first key frame for cues in the
-/// pre-roll, which thumbnails never show), checked against ffmpeg's decode of the source
+/// run from 0 to the MPD's end on that timeline; and each cue starts on a key frame of that
+/// timeline (its source time plus the pre-roll) and its tile shows it (the title's first
+/// key frame for a cue in the pre-roll, which thumbnails never show), checked against ffmpeg's decode of the source
 /// with its edit list ignored (frames counted from the pre-roll's key frame).
 #[tokio::test]
 async fn with_a_pre_roll_tiles_follow_the_players_timeline() {
@@ -407,22 +412,35 @@ async fn with_a_pre_roll_tiles_follow_the_players_timeline() {
         "{end} ms, MPD {duration} s"
     );
     let scratch = TempDir::new("storyboards-preroll");
-    // The key frame a tile at `at` (source time, s) shows: the last presented one at or
-    // before it, else (in the pre-roll, which the edit list hides) the first presented.
-    let key_at = |at: f64| {
-        let presented = || (packets.iter().enumerate()).filter(|(_, (t, k))| *k && *t >= 0.0);
-        (presented()
-            .filter(|(_, (t, _))| *t <= at + 1e-6)
-            .map(|(n, _)| n))
-        .next_back()
-        .or_else(|| presented().map(|(n, _)| n).next())
-        .expect("a key frame")
+    // The frame on screen at `at` (source time, s): the last presented at or before it.
+    // 1.5 ms of slack for the cue's and the pre-roll's rounding to whole ms; frames are
+    // 33 ms apart.
+    let on_screen = |at: f64| {
+        (packets.iter().enumerate())
+            .filter(|(_, (t, _))| *t <= at + 0.0015)
+            .map(|(n, _)| n)
+            .next_back()
     };
+    let first_key = (packets.iter().enumerate())
+        .find(|(_, (t, k))| *k && *t >= 0.0)
+        .map(|(n, _)| n)
+        .expect("a presented key frame");
     let mut moved = 0;
     for cue in &cues {
-        let key = key_at(cue.start_ms as f64 / 1000.0 - preroll);
+        // On the players' timeline the source's time t plays at t + pre-roll. A cue in the
+        // pre-roll (which thumbnails never show) shows the title's first key frame; every
+        // other cue starts on a key frame, and shows it.
+        let at = cue.start_ms as f64 / 1000.0 - preroll;
+        let key = match on_screen(at) {
+            Some(n) if packets.get(n).is_some_and(|(t, _)| *t >= 0.0) => n,
+            _ => first_key,
+        };
+        assert!(
+            packets.get(key).is_some_and(|(_, k)| *k),
+            "cue {cue:?}: frame {key} on screen at its start is no key frame"
+        );
         // What the title's own timeline would have shown: the check tells them apart.
-        moved += usize::from(key != key_at(cue.start_ms as f64 / 1000.0));
+        moved += usize::from(Some(key) != on_screen(cue.start_ms as f64 / 1000.0));
         let sheet = get(
             server.addr,
             &format!("/vod/{name}/storyboard-{}.jpg", cue.sheet),

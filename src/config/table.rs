@@ -390,8 +390,10 @@ settings! {
         env: "VODPACK_STORYBOARD_INTERVAL_MS",
         to: value(storyboards.interval_ms),
         help: "Time between storyboard tiles, in ms",
-        docs: "Time between storyboard tiles (each cue of storyboard.vtt lasts this long, \
-               the last one to the title's end); at least 100",
+        docs: "Time between storyboard tiles: a tile each, showing the key frame at or \
+               before the interval's start (storyboard.vtt's cue starts at that key frame and \
+               runs to the next cue, the last one to the title's end; the DASH and HLS image \
+               tracks keep equal intervals); at least 100",
     },
     storyboard_grid: StoryboardGrid {
         key: "storyboard-grid",

@@ -25,7 +25,7 @@ mod storyboard;
 pub use decode::{decode_frame, Picture, MAX_DECODE_SAMPLES};
 pub use image::{encode_jpeg, encode_rgb_jpeg, output_size, scaled_rgb, JpegOptions};
 pub use name::ThumbName;
-pub use pick::{pick_frame, FramePick, PickMode};
+pub use pick::{pick_frame, shown_key_frames_ms, FramePick, PickMode};
 pub use storyboard::{Storyboard, StoryboardLayout, StoryboardPart, Tile, MAX_SHEET_SIDE};
 
 /// Why a thumbnail cannot be made.

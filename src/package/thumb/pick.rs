@@ -113,6 +113,24 @@ pub fn pick_frame(
     })
 }
 
+/// The presentation times of the key frames `track` shows (those [`PickMode::KeyFrame`]
+/// picks from), in ms of the title's time rounded up, ascending: the first ms at which each
+/// is on screen, so a storyboard cue starting there shows that very frame.
+pub fn shown_key_frames_ms(track: &TrackIndex, plan: &TrackPlan) -> Vec<u64> {
+    let table = &track.samples;
+    let timescale = i128::from(track.timescale.max(1));
+    let shift = i128::from(plan.title_shift_ticks);
+    let mut times: Vec<u64> = (0..table.len())
+        .filter(|&i| table.is_sync(i))
+        .map(|i| i128::from(plan.output_pts(table, i)) - shift)
+        .filter(|&pts| pts >= 0)
+        .map(|pts| u64::try_from((pts * 1000 + timescale - 1) / timescale).unwrap_or(u64::MAX))
+        .collect();
+    times.sort_unstable();
+    times.dedup();
+    times
+}
+
 fn undecodable(reason: &str) -> ThumbError {
     ThumbError::Undecodable {
         reason: reason.to_owned(),

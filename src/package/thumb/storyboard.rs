@@ -12,8 +12,12 @@
 //! bottom; sheets are numbered from 1 (DASH `startNumber="1"`). Every sheet is the grid's
 //! full width; the last one has only the rows it uses, so every cue's `#xywh` (W3C Media
 //! Fragments, spatial dimension) lies inside its sheet. A tile shows the key frame at or
-//! before its cue's start: one sample decoded a tile, at most a grid of them a sheet,
-//! where the exact frame could cost a GOP of decoding per tile.
+//! before its interval's start: one sample decoded a tile, at most a grid of them a sheet,
+//! where the exact frame could cost a GOP of decoding per tile. The WebVTT cue of a tile
+//! starts at that key frame's own time rather than at the interval's, so the frame on
+//! screen at each cue's start is the tile, and a scrub position is shown the key frame
+//! nearest before it; the DASH image set and the HLS image playlist, whose tiles the
+//! players place by equal durations, keep the intervals.
 //! Pixels are bounded by the settings' limits (grid and tile width) and checked here.
 
 use std::fmt::{self, Write as _};
@@ -244,23 +248,55 @@ impl Storyboard {
         }
     }
 
+    /// Where tile `index`'s cue starts in the WebVTT index: at the players' time of the
+    /// key frame the tile shows (`key_frames_ms`: [`super::shown_key_frames_ms`], title
+    /// time), so the frame on screen at a cue's start is its tile; the first cue at 0.
+    /// Without key frames, the interval's start.
+    pub fn cue_start(&self, index: u64, key_frames_ms: &[u64]) -> u64 {
+        let tile = self.tile(index);
+        if index == 0 {
+            return 0;
+        }
+        let before = key_frames_ms.partition_point(|&k| k <= tile.shows_ms);
+        let key = match before.checked_sub(1) {
+            Some(last) => key_frames_ms.get(last),
+            None => key_frames_ms.first(),
+        };
+        key.map_or(tile.start_ms, |k| k.saturating_add(self.offset_ms))
+            .min(self.duration_ms)
+    }
+
     /// The WebVTT index: a cue per tile whose text is `storyboard-N.jpg#xywh=X,Y,W,H`,
-    /// relative to the index (so a version folder carries over to the sheets).
-    pub fn vtt(&self) -> String {
+    /// relative to the index (so a version folder carries over to the sheets). Each cue
+    /// starts at its tile's key frame ([`Storyboard::cue_start`]) and ends where the next
+    /// begins, the last at the end; a tile whose key frame the next tile shows too has no
+    /// cue of its own (the two images are the same).
+    pub fn vtt(&self, key_frames_ms: &[u64]) -> String {
         let mut text = String::from("WEBVTT\n");
-        for index in 0..self.tile_count() {
+        let count = self.tile_count();
+        let mut start = 0;
+        for index in 0..count {
             let tile = self.tile(index);
+            let end = if index + 1 < count {
+                self.cue_start(index + 1, key_frames_ms).max(start)
+            } else {
+                self.duration_ms
+            };
+            if end <= start {
+                continue;
+            }
             let _ = write!(
                 text,
                 "\n{} --> {}\n{}#xywh={},{},{},{}\n",
-                vtt_time(tile.start_ms),
-                vtt_time(tile.end_ms),
+                vtt_time(start),
+                vtt_time(end),
                 StoryboardPart::Sheet(tile.sheet),
                 tile.at.0,
                 tile.at.1,
                 self.tile.0,
                 self.tile.1
             );
+            start = end;
         }
         text
     }
@@ -335,16 +371,39 @@ mod tests {
             (moved.tile(3).start_ms, moved.tile(3).shows_ms),
             (3_000, 2_500)
         );
-        assert_eq!(moved.vtt(), board.vtt());
+        assert_eq!(moved.vtt(&[]), board.vtt(&[]));
         assert_eq!(board5.tile(4).sheet, 2);
         assert_eq!(board5.tile(4).at, (0, 0));
-        let vtt = board.vtt();
+        let vtt = board.vtt(&[]);
         assert!(vtt.starts_with("WEBVTT\n\n00:00:00.000 --> 00:00:01.000\n"));
         assert!(vtt.contains("00:00:01.000 --> 00:00:02.000\nstoryboard-1.jpg#xywh=160,0,160,90\n"));
         assert!(
             vtt.ends_with("00:00:03.000 --> 00:00:03.500\nstoryboard-1.jpg#xywh=160,90,160,90\n")
         );
         assert_eq!(vtt_time(3_723_004), "01:02:03.004");
+    }
+
+    #[test]
+    fn cues_start_at_the_key_frames_their_tiles_show() {
+        // Key frames at 0, 0.9 and 2.4 s, a tile a second: tile 1 (1 s) and tile 2 (2 s)
+        // both show the key frame of 0.9 s, so tile 1 has no cue and tile 2's starts there.
+        let board = Storyboard::new(3_500, 1_000, (2, 2), (160, 90)).unwrap();
+        let keys = [0, 900, 2_400];
+        assert_eq!(
+            board.vtt(&keys),
+            "WEBVTT\n\
+             \n00:00:00.000 --> 00:00:00.900\nstoryboard-1.jpg#xywh=0,0,160,90\n\
+             \n00:00:00.900 --> 00:00:02.400\nstoryboard-1.jpg#xywh=0,90,160,90\n\
+             \n00:00:02.400 --> 00:00:03.500\nstoryboard-1.jpg#xywh=160,90,160,90\n"
+        );
+        // Title time 0 at 500 ms of the players' timeline: every key frame plays 500 ms
+        // later; the first cue still starts at 0.
+        let moved = board.with_offset(500);
+        let starts: Vec<u64> = (0..4).map(|i| moved.cue_start(i, &keys)).collect();
+        assert_eq!(starts, [0, 500, 1_400, 2_900]);
+        // No key frame at or before a tile's time: the first one; none at all: the interval.
+        assert_eq!(board.cue_start(1, &[1_500]), 1_500);
+        assert_eq!(board.cue_start(2, &[]), 2_000);
     }
 
     #[test]

@@ -3,7 +3,8 @@
 //!
 //! The layout (`package::thumb::Storyboard`) comes from the settings (interval, grid, tile
 //! width), the title's duration and its first video rendition's display aspect. The index
-//! and the HLS image playlist cost no decoding and are admitted as manifests; a sheet is
+//! (whose cues start at their tiles' key frames: one pass over the samples, off the
+//! workers) and the HLS image playlist cost no decoding and are admitted as manifests; a sheet is
 //! admitted as a thumbnail (the same decode places and queue) and decodes one key frame
 //! per tile, each distinct key frame once, so at most a grid's worth: the picks and the
 //! decoding run on the blocking pool, the reads in a few merged ranges. All are tagged and
@@ -16,8 +17,8 @@ use bytes::Bytes;
 
 use super::{blocking, read_samples, sample_ranges, track_of, video_of, VideoSource, JPEG};
 use crate::package::thumb::{
-    decode_frame, encode_rgb_jpeg, pick_frame, scaled_rgb, FramePick, JpegOptions, PickMode,
-    Storyboard, StoryboardLayout, StoryboardPart, ThumbError,
+    decode_frame, encode_rgb_jpeg, pick_frame, scaled_rgb, shown_key_frames_ms, FramePick,
+    JpegOptions, PickMode, Storyboard, StoryboardLayout, StoryboardPart, ThumbError,
 };
 use crate::package::{render_image_playlist, View};
 use crate::server::admission::Admitted;
@@ -43,7 +44,18 @@ pub async fn answer(
     let (track, _) = track_of(&video.cached.title, video.track_pos)?;
     let board = Storyboard::of_video(&video.cached.title, track, layout(app))?;
     let (body, content_type) = match part {
-        StoryboardPart::Index => (Bytes::from(board.vtt()), WEBVTT),
+        StoryboardPart::Index => {
+            // Each cue starts at its tile's key frame: one pass over the track's samples,
+            // off the workers (a long title has hundreds of thousands).
+            let cached = video.cached.clone();
+            let track_pos = video.track_pos;
+            let key_frames = blocking(&place, move || {
+                let (track, plan) = track_of(&cached.title, track_pos)?;
+                Ok(shown_key_frames_ms(track, plan))
+            })
+            .await?;
+            (Bytes::from(board.vtt(&key_frames)), WEBVTT)
+        }
         StoryboardPart::Playlist => {
             // A signed URL's token is carried on to the sheets, as manifests carry it.
             let token = app.protect.carried_token(query);
