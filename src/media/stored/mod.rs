@@ -13,14 +13,15 @@
 //! its nesting bounded first. One that fails any check is an error: the caller rebuilds
 //! the index from the `moov` and writes it again.
 //!
-//! Layout, format 2: `VPIX`, then every number as an unsigned LEB128 varint (signed ones
+//! Layout, format 3: `VPIX`, then every number as an unsigned LEB128 varint (signed ones
 //! zigzagged), then the CRC-32C of everything before it (4 bytes, little-endian). After the
 //! magic: the format, key, size, version, movie timescale, the audio and video tracks, the
 //! text tracks, then where their samples are in the file. Strings and byte strings are a
 //! length and the bytes. Per track: id, kind, timescale, language (empty for none), sample
 //! description, `tkhd` width and height, display matrix, edits, samples. Samples: count,
-//! sizes, duration runs (count, value); the first decode time and runs where a decode time
-//! is not the previous sample's end; composition offsets (flag, one per sample); sync
+//! sizes (each the change from the previous one), duration runs (count, value); the first
+//! decode time and runs where a decode time is not the previous sample's end; composition
+//! offsets (flag; then their greatest common divisor and each offset in units of it); sync
 //! samples (flag, count, steps). A run is (samples since the last run, distance from
 //! where the sample would otherwise be). Where the samples are, one byte saying how:
 //! the file's chunks in file order (track, samples, and a distance where a chunk does not
@@ -50,7 +51,7 @@ const MAGIC: &[u8; 4] = b"VPIX";
 /// The format written and the only one read. Bump it whenever the index the parser makes
 /// from the same file changes, not only the layout: the object names carry it
 /// (`INDEX_FORMAT` in `tiers`), so replicas of two versions never read each other's.
-pub const INDEX_FORMAT: u32 = 2;
+pub const INDEX_FORMAT: u32 = 3;
 
 /// The layout of the samples in the file as runs per track (`Writer::layout`).
 const LAYOUT_RUNS: u8 = 0;

@@ -220,6 +220,48 @@ fn an_index_the_parser_could_not_have_made_is_refused() {
     let _ = identity;
 }
 
+/// Given a track's samples whose sizes (each the change from the one before) run below
+/// zero, or whose composition offsets come in a unit of 0 or reach past 32 bits, when they
+/// are read, then they are refused, not wrapped; a sound block reads back.
+#[test]
+fn sizes_below_zero_and_bad_composition_units_are_refused() {
+    let limits = MediaLimits::default();
+    let read = |w: Writer| {
+        let mut budget = SampleBudget::new(&limits);
+        let mut reader = Reader { rest: &w.0 };
+        reader
+            .samples(1, &limits, &mut budget)
+            .map(|s| (s.sizes, s.cts_offsets))
+    };
+    // Two samples: sizes 100 and 100 + `change`, one duration run, no decode-time jumps,
+    // composition offsets 0 and `cts` units of `unit`, no sync table.
+    let block = |change: i64, unit: u32, cts: i64| {
+        let mut w = Writer(Vec::new());
+        w.count(2);
+        w.signed(100);
+        w.signed(change);
+        w.count(1);
+        w.u32(2);
+        w.u32(1024);
+        w.u64(0);
+        w.count(0);
+        w.0.push(1);
+        w.u32(unit);
+        w.signed(0);
+        w.signed(cts);
+        w.0.push(0);
+        w.count(0);
+        w
+    };
+    assert_eq!(
+        read(block(50, 512, 2)).unwrap(),
+        (vec![100, 150], vec![0, 1024])
+    );
+    assert!(read(block(-101, 512, 2)).is_err());
+    assert!(read(block(50, 0, 2)).is_err());
+    assert!(read(block(50, 512, i64::from(i32::MAX))).is_err());
+}
+
 /// `index`'s object with its layout (the end of the body, see `Writer::layout`) replaced
 /// by `layout`, and the checksum made good again.
 fn with_layout(index: &MediaIndex, layout: impl FnOnce(&mut Writer)) -> Vec<u8> {

@@ -49,8 +49,12 @@ impl Writer {
     pub(super) fn samples(&mut self, s: &SampleTable) {
         let n = s.len();
         self.count(n);
+        // Sizes as the change from the previous sample's: an audio track's sizes move
+        // within a few dozen bytes, one byte where the size itself takes two.
+        let mut last = 0i64;
         for size in &s.sizes {
-            self.u32(*size);
+            self.signed(i64::from(*size) - last);
+            last = i64::from(*size);
         }
         // Durations as runs of one value.
         let mut runs: Vec<(u32, u32)> = Vec::new();
@@ -82,9 +86,15 @@ impl Writer {
             self.signed(gap as i64);
             last = i;
         }
+        // Composition offsets in units of their greatest common divisor (a frame's
+        // duration, in a B-frame stream): one byte each where the ticks take two or three.
         self.0.push(u8::from(!s.cts_offsets.is_empty()));
-        for c in &s.cts_offsets {
-            self.signed(i64::from(*c));
+        if !s.cts_offsets.is_empty() {
+            let unit = cts_unit(&s.cts_offsets);
+            self.u32(unit);
+            for c in &s.cts_offsets {
+                self.signed(i64::from(*c) / i64::from(unit));
+            }
         }
         self.0.push(u8::from(s.sync.is_some()));
         let sync = s.sync.as_deref().unwrap_or(&[]);
@@ -168,4 +178,19 @@ impl Writer {
 /// Bits a track's number takes in a chunk of the layout (0 for a single track).
 pub(super) fn track_bits(tracks: usize) -> u32 {
     usize::BITS - tracks.saturating_sub(1).leading_zeros()
+}
+
+/// The greatest common divisor of `offsets` (at least 1): every offset is a whole number
+/// of it.
+pub(super) fn cts_unit(offsets: &[i32]) -> u32 {
+    let gcd = |mut a: u32, mut b: u32| {
+        while b != 0 {
+            (a, b) = (b, a % b);
+        }
+        a
+    };
+    offsets
+        .iter()
+        .fold(0, |g, c| gcd(g, c.unsigned_abs()))
+        .max(1)
 }
