@@ -17,7 +17,10 @@ PORT=${2:-18479}
 release=$(sed -n 's/^ARG DEBIAN_RELEASE=//p' Dockerfile)
 # The runtime stage's packages, as the Dockerfile's last `apt-get install` names them.
 packages=$(awk '/^FROM debian/ {run=1} run && /apt-get install/ {sub(/.*--no-install-recommends/, ""); sub(/[ \\]*$/, ""); print; exit}' Dockerfile)
-[ -n "$release" ] && [ -n "$packages" ] || { echo "cannot read the Dockerfile's runtime stage" >&2; exit 1; }
+if [ -z "$release" ] || [ -z "$packages" ]; then
+  echo "cannot read the Dockerfile's runtime stage" >&2
+  exit 1
+fi
 echo "runtime stage: debian $release + $packages"
 
 if [ ! -x "$ROOT/usr/bin/apt-get" ]; then
@@ -32,7 +35,10 @@ mkdir -p "$ROOT/media"
 cp fixtures/hevc-aac-3s.mp4 fixtures/av1-10bit-pq-aac-3s.mp4 fixtures/h264-aac-3s.mp4 "$ROOT/media/"
 
 missing=$(chroot "$ROOT" /usr/bin/ldd /usr/local/bin/vodpack | grep 'not found' || true)
-[ -z "$missing" ] || { echo "libraries missing in the runtime root:"; echo "$missing"; exit 1; } >&2
+if [ -n "$missing" ]; then
+  printf 'libraries missing in the runtime root:\n%s\n' "$missing" >&2
+  exit 1
+fi
 
 chroot "$ROOT" /usr/local/bin/vodpack serve --root /media --listen "127.0.0.1:$PORT" >/tmp/runtime-root-serve.log 2>&1 &
 pid=$!
@@ -47,6 +53,6 @@ for name in hevc-aac-3s.mp4 av1-10bit-pq-aac-3s.mp4 h264-aac-3s.mp4; do
   code=$(curl -sS -o "$out" -w '%{http_code}' "http://127.0.0.1:$PORT/vod/$name/thumb-1000-w160.jpg")
   size=$(ffprobe -v error -select_streams v:0 -show_entries stream=codec_name,width,height -of csv=p=0 "$out" 2>/dev/null || true)
   echo "$name: HTTP $code, $size"
-  [ "$code" = 200 ] && [[ "$size" == mjpeg,160,* ]] || failed=1
+  if [ "$code" != 200 ] || [[ "$size" != mjpeg,160,* ]]; then failed=1; fi
 done
 exit "$failed"
