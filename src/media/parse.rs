@@ -252,7 +252,7 @@ fn table_work(raw: &RawTables, track_id: u32) -> u64 {
 
 /// The cores this process may use, worked out once: `available_parallelism` reads the
 /// cgroup quota files on every call (six system calls), and every cold load asks.
-fn cpu_cores() -> usize {
+pub(super) fn cpu_cores() -> usize {
     static CORES: std::sync::OnceLock<usize> = std::sync::OnceLock::new();
     *CORES.get_or_init(|| std::thread::available_parallelism().map_or(1, usize::from))
 }

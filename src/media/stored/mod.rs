@@ -18,7 +18,8 @@
 //! magic: the format, key, size, version, movie timescale, the audio and video tracks, the
 //! text tracks, then where their samples are in the file. Strings and byte strings are a
 //! length and the bytes. Per track: id, kind, timescale, language (empty for none), sample
-//! description, `tkhd` width and height, display matrix, edits, samples. Samples: count,
+//! description, `tkhd` width and height, display matrix, edits, samples (as a byte string,
+//! so the tracks' samples decode side by side). Samples: count,
 //! sizes (each the change from the previous one), duration runs (count, value); the first
 //! decode time and runs where a decode time is not the previous sample's end; composition
 //! offsets (flag; then their greatest common divisor and each offset in units of it); sync
@@ -125,7 +126,7 @@ pub fn encode_index(key: &ObjectKey, index: &MediaIndex) -> Vec<u8> {
             out.signed(i64::from(m));
         }
         out.edits(&track.edits);
-        out.samples(&track.samples);
+        out.samples_block(&track.samples);
     }
     out.count(index.text_tracks.len());
     for text in &index.text_tracks {
@@ -137,7 +138,7 @@ pub fn encode_index(key: &ObjectKey, index: &MediaIndex) -> Vec<u8> {
         out.u32(text.timescale);
         out.bytes(text.language.as_deref().unwrap_or("").as_bytes());
         out.edits(&text.edits);
-        out.samples(&text.samples);
+        out.samples_block(&text.samples);
     }
     let tables: Vec<&SampleTable> = (index.tracks.iter().map(|t| &t.samples))
         .chain(index.text_tracks.iter().map(|t| &t.samples))
@@ -188,7 +189,7 @@ pub fn decode_index(
     }
     let mut budget = SampleBudget::new(limits);
     let track_count = r.count(limits.max_tracks, "max_tracks", 1)?;
-    let mut tracks = Vec::with_capacity(track_count);
+    let mut headers = Vec::with_capacity(track_count);
     for _ in 0..track_count {
         let track_id = r.u32()?;
         let kind = match r.u8()? {
@@ -209,9 +210,8 @@ pub fn decode_index(
                 .map_err(|_| invalid(track_id, "display matrix".into()))?;
         }
         let edits = r.edits(track_id)?;
-        let samples = r.samples(track_id, limits, &mut budget)?;
-        check_edits(&edits, &samples, track_id)?;
-        tracks.push(TrackIndex {
+        let block = r.samples_block(&mut budget)?;
+        let track = TrackIndex {
             track_id,
             kind,
             timescale,
@@ -222,8 +222,16 @@ pub fn decode_index(
             tkhd_height,
             display_matrix,
             edits,
-            samples,
-        });
+            samples: SampleTable::default(),
+        };
+        headers.push((track, block));
+    }
+    let blocks: Vec<(u32, &[u8])> = headers.iter().map(|(t, b)| (t.track_id, *b)).collect();
+    let mut tracks = Vec::with_capacity(track_count);
+    for ((mut track, _), samples) in headers.into_iter().zip(decode_blocks(&blocks, limits)) {
+        track.samples = samples?;
+        check_edits(&track.edits, &track.samples, track.track_id)?;
+        tracks.push(track);
     }
     if tracks.is_empty() {
         return Err(StoredIndexError::Invalid("no audio or video track".into()));
@@ -240,7 +248,8 @@ pub fn decode_index(
         let timescale = timescale(&mut r, track_id)?;
         let language = language(&mut r, track_id)?;
         let edits = r.edits(track_id)?;
-        let samples = r.samples(track_id, limits, &mut budget)?;
+        let block = r.samples_block(&mut budget)?;
+        let samples = decode_block(track_id, block, limits)?;
         check_edits(&edits, &samples, track_id)?;
         text_tracks.push(TextTrackIndex {
             track_id,
@@ -275,6 +284,77 @@ pub fn decode_index(
         tracks,
         text_tracks,
     })
+}
+
+/// Sample blocks above this many bytes in all are decoded one group of tracks per core.
+const PARALLEL_BLOCK_BYTES: usize = 128 * 1024;
+
+/// The sample tables of `blocks` (track id, samples block), in order: side by side on
+/// scoped threads (at most one per core, largest blocks first, each to the group with the
+/// least bytes so far, this thread taking the largest) when there are two or more and they
+/// hold [`PARALLEL_BLOCK_BYTES`] or more, as the parser reads a long title's tables
+/// (`parse::read_tables`); a first master from a tier is mostly this decoding.
+fn decode_blocks(blocks: &[(u32, &[u8])], limits: &MediaLimits) -> Vec<Result<SampleTable>> {
+    let total: usize = blocks.iter().map(|(_, b)| b.len()).sum();
+    let groups = super::parse::cpu_cores().min(blocks.len());
+    if groups < 2 || total < PARALLEL_BLOCK_BYTES {
+        return (blocks.iter())
+            .map(|(id, block)| decode_block(*id, block, limits))
+            .collect();
+    }
+    let mut by_size: Vec<usize> = (0..blocks.len()).collect();
+    by_size.sort_by_key(|&i| std::cmp::Reverse(blocks.get(i).map_or(0, |(_, b)| b.len())));
+    let mut assigned: Vec<Vec<usize>> = vec![Vec::new(); groups];
+    let mut loads = vec![0usize; groups];
+    for i in by_size {
+        let least = (loads.iter().enumerate())
+            .min_by_key(|&(g, load)| (*load, g))
+            .map_or(0, |(g, _)| g);
+        if let (Some(load), Some(group)) = (loads.get_mut(least), assigned.get_mut(least)) {
+            *load += blocks.get(i).map_or(0, |(_, b)| b.len());
+            group.push(i);
+        }
+    }
+    let decode_group = |g: usize| -> Vec<(usize, Result<SampleTable>)> {
+        (assigned.get(g).into_iter().flatten())
+            .filter_map(|&i| {
+                let (id, block) = blocks.get(i)?;
+                Some((i, decode_block(*id, block, limits)))
+            })
+            .collect()
+    };
+    let mut out: Vec<Result<SampleTable>> = (blocks.iter())
+        .map(|(id, _)| Err(invalid(*id, "samples not decoded".into())))
+        .collect();
+    std::thread::scope(|scope| {
+        let handles: Vec<_> = (1..groups)
+            .map(|g| scope.spawn(move || decode_group(g)))
+            .collect();
+        let mut results = decode_group(0);
+        for handle in handles {
+            // A panicking decode leaves its tracks "not decoded": the index is refused.
+            results.extend(handle.join().unwrap_or_default());
+        }
+        for (i, result) in results {
+            if let Some(slot) = out.get_mut(i) {
+                *slot = result;
+            }
+        }
+    });
+    out
+}
+
+/// The sample table of track `track_id` from its samples block, which it must fill.
+fn decode_block(track_id: u32, block: &[u8], limits: &MediaLimits) -> Result<SampleTable> {
+    let mut r = Reader { rest: block };
+    let samples = r.samples(track_id, limits)?;
+    if !r.rest.is_empty() {
+        return Err(invalid(
+            track_id,
+            format!("{} bytes after the samples", r.rest.len()),
+        ));
+    }
+    Ok(samples)
 }
 
 /// An index error about track `track_id`.

@@ -128,15 +128,17 @@ impl<'a> Reader<'a> {
 
     /// A sample table but its offsets (see [`Reader::layout`]), checked as the parser
     /// checks one: within the limits, decode times that never run backwards.
-    pub(super) fn samples(
-        &mut self,
-        track_id: u32,
-        limits: &MediaLimits,
-        budget: &mut SampleBudget,
-    ) -> Result<SampleTable> {
+    /// A track's samples block (`Writer::samples_block`), its sample count taken from
+    /// `budget` before anything is decoded.
+    pub(super) fn samples_block(&mut self, budget: &mut SampleBudget) -> Result<&'a [u8]> {
+        let block = self.take_bytes(usize::MAX)?;
+        budget.take(Reader { rest: block }.var()?)?;
+        Ok(block)
+    }
+
+    pub(super) fn samples(&mut self, track_id: u32, limits: &MediaLimits) -> Result<SampleTable> {
         let max = usize::try_from(limits.max_samples_per_track).unwrap_or(usize::MAX);
         let n = self.count(max, "max_samples_per_track", 1)?;
-        budget.take(n as u64)?;
         let mut sizes = Vec::with_capacity(n);
         let mut last = 0i64;
         for _ in 0..n {

@@ -227,11 +227,8 @@ fn an_index_the_parser_could_not_have_made_is_refused() {
 fn sizes_below_zero_and_bad_composition_units_are_refused() {
     let limits = MediaLimits::default();
     let read = |w: Writer| {
-        let mut budget = SampleBudget::new(&limits);
         let mut reader = Reader { rest: &w.0 };
-        reader
-            .samples(1, &limits, &mut budget)
-            .map(|s| (s.sizes, s.cts_offsets))
+        reader.samples(1, &limits).map(|s| (s.sizes, s.cts_offsets))
     };
     // Two samples: sizes 100 and 100 + `change`, one duration run, no decode-time jumps,
     // composition offsets 0 and `cts` units of `unit`, no sync table.
@@ -405,4 +402,47 @@ fn a_layout_that_does_not_place_every_sample_once_is_refused() {
         "an empty chunk",
     );
     refused(with_layout(&index, |w| w.0.push(7)), "an unknown layout");
+}
+
+/// Given two long tracks (their samples blocks together over the size decoded side by
+/// side) and a third block with a byte too many, when the blocks are decoded, then each
+/// table is the one written, in the blocks' order, whichever thread decoded it, and the
+/// third is refused in its own place.
+#[test]
+fn long_tracks_decode_side_by_side_in_order() {
+    let table = |n: u32, step: u32, with_cts: bool| SampleTable {
+        sizes: (0..n).map(|i| 300 + (i * 7919) % 250).collect(),
+        dts: (0..u64::from(n)).map(|i| i * u64::from(step)).collect(),
+        durations: vec![step; n as usize],
+        cts_offsets: match with_cts {
+            true => (0..n).map(|i| (i % 3) as i32 * step as i32).collect(),
+            false => Vec::new(),
+        },
+        sync: with_cts.then(|| (0..n).step_by(25).collect()),
+        ..SampleTable::default()
+    };
+    let block = |t: &SampleTable| {
+        let mut w = Writer(Vec::new());
+        w.samples(t);
+        w.0
+    };
+    let (video, audio) = (table(90_000, 512, true), table(140_000, 1024, false));
+    let (v, a) = (block(&video), block(&audio));
+    let mut extra = v.clone();
+    extra.push(0);
+    assert!(v.len() + a.len() >= PARALLEL_BLOCK_BYTES);
+    let decoded = decode_blocks(&[(1, &v), (2, &a), (3, &extra)], &MediaLimits::default());
+    let [first, second, third] = <[_; 3]>::try_from(decoded).unwrap();
+    for (got, want) in [(first.unwrap(), &video), (second.unwrap(), &audio)] {
+        assert_eq!(got.sizes, want.sizes);
+        assert_eq!(got.dts, want.dts);
+        assert_eq!(got.durations, want.durations);
+        assert_eq!(got.cts_offsets, want.cts_offsets);
+        assert_eq!(got.sync, want.sync);
+    }
+    let refused = third.unwrap_err().to_string();
+    assert!(
+        refused.contains("track 3") && refused.contains("after the samples"),
+        "{refused}"
+    );
 }

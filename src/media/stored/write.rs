@@ -46,6 +46,14 @@ impl Writer {
         }
     }
 
+    /// A track's samples as a byte string (length, then `samples`), so a reader can find
+    /// each track's and decode them side by side.
+    pub(super) fn samples_block(&mut self, s: &SampleTable) {
+        let mut block = Writer(Vec::with_capacity(s.len() * 3 + 16));
+        block.samples(s);
+        self.bytes(&block.0);
+    }
+
     pub(super) fn samples(&mut self, s: &SampleTable) {
         let n = s.len();
         self.count(n);
