@@ -26,7 +26,8 @@
 //! samples (flag, count, steps). A run is (samples since the last run, distance from
 //! where the sample would otherwise be). Where the samples are, one byte saying how:
 //! the file's chunks in file order (track, samples, and a distance where a chunk does not
-//! follow the previous one), or, when a track's samples do not run forward in the file,
+//! follow the previous one; a repeat token replays the last few chunks, so an interleaved
+//! file's regular pattern costs a few bytes in all), or, when a track's samples do not run forward in the file,
 //! runs per track (format 1 stored every file that way; an interleaved file, a jump per
 //! chunk, took half its bytes there).
 
@@ -58,6 +59,16 @@ pub const INDEX_FORMAT: u32 = 3;
 const LAYOUT_RUNS: u8 = 0;
 /// The layout as the file's chunks in file order (`Writer::layout`).
 const LAYOUT_CHUNKS: u8 = 1;
+
+/// In the chunk layout, the token (a chunk of 0 samples of track 0, no jump) that says
+/// "the last `period` chunks again, `times` times" (`write::repeat_after`).
+const REPEAT: u64 = 0;
+
+/// Longest pattern of chunks a repeat names.
+const MAX_REPEAT_PERIOD: usize = 64;
+
+/// Fewest chunks a repeat covers (fewer cost no more written out).
+const MIN_REPEATED_CHUNKS: usize = 8;
 
 /// Longest key or version string accepted in an index object.
 const MAX_NAME_BYTES: usize = 4096;

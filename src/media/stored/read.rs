@@ -4,6 +4,7 @@ use super::super::{Edit, EditList, MediaLimits, SampleTable};
 use super::write::track_bits;
 use super::{
     invalid, Result, SampleBudget, StoredIndexError, LAYOUT_CHUNKS, LAYOUT_RUNS, MAX_EDITS,
+    MAX_REPEAT_PERIOD, REPEAT,
 };
 
 /// Reads the format's values, every one checked against the bytes left.
@@ -304,54 +305,40 @@ impl<'a> Reader<'a> {
         }
     }
 
-    /// Offsets from the file's chunks in file order (`Writer::layout`).
+    /// Offsets from the file's chunks in file order (`Writer::layout`), repeat tokens
+    /// replayed.
     fn chunks(&mut self, sizes: &[&[u32]], ids: &[u32], object_size: u64) -> Result<Vec<Vec<u64>>> {
         let total: usize = sizes.iter().map(|s| s.len()).sum();
         let bits = track_bits(sizes.len());
-        let mut offsets: Vec<Vec<u64>> =
-            sizes.iter().map(|s| Vec::with_capacity(s.len())).collect();
+        let mut placing = Placing {
+            sizes,
+            ids,
+            object_size,
+            offsets: sizes.iter().map(|s| Vec::with_capacity(s.len())).collect(),
+            end: 0,
+            recent: std::collections::VecDeque::with_capacity(MAX_REPEAT_PERIOD + 1),
+        };
         let count = self.count(total, "layout chunks", 1)?;
-        let mut end = 0u64;
         for _ in 0..count {
             let v = self.var()?;
+            if v == REPEAT {
+                let period = usize::try_from(self.var()?).unwrap_or(usize::MAX);
+                let times = usize::try_from(self.var()?).unwrap_or(usize::MAX);
+                placing.repeat(period, times, total)?;
+                continue;
+            }
             let track = usize::try_from(v & ((1 << bits) - 1)).unwrap_or(usize::MAX);
             let jump = (v >> bits) & 1 == 1;
             let samples = usize::try_from(v >> (bits + 1)).unwrap_or(usize::MAX);
-            let (Some(track_sizes), Some(placed)) = (sizes.get(track), offsets.get_mut(track))
-            else {
-                return Err(StoredIndexError::Invalid(format!("layout: track {track}")));
+            // The chunk is checked before its distance is read, so a bad one says so.
+            placing.fits(track, samples)?;
+            let distance = match jump {
+                true => Some(self.signed()?),
+                false => None,
             };
-            let id = ids.get(track).copied().unwrap_or(0);
-            let Some(chunk) = (placed.len().checked_add(samples))
-                .filter(|_| samples > 0)
-                .and_then(|to| track_sizes.get(placed.len()..to))
-            else {
-                return Err(invalid(id, "a layout chunk past the samples".into()));
-            };
-            let mut at = match jump {
-                true => end
-                    .checked_add_signed(self.signed()?)
-                    .ok_or_else(|| invalid(id, "a layout chunk before the object".into()))?,
-                false => end,
-            };
-            for size in chunk {
-                let Some(next) = at
-                    .checked_add(u64::from(*size))
-                    .filter(|e| *e <= object_size)
-                else {
-                    return Err(invalid(
-                        id,
-                        format!(
-                            "sample {} at {at} ends past the object's {object_size} bytes",
-                            placed.len()
-                        ),
-                    ));
-                };
-                placed.push(at);
-                at = next;
-            }
-            end = at;
+            placing.chunk(track, samples, distance)?;
         }
+        let offsets = placing.offsets;
         if let Some(short) = (offsets.iter().zip(sizes)).position(|(o, s)| o.len() != s.len()) {
             let id = ids.get(short).copied().unwrap_or(0);
             return Err(invalid(id, "samples the layout does not place".into()));
@@ -402,5 +389,98 @@ impl<'a> Reader<'a> {
             return Err(invalid(track_id, "an offset run past the samples".into()));
         }
         Ok(offsets)
+    }
+}
+
+/// The chunk layout's samples placed so far (`Reader::chunks`).
+struct Placing<'s> {
+    sizes: &'s [&'s [u32]],
+    ids: &'s [u32],
+    object_size: u64,
+    offsets: Vec<Vec<u64>>,
+    /// Where the last chunk ended.
+    end: u64,
+    /// The last chunks placed, (track, samples), at most [`MAX_REPEAT_PERIOD`], from the
+    /// last one placed by a jump on (the writer never repeats over a jump).
+    recent: std::collections::VecDeque<(usize, usize)>,
+}
+
+impl<'s> Placing<'s> {
+    /// The sizes of the next `samples` samples of `track`, if it has them.
+    fn next_sizes(&self, track: usize, samples: usize) -> Result<&'s [u32]> {
+        let sizes: &'s [&'s [u32]] = self.sizes;
+        let (Some(track_sizes), Some(placed)) = (sizes.get(track), self.offsets.get(track)) else {
+            return Err(StoredIndexError::Invalid(format!("layout: track {track}")));
+        };
+        let id = self.ids.get(track).copied().unwrap_or(0);
+        (placed.len().checked_add(samples))
+            .filter(|_| samples > 0)
+            .and_then(|to| track_sizes.get(placed.len()..to))
+            .ok_or_else(|| invalid(id, "a layout chunk past the samples".into()))
+    }
+
+    /// Whether `track` has `samples` more samples to place.
+    fn fits(&self, track: usize, samples: usize) -> Result<()> {
+        self.next_sizes(track, samples).map(|_| ())
+    }
+
+    /// Place the next `samples` samples of `track` from the previous chunk's end, or
+    /// `distance` from it.
+    fn chunk(&mut self, track: usize, samples: usize, distance: Option<i64>) -> Result<()> {
+        let chunk = self.next_sizes(track, samples)?;
+        let id = self.ids.get(track).copied().unwrap_or(0);
+        let Some(placed) = self.offsets.get_mut(track) else {
+            return Err(StoredIndexError::Invalid(format!("layout: track {track}")));
+        };
+        let mut at = match distance {
+            Some(distance) => (self.end.checked_add_signed(distance))
+                .ok_or_else(|| invalid(id, "a layout chunk before the object".into()))?,
+            None => self.end,
+        };
+        for size in chunk {
+            let Some(next) = at
+                .checked_add(u64::from(*size))
+                .filter(|e| *e <= self.object_size)
+            else {
+                return Err(invalid(
+                    id,
+                    format!(
+                        "sample {} at {at} ends past the object's {} bytes",
+                        placed.len(),
+                        self.object_size
+                    ),
+                ));
+            };
+            placed.push(at);
+            at = next;
+        }
+        self.end = at;
+        if distance.is_some() {
+            self.recent.clear();
+        }
+        self.recent.push_back((track, samples));
+        if self.recent.len() > MAX_REPEAT_PERIOD {
+            self.recent.pop_front();
+        }
+        Ok(())
+    }
+
+    /// The last `period` chunks again, `times` times: at most as many chunks as there are
+    /// samples in all (`total`), each of which places one at least.
+    fn repeat(&mut self, period: usize, times: usize, total: usize) -> Result<()> {
+        let start = self.recent.len().checked_sub(period).filter(|_| period > 0);
+        let within = times.checked_mul(period).is_some_and(|n| n <= total);
+        let (Some(start), true) = (start, within) else {
+            return Err(StoredIndexError::Invalid(format!(
+                "layout: a repeat of {period} chunks {times} times"
+            )));
+        };
+        let window: Vec<(usize, usize)> = self.recent.range(start..).copied().collect();
+        for _ in 0..times {
+            for &(track, samples) in &window {
+                self.chunk(track, samples, None)?;
+            }
+        }
+        Ok(())
     }
 }

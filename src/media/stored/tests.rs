@@ -446,3 +446,93 @@ fn long_tracks_decode_side_by_side_in_order() {
         "{refused}"
     );
 }
+
+/// Given a checksummed index object whose layout replays chunks with repeat tokens, then a
+/// sound repeat places the samples one after another, and a repeat of no chunks, of more
+/// chunks than came before (or since a jump), or of more chunks than there are samples, or
+/// one placing samples a track does not have, is refused as invalid; and the writer uses
+/// repeats on an interleaved file, which reads back the same.
+#[test]
+fn repeated_chunks_read_back_and_bad_repeats_are_refused() {
+    let (index, identity) = indexed("h264-aac-3s.mp4");
+    let (video, audio) = (index.tracks[0].samples.len(), index.tracks[1].samples.len());
+    let bits = super::write::track_bits(2);
+    let chunk = |w: &mut Writer, track: u64, samples: u64, gap: Option<i64>| {
+        let jump = u64::from(gap.is_some());
+        w.var((samples << (bits + 1)) | (jump << bits) | track);
+        if let Some(gap) = gap {
+            w.signed(gap);
+        }
+    };
+    let repeat = |w: &mut Writer, period: u64, times: u64| {
+        w.var(REPEAT);
+        w.var(period);
+        w.var(times);
+    };
+    // Every video sample one by one from byte 100 (two chunks, then a repeat of the last
+    // one), then the audio in one chunk.
+    let layout = |period: u64, times: u64| {
+        with_layout(&index, move |w| {
+            w.0.push(LAYOUT_CHUNKS);
+            w.count(4);
+            chunk(w, 0, 1, Some(100));
+            chunk(w, 0, 1, None);
+            repeat(w, period, times);
+            chunk(w, 1, audio as u64, None);
+        })
+    };
+    let back = decode(&layout(1, video as u64 - 2), &identity).unwrap();
+    let sizes = &index.tracks[0].samples.sizes;
+    let offsets = back.tracks[0].samples.offsets();
+    assert_eq!(offsets[0], 100);
+    for i in 1..video {
+        assert_eq!(
+            offsets[i],
+            offsets[i - 1] + u64::from(sizes[i - 1]),
+            "sample {i}"
+        );
+    }
+    let refused = |bytes: Vec<u8>, what: &str| {
+        let result = decode(&bytes, &identity);
+        assert!(
+            matches!(result, Err(StoredIndexError::Invalid(_))),
+            "{what}: {result:?}"
+        );
+    };
+    refused(layout(0, 5), "a repeat of no chunks");
+    refused(layout(3, 1), "more chunks than came before");
+    refused(layout(1, u64::MAX), "more chunks than samples");
+    refused(
+        layout(1, video as u64),
+        "more video samples than the track has",
+    );
+    refused(
+        with_layout(&index, |w| {
+            w.0.push(LAYOUT_CHUNKS);
+            w.count(4);
+            chunk(w, 0, 1, Some(100));
+            chunk(w, 0, 1, Some(0));
+            repeat(w, 2, 1);
+            chunk(w, 1, audio as u64, None);
+        }),
+        "a repeat over a jump",
+    );
+
+    // The writer: an interleaved fixture's chunks (a video frame, then its audio) repeat.
+    let tables: Vec<&SampleTable> = index.tracks.iter().map(|t| &t.samples).collect();
+    let mut written = Writer(Vec::new());
+    written.layout(&tables);
+    let mut reader = Reader {
+        rest: &written.0[1..],
+    };
+    let tokens = reader.count(usize::MAX, "tokens", 1).unwrap();
+    let chunks = (video + audio) / 2;
+    assert!(
+        tokens < chunks / 4,
+        "{tokens} tokens for about {chunks} chunks"
+    );
+    let back = decode(&encode_index(&key(), &index), &identity).unwrap();
+    for (got, want) in back.tracks.iter().zip(&index.tracks) {
+        assert_eq!(got.samples, want.samples);
+    }
+}

@@ -1,7 +1,7 @@
 //! Writing an index object's values (see the format in `stored/mod.rs`).
 
 use super::super::{EditList, SampleTable};
-use super::{LAYOUT_CHUNKS, LAYOUT_RUNS};
+use super::{LAYOUT_CHUNKS, LAYOUT_RUNS, MAX_REPEAT_PERIOD, MIN_REPEATED_CHUNKS, REPEAT};
 
 /// Appends the format's values: unsigned LEB128 varints, signed ones zigzagged first.
 pub(super) struct Writer(pub(super) Vec<u8>);
@@ -152,14 +152,27 @@ impl Writer {
             next[t] += 1;
             end = at.saturating_add(u64::from(size.copied().unwrap_or(0)));
         }
-        self.count(chunks.len());
-        for (track, samples, gap) in chunks {
+        let mut tokens = Writer(Vec::new());
+        let mut count = 0usize;
+        let mut i = 0;
+        while let Some(&(track, samples, gap)) = chunks.get(i) {
             let jump = u64::from(gap != 0);
-            self.var((samples << (bits + 1)) | (jump << bits) | track as u64);
+            tokens.var((samples << (bits + 1)) | (jump << bits) | track as u64);
             if gap != 0 {
-                self.signed(gap);
+                tokens.signed(gap);
+            }
+            count += 1;
+            i += 1;
+            if let Some((period, times)) = repeat_after(&chunks, i) {
+                tokens.var(REPEAT);
+                tokens.count(period);
+                tokens.count(times);
+                count += 1;
+                i += period * times;
             }
         }
+        self.count(count);
+        self.0.extend_from_slice(&tokens.0);
     }
 
     /// A track's offsets as runs: one wherever a sample does not follow the previous one,
@@ -184,6 +197,29 @@ impl Writer {
 }
 
 /// Bits a track's number takes in a chunk of the layout (0 for a single track).
+/// Where the chunks from `at` on repeat the `period` chunks before `at` (none of them, nor
+/// of the repeats, placed by a jump) `times` whole times: the period covering most chunks,
+/// if that is at least [`MIN_REPEATED_CHUNKS`]. An interleaved file's chunks follow one
+/// pattern (a video frame, then the audio frames up to its time) from start to end.
+fn repeat_after(chunks: &[(usize, u64, i64)], at: usize) -> Option<(usize, usize)> {
+    let mut best: Option<(usize, usize)> = None;
+    for period in 1..=MAX_REPEAT_PERIOD.min(at) {
+        let window = chunks.get(at - period..at)?;
+        if window.iter().any(|c| c.2 != 0) {
+            continue;
+        }
+        let same = (at..chunks.len())
+            .take_while(|&j| chunks.get(j) == chunks.get(j - period))
+            .count();
+        let times = same / period;
+        let covered = times * period;
+        if covered >= MIN_REPEATED_CHUNKS && best.is_none_or(|(p, t)| covered > p * t) {
+            best = Some((period, times));
+        }
+    }
+    best
+}
+
 pub(super) fn track_bits(tracks: usize) -> u32 {
     usize::BITS - tracks.saturating_sub(1).leading_zeros()
 }
