@@ -13,7 +13,11 @@
 //! UNPACED_SECONDS: what is shed and that no client waits past 10 s.
 //!
 //! Variables: VIEWERS (10000), VIEWERS_SECONDS (120), VIEWERS_PERIOD_MS (6000),
-//! VIEWERS_AUDIO (0), UNPACED_SECONDS (15), VIEWERS_CLIENT_THREADS (2).
+//! VIEWERS_AUDIO (0), UNPACED_SECONDS (15), VIEWERS_CLIENT_THREADS (2). With VIEWERS_PEER
+//! (host:port) and VIEWERS_PEER_PIDS (its master and workers), the same load goes to the
+//! peer, nginx-vod-module, already serving target/bench/ under `/hls/`
+//! (`../shared/peer/start.sh`), asking for its video segments alone (`seg-N-v1.m4s`):
+//! queued and shed are then 0 (it has no such counters), memory is its processes'.
 
 use std::net::SocketAddr;
 use std::process::{Child, Command, Stdio};
@@ -33,25 +37,54 @@ fn env_u64(name: &str, default: u64) -> u64 {
         .unwrap_or(default)
 }
 
-/// The server process, killed by its own id when dropped.
+/// The origin under load: vodpack's release server, started here and killed by its own
+/// id when dropped, or the peer (nginx-vod-module) already running, measured through its
+/// processes' ids.
 struct Server {
-    child: Child,
+    child: Option<Child>,
     addr: SocketAddr,
+    /// The processes whose resident memory is the origin's.
+    pids: Vec<u32>,
+    /// Where the title's HLS answers are: `/vod/ASSET/` or the peer's `/hls/ASSET/`.
+    base: String,
+    /// The peer: its playlists name muxed segments, which are asked for a track at a time.
+    peer: bool,
 }
 
 impl Drop for Server {
     fn drop(&mut self) {
-        let _ = self.child.kill();
-        let _ = self.child.wait();
+        if let Some(child) = self.child.as_mut() {
+            let _ = child.kill();
+            let _ = child.wait();
+        }
     }
 }
 
 impl Server {
     fn resident_bytes(&self) -> u64 {
-        std::fs::read_to_string(format!("/proc/{}/statm", self.child.id()))
-            .ok()
-            .and_then(|s| s.split_whitespace().nth(1)?.parse::<u64>().ok())
-            .map_or(0, |pages| pages * 4096)
+        (self.pids.iter())
+            .filter_map(|pid| std::fs::read_to_string(format!("/proc/{pid}/statm")).ok())
+            .filter_map(|s| s.split_whitespace().nth(1)?.parse::<u64>().ok())
+            .map(|pages| pages * 4096)
+            .sum()
+    }
+
+    /// The peer at `VIEWERS_PEER` (host:port) with `VIEWERS_PEER_PIDS` (master and
+    /// workers, comma-separated), serving target/bench/ under `/hls/` as
+    /// `../shared/peer/start.sh` configures it; `None` without `VIEWERS_PEER`.
+    fn peer() -> Option<Server> {
+        let addr: SocketAddr = std::env::var("VIEWERS_PEER").ok()?.parse().ok()?;
+        let pids = std::env::var("VIEWERS_PEER_PIDS").unwrap_or_default();
+        Some(Server {
+            child: None,
+            addr,
+            pids: pids
+                .split(',')
+                .filter_map(|p| p.trim().parse().ok())
+                .collect(),
+            base: format!("/hls/{ASSET}/"),
+            peer: true,
+        })
     }
 }
 
@@ -75,7 +108,14 @@ fn start_server(root: &std::path::Path, viewers: u64) -> Server {
         .stderr(Stdio::null())
         .spawn()
         .unwrap_or_else(|e| panic!("cannot start vodpack: {e}"));
-    Server { child, addr }
+    let pids = vec![child.id()];
+    Server {
+        child: Some(child),
+        addr,
+        pids,
+        base: format!("/vod/{ASSET}/"),
+        peer: false,
+    }
 }
 
 /// The body of one GET on a fresh connection, `None` unless it is a 200.
@@ -91,17 +131,36 @@ async fn fetch_text(addr: SocketAddr, path: &str) -> Option<String> {
     head.starts_with("HTTP/1.1 200").then(|| body.to_owned())
 }
 
-/// URIs of `text` (lines that are not tags), resolved against `base`.
+/// URIs of `text` (lines that are not tags), resolved against `base`; an absolute URL
+/// (the peer's) as its path.
 fn uris(base: &str, text: &str) -> Vec<String> {
     (text.lines())
         .filter(|l| !l.starts_with('#') && !l.trim().is_empty())
-        .map(|l| format!("{base}{}", l.trim()))
+        .map(|l| match l.trim().strip_prefix("http://") {
+            Some(rest) => rest[rest.find('/').unwrap_or(rest.len())..].to_owned(),
+            None => format!("{base}{}", l.trim()),
+        })
         .collect()
 }
 
-/// The segment paths of the title's first video rendition and of its audio.
-async fn segment_lists(addr: SocketAddr) -> (Vec<String>, Vec<String>) {
-    let base = format!("/vod/{ASSET}/");
+/// The segment paths of the title's first video rendition and of its audio. The peer
+/// lists muxed segments (`seg-N-v1-a1.m4s`); its video and audio alone are the same
+/// names with one track (`seg-N-v1.m4s`, `seg-N-a1.m4s`), like for like with vodpack's.
+async fn segment_lists(server: &Server) -> (Vec<String>, Vec<String>) {
+    let (addr, base) = (server.addr, server.base.clone());
+    if server.peer {
+        let master = fetch_text(addr, &format!("{base}master.m3u8"))
+            .await
+            .expect("the peer answers master.m3u8");
+        let playlist = uris(&base, &master).into_iter().next().expect("a variant");
+        let muxed = uris(&base, &fetch_text(addr, &playlist).await.expect("playlist"));
+        let one = |track: &str| {
+            (muxed.iter())
+                .map(|p| p.replace("-v1-a1.", &format!("-{track}.")))
+                .collect::<Vec<_>>()
+        };
+        return (one("v1"), one("a1"));
+    }
     let mut master = None;
     for _ in 0..400 {
         master = fetch_text(addr, &format!("{base}master.m3u8")).await;
@@ -317,11 +376,12 @@ fn main() {
         .enable_all()
         .build()
         .unwrap_or_else(|e| panic!("runtime: {e}"));
-    let server = start_server(&root, viewers);
+    let server = Server::peer().unwrap_or_else(|| start_server(&root, viewers));
     runtime.block_on(async {
-        let lists = Arc::new(segment_lists(server.addr).await);
+        let lists = Arc::new(segment_lists(&server).await);
         println!(
-            "vodpack {} over {}: {} video and {} audio segments",
+            "{} {} over {}: {} video and {} audio segments",
+            if server.peer { "the peer" } else { "vodpack" },
             server.addr,
             root.join(ASSET).display(),
             lists.0.len(),
