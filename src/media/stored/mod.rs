@@ -19,17 +19,17 @@
 //! text tracks, then where their samples are in the file. Strings and byte strings are a
 //! length and the bytes. Per track: id, kind, timescale, language (empty for none), sample
 //! description, `tkhd` width and height, display matrix, edits, samples (as a byte string,
-//! so the tracks' samples decode side by side). Samples: count,
-//! sizes (each the change from the previous one), duration runs (count, value); the first
-//! decode time and runs where a decode time is not the previous sample's end; composition
-//! offsets (flag; then their greatest common divisor and each offset in units of it); sync
-//! samples (flag, count, steps). A run is (samples since the last run, distance from
-//! where the sample would otherwise be). Where the samples are, one byte saying how:
-//! the file's chunks in file order (track, samples, and a distance where a chunk does not
-//! follow the previous one; a repeat token replays the last few chunks, so an interleaved
-//! file's regular pattern costs a few bytes in all), or, when a track's samples do not run forward in the file,
-//! runs per track (format 1 stored every file that way; an interleaved file, a jump per
-//! chunk, took half its bytes there).
+//! so the tracks' samples decode side by side). Samples: count, sizes (each the change from
+//! the previous one), duration runs (count, value); the first decode time and runs where a
+//! decode time is not the previous sample's end; composition offsets (flag; then their
+//! greatest common divisor and each offset in units of it); sync samples (flag, count,
+//! steps). A run is (samples since the last run, distance from where the sample would
+//! otherwise be). Where the samples are, one byte saying how: the file's chunks in file
+//! order (track, samples, and a distance where a chunk does not follow the previous one; a
+//! repeat token replays the last few chunks, so an interleaved file's regular pattern costs
+//! a few bytes in all), or, when a track's samples do not run forward in the file, runs per
+//! track (format 1 stored every file that way; an interleaved file, a jump per chunk, took
+//! half its bytes there).
 
 use bytes::Bytes;
 use mp4_atom::{Decode, Stsd};

@@ -127,8 +127,6 @@ impl<'a> Reader<'a> {
         Ok(EditList { edits })
     }
 
-    /// A sample table but its offsets (see [`Reader::layout`]), checked as the parser
-    /// checks one: within the limits, decode times that never run backwards.
     /// A track's samples block (`Writer::samples_block`), its sample count taken from
     /// `budget` before anything is decoded.
     pub(super) fn samples_block(&mut self, budget: &mut SampleBudget) -> Result<&'a [u8]> {
@@ -137,6 +135,8 @@ impl<'a> Reader<'a> {
         Ok(block)
     }
 
+    /// A sample table but its offsets (see [`Reader::layout`]), checked as the parser
+    /// checks one: within the limits, decode times that never run backwards.
     pub(super) fn samples(&mut self, track_id: u32, limits: &MediaLimits) -> Result<SampleTable> {
         let max = usize::try_from(limits.max_samples_per_track).unwrap_or(usize::MAX);
         let n = self.count(max, "max_samples_per_track", 1)?;

@@ -113,12 +113,14 @@ pub struct Tile {
     pub sheet: u32,
     /// Left and top of the tile in the sheet, in pixels.
     pub at: (u32, u32),
-    /// Cue start on the players' timeline, in ms.
+    /// Interval start on the players' timeline, in ms: where the image tracks (DASH, HLS)
+    /// place the tile; its WebVTT cue starts at the tile's key frame instead
+    /// ([`Storyboard::cue_start`]).
     pub start_ms: u64,
-    /// Cue end, in ms: the next tile's start, or the title's end.
+    /// Interval end, in ms: the next tile's start, or the title's end.
     pub end_ms: u64,
-    /// The title time whose key frame (at or before it) the tile shows, in ms: the cue's
-    /// start less [`Storyboard::offset_ms`], at least 0.
+    /// The title time whose key frame (at or before it) the tile shows, in ms: the
+    /// interval's start less [`Storyboard::offset_ms`], at least 0.
     pub shows_ms: u64,
 }
 
