@@ -867,3 +867,35 @@ async fn bad_breaks_are_refused_with_a_reason() {
     fetch_ok(&server, "/vod/breaks.json/master.m3u8").await;
     server.shutdown().await;
 }
+
+/// Given the title with two breaks, when its preview page is asked for, then it lists
+/// both breaks in the document's order: id, the cut (the source's key frame at or before
+/// `at`, found with ffprobe), the duration and the asset, as the HLS Interstitials say.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn the_preview_page_lists_the_breaks() {
+    if !tools_available().await {
+        return;
+    }
+    let (folder, server) = breaks_folder(DOCUMENT, Settings::default()).await;
+    let reference = folder.path().join(FILES[0]).to_string_lossy().into_owned();
+    let keys = key_frame_times(&reference).await;
+    let html = fetch_ok(&server, "/?key=breaks.json").await.text();
+    let table = html
+        .split("<table id=\"breaks\">")
+        .nth(1)
+        .and_then(|rest| rest.split("</table>").next())
+        .unwrap_or_else(|| panic!("no breaks table: {html}"));
+    let rows: Vec<&str> = table.split("<tr><td>").skip(1).collect();
+    assert_eq!(rows.len(), BREAKS.len(), "{table}");
+    for (row, (id, at_ms, duration_ms, _, uri)) in rows.iter().zip(BREAKS) {
+        let cut = expected_cut(&keys, at_ms);
+        let want = format!(
+            "{id}</td><td>{cut:.3} s</td><td>{}.{:03} s</td><td>{}</td></tr>",
+            duration_ms / 1000,
+            duration_ms % 1000,
+            uri
+        );
+        assert!(row.starts_with(&want), "{row}\nwanted {want}");
+    }
+    server.shutdown().await;
+}

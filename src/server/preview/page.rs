@@ -276,7 +276,7 @@ async fn title_page(app: &Arc<App>, query: &Query, key: &str) -> String {
     page(key, &body, &scripts)
 }
 
-/// The server's answer: status and reason, or the variants and renditions.
+/// The server's answer: status and reason, or the variants, renditions and ad breaks.
 fn answer_html(body: &mut String, report: &KeyReport) {
     if let Some(reason) = &report.reason {
         let _ = writeln!(
@@ -330,6 +330,24 @@ fn answer_html(body: &mut String, report: &KeyReport) {
                 cell(&r.name),
                 if r.default { "yes" } else { "" },
                 escape(&accessibility(r)),
+            );
+        }
+        body.push_str("</table>\n");
+    }
+    if !report.breaks.is_empty() {
+        body.push_str(
+            "<h2>ad breaks</h2>\n<table id=\"breaks\"><tr><th>id</th><th>cut at</th>\
+             <th>duration</th><th>asset</th></tr>\n",
+        );
+        for b in &report.breaks {
+            let _ = writeln!(
+                body,
+                "<tr><td>{}</td><td>{}.{:03} s</td><td>{} s</td><td>{}</td></tr>",
+                escape(&b.id),
+                b.cut_ms / 1000,
+                b.cut_ms % 1000,
+                cell(&b.duration),
+                cell(&b.asset),
             );
         }
         body.push_str("</table>\n");

@@ -39,6 +39,24 @@ pub struct KeyReport {
     pub variants: Vec<Variant>,
     /// Its audio and subtitle renditions (`EXT-X-MEDIA`), in its order.
     pub renditions: Vec<Rendition>,
+    /// The ad breaks of a title document (issue 31), as its first media playlist carries
+    /// them; empty without breaks.
+    pub breaks: Vec<AdBreak>,
+}
+
+/// One ad break: an HLS Interstitial (`EXT-X-DATERANGE` of
+/// `CLASS="com.apple.hls.interstitial"`) of the first media playlist.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+pub struct AdBreak {
+    /// `ID`: the document's break id.
+    pub id: String,
+    /// Where the title is cut for it, in ms of the playlist (the durations of the
+    /// segments before the one it is written before): the key frame at or before `at`.
+    pub cut_ms: u64,
+    /// `DURATION`, in seconds as written.
+    pub duration: Option<String>,
+    /// `X-ASSET-URI` or `X-ASSET-LIST`, as written.
+    pub asset: Option<String>,
 }
 
 /// Whether a key is served.
@@ -125,6 +143,18 @@ pub async fn probe(app: &Arc<App>, key: &ObjectKey) -> KeyReport {
         true => parse_multivariant(&hls_body),
         false => (Vec::new(), Vec::new()),
     };
+    // A title with breaks says so in its MPD (a SCTE-35 EventStream); only then is its
+    // first media playlist read for them, so `check` over a bucket asks nothing more.
+    let breaks = match (variants.first(), dash_body.contains(SCTE35_SCHEME)) {
+        (Some(first), true) => {
+            let (status, playlist) = get(app, &format!("{base}/{}", first.uri)).await;
+            match ok(status) {
+                true => parse_breaks(&playlist),
+                false => Vec::new(),
+            }
+        }
+        _ => Vec::new(),
+    };
     KeyReport {
         key: key.to_string(),
         verdict: match reason {
@@ -136,7 +166,47 @@ pub async fn probe(app: &Arc<App>, key: &ObjectKey) -> KeyReport {
         reason,
         variants,
         renditions,
+        breaks,
     }
+}
+
+/// The scheme of the SCTE-35 `EventStream` an MPD carries breaks in.
+const SCTE35_SCHEME: &str = "urn:scte:scte35:2014:xml+bin";
+
+/// The HLS Interstitials of a media playlist, each with the playlist time of the segment
+/// it is written before.
+fn parse_breaks(playlist: &str) -> Vec<AdBreak> {
+    let mut breaks = Vec::new();
+    let mut elapsed = 0.0f64;
+    let mut duration = 0.0f64;
+    for line in playlist.lines().map(str::trim) {
+        if let Some(rest) = line.strip_prefix("#EXTINF:") {
+            duration = (rest.split(',').next())
+                .and_then(|d| d.trim().parse().ok())
+                .unwrap_or(0.0);
+        } else if let Some(list) = line.strip_prefix("#EXT-X-DATERANGE:") {
+            let attrs = attributes(list);
+            let get = |name: &str| {
+                attrs
+                    .iter()
+                    .find(|(k, _)| k == name)
+                    .map(|(_, v)| v.clone())
+            };
+            if get("CLASS").as_deref() != Some("com.apple.hls.interstitial") {
+                continue;
+            }
+            breaks.push(AdBreak {
+                id: get("ID").unwrap_or_default(),
+                cut_ms: (elapsed * 1000.0).round().clamp(0.0, u64::MAX as f64) as u64,
+                duration: get("DURATION"),
+                asset: get("X-ASSET-URI").or_else(|| get("X-ASSET-LIST")),
+            });
+        } else if !line.is_empty() && !line.starts_with('#') {
+            elapsed += duration;
+            duration = 0.0;
+        }
+    }
+    breaks
 }
 
 /// GET `path` through the request's life (`server::request`): status and body text
@@ -276,6 +346,36 @@ v1/index-t1.m3u8\n";
         assert_eq!(renditions[0].name.as_deref(), Some("Français, stéréo"));
         assert_eq!(renditions[0].language.as_deref(), Some("fra"));
         assert!(renditions[0].default);
+    }
+
+    #[test]
+    fn breaks_are_read_with_the_time_of_the_segment_they_precede() {
+        let playlist = "#EXTM3U\n#EXT-X-PROGRAM-DATE-TIME:2000-01-01T00:00:00.000Z\n\
+#EXTINF:2.000,\nseg-1.m4s\n#EXTINF:1.500,\nseg-2.m4s\n\
+#EXT-X-PROGRAM-DATE-TIME:2000-01-01T00:00:03.500Z\n\
+#EXT-X-DATERANGE:ID=\"mid, roll\",CLASS=\"com.apple.hls.interstitial\",START-DATE=\"2000-01-01T00:00:03.500Z\",DURATION=15.000,X-ASSET-URI=\"https://ads.example/a.m3u8\",X-RESUME-OFFSET=0\n\
+#EXT-X-DATERANGE:ID=\"other\",CLASS=\"com.example.chapter\",START-DATE=\"2000-01-01T00:00:03.500Z\"\n\
+#EXTINF:2.000,\nseg-3.m4s\n\
+#EXT-X-DATERANGE:ID=\"post\",CLASS=\"com.apple.hls.interstitial\",START-DATE=\"2000-01-01T00:00:05.500Z\",DURATION=5.000,X-ASSET-LIST=\"https://ads.example/l.json\"\n\
+#EXTINF:1.000,\nseg-4.m4s\n#EXT-X-ENDLIST\n";
+        let breaks = parse_breaks(playlist);
+        assert_eq!(
+            breaks,
+            [
+                AdBreak {
+                    id: "mid, roll".into(),
+                    cut_ms: 3_500,
+                    duration: Some("15.000".into()),
+                    asset: Some("https://ads.example/a.m3u8".into()),
+                },
+                AdBreak {
+                    id: "post".into(),
+                    cut_ms: 5_500,
+                    duration: Some("5.000".into()),
+                    asset: Some("https://ads.example/l.json".into()),
+                },
+            ]
+        );
     }
 
     #[test]
