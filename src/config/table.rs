@@ -422,11 +422,12 @@ settings! {
             value_parser = clap::builder::BoolishValueParser::new()
         ],
         help: "Also mark ad breaks with EXT-X-CUE-OUT/EXT-X-CUE-IN in HLS media playlists (on|off)",
-        docs: "Also mark each ad break of a title document with EXT-X-CUE-OUT:DURATION= and \
+        docs: "Also mark each ad break of a title document with EXT-X-CUE-OUT:0 and \
                EXT-X-CUE-IN in its HLS media playlists, for older ad inserters; the pair goes \
                right before the segment after the break, with no segment between them (an \
-               insertion point: nothing of the title is replaced). EXT-X-DATERANGE \
-               interstitials and SCTE35-OUT are written either way (docs/titles.md, Ad breaks)",
+               insertion point: nothing of the title is replaced, so the CUE-OUT lasts 0 s). \
+               EXT-X-DATERANGE interstitials and SCTE35-OUT, which carry the planned ad time, \
+               are written either way (docs/titles.md, Ad breaks)",
     },
     nginx_vod_locations: NginxVodLocations {
         key: "nginx-vod-locations",

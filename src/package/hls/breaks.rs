@@ -59,7 +59,12 @@ pub(super) fn write_marks(
             b.splice(pts_adjustment).hex()
         );
         if breaks.cue_out {
-            let _ = writeln!(out, "#EXT-X-CUE-OUT:DURATION={duration}\n#EXT-X-CUE-IN");
+            // An insertion point replaces none of the title: a CUE-OUT of 0 seconds, the
+            // CUE-IN right after it (AWS MediaTailor: "ad markers with an EXT-X-CUE-OUT
+            // value of 0 duration indicate ad insertion"; Google DAI: the duration is the
+            // time between CUE-OUT and CUE-IN). The planned ad time is the DATERANGE's
+            // DURATION and the splice's break_duration.
+            out.push_str("#EXT-X-CUE-OUT:0\n#EXT-X-CUE-IN\n");
         }
     }
 }
