@@ -186,12 +186,7 @@ fn parse_breaks(playlist: &str) -> Vec<AdBreak> {
                 .unwrap_or(0.0);
         } else if let Some(list) = line.strip_prefix("#EXT-X-DATERANGE:") {
             let attrs = attributes(list);
-            let get = |name: &str| {
-                attrs
-                    .iter()
-                    .find(|(k, _)| k == name)
-                    .map(|(_, v)| v.clone())
-            };
+            let get = |name: &str| attribute(&attrs, name);
             if get("CLASS").as_deref() != Some("com.apple.hls.interstitial") {
                 continue;
             }
@@ -262,12 +257,7 @@ fn parse_multivariant(playlist: &str) -> (Vec<Variant>, Vec<Rendition>) {
                 .find(|l| !l.is_empty() && !l.starts_with('#'))
                 .unwrap_or_default()
                 .to_owned();
-            let get = |name: &str| {
-                attrs
-                    .iter()
-                    .find(|(k, _)| k == name)
-                    .map(|(_, v)| v.clone())
-            };
+            let get = |name: &str| attribute(&attrs, name);
             variants.push(Variant {
                 bandwidth: get("BANDWIDTH").and_then(|b| b.parse().ok()).unwrap_or(0),
                 resolution: get("RESOLUTION"),
@@ -281,12 +271,7 @@ fn parse_multivariant(playlist: &str) -> (Vec<Variant>, Vec<Rendition>) {
             });
         } else if let Some(list) = line.strip_prefix("#EXT-X-MEDIA:") {
             let attrs = attributes(list);
-            let get = |name: &str| {
-                attrs
-                    .iter()
-                    .find(|(k, _)| k == name)
-                    .map(|(_, v)| v.clone())
-            };
+            let get = |name: &str| attribute(&attrs, name);
             renditions.push(Rendition {
                 kind: get("TYPE").unwrap_or_default(),
                 group: get("GROUP-ID").unwrap_or_default(),
@@ -300,6 +285,14 @@ fn parse_multivariant(playlist: &str) -> (Vec<Variant>, Vec<Rendition>) {
         }
     }
     (variants, renditions)
+}
+
+/// The value of attribute `name` in `attrs` (from [`attributes`]).
+fn attribute(attrs: &[(String, String)], name: &str) -> Option<String> {
+    attrs
+        .iter()
+        .find(|(k, _)| k == name)
+        .map(|(_, v)| v.clone())
 }
 
 /// An attribute list (RFC 8216 4.2): `NAME=value` pairs split on commas outside quotes,
