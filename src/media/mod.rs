@@ -26,6 +26,7 @@ mod locate;
 mod matrix;
 mod param_sets;
 mod parse;
+mod side_by_side;
 mod sidecar;
 mod skeleton;
 pub(crate) mod slice_header;

@@ -13,6 +13,7 @@ use mp4_atom::{Decode, Moov, Trak};
 
 use super::fragments::{self, FoundFragments};
 use super::matrix;
+use super::side_by_side::{cpu_cores, side_by_side};
 use super::tables::{self, RawTables};
 use super::{
     describe_codec, skeleton, Edit, EditList, MediaError, MediaIndex, MediaLimits, SampleTable,
@@ -179,9 +180,10 @@ pub(super) fn parse_with_fragments(
 const PARALLEL_TABLE_BYTES: usize = 512 * 1024;
 
 /// The sample tables of the audio and video tracks, read side by side on scoped threads
-/// (at most one per core) when a title's tables hold `min_bytes` or more (a long title's
-/// cold load is mostly this), else none (the caller reads each in turn). A track later skipped (an unsupported codec) wastes
-/// its read; its result, error included, is used only where the caller would have read it.
+/// ([`side_by_side`], by the bytes each writes) when a title's tables hold `min_bytes` or
+/// more (a long title's cold load is mostly this), else none (the caller reads each in
+/// turn). A track later skipped (an unsupported codec) wastes its read; its result, error
+/// included, is used only where the caller would have read it.
 fn read_tables(
     traks: &[Trak],
     raw_tables: &[RawTables],
@@ -194,51 +196,23 @@ fn read_tables(
         .map(|(i, (trak, raw))| (i, trak.tkhd.track_id, raw))
         .collect();
     let bytes: usize = wanted.iter().map(|(_, _, raw)| raw.len()).sum();
-    let threads = cpu_cores();
     let mut out: Vec<Option<Result<super::SampleTable, MediaError>>> =
         (0..traks.len()).map(|_| None).collect();
-    if wanted.len() < 2 || threads < 2 || bytes < min_bytes {
+    if wanted.len() < 2 || cpu_cores() < 2 || bytes < min_bytes {
         return out;
     }
-    let read = |raw: &RawTables, id: u32| tables::sample_table(raw, id, object_len, limits);
-    // One group of tracks per thread, at most as many threads as cores, this one included.
-    // Each track goes, largest first, to the group with the least work so far, so this
-    // thread (which starts at once) takes the largest: a 60-minute title's audio track has
-    // more samples than its video, and read second on a new thread it finished last.
-    let groups = threads.min(wanted.len());
-    let mut by_work: Vec<(u64, usize, u32, &RawTables)> = (wanted.iter())
-        .map(|&(i, id, raw)| (table_work(raw, id), i, id, raw))
-        .collect();
-    by_work.sort_by_key(|&(work, i, ..)| (std::cmp::Reverse(work), i));
-    let mut assigned: Vec<Vec<(usize, u32, &RawTables)>> = vec![Vec::new(); groups];
-    let mut loads = vec![0u64; groups];
-    for (work, i, id, raw) in by_work {
-        let least = (loads.iter().enumerate())
-            .min_by_key(|&(g, load)| (*load, g))
-            .map_or(0, |(g, _)| g);
-        if let (Some(load), Some(tracks)) = (loads.get_mut(least), assigned.get_mut(least)) {
-            *load = load.saturating_add(work);
-            tracks.push((i, id, raw));
+    // A track whose thread panicked is left `None`: the caller reads it again.
+    let results = side_by_side(
+        &wanted,
+        |&(_, id, raw)| table_work(raw, id),
+        |&(_, id, raw)| tables::sample_table(raw, id, object_len, limits),
+    );
+    for (k, result) in results {
+        let slot = (wanted.get(k)).and_then(|&(i, _, _)| out.get_mut(i));
+        if let Some(slot) = slot {
+            *slot = Some(result);
         }
     }
-    let group = |g: usize| {
-        (assigned.get(g).into_iter().flatten())
-            .map(|&(i, id, raw)| (i, read(raw, id)))
-            .collect::<Vec<_>>()
-    };
-    std::thread::scope(|scope| {
-        let handles: Vec<_> = (1..groups).map(|g| scope.spawn(move || group(g))).collect();
-        let mut results = group(0);
-        for handle in handles {
-            // A panicking read is left to the caller, which reads those tracks again.
-            results.extend(handle.join().unwrap_or_default());
-        }
-        for (i, result) in results {
-            if let Some(slot) = out.get_mut(i) {
-                *slot = Some(result);
-            }
-        }
-    });
     out
 }
 
@@ -248,13 +222,6 @@ fn read_tables(
 fn table_work(raw: &RawTables, track_id: u32) -> u64 {
     let per_sample = if raw.ctts.is_some() { 28 } else { 24 };
     tables::sample_count(raw, track_id).map_or(0, |n| n.saturating_mul(per_sample))
-}
-
-/// The cores this process may use, worked out once: `available_parallelism` reads the
-/// cgroup quota files on every call (six system calls), and every cold load asks.
-pub(super) fn cpu_cores() -> usize {
-    static CORES: std::sync::OnceLock<usize> = std::sync::OnceLock::new();
-    *CORES.get_or_init(|| std::thread::available_parallelism().map_or(1, usize::from))
 }
 
 /// Move a fragmented file whose every track starts late back to time 0, keeping the

@@ -40,6 +40,7 @@ mod write;
 use read::Reader;
 use write::Writer;
 
+use super::side_by_side::{cpu_cores, side_by_side};
 use super::skeleton::check_sample_description_nesting;
 use super::{
     describe_codec, CodecInfo, EditList, MediaIndex, MediaLimits, SampleTable, TextFormat,
@@ -301,57 +302,30 @@ pub fn decode_index(
 const PARALLEL_BLOCK_BYTES: usize = 128 * 1024;
 
 /// The sample tables of `blocks` (track id, samples block), in order: side by side on
-/// scoped threads (at most one per core, largest blocks first, each to the group with the
-/// least bytes so far, this thread taking the largest) when there are two or more and they
-/// hold [`PARALLEL_BLOCK_BYTES`] or more, as the parser reads a long title's tables
+/// scoped threads ([`side_by_side`], by bytes) when there are two or more and they hold
+/// [`PARALLEL_BLOCK_BYTES`] or more, as the parser reads a long title's tables
 /// (`parse::read_tables`); a first master from a tier is mostly this decoding.
 fn decode_blocks(blocks: &[(u32, &[u8])], limits: &MediaLimits) -> Vec<Result<SampleTable>> {
     let total: usize = blocks.iter().map(|(_, b)| b.len()).sum();
-    let groups = super::parse::cpu_cores().min(blocks.len());
-    if groups < 2 || total < PARALLEL_BLOCK_BYTES {
+    if blocks.len() < 2 || cpu_cores() < 2 || total < PARALLEL_BLOCK_BYTES {
         return (blocks.iter())
             .map(|(id, block)| decode_block(*id, block, limits))
             .collect();
     }
-    let mut by_size: Vec<usize> = (0..blocks.len()).collect();
-    by_size.sort_by_key(|&i| std::cmp::Reverse(blocks.get(i).map_or(0, |(_, b)| b.len())));
-    let mut assigned: Vec<Vec<usize>> = vec![Vec::new(); groups];
-    let mut loads = vec![0usize; groups];
-    for i in by_size {
-        let least = (loads.iter().enumerate())
-            .min_by_key(|&(g, load)| (*load, g))
-            .map_or(0, |(g, _)| g);
-        if let (Some(load), Some(group)) = (loads.get_mut(least), assigned.get_mut(least)) {
-            *load += blocks.get(i).map_or(0, |(_, b)| b.len());
-            group.push(i);
-        }
-    }
-    let decode_group = |g: usize| -> Vec<(usize, Result<SampleTable>)> {
-        (assigned.get(g).into_iter().flatten())
-            .filter_map(|&i| {
-                let (id, block) = blocks.get(i)?;
-                Some((i, decode_block(*id, block, limits)))
-            })
-            .collect()
-    };
+    // A block whose thread panicked stays "not decoded": the index is refused.
     let mut out: Vec<Result<SampleTable>> = (blocks.iter())
         .map(|(id, _)| Err(invalid(*id, "samples not decoded".into())))
         .collect();
-    std::thread::scope(|scope| {
-        let handles: Vec<_> = (1..groups)
-            .map(|g| scope.spawn(move || decode_group(g)))
-            .collect();
-        let mut results = decode_group(0);
-        for handle in handles {
-            // A panicking decode leaves its tracks "not decoded": the index is refused.
-            results.extend(handle.join().unwrap_or_default());
+    let results = side_by_side(
+        blocks,
+        |(_, block)| block.len() as u64,
+        |(id, block)| decode_block(*id, block, limits),
+    );
+    for (i, result) in results {
+        if let Some(slot) = out.get_mut(i) {
+            *slot = result;
         }
-        for (i, result) in results {
-            if let Some(slot) = out.get_mut(i) {
-                *slot = result;
-            }
-        }
-    });
+    }
     out
 }
 
