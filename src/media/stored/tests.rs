@@ -315,6 +315,17 @@ fn samples_out_of_file_order_read_back_the_same() {
     assert_eq!(back.tracks[1].samples, index.tracks[1].samples);
 }
 
+/// Write a chunk of a two-track layout by hand: `samples` of `track`, `gap` bytes after
+/// the previous chunk's end when given (`Writer::layout`'s token).
+fn chunk(w: &mut Writer, track: u64, samples: u64, gap: Option<i64>) {
+    let bits = super::write::track_bits(2);
+    let jump = u64::from(gap.is_some());
+    w.var((samples << (bits + 1)) | (jump << bits) | track);
+    if let Some(gap) = gap {
+        w.signed(gap);
+    }
+}
+
 /// Given a checksummed index object whose layout names a track that is not there, places
 /// more samples than a track has, leaves some unplaced, starts before the object or runs
 /// past its end, then it is refused as invalid.
@@ -322,14 +333,6 @@ fn samples_out_of_file_order_read_back_the_same() {
 fn a_layout_that_does_not_place_every_sample_once_is_refused() {
     let (index, identity) = indexed("h264-aac-3s.mp4");
     let (video, audio) = (index.tracks[0].samples.len(), index.tracks[1].samples.len());
-    let bits = super::write::track_bits(2);
-    let chunk = |w: &mut Writer, track: u64, samples: u64, gap: Option<i64>| {
-        let jump = u64::from(gap.is_some());
-        w.var((samples << (bits + 1)) | (jump << bits) | track);
-        if let Some(gap) = gap {
-            w.signed(gap);
-        }
-    };
     let refused = |bytes: Vec<u8>, what: &str| {
         let result = decode(&bytes, &identity);
         assert!(
@@ -456,14 +459,6 @@ fn long_tracks_decode_side_by_side_in_order() {
 fn repeated_chunks_read_back_and_bad_repeats_are_refused() {
     let (index, identity) = indexed("h264-aac-3s.mp4");
     let (video, audio) = (index.tracks[0].samples.len(), index.tracks[1].samples.len());
-    let bits = super::write::track_bits(2);
-    let chunk = |w: &mut Writer, track: u64, samples: u64, gap: Option<i64>| {
-        let jump = u64::from(gap.is_some());
-        w.var((samples << (bits + 1)) | (jump << bits) | track);
-        if let Some(gap) = gap {
-            w.signed(gap);
-        }
-    };
     let repeat = |w: &mut Writer, period: u64, times: u64| {
         w.var(REPEAT);
         w.var(period);
