@@ -205,9 +205,11 @@ pub(super) fn align_videos(
                     found = Some(i);
                     break;
                 }
-                // A sample is presented at or after its decode time (offsets are shifted
-                // to be non-negative), so past the cut in decode order nothing can match.
-                let dts = u128::from(track_plan.output_dts(table, i)) * ref_scale;
+                // A sample is presented at or after its decode time on the presentation
+                // timeline (offsets are non-negative), so past the cut in decode order
+                // nothing can match.
+                let dts = track_plan.presentation_dts(table, i).max(0);
+                let dts = u128::try_from(dts).unwrap_or(0) * ref_scale;
                 if dts > target + tolerance {
                     break;
                 }

@@ -11,6 +11,16 @@
 //!   its decode-time shift and composition-offset base, plus one title-wide shift `S` (the
 //!   largest amount any track would start before zero), so output pts = source movie pts + S
 //!   for every track, within one tick;
+//! - a video track's composition delay (its first sample's composition offset, the two
+//!   frames of decode-ahead of B-frames) is not part of `S`: the init segment states it as
+//!   an edit (`elst` media_time, ISO/IEC 14496-12 8.6.6, which MSE, ffmpeg, GStreamer and
+//!   AVFoundation all apply) and the track's decode times start that much later, so each
+//!   segment's first picture is presented at its `tfdt` and every presentation time stays
+//!   where the shift alone would put it. Players that place a segment by its `tfdt`
+//!   (hls.js at a discontinuity, Shaka's HLS for every segment) then find no hole at a
+//!   sequence's part boundary and no A/V offset of the delay; offsets stay non-negative
+//!   (`trun` v0), which ffmpeg 5.x reads right where it misreads negative ones (it presents
+//!   such a track late by the largest of them);
 //! - the plan is a pure function of the index and the target duration, so every replica
 //!   names and cuts segments identically.
 
@@ -40,6 +50,9 @@ pub struct TrackPlan {
     pub dts_shift: u64,
     /// Subtracted from each source composition offset to get the output one.
     pub cts_base: i32,
+    /// The composition delay stated by the init segment's edit (`elst` media_time, ticks):
+    /// subtracted from decode time plus composition offset to get the presentation time.
+    pub composition_delay: u32,
     /// The title-wide shift S in this track's ticks (rounded up): output times minus S are
     /// source movie times. DASH states it as `presentationTimeOffset`.
     pub title_shift_ticks: u64,
@@ -65,11 +78,19 @@ impl TrackPlan {
             .saturating_add(self.dts_shift)
     }
 
-    /// Output presentation time of sample `i`.
+    /// Output presentation time of sample `i` (after the init segment's edit).
     pub fn output_pts(&self, table: &SampleTable, i: usize) -> u64 {
         let cts = i64::from(table.cts_offset(i)) - i64::from(self.cts_base);
         self.output_dts(table, i)
             .saturating_add(u64::try_from(cts).unwrap_or(0))
+            .saturating_sub(u64::from(self.composition_delay))
+    }
+
+    /// Decode time of sample `i` on the presentation timeline, for containers without
+    /// edits (MPEG-TS): the output decode time less the composition delay, so that
+    /// `output_pts - presentation_dts` is the sample's (non-negative) composition offset.
+    pub fn presentation_dts(&self, table: &SampleTable, i: usize) -> i128 {
+        i128::from(self.output_dts(table, i)) - i128::from(self.composition_delay)
     }
 
     /// Output start time and duration (ticks) of segment `segment`: it starts when its
@@ -106,17 +127,22 @@ pub(super) fn plan_segments_forced(
         .iter()
         .map(|t| {
             let base = cts_base(t);
+            let delay = composition_delay(t);
             // S in this track's ticks, rounded up so the shift below is never negative
             // (exact for the track that sets S).
             let shift_ticks = (shift_num * i128::from(t.timescale)).div_euclid(shift_den)
                 + i128::from((shift_num * i128::from(t.timescale)).rem_euclid(shift_den) != 0);
-            let shift = shift_ticks + i128::from(base) + i128::from(t.edits.leading_empty_ticks())
+            let shift = shift_ticks
+                + i128::from(base)
+                + i128::from(delay)
+                + i128::from(t.edits.leading_empty_ticks())
                 - i128::from(t.edits.first_media_time_ticks());
             TrackPlan {
                 track_id: t.track_id,
                 timescale: t.timescale,
                 dts_shift: u64::try_from(shift.max(0)).unwrap_or(u64::MAX),
                 cts_base: base,
+                composition_delay: delay,
                 title_shift_ticks: u64::try_from(shift_ticks.max(0)).unwrap_or(u64::MAX),
                 first_samples: Vec::new(),
             }
@@ -175,7 +201,7 @@ pub(super) fn plan_segments_forced(
 pub(super) fn title_shift(tracks: &[TrackIndex]) -> (i128, i128) {
     tracks
         .iter()
-        .map(|t| (lead_ticks(t, cts_base(t)), i128::from(t.timescale.max(1))))
+        .map(|t| (lead_ticks(t), i128::from(t.timescale.max(1))))
         .fold((0i128, 1i128), |(n, d), (tn, td)| {
             if tn * d > n * td {
                 (tn, td)
@@ -201,11 +227,25 @@ fn cts_base(track: &TrackIndex) -> i32 {
         .min(0)
 }
 
+/// The composition delay of a video track: its first sample's output composition offset
+/// (see [`cts_base`]), which its init segment's edit takes back; 0 for other tracks, and
+/// at most `i32::MAX` (an `elst` v0 media_time).
+pub(crate) fn composition_delay(track: &TrackIndex) -> u32 {
+    if track.kind != TrackKind::Video || track.samples.is_empty() {
+        return 0;
+    }
+    let offset = i64::from(track.samples.cts_offset(0)) - i64::from(cts_base(track));
+    u32::try_from(offset.clamp(0, i64::from(i32::MAX))).unwrap_or(0)
+}
+
 /// How far (in the track's ticks) its first output decode time would fall before zero if
-/// it were not shifted: `media_time - cts_base - empty`.
-fn lead_ticks(track: &TrackIndex, base: i32) -> i128 {
+/// it were not shifted and had no composition delay: `media_time - cts_base - empty`. A
+/// video track's delay counts here, though its edit takes it back: it gives audio room
+/// for pre-roll before the presentation start (`edit::present_title`) and keeps every
+/// presentation time where it was before the edit was written.
+fn lead_ticks(track: &TrackIndex) -> i128 {
     i128::from(track.edits.first_media_time_ticks())
-        - i128::from(base)
+        - i128::from(cts_base(track))
         - i128::from(track.edits.leading_empty_ticks())
 }
 

@@ -93,7 +93,10 @@ pub struct Rendition {
 /// 3: issue 27: one audio frame per MPEG-TS PES (every TS segment's bytes and the I-frame
 /// byte ranges into them), SAMPLE-AES slices escaped as Apple's format says, audio
 /// pre-roll of up to one second before a first edit, display matrices in init segments.
-pub const PACKAGER_FORMAT: u32 = 3;
+/// 4: a video track's composition delay is an `elst` in its init segment and its fMP4
+/// decode times (`tfdt`) start that much later (`plan.rs`); presentation times, TS and
+/// WebVTT are unchanged.
+pub const PACKAGER_FORMAT: u32 = 4;
 
 impl Title {
     /// The version token of everything derived from this title: a hash of the object's

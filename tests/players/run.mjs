@@ -24,6 +24,10 @@
 //                          time has moved 2*R s on and key-frame resources (`ifr-*.m4s`,
 //                          from the HLS I-frame playlist or the DASH trick-play set) were
 //                          fetched; then back to normal play
+//     {"av_start": {"offset": E, "tolerance": T}}
+//                          lip sync at the start (before any seek): the earliest audio the
+//                          browser buffered starts E seconds after the earliest video (the
+//                          source's own difference, ffprobe's start times), within T
 //     {"audio": "fra"}     switch to the audio track of that language
 //     {"thumbnail": {"at": S, "url": "storyboard-1.jpg", "x": X, "y": Y}}
 //                          the player's thumbnail for media time S (from the manifest's
@@ -78,7 +82,7 @@ const PLAYER_FILES = {
   shaka: ['shaka-player', 'dist/shaka-player.compiled.js'],
 };
 
-const STEP_KINDS = ['play', 'play_to_end', 'seek', 'variant', 'audio', 'cues', 'trick', 'thumbnail', 'interstitial'];
+const STEP_KINDS = ['play', 'play_to_end', 'seek', 'variant', 'audio', 'av_start', 'cues', 'trick', 'thumbnail', 'interstitial'];
 // The key-frame resources trick play fetches.
 const KEY_FRAME_URL = /\/ifr-[^/?]*\.m4s(\?|$)/;
 const SEEK_TOLERANCE_S = 0.5;
@@ -159,6 +163,7 @@ const HARNESS_JS = String.raw`
       const buffer = addSourceBuffer.call(this, mime);
       buffer.vpRecord = { mime: String(mime), bytes: 0 };
       state.media.push(buffer.vpRecord);
+      (state.buffers = state.buffers || []).push(buffer);
       return buffer;
     };
   }
@@ -485,6 +490,28 @@ const STEPS = {
     if (!seeked) throw new StepFailure(`no seeked event (media time ${landed.toFixed(3)} s)`);
     if (Math.abs(landed - target) > SEEK_TOLERANCE_S) throw new StepFailure(`landed at ${landed.toFixed(3)} s, asked ${target} s`);
     return { landed: round(landed) };
+  },
+
+  // Where each SourceBuffer's first buffered range starts, by the kind of media it takes:
+  // a player that places audio against video by anything but their media times shows here.
+  async av_start(page, spec) {
+    const starts = await page.evaluate(() => (window.vpState.buffers || []).map((b) => ({
+      mime: b.vpRecord.mime,
+      start: b.buffered.length ? b.buffered.start(0) : null,
+    })));
+    const first = (kind) => starts
+      .filter((b) => b.start !== null && mediaKinds(b.mime).length === 1 && mediaKinds(b.mime)[0] === kind)
+      .map((b) => b.start)
+      .sort((x, y) => x - y)[0];
+    const video = first('video');
+    const audio = first('audio');
+    if (video === undefined || audio === undefined) throw new StepFailure(`no separate audio and video buffered: ${JSON.stringify(starts)}`);
+    const offset = audio - video;
+    const tolerance = spec.tolerance === undefined ? 0.025 : spec.tolerance;
+    if (Math.abs(offset - spec.offset) > tolerance) {
+      throw new StepFailure(`audio starts ${offset.toFixed(4)} s after video, the source ${spec.offset} s (tolerance ${tolerance} s): ${JSON.stringify(starts)}`);
+    }
+    return { video: round(video), audio: round(audio) };
   },
 
   async variant(page, index) {

@@ -5,11 +5,14 @@
 //! `trak` and a `trex` each, so the two cannot drift apart. The sample description (`stsd`)
 //! is the source's own bytes, so any codec configuration (avcC, hvcC, esds, dOps, colr,
 //! pasp, ...) reaches the player exactly as the source has it, and so do the track's display
-//! matrix and size (a rotated phone video stays upright). No edit list is written: the
-//! plan bakes edit lists into sample times (see `plan`).
+//! matrix and size (a rotated phone video stays upright). The source's edit lists are
+//! baked into sample times by the plan; the one edit written here is a video track's
+//! composition delay (`plan::composition_delay`), so its first picture is presented at
+//! its decode time.
 
 use super::writer::BoxWriter;
 use crate::media::{TrackIndex, TrackKind, UNITY_MATRIX};
+use crate::package::plan::composition_delay;
 
 /// The init segment of `track` (ISO/IEC 23000-19 7.3.2.2).
 pub fn init_segment(track: &TrackIndex) -> Vec<u8> {
@@ -68,6 +71,27 @@ fn write_init(tracks: &[&TrackIndex], brands: &[&[u8; 4]]) -> Vec<u8> {
     w.finish()
 }
 
+/// `edts(elst)` with one edit taking back `track`'s composition delay, when it has one
+/// (ISO/IEC 14496-12 8.6.6: "It is recommended that such an edit be used to establish a
+/// presentation time of 0 for the first presented sample, when composition offsets are
+/// used"). Its duration is 0, which in an empty initial movie covers the fragments to come
+/// (8.6.6.1); MSE requires players to apply it (ISO BMFF byte stream format 3).
+fn write_composition_edit(w: &mut BoxWriter, track: &TrackIndex) {
+    let delay = composition_delay(track);
+    if delay == 0 {
+        return;
+    }
+    w.begin(b"edts");
+    w.begin_full(b"elst", 0, 0);
+    w.u32(1); // entry_count
+    w.u32(0); // segment_duration
+    w.u32(delay); // media_time (at most i32::MAX)
+    w.u16(1); // media_rate_integer
+    w.u16(0); // media_rate_fraction
+    w.end(); // elst
+    w.end(); // edts
+}
+
 /// The `trak` of `track`: header, media header, handler and an empty sample table around
 /// the source's `stsd`.
 fn write_trak(w: &mut BoxWriter, track: &TrackIndex) {
@@ -91,6 +115,7 @@ fn write_trak(w: &mut BoxWriter, track: &TrackIndex) {
     w.u32(track.tkhd_width);
     w.u32(track.tkhd_height);
     w.end();
+    write_composition_edit(w, track);
 
     w.begin(b"mdia");
     w.begin_full(b"mdhd", 0, 0);

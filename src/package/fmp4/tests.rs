@@ -1,6 +1,6 @@
 //! Every box we write is decoded back with mp4-atom and compared with the source.
 use super::*;
-use crate::media::{parse_index, MediaIndex, MediaLimits};
+use crate::media::{parse_index, MediaIndex, MediaLimits, TrackKind};
 use crate::package::Title;
 use crate::source::ObjectIdentity;
 use mp4_atom::{Decode, Ftyp, Moof, Moov};
@@ -272,4 +272,31 @@ fn a_track_without_samples_in_a_muxed_segment_gets_no_traf() {
         prepare_muxed_segment(&title.index, &title.plan, &[0, 7], 0),
         Err(crate::package::PackageError::NoSuchTrack { .. })
     ));
+}
+
+/// Given a file whose video has two B-frames (its first sample presented 1024 ticks after
+/// it is decoded), its init segment states that delay as one edit and the audio's states
+/// none; its first media segment's `tfdt` is then where the plan presents its first picture.
+#[test]
+fn a_video_init_segment_takes_back_the_composition_delay_with_one_edit() {
+    let title = fixture_title("h264-aac-3s.mp4");
+    for (track, plan) in title.index.tracks.iter().zip(&title.plan.tracks) {
+        let mut buf = &init_segment(track)[..];
+        Ftyp::decode(&mut buf).unwrap();
+        let moov = Moov::decode(&mut buf).unwrap();
+        let edit = moov.trak[0].edts.as_ref().and_then(|e| e.elst.as_ref());
+        if track.kind == TrackKind::Video {
+            let elst = edit.expect("a video edit");
+            assert_eq!(elst.entries.len(), 1);
+            let entry = &elst.entries[0];
+            assert_eq!(entry.segment_duration, 0, "covers the fragments to come");
+            assert_eq!(entry.media_time, Some(1024));
+            assert_eq!(plan.composition_delay, 1024);
+            let table = &track.samples;
+            assert_eq!(plan.output_dts(table, 0), plan.output_pts(table, 0));
+        } else {
+            assert!(edit.is_none(), "no edit on track {}", track.track_id);
+            assert_eq!(plan.composition_delay, 0);
+        }
+    }
 }

@@ -118,14 +118,18 @@ fn edit_lists_and_composition_delay_keep_the_av_relationship() {
     let (video, audio) = (&plan.tracks[0], &plan.tracks[1]);
     // Source movie time of video sample 0 is (0 + 1024 - 1024) / 15360 = 0 s, of audio
     // sample 0 is (0 - 1024) / 48000 s. The output must keep that difference.
-    let video_pts = (video.dts_shift as f64 + 1024.0 - f64::from(video.cts_base)) / 15360.0;
-    let audio_pts = audio.dts_shift as f64 / 48000.0;
+    let video_pts = video.output_pts(&index.tracks[0].samples, 0) as f64 / 15360.0;
+    let audio_pts = audio.output_pts(&index.tracks[1].samples, 0) as f64 / 48000.0;
     let source_difference = 0.0 - (-1024.0 / 48000.0);
     let output_difference = video_pts - audio_pts;
     assert!((output_difference - source_difference).abs() < 0.001);
-    // The title shift S is video's B-frame delay (2 frames): video's first decode time
-    // stays 0 and its first frame is presented at S; audio's priming starts at S - 1024.
-    assert_eq!(video.dts_shift, 0);
+    // The title shift S is video's B-frame delay (2 frames): its first frame is presented
+    // at S, and audio's priming starts at S - 1024. The delay is also the init segment's
+    // edit, so video's first decode time is S too: its first picture at its `tfdt`.
+    assert_eq!(video.composition_delay, 1024);
+    assert_eq!(audio.composition_delay, 0);
+    assert_eq!(video.dts_shift, 1024);
+    assert_eq!(video.output_pts(&index.tracks[0].samples, 0), 1024);
     assert_eq!(audio.dts_shift, 3200 - 1024);
 }
 
@@ -134,8 +138,10 @@ fn a_delayed_track_keeps_its_empty_edit() {
     let mut index = av_index();
     index.tracks[1].edits = edits(24000, 0);
     let plan = plan_segments(&index, 6000);
-    // Video sets S (its 2-frame delay, 3200 audio ticks); audio starts 0.5 s after it.
-    assert_eq!(plan.tracks[0].dts_shift, 0);
+    // Video sets S (its 2-frame delay, 3200 audio ticks), and is presented from S at its
+    // first decode time; audio starts 0.5 s after it.
+    assert_eq!(plan.tracks[0].dts_shift, 1024);
+    assert_eq!(plan.tracks[0].output_pts(&index.tracks[0].samples, 0), 1024);
     assert_eq!(plan.tracks[1].dts_shift, 3200 + 24000);
 }
 

@@ -21,7 +21,7 @@
 use std::ops::Range;
 
 use super::{TsProgram, TsStream, MAX_PCR_GAP, PACKET_LEN, PCR_LEAD, TS_TIME_OFFSET};
-use crate::media::TrackIndex;
+use crate::media::{SampleTable, TrackIndex};
 use crate::package::{PackageError, Title, TrackPlan};
 
 /// Bytes of a PES header with a PTS (9 + 5), and with a DTS too (9 + 10).
@@ -254,6 +254,16 @@ fn to_90k(ticks: u64, timescale: u32) -> u64 {
     u64::try_from(t).unwrap_or(u64::MAX)
 }
 
+/// The DTS (90 kHz, [`TS_TIME_OFFSET`] included) of sample `i`: its decode time on the
+/// presentation timeline (TS has no edit to take back a composition delay), never after
+/// its PTS.
+fn decode_time_90k(plan: &TrackPlan, table: &SampleTable, i: usize, timescale: u32) -> u64 {
+    let pts = to_90k(plan.output_pts(table, i), timescale) + TS_TIME_OFFSET;
+    let dts = (plan.presentation_dts(table, i) * 90_000).div_euclid(i128::from(timescale.max(1)))
+        + i128::from(TS_TIME_OFFSET);
+    u64::try_from(dts.max(0)).unwrap_or(u64::MAX).min(pts)
+}
+
 /// The units of segment `segment` (0-based) of `program`, in order, starting with PSI.
 /// `sizes`, when given, are per program stream the sizes of the segment's samples to use
 /// instead of the index's (SAMPLE-AES, where encryption changes video sizes).
@@ -284,9 +294,10 @@ pub(crate) fn segment_units(
             // from the last PES of the segment before.
             let before = match segment.checked_sub(1).and_then(|k| plan.samples(k)) {
                 // A video PES is one frame: the one before is the previous sample.
-                Some(range) if stream.is_video() => range.end.checked_sub(1).map(|i| {
-                    to_90k(plan.output_dts(&track.samples, i), track.timescale) + TS_TIME_OFFSET
-                }),
+                Some(range) if stream.is_video() => range
+                    .end
+                    .checked_sub(1)
+                    .map(|i| decode_time_90k(plan, &track.samples, i, track.timescale)),
                 Some(range) => stream_pes(stream, index, track, plan, range, None)?
                     .last()
                     .map(Pes::decode_time),
@@ -387,7 +398,7 @@ fn stream_pes(
                 stream.prefix.len()
             };
             let pts = time(plan.output_pts(table, i));
-            let dts = time(plan.output_dts(table, i));
+            let dts = decode_time_90k(plan, table, i, timescale);
             let es_len = prefix as u64 + u64::from(*size);
             out.push(Pes::new(index, i, pts, dts, key, es_len).ok_or_else(unindexable)?);
         }

@@ -146,7 +146,12 @@ fn pes_times_follow_the_plan() {
             };
             let to_90k = |t: u64| t * 90_000 / u64::from(video.timescale) + TS_TIME_OFFSET;
             let pts = to_90k(plan.output_pts(&video.samples, sample));
-            let dts = to_90k(plan.output_dts(&video.samples, sample));
+            // DTS on the presentation timeline: the decode time less the composition
+            // delay (the fMP4 init segment's edit), never after the PTS.
+            let dts = plan.presentation_dts(&video.samples, sample) * 90_000
+                / i128::from(video.timescale)
+                + i128::from(TS_TIME_OFFSET);
+            let dts = u64::try_from(dts).unwrap().min(pts);
             assert_eq!(time(&pes[9..14]), pts, "sample {sample} PTS");
             if pts != dts {
                 assert_eq!(time(&pes[14..19]), dts, "sample {sample} DTS");
