@@ -258,12 +258,6 @@ pub fn parse_title_document(
             reason: format!("drm: {reason}"),
         })?;
     let closed_captions = access::closed_captions(raw.closed_captions, check_label)?;
-    if !parts.is_empty() && (raw.breaks.is_some() || raw.program_date_time.is_some()) {
-        return Err(DocumentError::BadPart {
-            entry: "breaks".into(),
-            reason: "breaks are not offered for sequences".into(),
-        });
-    }
     let breaks = breaks::check_breaks(raw.breaks.unwrap_or_default())?;
     let program_date_time = (raw.program_date_time.as_deref())
         .map(ProgramDateTime::parse)

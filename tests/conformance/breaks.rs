@@ -86,7 +86,7 @@ fn source_of(folder: &TempDir, name: &str) -> String {
 
 /// Presentation times (s) of the key frames of the first video stream of `source`, from
 /// ffprobe's packet flags.
-async fn key_frame_times(source: &str) -> Vec<f64> {
+pub(super) async fn key_frame_times(source: &str) -> Vec<f64> {
     let out = run_tool(
         "ffprobe",
         args(&[
@@ -114,7 +114,7 @@ async fn key_frame_times(source: &str) -> Vec<f64> {
 }
 
 /// The cut of a break asking for `at_ms`: the source key frame at or before it, seconds.
-fn expected_cut(keys: &[f64], at_ms: u64) -> f64 {
+pub(super) fn expected_cut(keys: &[f64], at_ms: u64) -> f64 {
     let at = at_ms as f64 / 1000.0;
     keys.iter()
         .copied()
@@ -124,18 +124,18 @@ fn expected_cut(keys: &[f64], at_ms: u64) -> f64 {
 
 /// One HLS Interstitial as a media playlist states it, and where.
 #[derive(Debug, Clone)]
-struct Interstitial {
-    line: String,
+pub(super) struct Interstitial {
+    pub(super) line: String,
     /// The number of segments listed before it.
-    segments_before: usize,
+    pub(super) segments_before: usize,
     /// The sum of the EXTINFs before it, s.
-    time_before: f64,
+    pub(super) time_before: f64,
     /// The `EXT-X-PROGRAM-DATE-TIME` written just before it.
-    program_date: Option<String>,
+    pub(super) program_date: Option<String>,
 }
 
 /// The interstitials of a media playlist and its first program date.
-fn interstitials(playlist: &str) -> (Vec<Interstitial>, Option<String>) {
+pub(super) fn interstitials(playlist: &str) -> (Vec<Interstitial>, Option<String>) {
     let (mut found, mut first_date, mut last_date) = (Vec::new(), None, None);
     let (mut segments, mut time) = (0usize, 0.0f64);
     for line in playlist.lines() {
@@ -162,14 +162,14 @@ fn interstitials(playlist: &str) -> (Vec<Interstitial>, Option<String>) {
 }
 
 /// An unquoted attribute (`DURATION=0.400`) of an HLS tag line.
-fn plain_attribute(line: &str, name: &str) -> Option<String> {
+pub(super) fn plain_attribute(line: &str, name: &str) -> Option<String> {
     let start = line.find(&format!(",{name}="))? + name.len() + 2;
     let rest = &line[start..];
     Some(rest[..rest.find(',').unwrap_or(rest.len())].to_owned())
 }
 
 /// `2026-12-04T20:00:01.000Z` as ms after 20:00:00.000 of that day (the tests' clock).
-fn ms_after_eight(date: &str) -> i64 {
+pub(super) fn ms_after_eight(date: &str) -> i64 {
     let time = date
         .strip_prefix("2026-12-04T")
         .and_then(|t| t.strip_suffix('Z'))
@@ -186,16 +186,16 @@ fn ms_after_eight(date: &str) -> i64 {
 /// (Table 5), 9.7.3 (Table 8), 9.8.1 and 9.8.2 (Tables 14, 15), with its CRC_32
 /// recomputed as ISO/IEC 13818-1 Annex A defines it.
 #[derive(Debug, PartialEq, Eq)]
-struct Splice {
-    pts_adjustment: u64,
-    event_id: u32,
-    out_of_network: bool,
-    program_splice: bool,
-    immediate: bool,
-    pts_time: Option<u64>,
-    auto_return: bool,
-    duration: u64,
-    descriptors: Vec<(u8, Vec<u8>)>,
+pub(super) struct Splice {
+    pub(super) pts_adjustment: u64,
+    pub(super) event_id: u32,
+    pub(super) out_of_network: bool,
+    pub(super) program_splice: bool,
+    pub(super) immediate: bool,
+    pub(super) pts_time: Option<u64>,
+    pub(super) auto_return: bool,
+    pub(super) duration: u64,
+    pub(super) descriptors: Vec<(u8, Vec<u8>)>,
 }
 
 /// MSB-first bit reader over a byte slice.
@@ -230,7 +230,7 @@ fn mpeg_crc32(bytes: &[u8]) -> u32 {
     crc
 }
 
-fn decode_splice(section: &[u8]) -> Splice {
+pub(super) fn decode_splice(section: &[u8]) -> Splice {
     let mut r = Bits {
         bytes: section,
         at: 0,
@@ -315,7 +315,7 @@ fn decode_splice(section: &[u8]) -> Splice {
     }
 }
 
-fn unhex(text: &str) -> Vec<u8> {
+pub(super) fn unhex(text: &str) -> Vec<u8> {
     let digits = text.strip_prefix("0x").expect("0x hex");
     (0..digits.len())
         .step_by(2)
@@ -833,14 +833,14 @@ async fn bad_breaks_are_refused_with_a_reason() {
             "breaks[0]: id must be 1 to 64 of",
         ),
         (
-            "sequence",
-            r#"{"parts": [{"file": "ladder-180p.mp4"}], "breaks": [{"id": "a", "at": 1000, "duration": 100, "asset_uri": "https://ads.example/a.m3u8"}]}"#.to_owned(),
-            "breaks: breaks are not offered for sequences",
+            "sequence-past-its-end",
+            r#"{"parts": [{"file": "ladder-180p.mp4"}], "breaks": [{"id": "a", "at": 4000, "duration": 100, "asset_uri": "https://ads.example/a.m3u8"}]}"#.to_owned(),
+            "breaks[0] (a): at 4000 ms is at or after the sequence's end (4000 ms)",
         ),
         (
             "part-with-breaks",
             r#"{"parts": [{"file": "ladder-180p.mp4"}, {"title": "breaks.json"}]}"#.to_owned(),
-            "parts[1]: breaks.json has ad breaks; breaks are not offered for sequences",
+            "parts[1]: breaks.json has ad breaks of its own; a sequence's breaks are its document's",
         ),
         (
             "unknown-field",

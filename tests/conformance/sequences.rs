@@ -25,6 +25,11 @@ const SEQUENCE: &str = r#"{"parts": [{"file": "ident.mp4"}, {"title": "ladder.js
 /// A folder with the ladder fixture, an ident made by ffmpeg and the sequence document,
 /// served with 1 s segments.
 async fn sequence_folder() -> (TempDir, TestServer) {
+    sequence_folder_with(SEQUENCE).await
+}
+
+/// [`sequence_folder`] with `document` as `sequence.json`.
+async fn sequence_folder_with(document: &str) -> (TempDir, TestServer) {
     let folder = TempDir::new("sequence");
     let ladder = common::fixtures().join("ladder");
     for entry in std::fs::read_dir(&ladder).expect("ladder fixtures") {
@@ -65,7 +70,7 @@ async fn sequence_folder() -> (TempDir, TestServer) {
         ]),
     )
     .await;
-    std::fs::write(folder.path().join("sequence.json"), SEQUENCE).expect("document");
+    std::fs::write(folder.path().join("sequence.json"), document).expect("document");
     let server = common::start_server_with(
         folder.path(),
         Settings {
@@ -332,5 +337,150 @@ async fn dash_sequence_periods_decode_to_their_own_sources() {
             );
         }
     }
+    server.shutdown().await;
+}
+
+/// The sequence with a program date and two ad breaks on its own timeline: one at the
+/// boundary (5 s, part 2 at 0) and one inside the film (7.5 s: the ladder's key frame at
+/// 2 s of part 2, so 7 s).
+const SEQUENCE_WITH_BREAKS: &str = r#"{
+  "parts": [{"file": "ident.mp4"}, {"title": "ladder.json"}],
+  "program_date_time": "2026-12-04T21:00:00+01:00",
+  "breaks": [
+    {"id": "intro", "at": 5000, "duration": 2000, "asset_uri": "https://cdn.example/vod/ad.mp4/master.m3u8"},
+    {"id": "mid", "at": 7500, "duration": 2000, "asset_list": "https://ads.example/list.json"}
+  ]
+}"#;
+
+/// Given a sequence whose document has ad breaks, when its media playlists and MPD are
+/// read, then each break is signalled in the part it falls in, at the sequence time of
+/// the film's key frame at or before it: an interstitial with its SCTE-35 splice after the
+/// discontinuity and at the cut inside part 2 (dated from the document's program date,
+/// every part's first segment dated too), and an SCTE-35 EventStream in part 2's Period
+/// at the cut from the Period's start. A break past the sequence's end is refused.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_sequence_s_breaks_are_signalled_in_the_part_they_fall_in() {
+    use super::breaks::{
+        decode_splice, expected_cut, interstitials, key_frame_times, ms_after_eight,
+        plain_attribute, unhex,
+    };
+    if !tools_available().await {
+        return;
+    }
+    let (folder, server) = sequence_folder_with(SEQUENCE_WITH_BREAKS).await;
+    let ident_end = 5.0;
+    let keys = key_frame_times(&folder.path().join("ladder-360p.mp4").to_string_lossy()).await;
+    let cuts = [ident_end, ident_end + expected_cut(&keys, 2500)];
+    assert!(
+        (cuts[1] - 7.0).abs() < 1e-6,
+        "the film's key frame at 2 s: {cuts:?}"
+    );
+    let base = "/vod/sequence.json/";
+    let master = fetch_ok(&server, &format!("{base}master.m3u8"))
+        .await
+        .text();
+    let uris = master_playlist_uris(&master);
+    assert_eq!(uris.len(), 5, "{master}");
+    let mut event_ids = Vec::new();
+    for uri in &uris {
+        let playlist = fetch_ok(&server, &format!("{base}{uri}")).await.text();
+        let video =
+            !(master.lines()).any(|l| l.starts_with("#EXT-X-MEDIA") && l.contains(uri.as_str()));
+        let (found, first_date) = interstitials(&playlist);
+        assert_eq!(
+            first_date.map(|d| ms_after_eight(&d)),
+            Some(0),
+            "{uri}\n{playlist}"
+        );
+        assert_eq!(found.len(), 2, "{uri}: two interstitials\n{playlist}");
+        let discontinuity = playlist.find("#EXT-X-DISCONTINUITY").expect("a boundary");
+        assert!(
+            playlist
+                .find("ID=\"intro\"")
+                .is_some_and(|at| at > discontinuity),
+            "{uri}: the boundary's break is in part 2\n{playlist}"
+        );
+        for ((tag, id), cut) in found.iter().zip(["intro", "mid"]).zip(cuts) {
+            let line = &tag.line;
+            assert_eq!(quoted_attribute(line, "ID").as_deref(), Some(id), "{line}");
+            let start = ms_after_eight(&quoted_attribute(line, "START-DATE").expect("date"));
+            assert_eq!(start, (cut * 1000.0).round() as i64, "{uri}: {line}");
+            let date = ms_after_eight(tag.program_date.as_deref().expect("dated segment"));
+            // Audio's segments start at its first frame at or after the cut.
+            let tolerance = if video { 1 } else { 50 };
+            assert!(
+                (date - start).abs() <= tolerance,
+                "{uri}: {date} ms at {line}"
+            );
+            if video {
+                assert!(
+                    (tag.time_before - cut).abs() < 0.002,
+                    "{uri}: {} s of segments before {id}, cut at {cut}",
+                    tag.time_before
+                );
+            }
+            let splice = decode_splice(&unhex(&plain_attribute(line, "SCTE35-OUT").unwrap()));
+            assert!(splice.out_of_network, "{line}");
+            assert_eq!(splice.duration, 2000 * 90, "{line}");
+            event_ids.push(splice.event_id);
+        }
+    }
+    event_ids.sort_unstable();
+    event_ids.dedup();
+    assert_eq!(
+        event_ids.len(),
+        2,
+        "one splice id per break, the same in every playlist"
+    );
+    let mpd = fetch_ok(&server, &format!("{base}manifest.mpd"))
+        .await
+        .text();
+    let periods: Vec<&str> = mpd.split("<Period ").skip(1).collect();
+    assert_eq!(periods.len(), 2, "{mpd}");
+    assert!(
+        !periods[0].contains("EventStream"),
+        "no break in the ident\n{mpd}"
+    );
+    let times: Vec<u64> = periods[1]
+        .split("<Event ")
+        .skip(1)
+        .map(|e| {
+            attribute(&format!(" {e}"), "presentationTime")
+                .expect("time")
+                .parse()
+                .expect("number")
+        })
+        .collect();
+    assert!(periods[1].contains("urn:scte:scte35:2014:xml+bin"), "{mpd}");
+    assert_eq!(times.len(), 2, "{mpd}");
+    for (time, cut) in times.iter().zip(cuts) {
+        let want = ((cut - ident_end) * 90_000.0).round() as i64;
+        assert!(
+            (*time as i64 - want).abs() <= 1,
+            "Event at {time}, cut at {cut} s\n{mpd}"
+        );
+    }
+    server.shutdown().await;
+
+    // A break at the sequence's end (5 s + 4 s) is the document's fault.
+    let past = SEQUENCE_WITH_BREAKS.replace("\"at\": 7500", "\"at\": 9000");
+    std::fs::write(folder.path().join("past.json"), past).expect("document");
+    let server = common::start_server_with(
+        folder.path(),
+        Settings {
+            segment_duration_ms: 1000,
+            ..Default::default()
+        },
+    )
+    .await;
+    let reply = common::get(server.addr, "/vod/past.json/master.m3u8").await;
+    assert_eq!(reply.status, 422, "{}", reply.text());
+    assert!(
+        reply.text().contains("breaks[1] (mid)") && reply.text().contains("sequence's end"),
+        "{}",
+        reply.text()
+    );
+    let healthy = common::get(server.addr, "/vod/sequence.json/master.m3u8").await;
+    assert_eq!(healthy.status, 200);
     server.shutdown().await;
 }

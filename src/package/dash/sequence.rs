@@ -2,6 +2,7 @@
 //! by the single-title code (`period_sets`), joined by the Period continuity and
 //! connectivity descriptors where the parts allow it.
 
+use super::events::event_stream;
 use super::tag::Tag;
 use super::{mpd_start, period_sets, protection_elements, seconds, Uris};
 use crate::package::signalling::ManifestOptions;
@@ -56,6 +57,8 @@ pub fn render_sequence_mpd(sequence: &Sequence, options: &ManifestOptions) -> St
         // A part without subtitles still lists the sequence's text sets, each an empty
         // WebVTT file: a player (GStreamer's dashdemux2) that meets a text stream only in a
         // later Period stalls at the boundary, and HLS gives that time empty cues too.
+        // The part's ad breaks (issue 31), from the Period's start.
+        event_stream(&mut out, &part.title);
         let silent = part.title.index.text_tracks.is_empty() && part.title.sidecars.is_empty();
         let texts_of = reference.filter(|_| silent);
         period_sets(&mut out, &part.title, texts_of, &uris);

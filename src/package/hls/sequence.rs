@@ -4,10 +4,14 @@
 //! across every part, with `EXT-X-DISCONTINUITY` at each boundary (RFC 8216 4.3.2.3:
 //! another encoding, another timeline) and the part's own `EXT-X-MAP` after it. A part's
 //! segments keep their own numbers and times, named by the part (`seg-p2-f1-t1-3.m4s`).
+//! A sequence's ad breaks are its parts' (each cut at the breaks that fall in it): every
+//! part's first segment carries its program date, and each break its interstitial, as a
+//! title's playlists do.
 
 use std::fmt::Write as _;
 
 use super::attrs::{Attrs, VERSION};
+use super::breaks::write_marks;
 use super::media::{listed_segments, segment_micros};
 use super::multivariant::multivariant_of;
 use crate::package::signalling::ManifestOptions;
@@ -46,7 +50,7 @@ pub fn render_sequence_media_playlist(
         let all = segment_micros(&part.title, rendition);
         let listed = listed_segments(&all);
         let first = listed.start as u64 + 1;
-        parts.push((first, all.get(listed).unwrap_or_default().to_vec()));
+        parts.push((first, all.get(listed).unwrap_or_default().to_vec(), part));
     }
     let first = sequence.parts.first()?;
     let preroll = (first.title.rendition(track_id)).and_then(|r| first.title.video_preroll_secs(r));
@@ -54,14 +58,28 @@ pub fn render_sequence_media_playlist(
     if let Some(offset) = preroll {
         let _ = writeln!(out, "#EXT-X-START:TIME-OFFSET={offset:.6},PRECISE=YES");
     }
-    for (n, (first, durations)) in parts.iter().enumerate() {
+    for (n, (first, durations, sequence_part)) in parts.iter().enumerate() {
         let part = u32::try_from(n + 1).ok()?;
         if n > 0 {
             out.push_str("#EXT-X-DISCONTINUITY\n");
         }
         let map = Resource::PartInit { part, track_id };
         let _ = writeln!(out, "#EXT-X-MAP:{}", Attrs::default().uri(map, options).0);
+        let mut elapsed_us = 0u64;
         for (number, micros) in (*first..).zip(durations) {
+            // Each part's program date and breaks, on its own clock (issue 31).
+            let at = (
+                number.saturating_sub(1) as usize,
+                i128::from(elapsed_us) * 1000,
+            );
+            write_marks(
+                &mut out,
+                &sequence_part.title.breaks,
+                at,
+                number == *first,
+                0,
+            );
+            elapsed_us = elapsed_us.saturating_add(*micros);
             let name = Resource::PartSegment {
                 part,
                 track_id,
@@ -94,7 +112,14 @@ pub fn render_sequence_subtitle_playlist(
         if n > 0 {
             out.push_str("#EXT-X-DISCONTINUITY\n");
         }
+        let mut elapsed_us = 0u64;
         for (number, micros) in (plan.first_number..).zip(&plan.durations_us) {
+            let at = (
+                number.saturating_sub(1) as usize,
+                i128::from(elapsed_us) * 1000,
+            );
+            write_marks(&mut out, &plan.breaks, at, number == plan.first_number, 0);
+            elapsed_us = elapsed_us.saturating_add(*micros);
             let name = Resource::PartSubtitleSegment {
                 part,
                 track_id,

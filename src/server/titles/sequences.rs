@@ -18,8 +18,11 @@ use super::cached::CachedTitle;
 pub use super::cached::SequenceTitle;
 use super::catalog::Catalog;
 use super::documents::{clip_document_title, read_document, title_of_document, DocumentTitleError};
-use crate::media::{DocumentError, DocumentPart, PartSource, TitleDocument};
-use crate::package::{build_sequence, PartInput};
+use crate::media::{
+    DocumentBreak, DocumentError, DocumentPart, PartSource, ProgramDateTime, TitleDocument,
+    DEFAULT_PROGRAM_DATE_TIME,
+};
+use crate::package::{apply_breaks, build_sequence, OutOfRange, PartInput};
 use crate::source::{ObjectIdentity, ObjectKey, SourceError};
 
 /// The title of the sequence `document` (stored under `key` at `identity`).
@@ -51,6 +54,10 @@ pub(super) async fn sequence_title(
             part.entry, cached.token, part.clip
         ));
     }
+    // The CUE-OUT setting changes the media playlists of a sequence with breaks.
+    if catalog.hls_cue_out && !document.breaks.is_empty() {
+        version.push_str("\nhls-cue-out");
+    }
     let version = ObjectIdentity {
         size: identity.size,
         version,
@@ -58,10 +65,12 @@ pub(super) async fn sequence_title(
     let labels: Vec<String> = document.parts.iter().map(DocumentPart::label).collect();
     let encryption = document.encryption;
     let drm = document.drm.clone();
+    let (target, cue_out) = (catalog.segment_duration_ms, catalog.hls_cue_out);
     catalog
         .ladders
         .try_get_with((key.clone(), version.clone()), async move {
             let cached = tokio::task::spawn_blocking(move || {
+                let parts = break_parts(parts, &document, target, cue_out)?;
                 let inputs: Vec<PartInput<'_>> = (labels.iter().zip(&parts))
                     .map(|(label, cached)| PartInput {
                         label,
@@ -132,7 +141,7 @@ async fn load_part(
                     DocumentError::BadPart {
                         entry: part.entry.clone(),
                         reason: format!(
-                            "{title_key} has ad breaks; breaks are not offered for sequences"
+                            "{title_key} has ad breaks of its own; a sequence's breaks are its document's (on the sequence's timeline)"
                         ),
                     }
                     .into(),
@@ -168,6 +177,68 @@ async fn load_part(
     })?
     .map_err(Arc::new)?;
     Ok(Arc::new(clipped))
+}
+
+/// The parts of a sequence cut at the document's ad breaks (issue 31), each break in the
+/// part it falls in (a break at a part's start: that part, at 0), on the part's own
+/// timeline; with breaks or a program date, every part gets the clock of its own start
+/// (the document's date plus the earlier parts' durations, as the DASH Periods lay them
+/// out), so the program dates after each discontinuity carry on. Without either, the
+/// parts as they are.
+///
+/// # Errors
+/// A break at or after the sequence's end (422 naming the break); a part's own refusal.
+fn break_parts(
+    parts: Vec<Arc<CachedTitle>>,
+    document: &TitleDocument,
+    target_ms: u32,
+    cue_out: bool,
+) -> Result<Vec<Arc<CachedTitle>>, DocumentTitleError> {
+    if document.breaks.is_empty() && document.program_date_time.is_none() {
+        return Ok(parts);
+    }
+    // Where each part starts and ends on the sequence's timeline, ms.
+    let mut spans = Vec::with_capacity(parts.len());
+    let mut elapsed = 0.0f64;
+    for part in &parts {
+        let start = (elapsed * 1000.0).round() as u64;
+        elapsed += part.title.period_duration_secs();
+        spans.push((start, (elapsed * 1000.0).round() as u64));
+    }
+    let end = spans.last().map_or(0, |s| s.1);
+    let mut per_part: Vec<Vec<DocumentBreak>> = vec![Vec::new(); parts.len()];
+    for request in &document.breaks {
+        let at = request.at_ms;
+        let Some((n, (start, _))) =
+            (spans.iter().enumerate()).find(|(_, (s, e))| (*s..*e).contains(&at))
+        else {
+            return Err(DocumentError::BadEntry {
+                entry: request.entry.clone(),
+                reason: format!("at {at} ms is at or after the sequence's end ({end} ms)"),
+            }
+            .into());
+        };
+        if let Some(list) = per_part.get_mut(n) {
+            list.push(DocumentBreak {
+                at_ms: at - start,
+                ..request.clone()
+            });
+        }
+    }
+    let clock = document
+        .program_date_time
+        .unwrap_or(DEFAULT_PROGRAM_DATE_TIME)
+        .0;
+    (parts.iter().zip(per_part).zip(&spans))
+        .map(|((part, requests), (start, _))| {
+            let mut title = part.title.clone();
+            title.breaks.cue_out = cue_out;
+            let date = ProgramDateTime(clock.saturating_add(i64::try_from(*start).unwrap_or(0)));
+            let broken =
+                apply_breaks(&title, &requests, Some(date), OutOfRange::Refuse, target_ms)?;
+            Ok(Arc::new(part.derived(broken)))
+        })
+        .collect()
 }
 
 /// `source`, an error of `part`'s title, named by the part unless it already is (its
