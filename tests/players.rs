@@ -856,6 +856,8 @@ async fn hlsjs_plays_sample_aes_ts_of_a_long_title_strictly() {
 /// languages). hls.js and Shaka on the HLS (a discontinuity and a new `EXT-X-MAP` at the
 /// boundary) and dash.js and Shaka on the DASH (a Period per part) play into the second
 /// part, switch its audio language, seek into the second part and play to the end, strictly.
+/// And hls.js plays the interstitial of an ad break at the boundary of the same sequence
+/// (the document's `breaks`) and resumes the film at its start.
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn web_players_play_across_a_sequence_strictly() {
     let Some(runner) = web_player_runner() else {
@@ -897,6 +899,29 @@ async fn web_players_play_across_a_sequence_strictly() {
             json_string(&url),
         ));
     }
+    // An ad break at the boundary (issue 31: the sequence's own `breaks`): hls.js plays
+    // its interstitial (another vodpack title, 3 s) when part 2 starts and resumes the
+    // film where it starts, then plays to the end.
+    std::fs::copy(
+        common::fixtures().join("h264-aac-3s.mp4"),
+        dir.path().join("ad.mp4"),
+    )
+    .expect("copy");
+    std::fs::write(
+        dir.path().join("breaks-sequence.json"),
+        format!(
+            r#"{{"parts": [{{"file": "ident.mp4"}}, {{"title": "ladder.json"}}],
+                "breaks": [{{"id": "intro", "at": 5000, "duration": 3000, "asset_uri": {}}}]}}"#,
+            json_string(&server.url("/vod/ad.mp4/master.m3u8"))
+        ),
+    )
+    .expect("document");
+    jobs.push(format!(
+        "{{\"name\":\"hlsjs breaks-sequence.json master.m3u8\",\"player\":\"hlsjs\",\"url\":{},\
+         \"media\":[\"video\",\"audio\"],\"steps\":[{{\"play\":1}},{{\"interstitial\":{{\"id\":\"intro\",\
+         \"asset\":\"/vod/ad.mp4/\",\"resume_at\":5.0}}}},{{\"play_to_end\":true}}]}}",
+        json_string(&server.url("/vod/breaks-sequence.json/master.m3u8"))
+    ));
     let jobs = format!(
         "{{\"deadline_s\":{},\"parallel\":1,\"jobs\":[\n{}\n]}}\n",
         BROWSER_RUN_LIMIT.as_secs() - 60,
