@@ -460,19 +460,10 @@ async fn a_sequence_s_breaks_are_signalled_in_the_part_they_fall_in() {
             "Event at {time}, cut at {cut} s\n{mpd}"
         );
     }
-    server.shutdown().await;
 
     // A break at the sequence's end (5 s + 4 s) is the document's fault.
     let past = SEQUENCE_WITH_BREAKS.replace("\"at\": 7500", "\"at\": 9000");
     std::fs::write(folder.path().join("past.json"), past).expect("document");
-    let server = common::start_server_with(
-        folder.path(),
-        Settings {
-            segment_duration_ms: 1000,
-            ..Default::default()
-        },
-    )
-    .await;
     let reply = common::get(server.addr, "/vod/past.json/master.m3u8").await;
     assert_eq!(reply.status, 422, "{}", reply.text());
     assert!(
