@@ -12,8 +12,8 @@
 //!   largest amount any track would start before zero), so output pts = source movie pts + S
 //!   for every track, within one tick;
 //! - a video track's composition delay (its first sample's composition offset, the two
-//!   frames of decode-ahead of B-frames) is not part of `S`: the init segment states it as
-//!   an edit (`elst` media_time, ISO/IEC 14496-12 8.6.6, which MSE, ffmpeg, GStreamer and
+//!   frames of decode-ahead of B-frames), which counts in `S` like any lead, is also stated
+//!   by its init segment as an edit (`elst` media_time, ISO/IEC 14496-12 8.6.6, which MSE, ffmpeg, GStreamer and
 //!   AVFoundation all apply) and the track's decode times start that much later, so each
 //!   segment's first picture is presented at its `tfdt` and every presentation time stays
 //!   where the shift alone would put it. Players that place a segment by its `tfdt`
