@@ -26,7 +26,7 @@ use std::sync::RwLock;
 use std::time::{Duration, Instant};
 
 use bytes::Bytes;
-use http::header::{self, HeaderName, HeaderValue};
+use http::header::{self, HeaderMap, HeaderName, HeaderValue};
 use http::{Method, Request, Response, StatusCode};
 
 use super::body::ResponseBody;
@@ -37,7 +37,7 @@ use crate::telemetry::REQUEST_SPAN_TARGET;
 /// Most answers held at once.
 pub const MAX_ANSWERS: usize = 4096;
 /// Most bytes of paths and bodies held at once (the bodies share the cached title's bytes
-/// while it lives).
+/// while it lives). Each answer's headers, made once, add a few hundred bytes more.
 pub const MAX_BYTES: usize = 16 * 1024 * 1024;
 
 /// The headers that make a request take the full path: each can change its answer.
@@ -50,13 +50,11 @@ const PER_REQUEST_HEADERS: [HeaderName; 5] = [
 ];
 
 /// One kept answer.
-#[derive(Debug, Clone)]
+#[derive(Debug)]
 struct Held {
     body: Bytes,
-    content_type: &'static str,
-    cache_control: &'static str,
-    etag: HeaderValue,
-    content_length: HeaderValue,
+    /// Its headers, made once: cloning them costs less than building them per request.
+    headers: HeaderMap,
     /// The metrics label of its route.
     route: &'static str,
     /// When the source stops reusing the identity it was built from.
@@ -161,33 +159,20 @@ impl Answers {
 
     /// The answer held for `path`, if current at `now` and `epoch`.
     fn held_answer(&self, path: &str, now: Instant, epoch: u64) -> Option<Given> {
-        let answer = {
+        let (body, headers, route) = {
             let held = self.held.read().ok()?;
             let answer = held.by_path.get(path)?;
             if !answer.current(now, epoch) {
                 return None;
             }
-            answer.clone()
+            (answer.body.clone(), answer.headers.clone(), answer.route)
         };
-        let bytes = answer.body.len();
-        let mut response = Response::new(ResponseBody::Full(Some(answer.body)));
-        let out = response.headers_mut();
-        out.reserve(8);
-        out.insert(
-            header::CONTENT_TYPE,
-            HeaderValue::from_static(answer.content_type),
-        );
-        out.insert(
-            header::CACHE_CONTROL,
-            HeaderValue::from_static(answer.cache_control),
-        );
-        out.insert(header::ACCEPT_RANGES, HeaderValue::from_static("bytes"));
-        out.insert(header::ETAG, answer.etag);
-        out.insert(header::CONTENT_LENGTH, answer.content_length);
-        add_cors(out);
+        let bytes = body.len();
+        let mut response = Response::new(ResponseBody::Full(Some(body)));
+        *response.headers_mut() = headers;
         *response.status_mut() = StatusCode::OK;
         Some(Given {
-            route: answer.route,
+            route,
             bytes,
             response,
             started: now,
@@ -212,6 +197,19 @@ impl Answers {
         let Ok(etag) = HeaderValue::from_str(answer.etag) else {
             return;
         };
+        let mut headers = HeaderMap::with_capacity(8);
+        headers.insert(
+            header::CONTENT_TYPE,
+            HeaderValue::from_static(answer.content_type),
+        );
+        headers.insert(
+            header::CACHE_CONTROL,
+            HeaderValue::from_static(answer.cache_control),
+        );
+        headers.insert(header::ACCEPT_RANGES, HeaderValue::from_static("bytes"));
+        headers.insert(header::ETAG, etag);
+        headers.insert(header::CONTENT_LENGTH, HeaderValue::from(answer.body.len()));
+        add_cors(&mut headers);
         let Ok(mut held) = self.held.write() else {
             return;
         };
@@ -236,10 +234,7 @@ impl Answers {
             path.to_owned(),
             Held {
                 body: answer.body.clone(),
-                content_type: answer.content_type,
-                cache_control: answer.cache_control,
-                etag,
-                content_length: HeaderValue::from(answer.body.len()),
+                headers,
                 route: answer.route,
                 until: answer.reuse.until,
                 epoch: answer.reuse.epoch,
