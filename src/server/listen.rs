@@ -9,11 +9,13 @@ use std::sync::Arc;
 use std::time::Duration;
 
 use hyper::service::service_fn;
-use hyper_util::rt::{TokioIo, TokioTimer};
+use hyper_util::rt::TokioIo;
 use tokio::net::TcpListener;
 
 use super::app::App;
 use super::client::PeerAddr;
+use super::drain::Drain;
+use super::header_timer::HeaderTimer;
 use super::send_timeout::SendTimeout;
 use super::service::handle;
 
@@ -37,7 +39,7 @@ pub async fn run(
     app: Arc<App>,
     shutdown: impl Future<Output = ()>,
 ) -> std::io::Result<()> {
-    let graceful = hyper_util::server::graceful::GracefulShutdown::new();
+    let drain = Drain::new();
     tokio::pin!(shutdown);
     loop {
         let (stream, peer) = tokio::select! {
@@ -73,11 +75,11 @@ pub async fn run(
         let send_timeout = Duration::from_millis(app.settings.server.send_timeout_ms);
         let stream = SendTimeout::new(stream, send_timeout, app.metrics.stalled_streams.clone());
         let conn = hyper::server::conn::http1::Builder::new()
-            .timer(TokioTimer::new())
+            .timer(HeaderTimer::new())
             .header_read_timeout(HEADER_READ_TIMEOUT)
             .max_buf_size(MAX_BUF_BYTES)
             .serve_connection(TokioIo::new(stream), service);
-        let watched = graceful.watch(conn);
+        let watched = drain.watch(conn);
         let metrics = app.metrics.clone();
         tokio::spawn(async move {
             let _permit = permit;
@@ -92,7 +94,7 @@ pub async fn run(
     drop(listener);
     tracing::info!("draining connections");
     let deadline = Duration::from_millis(app.settings.server.drain_timeout_ms);
-    if tokio::time::timeout(deadline, graceful.shutdown())
+    if tokio::time::timeout(deadline, drain.shutdown())
         .await
         .is_err()
     {
