@@ -123,6 +123,50 @@ mod tests {
         assert_eq!(tokio::time::Instant::now() - start, Duration::from_secs(19));
     }
 
+    /// Given a hyper connection with this timer and a 10 s header read timeout, when a
+    /// client sends two requests, then half of a third and nothing more, then both are
+    /// answered and the connection is closed 10 s after the second answer, not before.
+    #[tokio::test(start_paused = true)]
+    async fn hyper_closes_a_connection_whose_head_does_not_come_in_time() {
+        use http_body_util::Full;
+        use hyper::service::service_fn;
+        use hyper_util::rt::TokioIo;
+        use tokio::io::{AsyncReadExt, AsyncWriteExt};
+
+        let (ours, mut client) = tokio::io::duplex(4096);
+        let service = service_fn(|_req| async {
+            Ok::<_, std::convert::Infallible>(hyper::Response::new(Full::new(
+                bytes::Bytes::from_static(b"ok"),
+            )))
+        });
+        let conn = hyper::server::conn::http1::Builder::new()
+            .timer(HeaderTimer::new())
+            .header_read_timeout(Duration::from_secs(10))
+            .serve_connection(TokioIo::new(ours), service);
+        let served = tokio::spawn(conn);
+
+        let mut buf = vec![0u8; 1024];
+        for _ in 0..2 {
+            tokio::time::advance(Duration::from_secs(6)).await;
+            client
+                .write_all(b"GET / HTTP/1.1\r\nhost: x\r\n\r\n")
+                .await
+                .unwrap();
+            let n = client.read(&mut buf).await.unwrap();
+            assert!(buf[..n].starts_with(b"HTTP/1.1 200 OK"), "answered");
+        }
+        let answered = tokio::time::Instant::now();
+        client.write_all(b"GET / HTTP/1.1\r\nho").await.unwrap();
+        // Bounded in (paused) time: a timer that never fires fails here instead of hanging.
+        let read = tokio::time::timeout(Duration::from_secs(60), client.read(&mut buf));
+        assert_eq!(read.await.expect("closed in time").unwrap(), 0, "closed");
+        assert_eq!(
+            tokio::time::Instant::now() - answered,
+            Duration::from_secs(10)
+        );
+        assert!(served.await.unwrap().is_err(), "a header timeout error");
+    }
+
     /// Given hyper's reset of a waiting sleep, then the sleep is ready at the new deadline.
     #[tokio::test(start_paused = true)]
     async fn a_reset_sleep_is_ready_at_the_new_deadline() {
