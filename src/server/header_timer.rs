@@ -17,7 +17,7 @@
 use std::future::Future;
 use std::pin::Pin;
 use std::sync::{Arc, Mutex};
-use std::task::{Context, Poll};
+use std::task::{Context, Poll, Waker};
 use std::time::{Duration, Instant};
 
 use hyper::rt::{Sleep, Timer};
@@ -26,7 +26,16 @@ use hyper::rt::{Sleep, Timer};
 #[derive(Clone, Default)]
 pub struct HeaderTimer {
     /// The connection's one tokio sleep, made on the first wait.
-    armed: Arc<Mutex<Option<Pin<Box<tokio::time::Sleep>>>>>,
+    armed: Arc<Mutex<Option<Armed>>>,
+}
+
+/// The connection's tokio sleep, and the waker it last took.
+struct Armed {
+    sleep: Pin<Box<tokio::time::Sleep>>,
+    /// The waker the sleep holds, until it fires or is moved. While it would wake the
+    /// polling task, a poll has nothing to register and returns at once: hyper polls a
+    /// request's sleep each time it finds no whole head yet, on every request.
+    registered: Option<Waker>,
 }
 
 impl HeaderTimer {
@@ -63,7 +72,7 @@ impl Timer for HeaderTimer {
 /// One sleep hyper waits on: ready at `deadline`.
 struct Deadline {
     deadline: tokio::time::Instant,
-    armed: Arc<Mutex<Option<Pin<Box<tokio::time::Sleep>>>>>,
+    armed: Arc<Mutex<Option<Armed>>>,
 }
 
 impl Future for Deadline {
@@ -74,19 +83,39 @@ impl Future for Deadline {
         // Only this connection's task takes the lock: it is never contended, and a
         // poisoned one (a panic while held) still holds a usable sleep.
         let mut armed = self.armed.lock().unwrap_or_else(|e| e.into_inner());
-        let sleep = armed.get_or_insert_with(|| Box::pin(tokio::time::sleep_until(deadline)));
-        if sleep.deadline() > deadline {
-            sleep.as_mut().reset(deadline);
+        let armed = armed.get_or_insert_with(|| Armed {
+            sleep: Box::pin(tokio::time::sleep_until(deadline)),
+            registered: None,
+        });
+        if armed.sleep.deadline() > deadline {
+            armed.sleep.as_mut().reset(deadline);
+            armed.registered = None;
         }
-        if sleep.as_mut().poll(cx).is_pending() {
+        // Set for this deadline or earlier, not fired, and holding this task's waker:
+        // it will wake the task in time, so there is nothing to do.
+        let waits_for_this_task =
+            (armed.registered.as_ref()).is_some_and(|waker| waker.will_wake(cx.waker()));
+        if waits_for_this_task && !armed.sleep.is_elapsed() {
             return Poll::Pending;
         }
-        if sleep.deadline() >= deadline {
+        if armed.poll_sleep(cx).is_pending() {
+            return Poll::Pending;
+        }
+        if armed.sleep.deadline() >= deadline {
             return Poll::Ready(());
         }
         // It fired for an earlier sleep that is gone: set it to this one's deadline.
-        sleep.as_mut().reset(deadline);
-        sleep.as_mut().poll(cx)
+        armed.sleep.as_mut().reset(deadline);
+        armed.poll_sleep(cx)
+    }
+}
+
+impl Armed {
+    /// Poll the tokio sleep, noting the waker it keeps while it waits.
+    fn poll_sleep(&mut self, cx: &mut Context<'_>) -> Poll<()> {
+        let polled = self.sleep.as_mut().poll(cx);
+        self.registered = polled.is_pending().then(|| cx.waker().clone());
+        polled
     }
 }
 
