@@ -23,10 +23,15 @@
 # static answer of the same bytes is measured too: the physical limit a segment is held to
 # (issue 13: within 2.5x of it).
 #
+# With PIN=1 (for VODPACK_WORKER_THREADS=1), wrk runs on the first core and both origins
+# on the last: each origin has a core of its own instead of sharing two with wrk and the
+# scheduler's moves, which is what one worker's bar compares (docs/performance.md, item 9).
+# The peer's processes are pinned for the run and given every core back at the end.
+#
 # Variables: SECS (5), CONNS (20), ROUNDS (3: runs of each request, vodpack's and the
 # peer's alternating, medians compared), RESTARTS (5), PORT (18390), ASSET (long-60min.mp4),
 # PEER_URL, PEER_PIDS (comma-separated: master and workers), PEER_RESTART, PEER_STATIC_DIR,
-# PEER_STATIC_URL.
+# PEER_STATIC_URL, PIN.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 
@@ -43,6 +48,26 @@ CLK_TCK=$(getconf CLK_TCK)
 for tool in wrk curl; do
   command -v "$tool" >/dev/null || { echo "compare.sh: needs $tool (apt-get install $tool)" >&2; exit 2; }
 done
+
+# PIN=1: the load generator on the first core, the origins on the last.
+WRK=(wrk)
+SERVER_CORE=
+if [ "${PIN:-}" = 1 ]; then
+  command -v taskset >/dev/null || { echo "compare.sh: PIN=1 needs taskset (util-linux)" >&2; exit 2; }
+  SERVER_CORE=$(($(nproc) - 1))
+  WRK=(taskset -c 0 wrk)
+fi
+# unpin_peer: every core back to the peer's processes.
+unpin_peer() {
+  local pid
+  for pid in ${PEER_PIDS//,/ }; do taskset -a -pc "0-$SERVER_CORE" "$pid" >/dev/null 2>&1 || true; done
+}
+# pin PIDS: every thread of each process in PIDS (comma-separated) onto the server core.
+pin() {
+  local pid
+  [ -n "$SERVER_CORE" ] || return 0
+  for pid in ${1//,/ }; do taskset -a -pc "$SERVER_CORE" "$pid" >/dev/null; done
+}
 
 cargo build --release --quiet
 if [ ! -f "$DIR/$ASSET" ]; then
@@ -69,6 +94,7 @@ trap stop_vodpack EXIT
 start_vodpack() {
   ./target/release/vodpack serve --root "$DIR" --listen "127.0.0.1:$PORT" >/dev/null 2>&1 &
   VODPACK_PID=$!
+  pin "$VODPACK_PID"
   for _ in $(seq 200); do
     curl -sf -o /dev/null "$BASE/healthz" && return 0
     sleep 0.05
@@ -100,7 +126,7 @@ measure() {
   fi
   curl -sf -o /dev/null "$url" || { echo "compare.sh: $url does not answer" >&2; exit 1; }
   before=$(cpu_ticks "$pids")
-  out=$(wrk -t1 -c"$CONNS" -d"${SECS}s" "$url")
+  out=$("${WRK[@]}" -t1 -c"$CONNS" -d"${SECS}s" "$url")
   after=$(cpu_ticks "$pids")
   requests=$(echo "$out" | awk '/requests in/ {print $1}')
   errors=$(echo "$out" | grep -E 'Non-2xx|Socket errors' | tr '\n' ' ' || true)
@@ -150,8 +176,9 @@ median4() {
   printf '%s\n' "$@" | sort -n | awk '{a[NR]=$1} END {printf "%.4f", a[int((NR+1)/2)]}'
 }
 
-printf '\nvodpack %s, %s, %s cores, %s, wrk -c%s -d%ss\n' "$(git rev-parse --short HEAD)" \
-  "$(date -u +%Y-%m-%dT%H:%MZ)" "$(nproc)" "$ASSET" "$CONNS" "$SECS"
+printf '\nvodpack %s, %s, %s cores, %s, wrk -c%s -d%ss%s\n' "$(git rev-parse --short HEAD)" \
+  "$(date -u +%Y-%m-%dT%H:%MZ)" "$(nproc)" "$ASSET" "$CONNS" "$SECS" \
+  "${SERVER_CORE:+, wrk on core 0 and the origins on core $SERVER_CORE}"
 
 start_vodpack
 read -r V_MASTER V_MEDIA V_MPD V_SEGMENT <<<"$(urls_of "$BASE/vod/$ASSET/master.m3u8" "$BASE/vod/$ASSET/manifest.mpd")"
@@ -159,6 +186,10 @@ declare -A VODPACK PEER
 PEERED=
 if [ -n "${PEER_URL:-}" ] && [ -n "${PEER_PIDS:-}" ]; then
   PEERED=1
+  if [ -n "$SERVER_CORE" ]; then
+    pin "$PEER_PIDS"
+    trap 'stop_vodpack; unpin_peer' EXIT
+  fi
   read -r P_MASTER P_MEDIA P_MPD P_SEGMENT <<<"$(urls_of "$PEER_URL/hls/$ASSET/master.m3u8" "$PEER_URL/dash/$ASSET/manifest.mpd")"
 fi
 STATIC_COPY=
