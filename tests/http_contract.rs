@@ -522,3 +522,44 @@ async fn readiness_reports_the_source_without_dropping_the_pod() {
     );
     assert_eq!(get(server.addr, "/healthz").await.status, 200);
 }
+
+/// Given a client that answers nothing after its first answer and one that sends half a
+/// request head, then the server closes both after its header read timeout (10 s), while a
+/// third client on the same server is answered as usual.
+#[tokio::test]
+async fn connections_without_a_whole_head_in_time_are_closed() {
+    use std::time::Duration;
+    use tokio::io::{AsyncReadExt, AsyncWriteExt};
+    let server = start_server(&common::fixtures()).await;
+
+    let mut idle = tokio::net::TcpStream::connect(server.addr).await.unwrap();
+    idle.write_all(format!("GET {MAIN}/master.m3u8 HTTP/1.1\r\nHost: x\r\n\r\n").as_bytes())
+        .await
+        .unwrap();
+    let mut half = tokio::net::TcpStream::connect(server.addr).await.unwrap();
+    half.write_all(b"GET /healthz HTTP/1.1\r\nHo")
+        .await
+        .unwrap();
+    assert_eq!(
+        get(server.addr, &format!("{MAIN}/master.m3u8"))
+            .await
+            .status,
+        200
+    );
+
+    // Each connection is read to its end: the idle one's answer, then the close.
+    for (name, conn) in [("idle", &mut idle), ("half a head", &mut half)] {
+        let mut got = Vec::new();
+        let read = tokio::time::timeout(Duration::from_secs(60), conn.read_to_end(&mut got));
+        read.await
+            .unwrap_or_else(|_| panic!("the {name} connection is closed"))
+            .unwrap();
+        let answered = got.starts_with(b"HTTP/1.1 200 OK");
+        assert_eq!(
+            answered,
+            name == "idle",
+            "{name}: {:?}",
+            String::from_utf8_lossy(&got)
+        );
+    }
+}

@@ -1,6 +1,6 @@
 //! The accept loop: one task per connection, hyper 1 HTTP/1.1 on tokio. Connections over
 //! the cap get a 503 and are closed before their request is read; each connection gets the
-//! send timeout and header read timeout; on shutdown the listener closes, the server is
+//! send timeout (`send_timeout.rs`) and header read timeout (`head_timeout.rs`); on shutdown the listener closes, the server is
 //! marked draining (so `/readyz` answers 503), in-flight requests finish up to the drain
 //! deadline.
 
@@ -15,7 +15,7 @@ use tokio::net::TcpListener;
 use super::app::App;
 use super::client::PeerAddr;
 use super::drain::Drain;
-use super::header_timer::HeaderTimer;
+use super::head_timeout::{Answered, Answering, HeadTimeout};
 use super::send_timeout::SendTimeout;
 use super::service::handle;
 
@@ -65,18 +65,25 @@ pub async fn run(
         // access log reads it.
         let reads_peer = app.protect.reads_client_addr() || app.settings.server.access_log;
         let client_addr = reads_peer.then(|| peer.ip());
+        let answering = Answering::new();
+        let answers = answering.clone();
         let service = service_fn(move |mut req: hyper::Request<hyper::body::Incoming>| {
             if let Some(ip) = client_addr {
                 req.extensions_mut().insert(PeerAddr(ip));
             }
+            let answer = answers.begin();
             let app = app_for_conn.clone();
-            async move { Ok::<_, std::convert::Infallible>(handle(app, req).await) }
+            async move {
+                let response = handle(app, req).await;
+                Ok::<_, std::convert::Infallible>(response.map(|body| Answered::new(body, answer)))
+            }
         });
         let send_timeout = Duration::from_millis(app.settings.server.send_timeout_ms);
         let stream = SendTimeout::new(stream, send_timeout, app.metrics.stalled_streams.clone());
+        let stream = HeadTimeout::new(stream, answering, HEADER_READ_TIMEOUT);
         let conn = hyper::server::conn::http1::Builder::new()
-            .timer(HeaderTimer::new())
-            .header_read_timeout(HEADER_READ_TIMEOUT)
+            // Kept by `HeadTimeout` instead, for less work per request (`head_timeout.rs`).
+            .header_read_timeout(None)
             .max_buf_size(MAX_BUF_BYTES)
             .serve_connection(TokioIo::new(stream), service);
         let watched = drain.watch(conn);

@@ -1,8 +1,8 @@
 //! The HTTP server: hyper 1 on tokio, one task per connection. A request goes down it once:
 //!
-//! - `listen.rs`: the accept loop (connection cap, send timeout, drain), with
-//!   `header_timer.rs` for hyper's header read timeout and `drain.rs` to close
-//!   connections on shutdown;
+//! - `listen.rs`: the accept loop (connection cap, drain), with `send_timeout.rs` and
+//!   `head_timeout.rs` for a connection's write and header read timeouts and `drain.rs`
+//!   to close connections on shutdown;
 //! - `service.rs`: a held answer, the preview page, or the request's life;
 //! - `request.rs`: the request's life: route (`route/`), span, signed-URL check, methods,
 //!   admission (`admission.rs`), then the output that owns the route, then the response;
@@ -28,7 +28,7 @@ pub mod client;
 mod cors;
 mod drain;
 pub mod error;
-mod header_timer;
+mod head_timeout;
 mod held;
 mod listen;
 mod log_context;
