@@ -1,8 +1,8 @@
 //! The accept loop: one task per connection, hyper 1 HTTP/1.1 on tokio. Connections over
 //! the cap get a 503 and are closed before their request is read; each connection gets the
-//! send timeout (`send_timeout.rs`) and header read timeout (`head_timeout.rs`); on shutdown the listener closes, the server is
-//! marked draining (so `/readyz` answers 503), in-flight requests finish up to the drain
-//! deadline.
+//! send timeout (`send_timeout.rs`) and the header read timeout (`head_timeout.rs`); on
+//! shutdown the listener closes, the server is marked draining (so `/readyz` answers 503),
+//! in-flight requests finish up to the drain deadline.
 
 use std::future::Future;
 use std::sync::Arc;
@@ -26,7 +26,8 @@ use super::service::handle;
 /// (the bar: at most 64 KiB extra per streaming connection).
 const MAX_BUF_BYTES: usize = 16 * 1024;
 
-/// How long a client may take to send a request head.
+/// How long a client may take to send a whole request head, from the end of its last
+/// answer (or from connecting).
 const HEADER_READ_TIMEOUT: Duration = Duration::from_secs(10);
 
 /// Serve `app` on `listener` until `shutdown` completes, then drain.
