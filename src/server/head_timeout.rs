@@ -59,7 +59,8 @@ impl Answering {
             return None;
         }
         let ns = self.idle_since_ns.load(Ordering::Acquire);
-        Some(self.started + Duration::from_nanos(ns))
+        // None past the clock's range: never, in practice; then no deadline is kept.
+        self.started.checked_add(Duration::from_nanos(ns))
     }
 }
 
@@ -210,7 +211,11 @@ impl<T: AsyncRead + Unpin> AsyncRead for HeadTimeout<T> {
             this.keep_set(cx);
             return Poll::Pending;
         };
-        match this.wait_until(cx, idle_since + this.timeout) {
+        // Past the clock's range (never, in practice) there is no deadline to keep.
+        let Some(deadline) = idle_since.checked_add(this.timeout) else {
+            return Poll::Pending;
+        };
+        match this.wait_until(cx, deadline) {
             Poll::Pending => Poll::Pending,
             Poll::Ready(()) => Poll::Ready(Err(io::Error::new(
                 io::ErrorKind::TimedOut,
