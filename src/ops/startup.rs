@@ -192,7 +192,7 @@ pub const VERSIONS: &[(&str, &str)] = &[
     ("vodpack", env!("CARGO_PKG_VERSION")),
     ("mp4-atom", "0.17"),
     ("object_store", "0.14"),
-    ("hyper", "1"),
+    ("httparse", "1"),
 ];
 
 /// Log the one startup line: the effective source, limits and versions.

@@ -1,13 +1,13 @@
 //! Closing the open connections on shutdown: every connection is watched; when the server
-//! drains, each is told to finish the answer in flight and close (hyper's
-//! `graceful_shutdown`, which closes an idle keep-alive connection at once), and
-//! [`Drain::shutdown`] waits until they are all gone.
+//! drains, each is woken, reads the flag ([`DrainSignal`]), finishes the answer in flight
+//! and closes (an idle keep-alive connection closes at once), and [`Drain::shutdown`]
+//! waits until they are all gone.
 //!
-//! Why not hyper-util's `GracefulShutdown`: its watched connection polls a `watch`
-//! channel's `changed()` future every time the connection is polled, which takes the
-//! channel's waiter lock: about 4 % of a held manifest answer's instructions (callgrind,
-//! issue 28). Here a connection hands over its task's waker once, on its first poll, and
-//! each poll after that reads one flag.
+//! Why not a `watch` channel (as hyper-util's `GracefulShutdown` has): its `changed()`
+//! future, polled every time the connection is, takes the channel's waiter lock: about
+//! 4 % of a held manifest answer's instructions (callgrind, issue 28). Here a connection
+//! hands over its task's waker once, on its first poll, and reads one flag when it
+//! decides whether to go on.
 
 use std::collections::HashMap;
 use std::future::Future;
@@ -16,7 +16,6 @@ use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::{Arc, Mutex, MutexGuard};
 use std::task::{Context, Poll, Waker};
 
-use hyper_util::server::graceful::GracefulConnection;
 use tokio::sync::Notify;
 
 /// The server's open connections, and whether it is draining.
@@ -52,7 +51,13 @@ impl Drain {
         Self::default()
     }
 
+    /// What a connection reads to know the server drains.
+    pub fn signal(&self) -> DrainSignal {
+        DrainSignal(self.inner.clone())
+    }
+
     /// Watch `conn`: it is counted open until the returned future ends or is dropped.
+    /// It is woken when the server drains, and reads its [`DrainSignal`] to close.
     pub fn watch<C>(&self, conn: C) -> Watched<C> {
         let mut open = self.inner.open();
         let id = open.next_id;
@@ -63,7 +68,6 @@ impl Drain {
             drain: self.inner.clone(),
             id,
             polled: false,
-            closing: false,
         }
     }
 
@@ -90,18 +94,26 @@ impl Drain {
     }
 }
 
-/// A connection as it is served, closing gracefully once the server drains.
+/// Whether the server drains, as a connection sees it.
+#[derive(Clone)]
+pub struct DrainSignal(Arc<Inner>);
+
+impl DrainSignal {
+    pub fn is_draining(&self) -> bool {
+        self.0.draining.load(Ordering::SeqCst)
+    }
+}
+
+/// A connection as it is served, woken once the server drains.
 pub struct Watched<C> {
     conn: C,
     drain: Arc<Inner>,
     id: u64,
     /// Whether its waker has been handed over.
     polled: bool,
-    /// Whether it has been told to close.
-    closing: bool,
 }
 
-impl<C: GracefulConnection + Unpin> Future for Watched<C> {
+impl<C: Future + Unpin> Future for Watched<C> {
     type Output = C::Output;
 
     fn poll(self: Pin<&mut Self>, cx: &mut Context<'_>) -> Poll<C::Output> {
@@ -115,10 +127,6 @@ impl<C: GracefulConnection + Unpin> Future for Watched<C> {
                 *slot = Some(cx.waker().clone());
             }
             this.polled = true;
-        }
-        if !this.closing && this.drain.draining.load(Ordering::SeqCst) {
-            this.closing = true;
-            Pin::new(&mut this.conn).graceful_shutdown();
         }
         Pin::new(&mut this.conn).poll(cx)
     }
@@ -140,9 +148,9 @@ mod tests {
     use std::time::Duration;
 
     use http_body_util::Full;
-    use hyper::service::service_fn;
-    use hyper_util::rt::TokioIo;
     use tokio::io::{AsyncReadExt, AsyncWriteExt};
+
+    use crate::server::http1;
 
     /// Given two keep-alive connections, one idle after an answer and one never used,
     /// when the server drains, then both are closed and the drain ends.
@@ -153,14 +161,16 @@ mod tests {
         let mut served = Vec::new();
         for _ in 0..2 {
             let (ours, theirs) = tokio::io::duplex(4096);
-            let service = service_fn(|_req| async {
-                Ok::<_, std::convert::Infallible>(hyper::Response::new(Full::new(
-                    bytes::Bytes::from_static(b"ok"),
-                )))
-            });
-            let conn = hyper::server::conn::http1::Builder::new()
-                .serve_connection(TokioIo::new(ours), service);
-            served.push(tokio::spawn(drain.watch(conn)));
+            let service =
+                |_req| async { http::Response::new(Full::new(bytes::Bytes::from_static(b"ok"))) };
+            let limits = http1::Limits {
+                head_timeout: Duration::from_secs(60),
+                max_head_bytes: 4096,
+                max_body_bytes: 0,
+            };
+            let signal = drain.signal();
+            let conn = http1::serve(ours, limits, move || signal.is_draining(), service);
+            served.push(tokio::spawn(drain.watch(Box::pin(conn))));
             clients.push(theirs);
         }
 

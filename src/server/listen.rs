@@ -1,6 +1,6 @@
-//! The accept loop: one task per connection, hyper 1 HTTP/1.1 on tokio. Connections over
-//! the cap get a 503 and are closed before their request is read; each connection gets the
-//! send timeout (`send_timeout.rs`) and the header read timeout (`head_timeout.rs`); on
+//! The accept loop: one task per connection, HTTP/1.x (`http1/`) on tokio. Connections
+//! over the cap get a 503 and are closed before their request is read; each connection
+//! gets the send timeout (`send_timeout.rs`) and the head timeout (`http1/conn.rs`); on
 //! shutdown the listener closes, the server is marked draining (so `/readyz` answers 503),
 //! in-flight requests finish up to the drain deadline.
 
@@ -8,27 +8,24 @@ use std::future::Future;
 use std::sync::Arc;
 use std::time::Duration;
 
-use hyper::service::service_fn;
-use hyper_util::rt::TokioIo;
 use tokio::net::TcpListener;
 
 use super::app::App;
 use super::client::PeerAddr;
 use super::drain::Drain;
-use super::head_timeout::{Answered, Answering, HeadTimeout};
+use super::http1;
 use super::send_timeout::SendTimeout;
 use super::service::handle;
 
-/// hyper's buffer limit per connection, for reading a request head and for queueing body
-/// bytes to write. It bounds a request head (16 KiB, twice nginx's default 8 KiB buffer),
-/// and how much of a streamed body hyper takes from the body channel ahead of the socket:
-/// at 64 KiB it held up to 64 KiB per streaming connection on top of the body's chunks
-/// (the bar: at most 64 KiB extra per streaming connection).
-const MAX_BUF_BYTES: usize = 16 * 1024;
-
-/// How long a client may take to send a whole request head, from the end of its last
-/// answer (or from connecting).
-const HEADER_READ_TIMEOUT: Duration = Duration::from_secs(10);
+/// What a connection takes from a client: a request head of 16 KiB at most (twice
+/// nginx's default 8 KiB buffer), a body of 64 KiB at most (a licence request; its route
+/// takes 16 KiB and answers 400 above that), the whole request within 10 s of the end of
+/// the last answer (or of connecting).
+const LIMITS: http1::Limits = http1::Limits {
+    head_timeout: Duration::from_secs(10),
+    max_head_bytes: 16 * 1024,
+    max_body_bytes: 64 * 1024,
+};
 
 /// Serve `app` on `listener` until `shutdown` completes, then drain.
 ///
@@ -66,28 +63,18 @@ pub async fn run(
         // access log reads it.
         let reads_peer = app.protect.reads_client_addr() || app.settings.server.access_log;
         let client_addr = reads_peer.then(|| peer.ip());
-        let answering = Answering::new();
-        let answers = answering.clone();
-        let service = service_fn(move |mut req: hyper::Request<hyper::body::Incoming>| {
+        let service = move |mut req: http::Request<_>| {
             if let Some(ip) = client_addr {
                 req.extensions_mut().insert(PeerAddr(ip));
             }
-            let answer = answers.begin();
-            let app = app_for_conn.clone();
-            async move {
-                let response = handle(app, req).await;
-                Ok::<_, std::convert::Infallible>(response.map(|body| Answered::new(body, answer)))
-            }
-        });
+            handle(app_for_conn.clone(), req)
+        };
         let send_timeout = Duration::from_millis(app.settings.server.send_timeout_ms);
         let stream = SendTimeout::new(stream, send_timeout, app.metrics.stalled_streams.clone());
-        let stream = HeadTimeout::new(stream, answering, HEADER_READ_TIMEOUT);
-        let conn = hyper::server::conn::http1::Builder::new()
-            // Kept by `HeadTimeout` instead, for less work per request (`head_timeout.rs`).
-            .header_read_timeout(None)
-            .max_buf_size(MAX_BUF_BYTES)
-            .serve_connection(TokioIo::new(stream), service);
-        let watched = drain.watch(conn);
+        let signal = drain.signal();
+        let conn = http1::serve(stream, LIMITS, move || signal.is_draining(), service);
+        // Pinned in a box once per connection, for `Watched` to poll.
+        let watched = drain.watch(Box::pin(conn));
         let metrics = app.metrics.clone();
         tokio::spawn(async move {
             let _permit = permit;

@@ -1,8 +1,9 @@
-//! The HTTP server: hyper 1 on tokio, one task per connection. A request goes down it once:
+//! The HTTP server: HTTP/1.x on tokio, one task per connection. A request goes down it once:
 //!
-//! - `listen.rs`: the accept loop (connection cap, drain), with `send_timeout.rs` and
-//!   `head_timeout.rs` for a connection's write and header read timeouts and `drain.rs`
-//!   to close connections on shutdown;
+//! - `listen.rs`: the accept loop (connection cap, drain), with `http1/` for a
+//!   connection's HTTP/1.x (heads, answers, keep-alive, the head timeout),
+//!   `send_timeout.rs` for its write timeout and `drain.rs` to close connections on
+//!   shutdown;
 //! - `service.rs`: a held answer, the preview page, or the request's life;
 //! - `request.rs`: the request's life: route (`route/`), span, signed-URL check, methods,
 //!   admission (`admission.rs`), then the output that owns the route, then the response;
@@ -28,8 +29,8 @@ pub mod client;
 mod cors;
 mod drain;
 pub mod error;
-mod head_timeout;
 mod held;
+mod http1;
 mod listen;
 mod log_context;
 mod offload;
