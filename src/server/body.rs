@@ -17,6 +17,8 @@ use bytes::Bytes;
 use futures_util::{Stream, StreamExt};
 use http_body::{Body, Frame, SizeHint};
 
+use super::http1::HeaderLines;
+
 /// The body of every response.
 #[derive(Debug)]
 pub enum ResponseBody {
@@ -24,6 +26,12 @@ pub enum ResponseBody {
     Empty,
     /// A body known in full.
     Full(Option<Bytes>),
+    /// A held answer's body (`held.rs`), with its header lines written once; the
+    /// connection sends them as they are ([`HeaderLines`]).
+    Held {
+        header_lines: Bytes,
+        body: Option<Bytes>,
+    },
     /// A streamed body of `remaining` bytes whose chunks are made when polled; an `Err`
     /// chunk aborts the response, so a client never mistakes a cut stream for a complete
     /// one.
@@ -70,7 +78,9 @@ impl Body for ResponseBody {
     ) -> Poll<Option<Result<Frame<Bytes>, std::io::Error>>> {
         match self.get_mut() {
             ResponseBody::Empty => Poll::Ready(None),
-            ResponseBody::Full(bytes) => Poll::Ready(bytes.take().map(|b| Ok(Frame::data(b)))),
+            ResponseBody::Full(bytes) | ResponseBody::Held { body: bytes, .. } => {
+                Poll::Ready(bytes.take().map(|b| Ok(Frame::data(b))))
+            }
             ResponseBody::Pulled { chunks, remaining } => {
                 next_frame(chunks.0.poll_next_unpin(cx), remaining)
             }
@@ -80,7 +90,7 @@ impl Body for ResponseBody {
     fn is_end_stream(&self) -> bool {
         match self {
             ResponseBody::Empty => true,
-            ResponseBody::Full(bytes) => bytes.is_none(),
+            ResponseBody::Full(bytes) | ResponseBody::Held { body: bytes, .. } => bytes.is_none(),
             ResponseBody::Pulled { remaining, .. } => *remaining == 0,
         }
     }
@@ -88,10 +98,19 @@ impl Body for ResponseBody {
     fn size_hint(&self) -> SizeHint {
         match self {
             ResponseBody::Empty => SizeHint::with_exact(0),
-            ResponseBody::Full(bytes) => {
+            ResponseBody::Full(bytes) | ResponseBody::Held { body: bytes, .. } => {
                 SizeHint::with_exact(bytes.as_ref().map_or(0, |b| b.len() as u64))
             }
             ResponseBody::Pulled { remaining, .. } => SizeHint::with_exact(*remaining),
+        }
+    }
+}
+
+impl HeaderLines for ResponseBody {
+    fn header_lines(&self) -> &[u8] {
+        match self {
+            ResponseBody::Held { header_lines, .. } => header_lines,
+            _ => &[],
         }
     }
 }

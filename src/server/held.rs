@@ -27,7 +27,7 @@ use std::time::{Duration, Instant};
 
 use bytes::Bytes;
 use http::header::{self, HeaderMap, HeaderName, HeaderValue};
-use http::{Method, Request, Response, StatusCode};
+use http::{Method, Request, Response};
 
 use super::body::ResponseBody;
 use crate::server::cors::add_cors;
@@ -53,8 +53,9 @@ const PER_REQUEST_HEADERS: [HeaderName; 5] = [
 #[derive(Debug)]
 struct Held {
     body: Bytes,
-    /// Its headers, made once: cloning them costs less than building them per request.
-    headers: HeaderMap,
+    /// Its header lines but the length, written once (`http1::HeaderLines`): one copy per
+    /// answer, where a header map cost a clone, a walk and a drop (1,300 instructions).
+    header_lines: Bytes,
     /// The metrics label of its route.
     route: &'static str,
     /// When the source stops reusing the identity it was built from.
@@ -159,18 +160,23 @@ impl Answers {
 
     /// The answer held for `path`, if current at `now` and `epoch`.
     fn held_answer(&self, path: &str, now: Instant, epoch: u64) -> Option<Given> {
-        let (body, headers, route) = {
+        let (body, header_lines, route) = {
             let held = self.held.read().ok()?;
             let answer = held.by_path.get(path)?;
             if !answer.current(now, epoch) {
                 return None;
             }
-            (answer.body.clone(), answer.headers.clone(), answer.route)
+            (
+                answer.body.clone(),
+                answer.header_lines.clone(),
+                answer.route,
+            )
         };
         let bytes = body.len();
-        let mut response = Response::new(ResponseBody::Full(Some(body)));
-        *response.headers_mut() = headers;
-        *response.status_mut() = StatusCode::OK;
+        let response = Response::new(ResponseBody::Held {
+            header_lines,
+            body: Some(body),
+        });
         Some(Given {
             route,
             bytes,
@@ -208,8 +214,15 @@ impl Answers {
         );
         headers.insert(header::ACCEPT_RANGES, HeaderValue::from_static("bytes"));
         headers.insert(header::ETAG, etag);
-        headers.insert(header::CONTENT_LENGTH, HeaderValue::from(answer.body.len()));
         add_cors(&mut headers);
+        // The length is the connection's to write, from the body.
+        let mut header_lines = Vec::with_capacity(512);
+        for (name, value) in &headers {
+            header_lines.extend_from_slice(name.as_str().as_bytes());
+            header_lines.extend_from_slice(b": ");
+            header_lines.extend_from_slice(value.as_bytes());
+            header_lines.extend_from_slice(b"\r\n");
+        }
         let Ok(mut held) = self.held.write() else {
             return;
         };
@@ -234,7 +247,7 @@ impl Answers {
             path.to_owned(),
             Held {
                 body: answer.body.clone(),
-                headers,
+                header_lines: Bytes::from(header_lines),
                 route: answer.route,
                 until: answer.reuse.until,
                 epoch: answer.reuse.epoch,
@@ -261,6 +274,8 @@ fn weight(path: &str, body: &Bytes) -> usize {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::server::http1::HeaderLines;
+    use http::StatusCode;
 
     fn get(path: &str) -> Request<()> {
         Request::get(path).body(()).unwrap()
@@ -292,10 +307,19 @@ mod tests {
             .answer_at(&get("/vod/a.mp4/master.m3u8"), now, 8)
             .is_none());
         assert_eq!(given.route, "master");
-        let headers = given.response.headers();
-        assert_eq!(headers[header::ETAG], "\"t-master.m3u8\"");
-        assert_eq!(headers[header::CONTENT_LENGTH], "8");
-        assert_eq!(headers[header::ACCESS_CONTROL_ALLOW_ORIGIN], "*");
+        let body = given.response.body();
+        let lines = String::from_utf8(body.header_lines().to_vec()).unwrap();
+        assert!(lines.contains("etag: \"t-master.m3u8\"\r\n"), "{lines}");
+        assert!(
+            lines.contains("access-control-allow-origin: *\r\n"),
+            "{lines}"
+        );
+        assert!(
+            !lines.contains("content-length"),
+            "the connection writes it"
+        );
+        assert_eq!(http_body::Body::size_hint(body).exact(), Some(8));
+        assert_eq!(given.response.status(), StatusCode::OK);
         // At the end of the window the full path answers (and sees a replaced file).
         let later = now + Duration::from_secs(1);
         assert!(answers

@@ -27,7 +27,8 @@ pub fn status_has_body(status: StatusCode) -> bool {
         || status == StatusCode::NOT_MODIFIED)
 }
 
-/// Write the head of an answer with `status` and `headers` to `out`.
+/// Write the head of an answer with `status`, `headers` and the body's own header
+/// `lines` (see [`super::HeaderLines`]) to `out`.
 ///
 /// `body_len` is the body's exact length when known; `keep_alive` whether the
 /// connection stays open after it. Returns how the body is framed, which may turn
@@ -37,6 +38,7 @@ pub fn write(
     version: Version,
     status: StatusCode,
     headers: &HeaderMap,
+    lines: &[u8],
     body_len: Option<u64>,
     keep_alive: &mut bool,
 ) -> BodyFraming {
@@ -62,6 +64,7 @@ pub fn write(
             says_close |= super::head::lists(value, "close");
         }
     }
+    out.extend_from_slice(lines);
     let framing = if !status_has_body(status) {
         BodyFraming::None
     } else if let Some(len) = declared {
@@ -96,6 +99,7 @@ pub fn write_refusal(out: &mut Vec<u8>, status: StatusCode) {
         Version::HTTP_11,
         status,
         &HeaderMap::new(),
+        &[],
         Some(0),
         &mut keep_alive,
     );
@@ -155,7 +159,7 @@ mod tests {
     ) -> (String, BodyFraming, bool) {
         let mut out = Vec::new();
         let mut keep = keep_alive;
-        let framing = write(&mut out, version, status, headers, body_len, &mut keep);
+        let framing = write(&mut out, version, status, headers, &[], body_len, &mut keep);
         let text = String::from_utf8(out).unwrap();
         // The date is the one line that changes.
         let (before, date) = text.split_once("date: ").unwrap();
@@ -178,6 +182,30 @@ mod tests {
         );
         assert_eq!(framing, BodyFraming::Length(2));
         assert!(keep);
+    }
+
+    /// Given header lines brought by the body, then they follow the map's headers and come
+    /// before the length the connection writes.
+    #[test]
+    fn a_bodys_own_lines_follow_the_headers() {
+        let mut headers = HeaderMap::new();
+        headers.insert("x-first", "1".parse().unwrap());
+        let mut out = Vec::new();
+        let mut keep = true;
+        let lines = b"etag: \"e\"\r\naccess-control-allow-origin: *\r\n";
+        write(
+            &mut out,
+            Version::HTTP_11,
+            StatusCode::OK,
+            &headers,
+            lines,
+            Some(3),
+            &mut keep,
+        );
+        let text = String::from_utf8(out).unwrap();
+        assert!(text.starts_with(
+            "HTTP/1.1 200 OK\r\nx-first: 1\r\netag: \"e\"\r\naccess-control-allow-origin: *\r\ncontent-length: 3\r\ndate: "
+        ), "{text}");
     }
 
     /// Given no length from the service, then the body's length is said; given none known

@@ -23,6 +23,7 @@ use tokio::time::{Instant, Sleep};
 
 use super::answer_head::{self, BodyFraming};
 use super::head::{self, Head, Refused};
+use super::HeaderLines;
 
 /// What a connection may take from a client, and for how long it waits.
 #[derive(Debug, Clone, Copy)]
@@ -61,7 +62,7 @@ where
     IO: AsyncRead + AsyncWrite + Unpin,
     S: FnMut(Request<Full<Bytes>>) -> F,
     F: Future<Output = Response<B>>,
-    B: Body<Data = Bytes>,
+    B: Body<Data = Bytes> + HeaderLines,
     B::Error: Into<Box<dyn std::error::Error + Send + Sync>>,
 {
     let mut conn = Conn {
@@ -105,6 +106,7 @@ where
             version,
             answer.status,
             &answer.headers,
+            body.header_lines(),
             body.size_hint().exact(),
             &mut keep_alive,
         );

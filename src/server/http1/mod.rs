@@ -29,3 +29,16 @@ mod head;
 mod tests;
 
 pub use conn::{serve, Limits};
+
+/// Header lines an answer's body brings, written once and sent as they are after the
+/// answer's own headers: each `name: value\r\n`, none of them `content-length` or
+/// `connection`, which the connection writes. A held answer keeps its headers so
+/// (`server/held.rs`): written once, they cost one copy per answer instead of a header
+/// map's clone, walk and drop.
+pub trait HeaderLines {
+    fn header_lines(&self) -> &[u8] {
+        &[]
+    }
+}
+
+impl HeaderLines for http_body_util::Full<bytes::Bytes> {}
