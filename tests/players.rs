@@ -499,8 +499,23 @@ const BROWSER_RUN_LIMIT: Duration = Duration::from_secs(540);
 
 /// The longest one GStreamer run may take before it is killed. A run takes a few seconds;
 /// 30 s once killed the sequence's DASH on a machine whose two cores were busy with a
-/// release build, so the bound leaves room for a loaded CI machine.
+/// release build (then taken for slowness; more likely the stall that
+/// [`DASH_PERIOD_STALL_RUNS`] describes), so the bound leaves room for a loaded CI machine.
 const GSTREAMER_LIMIT: Duration = Duration::from_secs(60);
+
+/// GStreamer 1.22's dashdemux2 sometimes stops for good at the first Period boundary of a
+/// sequence's MPD: every request it made was answered whole (strace of the origin), it
+/// asks for nothing of the second Period, and it never ends. Seen by hand on 2026-12-04 in
+/// 10 of 30 runs against vodpack and 14 of 30 against the hyper build before it, with the
+/// text track off too (9 of 20), never with GStreamer's debug log on (its timing hides
+/// it), never on the sequence's HLS. So the sequence's DASH gets this many runs, each
+/// but the last bounded by [`GSTREAMER_STALL_LIMIT`]: a hang is run again, any other
+/// failure fails at once, and the last run is as strict as every other.
+const DASH_PERIOD_STALL_RUNS: usize = 4;
+
+/// The bound on a DASH sequence run that may be run again: a run takes 1-2 s, 9 s on a
+/// machine busy with a build.
+const GSTREAMER_STALL_LIMIT: Duration = Duration::from_secs(30);
 
 /// The longest all GStreamer runs together may take; one run takes about a second.
 const GSTREAMER_TOTAL_LIMIT: Duration = Duration::from_secs(300);
@@ -976,6 +991,12 @@ async fn gstreamer_plays_hls_and_dash_of_every_fixture() {
 /// with decoded video and audio reaching their sinks exactly when `video` and `audio` say
 /// the title has them.
 async fn gstreamer_plays(url: &str, limit: Duration, video: bool, audio: bool) {
+    let run = gstreamer_run(url, limit).await;
+    assert_gstreamer_played(url, &run, video, audio);
+}
+
+/// One `gst-launch-1.0 playbin3` run of `url`, killed after `limit`.
+async fn gstreamer_run(url: &str, limit: Duration) -> Bounded {
     let mut command = Command::new("gst-launch-1.0");
     command.args([
         "-v",
@@ -984,9 +1005,14 @@ async fn gstreamer_plays(url: &str, limit: Duration, video: bool, audio: bool) {
         "video-sink=fakesink name=vsink sync=false silent=false",
         "audio-sink=fakesink name=asink sync=false silent=false",
     ]);
-    let run = tokio::task::spawn_blocking(move || run_bounded(command, limit))
+    tokio::task::spawn_blocking(move || run_bounded(command, limit))
         .await
-        .expect("the gst-launch thread");
+        .expect("the gst-launch thread")
+}
+
+/// That `run` of `url` played to the end without an error, with video and audio at their
+/// sinks as `video` and `audio` say.
+fn assert_gstreamer_played(url: &str, run: &Bounded, video: bool, audio: bool) {
     let output = format!(
         "{}{}",
         String::from_utf8_lossy(&run.stdout),
@@ -1039,10 +1065,21 @@ async fn gstreamer_plays_across_a_sequence() {
         ..Default::default()
     };
     let server = common::start_server_with(dir.path(), settings).await;
-    for manifest in ["master.m3u8", "manifest.mpd"] {
-        let url = server.url(&format!("/vod/sequence.json/{manifest}"));
-        gstreamer_plays(&url, GSTREAMER_LIMIT, true, true).await;
+    let hls = server.url("/vod/sequence.json/master.m3u8");
+    gstreamer_plays(&hls, GSTREAMER_LIMIT, true, true).await;
+    // dashdemux2's stall at the first Period boundary (see `DASH_PERIOD_STALL_RUNS`): a
+    // run that hangs is tried again; one that fails any other way fails the test.
+    let dash = server.url("/vod/sequence.json/manifest.mpd");
+    for attempt in 1..DASH_PERIOD_STALL_RUNS {
+        let run = gstreamer_run(&dash, GSTREAMER_STALL_LIMIT).await;
+        if !run.timed_out {
+            assert_gstreamer_played(&dash, &run, true, true);
+            server.shutdown().await;
+            return;
+        }
+        eprintln!("GStreamer stalled on {dash} (run {attempt}): the known dashdemux2 stall; again");
     }
+    gstreamer_plays(&dash, GSTREAMER_LIMIT, true, true).await;
     server.shutdown().await;
 }
 
