@@ -81,7 +81,7 @@ pub fn take(buf: &mut BytesMut) -> Result<Option<Head>, Refused> {
     };
     // The parts as offsets, so the buffer can be split off and shared.
     let base = buf.as_ptr() as usize;
-    let span = |part: &[u8]| (part.as_ptr() as usize - base, part.len());
+    let span = |part: &[u8]| ((part.as_ptr() as usize).saturating_sub(base), part.len());
     let method = parsed
         .method
         .map(str::as_bytes)
@@ -102,7 +102,15 @@ pub fn take(buf: &mut BytesMut) -> Result<Option<Head>, Refused> {
         *slot = (span(line.name.as_bytes()), span(line.value));
     }
     let bytes = buf.split_to(len).freeze();
-    let part = |(at, len): Span| bytes.slice(at..at + len);
+    // httparse's parts lie within the buffer; anything else would be an empty part.
+    let part = |(at, len): Span| {
+        let end = at.saturating_add(len);
+        if end <= bytes.len() {
+            bytes.slice(at..end)
+        } else {
+            bytes::Bytes::new()
+        }
+    };
 
     let uri = Uri::from_maybe_shared(part(path)).map_err(|_| Refused::BadRequest)?;
     let mut headers = HeaderMap::with_capacity(count);
