@@ -1,10 +1,10 @@
 //! Response bodies: a whole `Bytes`, nothing, or chunks made when the connection asks.
 //!
 //! A streamed body (a segment) is *pulled*: no producer task and no channel. The
-//! connection's own task makes or reads the next chunk when hyper asks for one, so nothing
-//! is made ahead of the socket and no chunk crosses between tasks; a stream holds the chunk
-//! hyper is sending and the one being made (`respond/stream.rs` starts every segment body,
-//! `respond/ts_stream.rs` makes MPEG-TS's chunks).
+//! connection's own task makes or reads the next chunk once the last one is written
+//! (`http1/conn.rs`), so nothing is made ahead of the socket and no chunk crosses between
+//! tasks; a stream holds one chunk at a time (`respond/stream.rs` starts every segment
+//! body, `respond/ts_stream.rs` makes MPEG-TS's chunks).
 //! A client that stops reading stops the polling, and the connection's send timeout
 //! (`send_timeout.rs`) closes it; dropping the body drops its source reads. It replaced a
 //! bounded channel fed by a producer task, which held one more chunk per stream and a task

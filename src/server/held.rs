@@ -3,8 +3,8 @@
 //!
 //! Why: a cached manifest is a few hundred bytes taken from the cached title, yet building
 //! its answer (routing, the identity and title lookups, the version check, the entity tag,
-//! the headers) cost more CPU than hyper's whole exchange, which on its own costs about
-//! what nginx-vod-module's answer does (docs/performance.md). nginx-vod-module keeps a
+//! the headers) cost more CPU than the whole HTTP exchange (then hyper's), which on its own
+//! cost about what nginx-vod-module's answer does (docs/performance.md). nginx-vod-module keeps a
 //! response cache for the same reason (`vod_response_cache`).
 //!
 //! Correctness rests on two rules:

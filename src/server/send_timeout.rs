@@ -3,8 +3,8 @@
 //! successive write operations").
 //!
 //! A streamed body is pulled by the connection (`body.rs`), with no producer task to time
-//! its own sends: when the client stops reading, the socket stops taking bytes, hyper stops
-//! polling the body, and only the connection can notice. So every write that would wait
+//! its own sends: when the client stops reading, the socket stops taking bytes, the
+//! connection (`http1/conn.rs`) stops polling the body, and only the connection can notice. So every write that would wait
 //! arms one timer per connection, and any progress disarms it; a connection that never
 //! waits to write never touches the timer.
 

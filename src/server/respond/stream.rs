@@ -2,10 +2,10 @@
 //! segments alike: [`start_stream`] waits for the first chunk before the status is
 //! committed (a source that fails or stalls now is a clean 5xx, not a 200 cut short),
 //! then hands the connection a body it pulls itself ([`PulledSegment`]): the bytes in
-//! hand, then the chunks as hyper asks for them.
+//! hand, then the chunks as the connection asks for them.
 //!
 //! No producer task and no channel between the source and the socket: a stream holds the
-//! chunk hyper is sending and the one being read, nothing made ahead, and no chunk crosses
+//! chunk being sent, then the one being read, nothing made ahead, and no chunk crosses
 //! between tasks. A client that stops reading stops the polling, and the connection's send
 //! timeout (`send_timeout.rs`) closes it. The body counts the stream in flight and the
 //! bytes sent, logs a stream cut by the source with its request's facts, and holds the

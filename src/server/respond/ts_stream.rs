@@ -40,10 +40,10 @@ pub async fn ts_chunks(
         protection,
         ..
     } = job;
-    // Output chunks of half `stream_chunk_bytes`. A TS connection holds the chunk hyper is
-    // sending, the chunk being made, a read batch and the segment's plan, where a CMAF one
-    // holds the chunk being sent and the one being read: at half size a TS stream stays
-    // within a CMAF stream's memory (docs/performance.md).
+    // Output chunks of half `stream_chunk_bytes`. A TS connection holds the chunk being
+    // sent or made, the TS writer's own buffers, a read batch and the segment's plan, where
+    // a CMAF one holds the chunk being sent or read: at half size a TS stream stays within
+    // a CMAF stream's memory (docs/performance.md).
     let chunk = (app.settings.stream_chunk_bytes / 2).max(PACKET_BYTES);
     let (writer, readers, route, cut) = match protection {
         TsProtection::SampleAes(writer, samples) => {
