@@ -30,6 +30,7 @@ use http::header::{self, HeaderMap, HeaderName, HeaderValue};
 use http::{Method, Request, Response};
 
 use super::body::ResponseBody;
+use super::http1;
 use crate::server::cors::add_cors;
 use crate::server::titles::load::Reuse;
 use crate::telemetry::REQUEST_SPAN_TARGET;
@@ -216,13 +217,7 @@ impl Answers {
         headers.insert(header::ETAG, etag);
         add_cors(&mut headers);
         // The length is the connection's to write, from the body.
-        let mut header_lines = Vec::with_capacity(512);
-        for (name, value) in &headers {
-            header_lines.extend_from_slice(name.as_str().as_bytes());
-            header_lines.extend_from_slice(b": ");
-            header_lines.extend_from_slice(value.as_bytes());
-            header_lines.extend_from_slice(b"\r\n");
-        }
+        let header_lines = http1::header_lines(&headers);
         let Ok(mut held) = self.held.write() else {
             return;
         };
@@ -247,7 +242,7 @@ impl Answers {
             path.to_owned(),
             Held {
                 body: answer.body.clone(),
-                header_lines: Bytes::from(header_lines),
+                header_lines,
                 route: answer.route,
                 until: answer.reuse.until,
                 epoch: answer.reuse.epoch,

@@ -6,7 +6,7 @@
 use std::cell::RefCell;
 use std::time::{Duration, SystemTime};
 
-use http::header::{CONNECTION, CONTENT_LENGTH};
+use http::header::{HeaderName, HeaderValue, CONNECTION, CONTENT_LENGTH};
 use http::{HeaderMap, StatusCode, Version};
 
 /// How the answer's body is framed on the wire.
@@ -53,10 +53,7 @@ pub fn write(
     out.extend_from_slice(b"\r\n");
     let (mut declared, mut says_close, mut says_connection) = (None, false, false);
     for (name, value) in headers {
-        out.extend_from_slice(name.as_str().as_bytes());
-        out.extend_from_slice(b": ");
-        out.extend_from_slice(value.as_bytes());
-        out.extend_from_slice(b"\r\n");
+        push_line(out, name, value);
         if name == CONTENT_LENGTH {
             declared = (value.to_str().ok()).and_then(|v| v.parse::<u64>().ok());
         } else if name == CONNECTION {
@@ -89,6 +86,14 @@ pub fn write(
     out.extend_from_slice(&http_date());
     out.extend_from_slice(b"\r\n\r\n");
     framing
+}
+
+/// One header line, `name: value\r\n`, onto `out`.
+pub fn push_line(out: &mut Vec<u8>, name: &HeaderName, value: &HeaderValue) {
+    out.extend_from_slice(name.as_str().as_bytes());
+    out.extend_from_slice(b": ");
+    out.extend_from_slice(value.as_bytes());
+    out.extend_from_slice(b"\r\n");
 }
 
 /// The head of an answer to a refused head: no body, and the connection closes.

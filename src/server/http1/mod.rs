@@ -42,3 +42,14 @@ pub trait HeaderLines {
 }
 
 impl HeaderLines for http_body_util::Full<bytes::Bytes> {}
+
+/// `headers` written as [`HeaderLines`] are: each `name: value\r\n`, as the connection
+/// writes the answer's own headers. The caller leaves out `content-length` and
+/// `connection`.
+pub fn header_lines(headers: &http::HeaderMap) -> bytes::Bytes {
+    let mut lines = Vec::with_capacity(512);
+    for (name, value) in headers {
+        answer_head::push_line(&mut lines, name, value);
+    }
+    lines.into()
+}
