@@ -174,7 +174,13 @@ async fn bucket_with(files: &[&str]) -> (TempDir, S3Server) {
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_new_replica_loads_from_the_store_tier_without_the_moov() {
     let (dir, s3) = bucket_with(&[MAIN]).await;
-    let source = || Arc::new(s3.source(BUCKET, ObjectStoreOptions::default()));
+    // With an index tier, an object is opened with a HEAD, not a GET of its first bytes
+    // (`vodpack::ops::startup::open_read_bytes`).
+    let options = ObjectStoreOptions {
+        open_read_bytes: 0,
+        ..ObjectStoreOptions::default()
+    };
+    let source = || Arc::new(s3.source(BUCKET, options.clone()));
     let store = || IndexShelves {
         disk: None,
         store: Some(s3_shelf(&s3.endpoint(), BUCKET, ".vodpack-index/")),

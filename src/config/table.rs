@@ -203,10 +203,52 @@ settings! {
         to: value(object_store.identity_ttl_ms),
         help: "How long a file's or object's identity is reused, in milliseconds",
         docs: "How long an object's identity is reused (a file's size, mtime and inode; an \
-               object's ETag and size) before it is checked again; a replaced file or object \
-               is served within this time (0: a stat or HEAD per request). A local file \
-               opened to take its identity stays open for the same time (at most 1,024 \
-               files), and segments read from it",
+               object's ETag and size) before it is checked again; a replaced file is served \
+               within this time (0: a stat or HEAD per request). A local file opened to take \
+               its identity stays open for the same time (at most 1,024 files), and segments \
+               read from it. On an object store the check runs in the background (see \
+               source-identity-max-stale-ms), and every read of the object that succeeds \
+               renews the identity",
+    },
+    source_identity_max_stale_ms: u64 {
+        key: "source-identity-max-stale-ms",
+        env: "VODPACK_SOURCE_IDENTITY_MAX_STALE_MS",
+        to: value(object_store.identity_max_stale_ms),
+        help: "How long an object's identity is still used while checked in the background, in milliseconds",
+        docs: "After source-identity-ttl-ms, how long an object's identity is still used at \
+               once while one HEAD checks it in the background, so a cached answer never \
+               waits on the store; a changed object replaces it when the check returns. \
+               Past it (an object nobody asked for in that time) a request waits for the \
+               store. A replaced object is served within source-identity-ttl-ms plus one \
+               store round trip while asked for, within both settings' sum at worst \
+               (object stores only)",
+    },
+    source_read_concurrency: usize {
+        key: "source-read-concurrency",
+        env: "VODPACK_SOURCE_READ_CONCURRENCY",
+        to: value(object_store.read_concurrency),
+        help: "GETs one segment keeps open at once on an object store",
+        docs: "GETs one segment (or one buffered read) keeps open at once on an object \
+               store, so a segment of many byte runs costs about one round trip; the runs \
+               opened ahead of the one streaming fetch at most 1 MiB together",
+    },
+    source_hedge_percent: u32 {
+        key: "source-hedge-percent",
+        env: "VODPACK_SOURCE_HEDGE_PERCENT",
+        to: value(object_store.hedge_percent),
+        help: "Object-store requests sent again when late, at most per 100 requests (0: never)",
+        docs: "Object-store requests whose answer is late are sent a second time and the \
+               first answer wins (a hedge); at most this many per 100 requests, counted in \
+               vod_source_hedged_requests_total (0: never)",
+    },
+    source_hedge_after_ms: u64 {
+        key: "source-hedge-after-ms",
+        env: "VODPACK_SOURCE_HEDGE_AFTER_MS",
+        to: value(object_store.hedge_after_ms),
+        help: "When a late object-store request is hedged, in milliseconds (0: adaptive)",
+        docs: "How long an object-store request waits for its answer to begin before it is \
+               hedged; 0: twice the store's 95th percentile over its last 512 answers, at \
+               least 10 ms",
     },
     worker_threads: usize {
         key: "worker-threads",

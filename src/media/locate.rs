@@ -2,9 +2,13 @@
 //!
 //! The first read takes `probe_bytes` from the start of the object: for a faststart file
 //! that holds `ftyp` and usually the whole `moov`. Otherwise top-level box headers are walked
-//! (inside the probe where possible, else with one small read per header) until `moov` is
-//! found, and then `moov` is read in one range. A file with `moov` at the end therefore
-//! costs three reads: the probe, the header after `mdat`, and `moov`.
+//! (inside the probe where possible) until `moov` is found, and then `moov` is read in one
+//! range. Where each read is a store round trip, a header past the probe is read with
+//! everything after it (up to `max_moov_bytes`): after `mdat` that is `moov`, so a file
+//! with `moov` at the end costs two reads, the probe and the tail; and a `moov` that starts
+//! in the probe is read from where the probe ends, never twice. On local disk a header
+//! past the probe is one small read (three reads for `moov` at the end), and `moov` is read
+//! whole into one buffer.
 //!
 //! Box headers come from the file and are hostile: every size is checked against the
 //! object's length and the configured limits before anything is read or allocated.
@@ -220,6 +224,10 @@ pub(super) async fn locate_in(
     }
     let probe_len = size.min(limits.probe_bytes.max(16));
     let probe = reader.read(ByteRange::new(0, probe_len)).await?;
+    let mut known = Known {
+        probe: probe.clone(),
+        tail: None,
+    };
     let mut reads = 1u32;
     let mut header_reads = 0u32;
     let mut offset = 0u64;
@@ -227,11 +235,7 @@ pub(super) async fn locate_in(
         if offset >= size {
             break;
         }
-        let in_probe = usize::try_from(offset)
-            .ok()
-            .and_then(|o| probe.get(o..))
-            .unwrap_or_default();
-        let header = match parse_header_at(in_probe, offset, size, index == 0)? {
+        let header = match parse_header_at(known.from(offset), offset, size, index == 0)? {
             Some(header) => header,
             None => {
                 header_reads += 1;
@@ -242,10 +246,19 @@ pub(super) async fn locate_in(
                         max: u64::from(limits.max_header_reads),
                     });
                 }
-                let len = (size - offset).min(16);
+                let rest = size - offset;
+                let len = match reader.reads_are_round_trips() && rest <= limits.max_moov_bytes {
+                    // The header and the boxes after it (`moov`, after `mdat`) at once.
+                    true => rest,
+                    false => rest.min(16),
+                };
                 let bytes = reader.read(ByteRange::new(offset, len)).await?;
                 reads += 1;
-                parse_header(&bytes, offset, size)?.ok_or_else(|| MediaError::Truncated {
+                let header = parse_header(&bytes, offset, size)?;
+                if len == rest {
+                    known.tail = Some((offset, bytes));
+                }
+                header.ok_or_else(|| MediaError::Truncated {
                     reason: format!("box header at offset {offset} is cut off"),
                 })?
             }
@@ -259,17 +272,12 @@ pub(super) async fn locate_in(
                 });
             }
             // parse_header checked `box_len <= size - offset`.
-            let end = offset + header.box_len;
-            let in_probe = usize::try_from(offset)
-                .ok()
-                .zip(usize::try_from(end).ok())
-                .filter(|_| end <= probe_len)
-                .and_then(|(start, end)| probe.get(start..end).map(|_| start..end));
-            let moov = match in_probe {
-                Some(range) => probe.slice(range),
+            let moov_range = ByteRange::new(offset, header.box_len);
+            let moov = match known.slice(moov_range) {
+                Some(moov) => moov,
                 None => {
                     reads += 1;
-                    reader.read(ByteRange::new(offset, header.box_len)).await?
+                    read_moov(reader, &probe, moov_range).await?
                 }
             };
             return Ok(TopLevelBoxes {
@@ -284,6 +292,64 @@ pub(super) async fn locate_in(
     Err(MediaError::NotMp4 {
         reason: "no moov box found".to_owned(),
     })
+}
+
+/// The bytes of the object read so far: the probe from offset 0, and the tail read after a
+/// header past it.
+struct Known {
+    probe: Bytes,
+    tail: Option<(u64, Bytes)>,
+}
+
+impl Known {
+    /// The bytes known from `offset` on (empty when none).
+    fn from(&self, offset: u64) -> &[u8] {
+        fn window(offset: u64, start: u64, bytes: &Bytes) -> Option<&[u8]> {
+            let at = usize::try_from(offset.checked_sub(start)?).ok()?;
+            bytes.get(at..).filter(|b| !b.is_empty())
+        }
+        (self.tail.as_ref())
+            .and_then(|(start, bytes)| window(offset, *start, bytes))
+            .or_else(|| window(offset, 0, &self.probe))
+            .unwrap_or_default()
+    }
+
+    /// All of `range`, if one read holds it.
+    fn slice(&self, range: ByteRange) -> Option<Bytes> {
+        let within = |start: u64, bytes: &Bytes| {
+            let from = usize::try_from(range.start.checked_sub(start)?).ok()?;
+            let to = from.checked_add(usize::try_from(range.len).ok()?)?;
+            (to <= bytes.len()).then(|| bytes.slice(from..to))
+        };
+        (self.tail.as_ref())
+            .and_then(|(start, bytes)| within(*start, bytes))
+            .or_else(|| within(0, &self.probe))
+    }
+}
+
+/// Read `moov` at `range`. Where reads are round trips and it starts inside the probe,
+/// only the part after the probe is read, joined to the probe's part (one copy); otherwise
+/// it is read whole (on local disk into one of the source's warm buffers).
+async fn read_moov(
+    reader: Reader<'_>,
+    probe: &Bytes,
+    range: ByteRange,
+) -> Result<Bytes, MediaError> {
+    let probe_len = probe.len() as u64;
+    let start_in_probe = usize::try_from(range.start)
+        .ok()
+        .filter(|_| range.start < probe_len && range.end() > probe_len);
+    let (Some(start), true) = (start_in_probe, reader.reads_are_round_trips()) else {
+        return reader.read(range).await;
+    };
+    let head = probe.slice(start..);
+    let rest = reader
+        .read(ByteRange::new(probe_len, range.end() - probe_len))
+        .await?;
+    let mut moov = bytes::BytesMut::with_capacity(head.len() + rest.len());
+    moov.extend_from_slice(&head);
+    moov.extend_from_slice(&rest);
+    Ok(moov.freeze())
 }
 
 #[cfg(test)]

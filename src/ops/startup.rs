@@ -13,7 +13,9 @@ use std::time::Duration;
 
 use crate::config::{ConfigError, Settings};
 use crate::server::IndexShelves;
-use crate::source::{LocalMediaSource, MediaSource, ObjectStoreSource, Shelf, StoreError};
+use crate::source::{
+    LocalMediaSource, MediaSource, ObjectStoreOptions, ObjectStoreSource, Shelf, StoreError,
+};
 
 /// Why the server (or a command reading its source) cannot start.
 #[derive(Debug, thiserror::Error)]
@@ -80,12 +82,15 @@ pub struct OpenedSource {
 /// [`StartupError::Source`] for a URL or store configuration that cannot work.
 pub fn open_source(settings: &Settings) -> Result<OpenedSource, StartupError> {
     if let Some(url) = &settings.source {
-        let source = ObjectStoreSource::new(url, &settings.object_store).map_err(|source| {
-            StartupError::Source {
+        let options = ObjectStoreOptions {
+            open_read_bytes: open_read_bytes(settings),
+            ..settings.object_store.clone()
+        };
+        let source =
+            ObjectStoreSource::new(url, &options).map_err(|source| StartupError::Source {
                 url: url.clone(),
                 source,
-            }
-        })?;
+            })?;
         return Ok(OpenedSource {
             source: Arc::new(source),
             root: None,
@@ -111,6 +116,17 @@ pub fn open_source(settings: &Settings) -> Result<OpenedSource, StartupError> {
         source: Arc::new(source),
         root: Some(root),
     })
+}
+
+/// Bytes of an object read by the GET that first opens it, which brings its identity: what
+/// its index load reads first (the probe of `moov`), or none (a HEAD) when an index tier
+/// is configured, since the title's index is then usually found there without reading the
+/// media object at all.
+pub fn open_read_bytes(settings: &Settings) -> u64 {
+    match settings.index_cache_dir.is_some() || settings.index_cache_prefix.is_some() {
+        true => 0,
+        false => settings.limits.probe_bytes,
+    }
 }
 
 /// The index tiers the settings name: the folder of `--index-cache-dir`, bounded by

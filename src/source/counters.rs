@@ -33,6 +33,14 @@ pub struct SourceCounters {
     /// (`vod_source_over_read_bytes`). 0 for the local source unless it reads small gaps
     /// through (`--local-merge-gap-bytes`).
     pub over_read_bytes: Counter,
+    /// Store requests sent a second time because their answer was late
+    /// (`vod_source_hedged_requests`); also counted in `read_requests`.
+    pub hedged_requests: Counter,
+    /// Hedges whose answer came first (`vod_source_hedge_wins`).
+    pub hedge_wins: Counter,
+    /// Bytes a segment took from another segment's read of the same object instead of
+    /// reading them (`vod_source_shared_bytes`).
+    pub shared_bytes: Counter,
 }
 
 impl Default for SourceCounters {
@@ -46,6 +54,9 @@ impl Default for SourceCounters {
                 0.000_1, 0.000_5, 0.001, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1.0, 2.5, 5.0,
             ]),
             over_read_bytes: Counter::default(),
+            hedged_requests: Counter::default(),
+            hedge_wins: Counter::default(),
+            shared_bytes: Counter::default(),
         }
     }
 }
@@ -82,6 +93,21 @@ impl SourceCounters {
             "vod_source_over_read_bytes",
             "Bytes read from the media source but not sent (gaps between merged ranges)",
             self.over_read_bytes.clone(),
+        );
+        registry.register(
+            "vod_source_hedged_requests",
+            "Requests to the media source sent again because their answer was late",
+            self.hedged_requests.clone(),
+        );
+        registry.register(
+            "vod_source_hedge_wins",
+            "Hedged requests whose second answer came first",
+            self.hedge_wins.clone(),
+        );
+        registry.register(
+            "vod_source_shared_bytes",
+            "Bytes a segment took from another segment's read of the same object",
+            self.shared_bytes.clone(),
         );
     }
 }

@@ -2,62 +2,85 @@
 //! HTTP, read through the `object_store` crate.
 //!
 //! It owns one store per source, built from the source URL (credentials from the standard
-//! `AWS_*`, `GOOGLE_*` and `AZURE_*` variables), the identity of each object (a HEAD: size
-//! and ETag, reused for `identity_ttl_ms`), and ranged reads. Every GET asks for one range
-//! with `If-Match` set to the identity's ETag, and the answer's ETag and size are checked
-//! again, so an answer never mixes two versions of an object; a mismatch is
-//! [`SourceError::Changed`] and forgets the identity. Reads are planned here (`runs.rs`):
-//! ranges closer than `max_merge_gap_bytes` share a GET, at most
-//! [`OVER_READ_BUDGET_BYTES`] of gaps per read; a stream issues the GET of the next run
-//! while the current one streams, and never more.
+//! `AWS_*`, `GOOGLE_*` and `AZURE_*` variables), the identity of each object (size and
+//! ETag: from a GET of an object's first bytes when it is first asked for, then reused and
+//! checked off the request path), and ranged reads. Every GET of a known version asks for
+//! one range with `If-Match` set to the identity's ETag, and the answer's ETag and size are
+//! checked again, so an answer never mixes two versions of an object; a mismatch is
+//! [`SourceError::Changed`] and forgets the identity.
+//!
+//! Reads are planned here (`runs.rs`): ranges closer than `max_merge_gap_bytes` share a
+//! GET, at most [`OVER_READ_BUDGET_BYTES`] of gaps per read; a segment's GETs are issued
+//! together (bounded), so a segment costs about one round trip whatever the interleave;
+//! the gaps one segment reads through are kept a moment for the segment of another track
+//! of the same time, which players fetch together with it; a late answer is hedged.
 //!
 //! `object_store` signs requests, pools connections, retries 5xx and transport errors with
 //! backoff, and resumes a broken body. We plan ranges ourselves because its `get_ranges`
 //! merges gaps of up to 1 MiB, and put our own deadline on the response head because its
 //! default timeout covers a whole body, which a slow client can stretch without limit.
 //!
-//! Beside this file: `stream.rs` is the `stream_ranges` stream, `store.rs` holds the
-//! options, builds the store, counts its retries and maps its errors, `tests.rs` runs the
-//! conformance suite over an in-memory store and a real S3 server and holds this backend's
-//! own stories. `../runs.rs` plans GETs and cuts their bodies back into ranges (pure; the
-//! local source plans its reads with it too).
+//! Beside this file, each owning one part:
+//! - `requests.rs`: one store request (counted, timed, bounded, hedged, errors mapped);
+//!   `hedge.rs`: when a request is hedged, and how often;
+//! - `identities.rs`: identities reused, checked in the background, and the first bytes of
+//!   objects just opened;
+//! - `stream.rs`: the `stream_ranges` stream (GETs ahead, in order); `shared.rs`: gap bytes
+//!   kept for other segments;
+//! - `store.rs`: the options, building the store, counting its retries, mapping its errors;
+//!   `validate.rs`: the options' ranges;
+//! - `tests.rs`: the conformance suite over an in-memory store and a real S3 server, and
+//!   this backend's own stories. `../runs.rs` plans GETs and cuts their bodies back into
+//!   ranges (pure; the local source plans its reads with it too).
 
+mod hedge;
+mod identities;
+mod requests;
+mod shared;
 mod store;
 mod stream;
 mod validate;
 
 use std::collections::VecDeque;
 use std::fmt;
-use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::Arc;
 use std::time::{Duration, Instant};
 
 use ::object_store::path::Path;
-use ::object_store::{GetOptions, GetRange, ObjectMeta, ObjectStore};
+use ::object_store::{GetRange, ObjectMeta, ObjectStore};
 use async_trait::async_trait;
 use bytes::{Bytes, BytesMut};
 use futures_util::future::FutureExt;
 use futures_util::stream::{StreamExt, TryStreamExt};
-use moka::future::Cache;
+use tracing::Instrument;
 
 pub use self::store::{ObjectStoreOptions, StoreError};
 
-use self::store::{attempt_tag, build_store, copy_error, io_error, map_error};
-use self::stream::{OpenRun, OpenRunFn, RunStream};
+use self::hedge::{HedgeBudget, Latencies};
+use self::identities::{FirstBytes, Freshness, Held, Identities, Known};
+use self::requests::Requests;
+use self::shared::SharedReads;
+use self::store::{build_store, copy_error, io_error, map_error};
+use self::stream::{OpenRun, OpenRunFn, Planning, RunStream};
 use super::counters::SourceCounters;
 use super::error::SourceError;
-use super::identity::{check_ranges, KnownIdentity, ObjectIdentity, MAX_READ_BYTES};
+use super::identity::{check_ranges, ObjectIdentity, MAX_READ_BYTES};
 use super::key::ObjectKey;
 use super::listing::{self, ListStream, ListedObject};
 use super::media_source::{ByteStream, MediaSource, SourceKind};
 use super::range::ByteRange;
 use super::runs::{plan_runs, Run, RunCursor, OVER_READ_BUDGET_BYTES};
 
-/// GETs `read_ranges` runs at once.
-const READ_CONCURRENCY: usize = 4;
+/// Most gap bytes kept across the source's streams for other segments of the same objects
+/// (`shared.rs`): about a hundred segments' audio.
+const SHARED_READ_BYTES: u64 = 32 * 1024 * 1024;
 
-/// Object identities remembered at most (each a key, a size and an ETag).
-const IDENTITY_CACHE_ENTRIES: u64 = 100_000;
+/// How long a stream of many GETs waits for another to lead, when the store's latency is
+/// not known yet; otherwise the recent median time to a head, within
+/// [`SHARE_WAIT_BOUNDS`]: waiting costs at most what one more round trip would.
+const SHARE_WAIT: Duration = Duration::from_millis(20);
+const SHARE_WAIT_BOUNDS: (Duration, Duration) =
+    (Duration::from_millis(5), Duration::from_millis(50));
 
 /// Prefix of the version of an object whose store gives no ETag: its last-modified time.
 const LAST_MODIFIED_VERSION: &str = "lm:";
@@ -75,30 +98,28 @@ pub(super) fn build_shelf_store(
 
 /// Media objects in an object store, under a prefix.
 pub struct ObjectStoreSource {
-    /// The one store of this source, shared by every read (one connection pool).
-    store: Arc<dyn ObjectStore>,
-    /// Path of the prefix keys live under; empty for the store's root.
-    prefix: Path,
-    /// Deadline for a response head, retries included.
-    timeout: Duration,
+    /// The store and how each request to it is made, shared with streams and checks.
+    requests: Arc<Requests>,
     /// Gap bytes below which ranges share a GET.
     max_merge_gap_bytes: u64,
-    /// Identities by key, each kept for the identity TTL; `None` when the TTL is 0.
-    /// Loads are single-flight: concurrent requests for one key share one HEAD.
-    identities: Option<Cache<ObjectKey, KnownIdentity>>,
-    /// How long an identity is reused (zero: never).
-    identity_ttl: Duration,
-    /// Identities forgotten before their window ended (`MediaSource::identity_epoch`).
-    forgotten: AtomicU64,
-    counters: Arc<SourceCounters>,
+    /// GETs a read keeps open at once.
+    read_concurrency: usize,
+    /// Bytes of an object read by the GET that first opens it (0: a HEAD).
+    open_read_bytes: u64,
+    /// Identities by key (`identities.rs`); `None` when the TTL is 0 (a HEAD every time).
+    identities: Option<Identities>,
+    /// The first bytes of objects just opened, for the read that follows.
+    first_bytes: FirstBytes,
+    /// Gap bytes of segment reads kept for other segments (`shared.rs`).
+    shared: Arc<SharedReads>,
 }
 
 impl fmt::Debug for ObjectStoreSource {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         f.debug_struct("ObjectStoreSource")
-            .field("store", &self.store.to_string())
-            .field("prefix", &self.prefix.as_ref())
-            .field("timeout", &self.timeout)
+            .field("store", &self.requests.store.to_string())
+            .field("prefix", &self.requests.prefix.as_ref())
+            .field("timeout", &self.requests.timeout)
             .finish_non_exhaustive()
     }
 }
@@ -159,65 +180,36 @@ impl ObjectStoreSource {
         counters: Arc<SourceCounters>,
     ) -> Self {
         let identities = (options.identity_ttl_ms > 0).then(|| {
-            Cache::builder()
-                .max_capacity(IDENTITY_CACHE_ENTRIES)
-                .time_to_live(Duration::from_millis(options.identity_ttl_ms))
-                .build()
+            Identities::new(
+                Duration::from_millis(options.identity_ttl_ms),
+                Duration::from_millis(options.identity_max_stale_ms),
+            )
         });
-        Self {
+        let requests = Requests {
             store,
             prefix,
             timeout: Duration::from_millis(options.timeout_ms),
+            counters: counters.clone(),
+            latencies: Latencies::default(),
+            hedges: HedgeBudget::new(options.hedge_percent),
+            hedge_after: (options.hedge_after_ms > 0)
+                .then(|| Duration::from_millis(options.hedge_after_ms)),
+        };
+        Self {
+            requests: Arc::new(requests),
             max_merge_gap_bytes: options.max_merge_gap_bytes,
+            read_concurrency: options.read_concurrency.max(1),
+            open_read_bytes: options.open_read_bytes,
             identities,
-            identity_ttl: Duration::from_millis(options.identity_ttl_ms),
-            forgotten: AtomicU64::new(0),
-            counters,
+            first_bytes: FirstBytes::default(),
+            shared: Arc::new(SharedReads::new(SHARED_READ_BYTES)),
         }
     }
 
-    /// The store path of `key`. Keys are validated (no empty, `.` or `..` segment, no
-    /// control character), so the path is always valid.
-    fn path(&self, key: &ObjectKey) -> Path {
-        let joined = if self.prefix.as_ref().is_empty() {
-            key.as_str().to_owned()
-        } else {
-            format!("{}/{}", self.prefix.as_ref(), key.as_str())
-        };
-        Path::parse(&joined).unwrap_or_else(|_| Path::from(joined.as_str()))
-    }
-
-    /// Forget the identity of `key`, so the next request asks the store again.
-    async fn forget(&self, key: &ObjectKey) {
-        if let Some(identities) = &self.identities {
-            identities.invalidate(key).await;
-        }
-        self.forgotten.fetch_add(1, Ordering::Release);
-    }
-
-    /// Run one store request: count it, bound the wait for its head by the timeout, time
-    /// it, and map its error.
-    async fn request<T>(
-        &self,
-        key: &ObjectKey,
-        call: impl std::future::Future<Output = ::object_store::Result<T>>,
-    ) -> Result<T, SourceError> {
-        self.counters.read_requests.inc();
-        let started = Instant::now();
-        let outcome = tokio::time::timeout(self.timeout, call).await;
-        self.counters
-            .read_seconds
-            .observe(started.elapsed().as_secs_f64());
-        let result = match outcome {
-            Err(_elapsed) => Err(SourceError::Timeout {
-                key: key.to_string(),
-            }),
-            Ok(result) => result.map_err(|e| map_error(key, e)),
-        };
-        if result.is_err() {
-            self.counters.read_errors.inc();
-        }
-        result
+    /// How long a stream of many GETs waits for another stream to lead.
+    fn share_wait(&self) -> Duration {
+        let (low, high) = SHARE_WAIT_BOUNDS;
+        (self.requests.latencies.median()).map_or(SHARE_WAIT, |median| median.clamp(low, high))
     }
 
     /// HEAD `key`: its current identity.
@@ -227,15 +219,77 @@ impl ObjectStoreSource {
         fields(vod.source = "object_store", vod.key = %key, vod.request = "HEAD")
     )]
     async fn head(&self, key: &ObjectKey) -> Result<ObjectIdentity, SourceError> {
-        let options = GetOptions {
-            head: true,
-            extensions: attempt_tag(),
-            ..Default::default()
+        Ok(identity_of(&self.requests.head(key).await?.meta))
+    }
+
+    /// Open `key` for the first time: a GET of its first `open_read_bytes` (its answer
+    /// gives the identity as a HEAD would), whose bytes are kept for the read that follows.
+    /// A store that will not answer that GET (an empty object, a range refused) is asked
+    /// with a HEAD.
+    #[tracing::instrument(
+        name = "source.read",
+        skip_all,
+        fields(vod.source = "object_store", vod.key = %key, vod.request = "GET",
+               vod.range_start = 0, vod.range_len = self.open_read_bytes,
+               vod.outcome = tracing::field::Empty)
+    )]
+    async fn open(&self, key: &ObjectKey) -> Result<ObjectIdentity, SourceError> {
+        if self.open_read_bytes == 0 {
+            return self.head(key).await;
+        }
+        let range = GetRange::Bounded(0..self.open_read_bytes);
+        let result = match self.requests.get(key, Some(range), None).await {
+            Ok(result) => result,
+            Err(e @ (SourceError::NotFound { .. } | SourceError::Timeout { .. })) => return Err(e),
+            Err(_) => return self.head(key).await,
         };
-        let result = self
-            .request(key, self.store.get_opts(&self.path(key), options))
-            .await?;
-        Ok(identity_of(&result.meta))
+        let identity = identity_of(&result.meta);
+        let expected = self.open_read_bytes.min(identity.size);
+        let mut body = result.into_stream();
+        let mut first = BytesMut::with_capacity(usize::try_from(expected).unwrap_or(0));
+        while let Some(chunk) = body.next().await {
+            let chunk = chunk.map_err(|e| {
+                self.requests.counters.read_errors.inc();
+                map_error(key, e)
+            })?;
+            self.requests.counters.read_bytes.inc_by(chunk.len() as u64);
+            if (first.len() + chunk.len()) as u64 > expected {
+                self.requests.counters.read_errors.inc();
+                return Err(io_error(key, "the store sent more than asked".to_owned()));
+            }
+            first.extend_from_slice(&chunk);
+        }
+        // A short body keeps only what came; a later read asks for the rest.
+        self.first_bytes.keep(key, &identity, first.freeze()).await;
+        tracing::Span::current().record("vod.outcome", "ok");
+        Ok(identity)
+    }
+
+    /// Check the identity `known` of `key` with a HEAD, on its own task.
+    fn check_in_background(&self, key: &ObjectKey, known: Arc<Known>) {
+        let Some(identities) = self.identities.clone() else {
+            return;
+        };
+        if !known.start_check() {
+            return;
+        }
+        let (requests, key) = (self.requests.clone(), key.clone());
+        let key_name = key.to_string();
+        let check = async move {
+            match requests.head(&key).await {
+                Ok(result) => {
+                    let found = identity_of(&result.meta);
+                    identities.checked(&key, &known, Some(found)).await;
+                }
+                Err(SourceError::NotFound { .. }) => identities.checked(&key, &known, None).await,
+                // The store is failing: the identity stays stale, and the next request
+                // past its window asks again.
+                Err(_) => {}
+            }
+            known.end_check();
+        };
+        let span = tracing::info_span!("source.revalidate", vod.key = %key_name);
+        tokio::spawn(check.instrument(span));
     }
 
     /// GET the bytes of `run` from version `identity` of `key`: the response's body and a
@@ -248,21 +302,18 @@ impl ObjectStoreSource {
                vod.outcome = tracing::field::Empty)
     )]
     async fn open_run(
-        &self,
+        requests: &Requests,
+        identities: Option<&Identities>,
         key: &ObjectKey,
         identity: &ObjectIdentity,
         run: &Run,
     ) -> Result<OpenRun, SourceError> {
-        let options = GetOptions {
-            range: Some(GetRange::Bounded(run.fetch.start..run.fetch.end())),
-            if_match: if_match(identity),
-            extensions: attempt_tag(),
-            ..Default::default()
+        let forget = || async {
+            if let Some(identities) = identities {
+                identities.forget(key).await;
+            }
         };
-        let result = match self
-            .request(key, self.store.get_opts(&self.path(key), options))
-            .await
-        {
+        let result = match requests.get_range(key, run.fetch, if_match(identity)).await {
             Ok(result) => result,
             Err(e) => {
                 // The identity the caller holds is stale: make the next request ask again.
@@ -270,25 +321,28 @@ impl ObjectStoreSource {
                     e,
                     SourceError::Changed { .. } | SourceError::NotFound { .. }
                 ) {
-                    self.forget(key).await;
+                    forget().await;
                 }
                 return Err(e);
             }
         };
         if !same_version(identity, &result.meta) {
             // A store that ignores If-Match (or has no ETag) still cannot mix versions.
-            self.counters.read_errors.inc();
-            self.forget(key).await;
+            requests.counters.read_errors.inc();
+            forget().await;
             return Err(SourceError::Changed {
                 key: key.to_string(),
             });
         }
         if result.range != (run.fetch.start..run.fetch.end()) {
-            self.counters.read_errors.inc();
+            requests.counters.read_errors.inc();
             return Err(io_error(
                 key,
                 format!("asked for {} and got {:?}", run.fetch, result.range),
             ));
+        }
+        if let Some(identities) = identities {
+            identities.confirm(key, identity).await;
         }
         tracing::Span::current().record("vod.outcome", "ok");
         Ok(OpenRun {
@@ -304,30 +358,38 @@ impl ObjectStoreSource {
         identity: &ObjectIdentity,
         run: Run,
     ) -> Result<Vec<Bytes>, SourceError> {
+        let counters = &self.requests.counters;
+        let opened = Self::open_run(
+            &self.requests,
+            self.identities.as_ref(),
+            key,
+            identity,
+            &run,
+        );
         let OpenRun {
             mut body,
             mut cursor,
-        } = self.open_run(key, identity, &run).await?;
+        } = opened.await?;
         // The run's size was checked against MAX_READ_BYTES before planning.
         let mut wanted = BytesMut::with_capacity(run.wanted() as usize);
         let mut pieces = VecDeque::new();
         while let Some(chunk) = body.next().await {
             let chunk = chunk.map_err(|e| {
-                self.counters.read_errors.inc();
+                counters.read_errors.inc();
                 map_error(key, e)
             })?;
-            self.counters.read_bytes.inc_by(chunk.len() as u64);
+            counters.read_bytes.inc_by(chunk.len() as u64);
             let dropped = cursor.feed(chunk, usize::MAX, &mut pieces).map_err(|e| {
-                self.counters.read_errors.inc();
+                counters.read_errors.inc();
                 io_error(key, e.to_string())
             })?;
-            self.counters.over_read_bytes.inc_by(dropped);
+            counters.over_read_bytes.inc_by(dropped);
             for piece in pieces.drain(..) {
                 wanted.extend_from_slice(&piece);
             }
         }
         if !cursor.is_complete() {
-            self.counters.read_errors.inc();
+            counters.read_errors.inc();
             return Err(io_error(key, format!("{} ended early", run.fetch)));
         }
         let mut all = wanted.freeze();
@@ -361,16 +423,17 @@ impl MediaSource for ObjectStoreSource {
         if let Err(e) = listing::check_prefix(&prefix) {
             return listing::failed(e);
         }
-        let base = self.prefix.as_ref().to_owned();
+        let base = self.requests.prefix.as_ref().to_owned();
         let join = |key: &str| match (base.is_empty(), key.is_empty()) {
             (_, true) => Path::parse(&base).unwrap_or_default(),
             (true, false) => Path::from(key),
             (false, false) => Path::from(format!("{base}/{key}").as_str()),
         };
         let folder = join(prefix.trim_end_matches('/'));
+        let store = &self.requests.store;
         let listing = match after {
-            Some(after) => self.store.list_with_offset(Some(&folder), &join(&after)),
-            None => self.store.list(Some(&folder)),
+            Some(after) => store.list_with_offset(Some(&folder), &join(&after)),
+            None => store.list(Some(&folder)),
         };
         let strip = match base.is_empty() {
             true => String::new(),
@@ -394,7 +457,7 @@ impl MediaSource for ObjectStoreSource {
     }
 
     fn counters(&self) -> &Arc<SourceCounters> {
-        &self.counters
+        &self.requests.counters
     }
 
     /// A HEAD of a key that need not exist: any answer from the store, "not found"
@@ -415,7 +478,7 @@ impl MediaSource for ObjectStoreSource {
     }
 
     fn identity_epoch(&self) -> u64 {
-        self.forgotten.load(Ordering::Acquire)
+        self.identities.as_ref().map_or(0, Identities::epoch)
     }
 
     async fn identify_until(
@@ -425,15 +488,25 @@ impl MediaSource for ObjectStoreSource {
         let Some(identities) = &self.identities else {
             return Ok((self.head(key).await?, None));
         };
-        // The reuse is counted from before the HEAD, so it ends no later than the cache's.
-        let ask = async {
-            let until = Instant::now().checked_add(self.identity_ttl);
-            let identity = self.head(key).await?;
-            Ok::<_, SourceError>(KnownIdentity { identity, until })
-        };
-        let known = (identities.try_get_with_by_ref(key, ask).await)
+        if let Some(known) = identities.known.get(key).await {
+            match identities.freshness(&known, tokio::time::Instant::now()) {
+                Freshness::Fresh(until) => return Ok((known.identity.clone(), until)),
+                Freshness::Stale => {
+                    self.check_in_background(key, known.clone());
+                    return Ok((known.identity.clone(), None));
+                }
+                Freshness::Expired => identities.known.invalidate(key).await,
+            }
+        }
+        // Single-flight: concurrent first requests of an object share one open.
+        let open = async { Ok::<_, SourceError>(Known::new(self.open(key).await?)) };
+        let known = (identities.known.try_get_with_by_ref(key, open).await)
             .map_err(|shared| copy_error(&shared))?;
-        Ok((known.identity, known.until))
+        let until = match identities.freshness(&known, tokio::time::Instant::now()) {
+            Freshness::Fresh(until) => until,
+            _ => None,
+        };
+        Ok((known.identity.clone(), until))
     }
 
     async fn read_range(
@@ -446,8 +519,26 @@ impl MediaSource for ObjectStoreSource {
         if range.len == 0 {
             return Ok(Bytes::new());
         }
-        let mut parts = self.read_run(key, identity, Run::single(range)).await?;
-        Ok(parts.pop().unwrap_or_default())
+        // The first bytes of an object just opened: the read that follows the open (the
+        // probe of `moov`, and the rest of a `moov` longer than it) reads only what is new.
+        let start = match self.first_bytes.take(key, identity, range).await {
+            Some(Held::All(bytes)) => return Ok(bytes),
+            Some(Held::Start(start)) => start,
+            None => Bytes::new(),
+        };
+        let rest = ByteRange::new(
+            range.start + start.len() as u64,
+            range.len - start.len() as u64,
+        );
+        let mut parts = self.read_run(key, identity, Run::single(rest)).await?;
+        let rest = parts.pop().unwrap_or_default();
+        if start.is_empty() {
+            return Ok(rest);
+        }
+        let mut whole = BytesMut::with_capacity(start.len() + rest.len());
+        whole.extend_from_slice(&start);
+        whole.extend_from_slice(&rest);
+        Ok(whole.freeze())
     }
 
     async fn read_ranges(
@@ -460,7 +551,7 @@ impl MediaSource for ObjectStoreSource {
         let runs = plan_runs(ranges, self.max_merge_gap_bytes, OVER_READ_BUDGET_BYTES);
         let per_run: Vec<Vec<Bytes>> = futures_util::stream::iter(runs)
             .map(|run| self.read_run(key, identity, run))
-            .buffered(READ_CONCURRENCY)
+            .buffered(self.read_concurrency)
             .try_collect()
             .await?;
         // The runs' parts are the non-empty ranges in order; empty ranges read nothing.
@@ -487,14 +578,31 @@ impl MediaSource for ObjectStoreSource {
         if let Err(e) = Self::check_ranges(&key, &identity, &ranges, false) {
             return Box::pin(futures_util::stream::once(async move { Err(e) }));
         }
-        let runs = plan_runs(&ranges, self.max_merge_gap_bytes, OVER_READ_BUDGET_BYTES);
-        let counters = self.counters.clone();
-        let object = key.clone();
+        let planning = Planning {
+            max_gap: self.max_merge_gap_bytes,
+            over_read_budget: OVER_READ_BUDGET_BYTES,
+            max_ahead: self.read_concurrency,
+            shared: Some((self.shared.clone(), self.share_wait())),
+        };
+        let counters = self.requests.counters.clone();
+        let (requests, identities) = (self.requests.clone(), self.identities.clone());
+        let version = (key.clone(), identity.clone());
         let open_run: OpenRunFn = Arc::new(move |run: Run| {
-            let (source, key, identity) = (self.clone(), object.clone(), identity.clone());
-            async move { source.open_run(&key, &identity, &run).await }.boxed()
+            let (requests, identities) = (requests.clone(), identities.clone());
+            let (key, identity) = version.clone();
+            async move {
+                Self::open_run(&requests, identities.as_ref(), &key, &identity, &run).await
+            }
+            .boxed()
         });
-        let state = RunStream::new(open_run, counters, key, runs, chunk_bytes);
+        let state = RunStream::new(
+            open_run,
+            counters,
+            (key, identity),
+            ranges,
+            planning,
+            chunk_bytes,
+        );
         Box::pin(futures_util::stream::unfold(
             state,
             |mut state| async move {

@@ -114,6 +114,51 @@ pub(crate) fn plan_runs(ranges: &[ByteRange], max_gap: u64, over_read_budget: u6
     runs
 }
 
+/// [`plan_runs`] for a reader that also fetches `spare` ranges for other readers
+/// (`object_store/shared.rs`): the runs are planned over both lists in file order, spare
+/// ranges count as wanted (not against `over_read_budget`), and each run keeps only
+/// `own`'s ranges as its parts, fetching the spare ones as gaps. Runs of spare ranges
+/// alone are left out. `own` must be ascending and disjoint (a reader in file order);
+/// spare ranges that overlap one of them are ignored.
+pub(crate) fn plan_runs_with_spare(
+    own: &[ByteRange],
+    spare: &[ByteRange],
+    max_gap: u64,
+    over_read_budget: u64,
+) -> Vec<Run> {
+    let overlaps_own = |r: &ByteRange| {
+        // The first own range ending after r's start is the only one that can overlap it.
+        let at = own.partition_point(|o| o.end() <= r.start);
+        own.get(at).is_some_and(|o| o.start < r.end())
+    };
+    let mut union: Vec<ByteRange> = Vec::with_capacity(own.len() + spare.len());
+    union.extend(own.iter().copied());
+    union.extend(
+        spare
+            .iter()
+            .copied()
+            .filter(|r| r.len > 0 && !overlaps_own(r)),
+    );
+    union.sort_unstable_by_key(|r| r.start);
+    union.dedup();
+    // Two spare ranges may still overlap each other: keep the union disjoint.
+    let mut disjoint: Vec<ByteRange> = Vec::with_capacity(union.len());
+    for range in union {
+        match disjoint.last() {
+            Some(last) if range.start < last.end() => {}
+            _ => disjoint.push(range),
+        }
+    }
+    let is_own = |r: &ByteRange| own.binary_search_by_key(&r.start, |o| o.start).is_ok();
+    plan_runs(&disjoint, max_gap, over_read_budget)
+        .into_iter()
+        .filter_map(|mut run| {
+            run.parts.retain(|p| is_own(p));
+            (!run.parts.is_empty()).then_some(run)
+        })
+        .collect()
+}
+
 /// Why a GET body did not fit its run.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, thiserror::Error)]
 #[error("the store sent more bytes than the {expected} asked for")]
@@ -152,9 +197,24 @@ impl RunCursor {
     /// [`Overrun`] when the chunk runs past the end of the run.
     pub fn feed(
         &mut self,
+        chunk: Bytes,
+        max_piece: usize,
+        out: &mut VecDeque<Bytes>,
+    ) -> Result<u64, Overrun> {
+        self.feed_keeping(chunk, max_piece, out, |_, _| {})
+    }
+
+    /// [`RunCursor::feed`], handing each gap's bytes to `keep` with their object offset
+    /// instead of dropping them (`object_store/shared.rs` keeps them for other segments).
+    ///
+    /// # Errors
+    /// As [`RunCursor::feed`].
+    pub fn feed_keeping(
+        &mut self,
         mut chunk: Bytes,
         max_piece: usize,
         out: &mut VecDeque<Bytes>,
+        mut keep: impl FnMut(u64, &[u8]),
     ) -> Result<u64, Overrun> {
         let remaining = self.end - self.offset;
         if chunk.len() as u64 > remaining {
@@ -166,7 +226,8 @@ impl RunCursor {
             let available = chunk.len() as u64;
             let Some(part) = self.parts.get(self.next_part).copied() else {
                 // Past the last part: only possible for a run whose fetch outlasts its
-                // parts, which `plan_runs` never makes. Drop the bytes.
+                // parts (a run read further for another segment's sake). Drop the bytes.
+                keep(self.offset, &chunk);
                 dropped += available;
                 self.offset += available;
                 break;
@@ -174,7 +235,8 @@ impl RunCursor {
             if self.offset < part.start {
                 // Both bounds fit in the chunk's usize length.
                 let skip = (part.start - self.offset).min(available);
-                let _ = chunk.split_to(skip as usize);
+                let gap = chunk.split_to(skip as usize);
+                keep(self.offset, &gap);
                 dropped += skip;
                 self.offset += skip;
                 continue;

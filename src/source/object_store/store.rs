@@ -51,8 +51,22 @@ pub struct ObjectStoreOptions {
     pub retries: u32,
     /// Ranges of one read closer than this share a GET; the gap bytes are over-read.
     pub max_merge_gap_bytes: u64,
-    /// How long an identity (HEAD) is reused, in milliseconds; 0 asks on every call.
+    /// How long an identity is reused as it is, in milliseconds, after the store last
+    /// confirmed it; 0 asks on every call.
     pub identity_ttl_ms: u64,
+    /// How long after that an identity is still handed out at once while a HEAD checks it
+    /// in the background, in milliseconds; past it a request waits for the store.
+    pub identity_max_stale_ms: u64,
+    /// GETs one read (a segment, a batch) keeps open at once.
+    pub read_concurrency: usize,
+    /// Store requests hedged at most, per 100 requests (0: never hedge).
+    pub hedge_percent: u32,
+    /// A request whose head has not come after this many milliseconds is sent again; 0:
+    /// after twice the store's recent 95th percentile (at least 10 ms).
+    pub hedge_after_ms: u64,
+    /// Bytes read by the GET that first opens an object (its identity comes with them);
+    /// 0: a HEAD. Startup sets it to `probe-bytes`, what the index load reads first.
+    pub open_read_bytes: u64,
 }
 
 impl Default for ObjectStoreOptions {
@@ -72,6 +86,16 @@ impl Default for ObjectStoreOptions {
             // A HEAD per object per second per replica at most, and a replaced object
             // shows within a second.
             identity_ttl_ms: 1_000,
+            // Past the second, answers keep coming from memory while one HEAD checks; a
+            // title nobody asked for in a minute is checked before its next answer.
+            identity_max_stale_ms: 60_000,
+            // A 6 s audio segment of a finely interleaved file read alone is about 150
+            // runs: 32 at once is about five round trips (most are taken from the video
+            // segment's read instead, `shared.rs`).
+            read_concurrency: 32,
+            hedge_percent: 5,
+            hedge_after_ms: 0,
+            open_read_bytes: 256 * 1024,
         }
     }
 }

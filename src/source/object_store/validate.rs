@@ -19,7 +19,7 @@ impl ObjectStoreOptions {
     /// # Errors
     /// The first option out of range, in the order of the settings.
     pub(crate) fn validate(&self) -> Result<(), InvalidOption> {
-        let checks: [(&'static str, u64, std::ops::RangeInclusive<u64>); 5] = [
+        let checks: [(&'static str, u64, std::ops::RangeInclusive<u64>); 9] = [
             (
                 "source-connect-timeout-ms",
                 self.connect_timeout_ms,
@@ -37,6 +37,22 @@ impl ObjectStoreOptions {
                 self.identity_ttl_ms,
                 0..=3_600_000,
             ),
+            (
+                "source-identity-max-stale-ms",
+                self.identity_max_stale_ms,
+                0..=86_400_000,
+            ),
+            (
+                "source-read-concurrency",
+                u64::try_from(self.read_concurrency).unwrap_or(u64::MAX),
+                1..=256,
+            ),
+            (
+                "source-hedge-percent",
+                u64::from(self.hedge_percent),
+                0..=100,
+            ),
+            ("source-hedge-after-ms", self.hedge_after_ms, 0..=600_000),
         ];
         for (name, value, allowed) in checks {
             if !allowed.contains(&value) {
