@@ -128,6 +128,10 @@ impl Run {
         );
         put("store requests per title", store_requests / titles.max(1.0));
         put(
+            "store requests per play",
+            store_requests / (tally.plays as f64).max(1.0),
+        );
+        put(
             "store MB per title",
             m.store_bytes as f64 / 1e6 / titles.max(1.0),
         );
@@ -250,7 +254,7 @@ pub fn print_side_by_side(title: &str, v: &BTreeMap<String, f64>, p: &BTreeMap<S
         "\n| {:<36} | {:>12} | {:>12} | {:>8} |",
         "", "vodpack", "nginx-vod", "v/p"
     );
-    let totals: [(&str, usize); 30] = [
+    let totals: [(&str, usize); 31] = [
         ("seconds", 1),
         ("requests", 0),
         ("requests/s", 1),
@@ -271,6 +275,7 @@ pub fn print_side_by_side(title: &str, v: &BTreeMap<String, f64>, p: &BTreeMap<S
         ("store GET per title", 1),
         ("store HEAD per title", 1),
         ("store requests per title", 1),
+        ("store requests per play", 1),
         ("store MB per title", 2),
         ("store bytes per byte sent", 3),
         ("cpu s", 2),
