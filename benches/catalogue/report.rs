@@ -405,7 +405,10 @@ pub fn print_bars(v: &BTreeMap<String, f64>, p: &BTreeMap<String, f64>, rtt: f64
     if slow {
         bar(
             "slow tail: at most 5% more store requests".into(),
-            format!("{qv:.1} per title played: compare with a run without STORE_SLOW_SHARE"),
+            format!(
+                "{:.1} per play, {qv:.1} per title: compare a run of the same seed without",
+                get(v, "store requests per play")
+            ),
             None,
         );
     }
