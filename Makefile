@@ -3,7 +3,7 @@
 #
 # The budget harness opens one socket per stream on each side: raise the file limit.
 
-.PHONY: serve test lint ci bench bench-enforce bench-thumbs compare viewers
+.PHONY: serve test lint ci bench bench-enforce bench-thumbs compare viewers catalogue
 
 serve:
 	cargo run --release -- serve
@@ -42,3 +42,9 @@ viewers:
 # PEER_URL=http://127.0.0.1:8081 PEER_PIDS=... make compare (see benches/compare.sh).
 compare:
 	bash benches/compare.sh
+
+# 2,000 titles on a loopback object store that answers after 20 ms, 32 Zipf players, vodpack
+# and then the peer in remote mode if $HOME/.cache/peer/nginx-vod holds it (benches/catalogue.rs;
+# ROUNDS=3 for medians, STORE_SLOW_SHARE=0.01 for the slow tail).
+catalogue:
+	cargo bench --bench catalogue
