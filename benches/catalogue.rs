@@ -138,8 +138,14 @@ async fn run_one(which: Which, config: &Config, catalogue: &Arc<Catalogue>) -> R
     let seconds = started.elapsed().as_secs_f64();
     let cpu_seconds = origin.cpu_seconds() - cpu_before;
     let bench_cpu_seconds = origins::cpu_seconds(&[std::process::id()]) - bench_cpu_before;
+    // Bytes read and never sent: gaps read through, less the gap bytes another segment
+    // took instead of reading them (`source/object_store/shared.rs`).
     let over_read = match which {
-        Which::Vodpack => metric_sum(origin.addr, "vod_source_over_read_bytes_total").await,
+        Which::Vodpack => {
+            let over = metric_sum(origin.addr, "vod_source_over_read_bytes_total").await;
+            let shared = metric_sum(origin.addr, "vod_source_shared_bytes_total").await;
+            over.map(|over| (over - shared.unwrap_or(0.0)).max(0.0))
+        }
         Which::Peer => None,
     };
     origin.stop();

@@ -34,7 +34,8 @@ pub struct Measured {
     pub rss_rest: u64,
     pub rss_peak: u64,
     pub pss_peak: u64,
-    /// vodpack's own `vod_source_over_read_bytes_total`.
+    /// vodpack's own `vod_source_over_read_bytes_total` less `vod_source_shared_bytes_total`:
+    /// read and never sent.
     pub over_read: Option<f64>,
 }
 
