@@ -23,7 +23,9 @@
 //! tail: STORE_SLOW_SHARE=0.01), BENCH_SEED (1), PEER_PREFIX ($HOME/.cache/peer/nginx-vod),
 //! PEER_UNMUXED (0; 1 asks the peer for audio in its own rendition), ORIGINS (both;
 //! `vodpack` or `peer` for one), BENCH_CLIENT_THREADS (2: the store's and players' runtime),
-//! STORE_LOG (0; 1 prints every store request). PLAYERS=0 starts the store and the origin
+//! STORE_LOG (0; 1 prints every store request), PLAY_RATE (0: unpaced; N: the players
+//! start N plays a second in all, so both origins get the same load, for latencies at a
+//! load below both origins' capacity). PLAYERS=0 starts the store and the origin
 //! and holds them for BENCH_SECONDS, to be probed by hand (their ports are printed).
 //!
 //! With the peer: build it once (../shared/peer/README.md: `build.sh NGINX_GIT_DIR
@@ -66,6 +68,9 @@ fn env_f64(name: &str, default: f64) -> f64 {
 
 struct Config {
     players: u64,
+    /// Plays started per second across all players; `None`: each player starts its next
+    /// play as soon as the last ends.
+    play_rate: Option<f64>,
     seconds: u64,
     seed: u64,
     store: StoreConfig,
@@ -117,6 +122,9 @@ async fn run_one(which: Which, config: &Config, catalogue: &Arc<Catalogue>) -> R
         zipf: players::zipf(catalogue.titles),
         end: started + Duration::from_secs(config.seconds),
         tally: Mutex::new(players::Tally::default()),
+        pacing: config
+            .play_rate
+            .map(|rate| (Duration::from_secs_f64(1.0 / rate), Mutex::new(started))),
     });
     let mut tasks = tokio::task::JoinSet::new();
     if config.players == 0 {
@@ -148,6 +156,18 @@ async fn run_one(which: Which, config: &Config, catalogue: &Arc<Catalogue>) -> R
         }
         Which::Peer => None,
     };
+    if which == Which::Vodpack {
+        let hedged = metric_sum(origin.addr, "vod_source_hedged_requests_total").await;
+        let won = metric_sum(origin.addr, "vod_source_hedge_wins_total").await;
+        let shared = metric_sum(origin.addr, "vod_source_shared_bytes_total").await;
+        println!(
+            "vodpack: {} store requests hedged, {} hedges answered first, {:.1} MB taken from \
+             other segments' reads",
+            hedged.unwrap_or(0.0),
+            won.unwrap_or(0.0),
+            shared.unwrap_or(0.0) / 1e6
+        );
+    }
     origin.stop();
     let tally = std::mem::take(&mut *shared.tally.lock().map_err(|_| "tally poisoned")?);
     let counts: &Counts = &store.counts;
@@ -216,6 +236,7 @@ fn main() {
     let origins = std::env::var("ORIGINS").unwrap_or_default();
     let config = Config {
         players: env_u64("PLAYERS", 32),
+        play_rate: Some(env_f64("PLAY_RATE", 0.0)).filter(|rate| *rate > 0.0),
         seconds: env_u64("BENCH_SECONDS", 60).max(1),
         seed: env_u64("BENCH_SEED", 1),
         store: StoreConfig {
@@ -242,9 +263,14 @@ fn main() {
         .build()
         .unwrap_or_else(|e| panic!("runtime: {e}"));
     println!(
-        "catalogue bench: {titles} titles, {} players, {} s per origin, {rounds} round(s), store \
-         latency {} ms, slow share {} at {} ms, seed {}, {} cores",
+        "catalogue bench: {titles} titles, {} players ({}), {} s per origin, {rounds} round(s), \
+         store latency {} ms, slow share {} at {} ms, seed {}, {} cores",
         config.players,
+        config
+            .play_rate
+            .map_or("unpaced".to_owned(), |rate| format!(
+                "{rate} plays/s in all"
+            )),
         config.seconds,
         config.store.latency.as_millis(),
         config.store.slow_share,

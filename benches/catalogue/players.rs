@@ -1,7 +1,8 @@
 //! The players: each picks a title by Zipf popularity, fetches its HLS master, the first
 //! variant's media playlist and its audio rendition's at once, both init segments at once,
 //! then 1-10 segments from the start, video and audio of the same time at once over two
-//! keep-alive connections, back to back. Every request is timed and classified; any answer
+//! keep-alive connections, back to back (with PLAY_RATE, plays start at that rate in all).
+//! Every request is timed and classified; any answer
 //! but 200, or a broken connection, is an error, counted, and the player goes on.
 //!
 //! `Conn` is the small HTTP/1.1 client they use (`Content-Length` and chunked bodies).
@@ -198,6 +199,26 @@ pub struct Shared {
     pub zipf: Vec<f64>,
     pub end: Instant,
     pub tally: Mutex<Tally>,
+    /// With PLAY_RATE: the time between two plays' starts, and when the next may start.
+    pub pacing: Option<(Duration, Mutex<Instant>)>,
+}
+
+impl Shared {
+    /// Wait for this player's next play to start, at the paced rate.
+    async fn next_play(&self) {
+        let Some((every, next)) = &self.pacing else {
+            return;
+        };
+        let at = {
+            let Ok(mut next) = next.lock() else {
+                return;
+            };
+            let at = (*next).max(Instant::now());
+            *next = at + *every;
+            at
+        };
+        tokio::time::sleep_until(at.into()).await;
+    }
 }
 
 impl Shared {
@@ -387,6 +408,10 @@ pub async fn player(shared: Arc<Shared>, seed: u64) {
     let addr = shared.addr;
     // Bounded: each play sends at most 16 requests, each at most REQUEST_TIMEOUT long.
     while Instant::now() < shared.end {
+        shared.next_play().await;
+        if Instant::now() >= shared.end {
+            break;
+        }
         let u = rng.unit();
         let rank = shared.zipf.partition_point(|&c| c < u) as u32 + 1;
         let segments = 1 + (rng.next() % 10) as usize;

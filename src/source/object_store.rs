@@ -35,6 +35,7 @@
 
 mod hedge;
 mod identities;
+mod opening;
 mod requests;
 mod shared;
 mod store;
@@ -57,7 +58,8 @@ use tracing::Instrument;
 pub use self::store::{ObjectStoreOptions, StoreError};
 
 use self::hedge::{HedgeBudget, Latencies};
-use self::identities::{FirstBytes, Freshness, Held, Identities, Known};
+use self::identities::{Freshness, Identities, Known};
+use self::opening::{Held, OpenShapes, Opened, OpenedObjects};
 use self::requests::Requests;
 use self::shared::SharedReads;
 use self::store::{build_store, copy_error, io_error, map_error};
@@ -104,12 +106,12 @@ pub struct ObjectStoreSource {
     max_merge_gap_bytes: u64,
     /// GETs a read keeps open at once.
     read_concurrency: usize,
-    /// Bytes of an object read by the GET that first opens it (0: a HEAD).
-    open_read_bytes: u64,
+    /// How much the GETs that first open an object read (`opening.rs`).
+    open_shapes: OpenShapes,
     /// Identities by key (`identities.rs`); `None` when the TTL is 0 (a HEAD every time).
     identities: Option<Identities>,
-    /// The first bytes of objects just opened, for the read that follows.
-    first_bytes: FirstBytes,
+    /// The bytes of objects just opened, for the reads that follow.
+    opened: OpenedObjects,
     /// Gap bytes of segment reads kept for other segments (`shared.rs`).
     shared: Arc<SharedReads>,
 }
@@ -199,9 +201,9 @@ impl ObjectStoreSource {
             requests: Arc::new(requests),
             max_merge_gap_bytes: options.max_merge_gap_bytes,
             read_concurrency: options.read_concurrency.max(1),
-            open_read_bytes: options.open_read_bytes,
+            open_shapes: OpenShapes::new(options.open_read_bytes),
             identities,
-            first_bytes: FirstBytes::default(),
+            opened: OpenedObjects::default(),
             shared: Arc::new(SharedReads::new(SHARED_READ_BYTES)),
         }
     }
@@ -222,47 +224,87 @@ impl ObjectStoreSource {
         Ok(identity_of(&self.requests.head(key).await?.meta))
     }
 
-    /// Open `key` for the first time: a GET of its first `open_read_bytes` (its answer
-    /// gives the identity as a HEAD would), whose bytes are kept for the read that follows.
-    /// A store that will not answer that GET (an empty object, a range refused) is asked
-    /// with a HEAD.
+    /// Open `key` for the first time: a GET of its first bytes, and of its last ones when
+    /// recent opens needed them (`opening.rs`), at once. Their answers give the identity as
+    /// a HEAD would, and their bytes are kept for the reads that follow. A store that will
+    /// not answer the GET (an empty object, a range refused) is asked with a HEAD.
     #[tracing::instrument(
-        name = "source.read",
+        name = "source.open",
         skip_all,
-        fields(vod.source = "object_store", vod.key = %key, vod.request = "GET",
-               vod.range_start = 0, vod.range_len = self.open_read_bytes,
-               vod.outcome = tracing::field::Empty)
+        fields(vod.source = "object_store", vod.key = %key,
+               vod.head_bytes = tracing::field::Empty, vod.tail_bytes = tracing::field::Empty)
     )]
     async fn open(&self, key: &ObjectKey) -> Result<ObjectIdentity, SourceError> {
-        if self.open_read_bytes == 0 {
+        if !self.open_shapes.reads() {
             return self.head(key).await;
         }
-        let range = GetRange::Bounded(0..self.open_read_bytes);
-        let result = match self.requests.get(key, Some(range), None).await {
-            Ok(result) => result,
+        let sizes = self.open_shapes.next();
+        let span = tracing::Span::current();
+        span.record("vod.head_bytes", sizes.head);
+        span.record("vod.tail_bytes", sizes.tail);
+        let head = self.read_whole(key, GetRange::Bounded(0..sizes.head));
+        let tail = async {
+            match sizes.tail {
+                0 => None,
+                n => Some(self.read_whole(key, GetRange::Suffix(n)).await),
+            }
+        };
+        let (head, tail) = tokio::join!(head, tail);
+        let (identity, head) = match head {
+            Ok(read) => read,
             Err(e @ (SourceError::NotFound { .. } | SourceError::Timeout { .. })) => return Err(e),
             Err(_) => return self.head(key).await,
         };
+        // The tail of the same version only, and only the bytes past the head.
+        let tail = match tail {
+            Some(Ok((of, bytes))) if of == identity => {
+                let at = identity.size - bytes.len() as u64;
+                let head_end = head.len() as u64;
+                let skip = usize::try_from(head_end.saturating_sub(at)).unwrap_or(usize::MAX);
+                (skip < bytes.len()).then(|| (at.max(head_end), bytes.slice(skip..)))
+            }
+            _ => None,
+        };
+        let opened = Opened {
+            head,
+            tail,
+            slot: sizes.slot,
+        };
+        self.opened.keep(key, &identity, opened).await;
+        Ok(identity)
+    }
+
+    /// GET `range` of `key` with no version asked for, and the whole answer: the version
+    /// it is of, and its bytes.
+    async fn read_whole(
+        &self,
+        key: &ObjectKey,
+        range: GetRange,
+    ) -> Result<(ObjectIdentity, Bytes), SourceError> {
+        let result = self.requests.get(key, Some(range), None).await?;
         let identity = identity_of(&result.meta);
-        let expected = self.open_read_bytes.min(identity.size);
+        // The range the store answers with, checked by `object_store` against ours.
+        let expected = result.range.end.saturating_sub(result.range.start);
+        let counters = &self.requests.counters;
         let mut body = result.into_stream();
-        let mut first = BytesMut::with_capacity(usize::try_from(expected).unwrap_or(0));
+        let mut bytes = BytesMut::with_capacity(usize::try_from(expected).unwrap_or(0));
         while let Some(chunk) = body.next().await {
             let chunk = chunk.map_err(|e| {
-                self.requests.counters.read_errors.inc();
+                counters.read_errors.inc();
                 map_error(key, e)
             })?;
-            self.requests.counters.read_bytes.inc_by(chunk.len() as u64);
-            if (first.len() + chunk.len()) as u64 > expected {
-                self.requests.counters.read_errors.inc();
+            counters.read_bytes.inc_by(chunk.len() as u64);
+            if (bytes.len() + chunk.len()) as u64 > expected {
+                counters.read_errors.inc();
                 return Err(io_error(key, "the store sent more than asked".to_owned()));
             }
-            first.extend_from_slice(&chunk);
+            bytes.extend_from_slice(&chunk);
         }
-        // A short body keeps only what came; a later read asks for the rest.
-        self.first_bytes.keep(key, &identity, first.freeze()).await;
-        tracing::Span::current().record("vod.outcome", "ok");
-        Ok(identity)
+        if (bytes.len() as u64) < expected {
+            counters.read_errors.inc();
+            return Err(io_error(key, "an answer ended early".to_owned()));
+        }
+        Ok((identity, bytes.freeze()))
     }
 
     /// Check the identity `known` of `key` with a HEAD, on its own task.
@@ -519,25 +561,32 @@ impl MediaSource for ObjectStoreSource {
         if range.len == 0 {
             return Ok(Bytes::new());
         }
-        // The first bytes of an object just opened: the read that follows the open (the
-        // probe of `moov`, and the rest of a `moov` longer than it) reads only what is new.
-        let start = match self.first_bytes.take(key, identity, range).await {
+        // The bytes of an object just opened: the reads that follow the open (the probe of
+        // `moov`, the rest of a long `moov`, the tail after `mdat`) read only what is new.
+        let held = self
+            .opened
+            .take(key, identity, range, &self.open_shapes)
+            .await;
+        let (start, read_to, end) = match held {
             Some(Held::All(bytes)) => return Ok(bytes),
-            Some(Held::Start(start)) => start,
-            None => Bytes::new(),
+            Some(Held::Parts {
+                start,
+                read_to,
+                end,
+            }) => (start, read_to, end),
+            None => (Bytes::new(), range.end(), Bytes::new()),
         };
-        let rest = ByteRange::new(
-            range.start + start.len() as u64,
-            range.len - start.len() as u64,
-        );
-        let mut parts = self.read_run(key, identity, Run::single(rest)).await?;
-        let rest = parts.pop().unwrap_or_default();
-        if start.is_empty() {
-            return Ok(rest);
+        let from = range.start + start.len() as u64;
+        let middle = ByteRange::new(from, read_to.saturating_sub(from));
+        let mut parts = self.read_run(key, identity, Run::single(middle)).await?;
+        let middle = parts.pop().unwrap_or_default();
+        if start.is_empty() && end.is_empty() {
+            return Ok(middle);
         }
-        let mut whole = BytesMut::with_capacity(start.len() + rest.len());
+        let mut whole = BytesMut::with_capacity(start.len() + middle.len() + end.len());
         whole.extend_from_slice(&start);
-        whole.extend_from_slice(&rest);
+        whole.extend_from_slice(&middle);
+        whole.extend_from_slice(&end);
         Ok(whole.freeze())
     }
 

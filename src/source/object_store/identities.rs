@@ -16,32 +16,22 @@
 //! So a replaced object is seen within `ttl` plus one store round trip while it is being
 //! asked for, and within `ttl + max_stale` at worst.
 //!
-//! An object never seen is opened with a GET of its first `open_bytes`, not a HEAD: the
-//! answer carries the size and ETag too, in the same round trip, and the bytes are what
-//! the next read asks for (the `ftyp` and `moov` of a faststart file). They are kept a
-//! short while ([`FirstBytes`]), bounded in bytes, for that read.
+//! An object never seen is opened with GETs of its first (and maybe last) bytes, not a
+//! HEAD (`opening.rs`): the answer carries the size and ETag too, in the same round trip.
 
 use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
 use std::sync::{Arc, Mutex};
 use std::time::Duration;
 
-use bytes::Bytes;
 use moka::future::Cache;
 // tokio's clock (the system's, but for tests that pause it): how old an identity is.
 use tokio::time::Instant;
 
 use crate::source::identity::ObjectIdentity;
 use crate::source::key::ObjectKey;
-use crate::source::range::ByteRange;
 
 /// Object identities remembered at most (each a key, a size and an ETag).
 const IDENTITY_CACHE_ENTRIES: u64 = 100_000;
-
-/// Most bytes of first reads kept for the read that follows them.
-const FIRST_BYTES_KEPT: u64 = 64 * 1024 * 1024;
-
-/// How long first bytes wait for the read that follows (it comes within milliseconds).
-const FIRST_BYTES_FOR: Duration = Duration::from_secs(30);
 
 /// An identity as last confirmed.
 #[derive(Debug)]
@@ -175,69 +165,6 @@ impl Identities {
     }
 }
 
-/// The first bytes of objects just opened, kept for the read that follows.
-#[derive(Debug, Clone)]
-pub(super) struct FirstBytes {
-    kept: Cache<(ObjectKey, ObjectIdentity), Bytes>,
-}
-
-impl Default for FirstBytes {
-    fn default() -> Self {
-        Self {
-            kept: Cache::builder()
-                .max_capacity(FIRST_BYTES_KEPT)
-                .weigher(|_, bytes: &Bytes| u32::try_from(bytes.len()).unwrap_or(u32::MAX))
-                .time_to_live(FIRST_BYTES_FOR)
-                .build(),
-        }
-    }
-}
-
-/// What the first bytes of an object give of one range.
-#[derive(Debug)]
-pub(super) enum Held {
-    /// All of it.
-    All(Bytes),
-    /// Its beginning, up to the end of the first bytes.
-    Start(Bytes),
-}
-
-impl FirstBytes {
-    pub async fn keep(&self, key: &ObjectKey, identity: &ObjectIdentity, bytes: Bytes) {
-        if !bytes.is_empty() {
-            self.kept
-                .insert((key.clone(), identity.clone()), bytes)
-                .await;
-        }
-    }
-
-    /// What is kept of `range` of the object version. The first bytes are let go once a
-    /// read has taken their last byte: that read (the probe of `moov`) comes once.
-    pub async fn take(
-        &self,
-        key: &ObjectKey,
-        identity: &ObjectIdentity,
-        range: ByteRange,
-    ) -> Option<Held> {
-        let version = (key.clone(), identity.clone());
-        let first = self.kept.get(&version).await?;
-        let len = first.len() as u64;
-        if range.start >= len || range.len == 0 {
-            return None;
-        }
-        let end = range.end().min(len);
-        if end == len {
-            self.kept.invalidate(&version).await;
-        }
-        // start < end <= len, a usize.
-        let bytes = first.slice(range.start as usize..end as usize);
-        Some(match range.end() <= len {
-            true => Held::All(bytes),
-            false => Held::Start(bytes),
-        })
-    }
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -287,29 +214,5 @@ mod tests {
         assert_eq!(ids.epoch(), 1);
         let now = ids.known.get(&key).await.expect("known");
         assert_eq!(now.identity, identity("\"b\""));
-    }
-
-    /// Given the first 10 bytes kept, when a read asks for bytes 2..6, then 8..14, then
-    /// they come from memory (all, then the start), and the second read lets them go.
-    #[tokio::test]
-    async fn first_bytes_serve_the_read_that_follows_then_go() {
-        let first = FirstBytes::default();
-        let (key, id) = (ObjectKey::parse("a.mp4").expect("key"), identity("\"a\""));
-        first
-            .keep(&key, &id, Bytes::from_static(b"0123456789"))
-            .await;
-        match first.take(&key, &id, ByteRange::new(2, 4)).await {
-            Some(Held::All(b)) => assert_eq!(&b[..], b"2345"),
-            other => panic!("{other:?}"),
-        }
-        match first.take(&key, &id, ByteRange::new(8, 6)).await {
-            Some(Held::Start(b)) => assert_eq!(&b[..], b"89"),
-            other => panic!("{other:?}"),
-        }
-        assert!(first.take(&key, &id, ByteRange::new(0, 1)).await.is_none());
-        assert!(first
-            .take(&key, &identity("\"b\""), ByteRange::new(0, 1))
-            .await
-            .is_none());
     }
 }

@@ -5,10 +5,12 @@
 
 use std::future::Future;
 use std::sync::Arc;
-use std::time::{Duration, Instant};
+use std::time::Duration;
 
 use ::object_store::path::Path;
 use ::object_store::{GetOptions, GetRange, GetResult, ObjectStore};
+// tokio's clock: the system's, but paused in tests, whose stores answer on it.
+use tokio::time::Instant;
 
 use super::hedge::{HedgeBudget, Latencies};
 use super::store::{attempt_tag, map_error};

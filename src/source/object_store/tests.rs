@@ -634,3 +634,37 @@ async fn identities_are_checked_off_the_request_path() {
     assert_eq!(store.tally().gets, gets + 1);
     assert!(asked_at.elapsed() >= Duration::from_millis(20));
 }
+
+/// Given a catalogue whose files keep their index at the end (every load reads the last
+/// 300 bytes after the first ones), when more objects are opened, then after a few opens
+/// the tail is read together with the head (two GETs at once, one round trip), and the
+/// load's read of the tail costs no request.
+#[tokio::test(start_paused = true)]
+async fn opens_learn_to_read_the_tail_with_the_head() {
+    let options = ObjectStoreOptions {
+        open_read_bytes: 256,
+        ..Default::default()
+    };
+    let store = Arc::new(Watched::new(Duration::from_millis(20)));
+    for n in 0..20u64 {
+        let body: Vec<u8> = (0..10_000 + n).map(|i| (i % 251) as u8).collect();
+        let path = Path::from(format!("media/t{n}.mp4").as_str());
+        store.put(&path, PutPayload::from(body)).await.expect("put");
+    }
+    let source = ObjectStoreSource::from_store(store.clone(), "media", &options).expect("source");
+    let mut last = (0, 0, Duration::ZERO);
+    for n in 0..20u64 {
+        let k = key(&format!("t{n}.mp4"));
+        let before = store.tally().gets;
+        let started = tokio::time::Instant::now();
+        let identity = source.identify(&k).await.expect("identity");
+        let opened = store.tally().gets - before;
+        let tail = ByteRange::new(identity.size - 300, 300);
+        let bytes = source.read_range(&k, &identity, tail).await.expect("tail");
+        let expected: Vec<u8> = (tail.start..tail.end()).map(|i| (i % 251) as u8).collect();
+        assert_eq!(&bytes[..], &expected[..]);
+        last = (opened, store.tally().gets - before, started.elapsed());
+    }
+    // Two GETs at once when opening, none for the tail: one store round trip in all.
+    assert_eq!(last, (2, 2, Duration::from_millis(20)));
+}
