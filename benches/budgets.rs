@@ -518,7 +518,13 @@ async fn index_tier_section(dir: &Path) -> Vec<Row> {
     let master = format!("/vod/{LONG_ASSET}/master.m3u8");
     // One fresh server: the wall time of its first master, and the source reads it took.
     let first_master = |disk_on: bool, store_on: bool| {
-        let source = Arc::new(bucket.source(S3_BUCKET, Default::default()));
+        // As startup sets it (`ops::startup::open_read_bytes`): with a tier, an object is
+        // opened with a HEAD, since its index is then usually found without its bytes.
+        let options = vodpack::source::ObjectStoreOptions {
+            open_read_bytes: if disk_on || store_on { 0 } else { 256 * 1024 },
+            ..Default::default()
+        };
+        let source = Arc::new(bucket.source(S3_BUCKET, options));
         let shelves = shelves(disk_on, store_on);
         let master = master.clone();
         async move {
