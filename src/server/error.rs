@@ -183,6 +183,7 @@ impl ServeError {
         match self {
             ServeError::Route(RouteError::NotFound) => ErrorAnswer::new(S::NOT_FOUND, "not found"),
             ServeError::Route(RouteError::BadPath { .. }) => said(S::BAD_REQUEST),
+            ServeError::Route(RouteError::TooLong { .. }) => said(S::URI_TOO_LONG),
             ServeError::Forbidden => said(S::FORBIDDEN),
             ServeError::MethodNotAllowed { allow } => ErrorAnswer {
                 allow: Some(allow),

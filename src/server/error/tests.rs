@@ -14,6 +14,10 @@ fn each_error_maps_to_its_status() {
             RouteError::BadPath { reason: "x".into() }.into(),
             StatusCode::BAD_REQUEST,
         ),
+        (
+            RouteError::TooLong { max: 4096 }.into(),
+            StatusCode::URI_TOO_LONG,
+        ),
         (ServeError::Forbidden, StatusCode::FORBIDDEN),
         (
             FilterError::BadValue {

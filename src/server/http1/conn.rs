@@ -15,7 +15,7 @@ use std::task::{Context, Poll};
 use std::time::Duration;
 
 use bytes::{Bytes, BytesMut};
-use http::{Method, Request, Response, StatusCode};
+use http::{HeaderValue, Method, Request, Response, StatusCode};
 use http_body::Body;
 use http_body_util::Full;
 use tokio::io::{AsyncRead, AsyncReadExt, AsyncWrite, AsyncWriteExt};
@@ -85,6 +85,7 @@ where
             body_len,
             mut keep_alive,
             expects_continue,
+            asks_server_options,
         } = head;
         let Some(body_len) = usize::try_from(body_len)
             .ok()
@@ -99,26 +100,67 @@ where
         let (parts, ()) = request.into_parts();
         let version = parts.version;
         let sends_body = parts.method != Method::HEAD;
-        let response = service(Request::from_parts(parts, Full::new(body))).await;
-        let (answer, body) = response.into_parts();
-        let framing = answer_head::write(
-            &mut conn.write,
-            version,
-            answer.status,
-            &answer.headers,
-            body.header_lines(),
-            body.size_hint().exact(),
-            &mut keep_alive,
-        );
-        match framing {
-            BodyFraming::Length(len) if sends_body => conn.send_body(body, Some(len)).await?,
-            BodyFraming::UntilClose if sends_body => conn.send_body(body, None).await?,
-            _ => conn.flush_head().await?,
+        if asks_server_options {
+            // `OPTIONS *` asks about the server, not a resource (RFC 9110 9.3.7).
+            let mut allow = http::HeaderMap::new();
+            allow.insert(
+                http::header::ALLOW,
+                HeaderValue::from_static(SERVER_METHODS),
+            );
+            let status = StatusCode::OK;
+            answer_head::write(
+                &mut conn.write,
+                version,
+                status,
+                &allow,
+                &[],
+                Some(0),
+                &mut keep_alive,
+            );
+            conn.flush_head().await?;
+        } else {
+            let response = service(Request::from_parts(parts, Full::new(body))).await;
+            conn.answer(response, version, sends_body, &mut keep_alive)
+                .await?;
         }
         conn.deadline = Instant::now() + limits.head_timeout;
         if !keep_alive || closing() {
             let _ = conn.io.shutdown().await;
             return Ok(());
+        }
+    }
+}
+
+/// The methods the server answers, for `OPTIONS *`.
+const SERVER_METHODS: &str = "GET, HEAD, OPTIONS, POST";
+
+impl<IO: AsyncRead + AsyncWrite + Unpin> Conn<IO> {
+    /// Send `response`'s head, and its body unless the request was a `HEAD`.
+    async fn answer<B>(
+        &mut self,
+        response: Response<B>,
+        version: http::Version,
+        sends_body: bool,
+        keep_alive: &mut bool,
+    ) -> io::Result<()>
+    where
+        B: Body<Data = Bytes> + HeaderLines,
+        B::Error: Into<Box<dyn std::error::Error + Send + Sync>>,
+    {
+        let (answer, body) = response.into_parts();
+        let framing = answer_head::write(
+            &mut self.write,
+            version,
+            answer.status,
+            &answer.headers,
+            body.header_lines(),
+            body.size_hint().exact(),
+            keep_alive,
+        );
+        match framing {
+            BodyFraming::Length(len) if sends_body => self.send_body(body, Some(len)).await,
+            BodyFraming::UntilClose if sends_body => self.send_body(body, None).await,
+            _ => self.flush_head().await,
         }
     }
 }
@@ -160,11 +202,8 @@ impl<IO: AsyncRead + AsyncWrite + Unpin> Conn<IO> {
     /// from reads until it is whole.
     async fn next_head(&mut self, closing: &impl Fn() -> bool) -> io::Result<Next> {
         loop {
-            match head::take(&mut self.read) {
+            match head::take(&mut self.read, self.limits.max_head_bytes) {
                 Ok(Some(head)) => return Ok(Next::Head(head)),
-                Ok(None) if self.read.len() >= self.limits.max_head_bytes => {
-                    return Ok(Next::Refused(Refused::HeadTooLarge))
-                }
                 Ok(None) => {}
                 Err(refused) => return Ok(Next::Refused(refused)),
             }

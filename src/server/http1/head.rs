@@ -8,7 +8,7 @@ use std::mem::MaybeUninit;
 
 use bytes::BytesMut;
 use http::header::{
-    HeaderName, HeaderValue, CONNECTION, CONTENT_LENGTH, EXPECT, TRANSFER_ENCODING,
+    HeaderName, HeaderValue, CONNECTION, CONTENT_LENGTH, EXPECT, HOST, TRANSFER_ENCODING,
 };
 use http::{HeaderMap, Method, Request, StatusCode, Uri, Version};
 
@@ -24,29 +24,57 @@ pub struct Head {
     pub body_len: u64,
     /// Whether the client keeps the connection open after the answer.
     pub keep_alive: bool,
-    /// Whether the client waits for `100 Continue` before it sends the body.
+    /// Whether the client waits for `100 Continue` before it sends the body (HTTP/1.1
+    /// only: a 1xx is never sent to an HTTP/1.0 client, RFC 9110 15.2).
     pub expects_continue: bool,
+    /// `OPTIONS *`: a question about the server, answered by the connection.
+    pub asks_server_options: bool,
 }
 
-/// Why a head is refused: the status answered before the connection closes.
+/// Why a head is refused: the status answered before the connection closes (after a
+/// refused head, where the next request would start is not known).
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum Refused {
-    /// Not HTTP/1.x, a malformed line, a bad or conflicting `Content-Length`.
+    /// A malformed request line or header line, a bad or conflicting `Content-Length`,
+    /// a missing, repeated or invalid `Host` (RFC 9112 3.2), a `Transfer-Encoding` whose
+    /// final coding is not `chunked` or beside a `Content-Length` (RFC 9112 6.3), a
+    /// request target in a form its method cannot take (RFC 9112 3.2).
     BadRequest,
-    /// A `Transfer-Encoding` on a request: no route here takes a streamed body, and a
-    /// length known up front leaves no doubt where the next request starts.
+    /// `Transfer-Encoding: chunked`: no route here takes a streamed body, and a length
+    /// known up front leaves no doubt where the next request starts (RFC 9110 15.5.12).
     LengthRequired,
+    /// A request line longer than the head's limit (RFC 9112 3: 414).
+    UriTooLong,
     /// More header lines than [`MAX_HEADERS`], or a head over the buffer's limit.
     HeadTooLarge,
+    /// A transfer coding other than `chunked` before the final `chunked` (RFC 9112 6.1),
+    /// or `CONNECT`: an origin tunnels nothing.
+    NotImplemented,
+    /// A major version other than 1 in the request line (RFC 9110 15.6.6).
+    VersionNotSupported,
 }
 
 impl Refused {
+    /// The status a refused head is answered with.
     pub fn status(self) -> StatusCode {
         match self {
             Refused::BadRequest => StatusCode::BAD_REQUEST,
             Refused::LengthRequired => StatusCode::LENGTH_REQUIRED,
+            Refused::UriTooLong => StatusCode::URI_TOO_LONG,
             Refused::HeadTooLarge => StatusCode::REQUEST_HEADER_FIELDS_TOO_LARGE,
+            Refused::NotImplemented => StatusCode::NOT_IMPLEMENTED,
+            Refused::VersionNotSupported => StatusCode::HTTP_VERSION_NOT_SUPPORTED,
         }
+    }
+}
+
+/// Why a head not whole within its first `max` bytes cannot be served: a request line
+/// that has not ended is a target too long (414), else the header lines are (431).
+fn too_large(first: &[u8]) -> Refused {
+    if first.contains(&b'\n') {
+        Refused::HeadTooLarge
+    } else {
+        Refused::UriTooLong
     }
 }
 
@@ -56,22 +84,28 @@ type Span = (usize, usize);
 /// Header lines kept on the stack while a head is taken; more go to the heap.
 const INLINE_HEADERS: usize = 16;
 
-/// Take a whole head off the front of `buf`: `Ok(None)` while it is not all there.
+/// Take a whole head of at most `max` bytes off the front of `buf`: `Ok(None)` while it
+/// is not all there. Only the first `max` bytes are read, so what becomes of a head does
+/// not depend on how its bytes arrived, nor on what is pipelined behind it.
 ///
 /// # Errors
 /// [`Refused`] for a head that cannot be served; the connection answers and closes.
-pub fn take(buf: &mut BytesMut) -> Result<Option<Head>, Refused> {
+pub fn take(buf: &mut BytesMut, max: usize) -> Result<Option<Head>, Refused> {
     if buf.is_empty() {
         return Ok(None);
     }
+    read_minor_versions_as_one(buf);
+    let first: &[u8] = buf.get(..max).unwrap_or(&buf[..]);
     // Left uninitialised: httparse writes the lines it finds, and a head is taken once
     // per request (zeroing 100 lines was a fifth of a held answer's instructions).
     let mut lines = [const { MaybeUninit::<httparse::Header<'_>>::uninit() }; MAX_HEADERS];
     let mut parsed = httparse::Request::new(&mut []);
-    let len = match parsed.parse_with_uninit_headers(buf, &mut lines) {
+    let len = match parsed.parse_with_uninit_headers(first, &mut lines) {
         Ok(httparse::Status::Complete(len)) => len,
+        Ok(httparse::Status::Partial) if first.len() >= max => return Err(too_large(first)),
         Ok(httparse::Status::Partial) => return Ok(None),
         Err(httparse::Error::TooManyHeaders) => return Err(Refused::HeadTooLarge),
+        Err(httparse::Error::Version) => return version_refused(first),
         Err(_) => return Err(Refused::BadRequest),
     };
     let version = match parsed.version {
@@ -112,7 +146,9 @@ pub fn take(buf: &mut BytesMut) -> Result<Option<Head>, Refused> {
         }
     };
 
-    let uri = Uri::from_maybe_shared(part(path)).map_err(|_| Refused::BadRequest)?;
+    let target = part(path);
+    let form = TargetForm::of(&method, &target)?;
+    let uri = Uri::from_maybe_shared(target).map_err(|_| Refused::BadRequest)?;
     let mut headers = HeaderMap::with_capacity(count);
     let mut framing = Framing::default();
     for &(name, value) in spans.iter() {
@@ -120,6 +156,25 @@ pub fn take(buf: &mut BytesMut) -> Result<Option<Head>, Refused> {
         let value = HeaderValue::from_maybe_shared(part(value)).map_err(|_| Refused::BadRequest)?;
         framing.read(&name, &value)?;
         headers.append(name, value);
+    }
+    framing.check()?;
+    // RFC 9112 3.2: one valid Host, and in HTTP/1.1 always one.
+    if framing.hosts > 1
+        || (framing.hosts == 0 && version == Version::HTTP_11)
+        || headers
+            .get(HOST)
+            .is_some_and(|host| !valid_host(host.as_bytes()))
+    {
+        return Err(Refused::BadRequest);
+    }
+    if form == TargetForm::Absolute {
+        // RFC 9112 3.2.2: the target's authority stands for Host, whatever Host said.
+        let authority = uri.authority().map(|a| a.as_str().as_bytes());
+        let host = authority
+            .filter(|a| valid_host(a))
+            .and_then(|a| HeaderValue::from_bytes(a).ok())
+            .ok_or(Refused::BadRequest)?;
+        headers.insert(HOST, host);
     }
     let keep_alive = if version == Version::HTTP_11 {
         !framing.close
@@ -135,17 +190,168 @@ pub fn take(buf: &mut BytesMut) -> Result<Option<Head>, Refused> {
         request,
         body_len: framing.body_len.unwrap_or(0),
         keep_alive,
-        expects_continue: framing.expects_continue,
+        expects_continue: framing.expects_continue && version == Version::HTTP_11,
+        asks_server_options: form == TargetForm::Asterisk,
     }))
+}
+
+/// The four forms of a request target (RFC 9112 3.2).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum TargetForm {
+    /// `/path?query`: what players and CDNs send.
+    Origin,
+    /// `http://host/path`: what a client sends to a proxy; served as the origin form.
+    Absolute,
+    /// `*`, with `OPTIONS` only.
+    Asterisk,
+}
+
+impl TargetForm {
+    /// The form of `target`, refused when its method cannot take it. The authority form
+    /// (`host:port`) is `CONNECT`'s alone, and an origin has nothing to tunnel to.
+    fn of(method: &Method, target: &[u8]) -> Result<Self, Refused> {
+        if method == Method::CONNECT {
+            return Err(Refused::NotImplemented);
+        }
+        match target {
+            [b'/', ..] => Ok(TargetForm::Origin),
+            b"*" if method == Method::OPTIONS => Ok(TargetForm::Asterisk),
+            _ if contains(target, b"://") => Ok(TargetForm::Absolute),
+            _ => Err(Refused::BadRequest),
+        }
+    }
+}
+
+/// Whether `haystack` holds `needle`.
+fn contains(haystack: &[u8], needle: &[u8]) -> bool {
+    haystack.windows(needle.len()).any(|w| w == needle)
+}
+
+/// A `Host` value: `uri-host [ ":" port ]` (RFC 9110 7.2), the host not empty. A comma
+/// is refused although RFC 3986 allows it in a name: it is what two Host lines joined
+/// by a proxy look like, and nginx refuses it too.
+fn valid_host(value: &[u8]) -> bool {
+    let (host, port) = match value {
+        [b'[', rest @ ..] => {
+            // An IP literal: `[v6 or vFuture]`, then an optional port.
+            let Some(close) = rest.iter().position(|&b| b == b']') else {
+                return false;
+            };
+            let (literal, after) = rest.split_at(close);
+            let ok = !literal.is_empty()
+                && literal
+                    .iter()
+                    .all(|&b| b.is_ascii_hexdigit() || matches!(b, b':' | b'.' | b'v' | b'V'));
+            if !ok {
+                return false;
+            }
+            return match after.get(1..) {
+                Some([]) | None => true,
+                Some([b':', port @ ..]) => valid_port(port),
+                Some(_) => false,
+            };
+        }
+        _ => match value.iter().rposition(|&b| b == b':') {
+            Some(at) => (
+                value.get(..at).unwrap_or_default(),
+                value.get(at + 1..).unwrap_or_default(),
+            ),
+            None => (value, &[][..]),
+        },
+    };
+    let name_ok = !host.is_empty()
+        && host.iter().all(|&b| {
+            b.is_ascii_alphanumeric()
+                || matches!(
+                    b,
+                    b'-' | b'.' | b'_' | b'~' | b'%' | b'!' | b'$' | b'&' | b'\''
+                )
+                || matches!(b, b'(' | b')' | b'*' | b'+' | b';' | b'=')
+        });
+    name_ok && valid_port(port)
+}
+
+/// A port: up to five digits (RFC 3986 allows none).
+fn valid_port(port: &[u8]) -> bool {
+    port.len() <= 5 && port.iter().all(u8::is_ascii_digit)
+}
+
+/// HTTP/1.2 to HTTP/1.9 are read as HTTP/1.1 (RFC 9110 2.5: a recipient SHOULD treat a
+/// higher minor version as the highest it knows). The request line's minor digit is
+/// rewritten in place, before the parser, which knows 1.0 and 1.1 only.
+fn read_minor_versions_as_one(buf: &mut BytesMut) {
+    // The line so far when its end has not come: the parser reads the version as soon
+    // as its digits are there.
+    let end = buf.iter().position(|&b| b == b'\n').unwrap_or(buf.len());
+    let line_end = if end > 0 && buf.get(end - 1) == Some(&b'\r') {
+        end - 1
+    } else {
+        end
+    };
+    let Some(version) = line_end
+        .checked_sub(8)
+        .and_then(|at| buf.get_mut(at..line_end))
+    else {
+        return;
+    };
+    if let [b'H', b'T', b'T', b'P', b'/', b'1', b'.', minor @ b'2'..=b'9'] = version {
+        *minor = b'1';
+    }
+}
+
+/// What a version the parser does not take comes to, once the request line has ended:
+/// another major (`HTTP/2.0`) is 505, anything else 400. Until the line ends, a version
+/// that may still be `HTTP/d.d` and a line end is waited for (the parser refuses as soon
+/// as it sees the major digit), so the verdict does not depend on how the bytes arrived.
+fn version_refused(first: &[u8]) -> Result<Option<Head>, Refused> {
+    let end = first.iter().position(|&b| b == b'\n');
+    let line = first.get(..end.unwrap_or(first.len())).unwrap_or_default();
+    // What follows `METHOD SP TARGET SP`.
+    let version = line.splitn(3, |&b| b == b' ').nth(2).unwrap_or_default();
+    const SHAPE: &[u8] = b"HTTP/d.d\r";
+    let fits = |(i, &b): (usize, &u8)| match SHAPE.get(i) {
+        Some(b'd') => b.is_ascii_digit(),
+        Some(&c) => b == c,
+        None => false,
+    };
+    let shaped = version.iter().enumerate().all(fits);
+    if end.is_none() {
+        return if shaped {
+            Ok(None)
+        } else {
+            Err(Refused::BadRequest)
+        };
+    }
+    match version.strip_suffix(b"\r").unwrap_or(version) {
+        [b'H', b'T', b'T', b'P', b'/', major, b'.', minor]
+            if major.is_ascii_digit() && *major != b'1' && minor.is_ascii_digit() =>
+        {
+            Err(Refused::VersionNotSupported)
+        }
+        _ => Err(Refused::BadRequest),
+    }
 }
 
 /// What the head's headers say of the message and the connection, read line by line.
 #[derive(Default)]
 struct Framing {
     body_len: Option<u64>,
+    /// The last coding of the `Transfer-Encoding` lines read so far, and whether any
+    /// came before it: `None` without the header.
+    coding: Option<Coding>,
     close: bool,
     keep_alive: bool,
     expects_continue: bool,
+    hosts: usize,
+}
+
+/// What a request's `Transfer-Encoding` lines say, all of them read as one list.
+#[derive(Default, Clone, Copy)]
+struct Coding {
+    /// Whether the final coding so far is `chunked`.
+    chunked_last: bool,
+    /// How many codings have been listed.
+    count: usize,
 }
 
 impl Framing {
@@ -158,14 +364,41 @@ impl Framing {
             }
             self.body_len = Some(len);
         } else if name == TRANSFER_ENCODING {
-            return Err(Refused::LengthRequired);
+            let coding = self.coding.get_or_insert_with(Coding::default);
+            for member in value.as_bytes().split(|&b| b == b',') {
+                let member = member.trim_ascii();
+                if member.is_empty() {
+                    continue;
+                }
+                coding.count += 1;
+                coding.chunked_last = member.eq_ignore_ascii_case(b"chunked");
+            }
         } else if name == CONNECTION {
             self.close |= lists(value, "close");
             self.keep_alive |= lists(value, "keep-alive");
         } else if name == EXPECT {
             self.expects_continue = value.as_bytes().eq_ignore_ascii_case(b"100-continue");
+        } else if name == HOST {
+            self.hosts += 1;
         }
         Ok(())
+    }
+
+    /// The verdict on a `Transfer-Encoding`, once every line is read (RFC 9112 6.1, 6.3):
+    /// beside a `Content-Length`, or not ending in `chunked`, the body's end is unknown
+    /// (400); a coding before `chunked` is one not understood here (501); `chunked`
+    /// alone is a streamed body no route takes (411).
+    fn check(&self) -> Result<(), Refused> {
+        match self.coding {
+            None => Ok(()),
+            Some(_) if self.body_len.is_some() => Err(Refused::BadRequest),
+            Some(Coding {
+                chunked_last: false,
+                ..
+            }) => Err(Refused::BadRequest),
+            Some(Coding { count, .. }) if count > 1 => Err(Refused::NotImplemented),
+            Some(_) => Err(Refused::LengthRequired),
+        }
     }
 }
 
@@ -185,8 +418,8 @@ pub fn lists(value: &HeaderValue, token: &str) -> bool {
         .any(|t| t.trim_ascii().eq_ignore_ascii_case(token.as_bytes()))
 }
 
-/// A head parsed from `text`, for tests.
+/// A head parsed from `text`, for tests (a 16 KiB limit, as the server's).
 #[cfg(test)]
 pub fn taken(text: &str) -> Result<Option<Head>, Refused> {
-    take(&mut BytesMut::from(text.as_bytes()))
+    take(&mut BytesMut::from(text.as_bytes()), 16 * 1024)
 }

@@ -1,29 +1,34 @@
 //! HTTP/1.x, served by our own code: `httparse` reads a request head, `http`'s types
-//! carry it to the service, and the answer is written back. Serving a held manifest is
-//! mostly this layer's work, and hyper's connection took about 8,800 instructions of the
-//! ~10,800 per held answer, against about 2,900 for a tokio loop around `httparse`
-//! (callgrind, issue 28; docs/performance.md, "Decisions on chunk size and gap reads",
-//! item 10): with hyper, vodpack could not match nginx-vod-module's CPU per cached
-//! manifest on one worker. Only what an origin needs is here:
+//! carry it to the service, and the answer is written back. Only what an origin behind a
+//! CDN or proxy needs: GET, HEAD, OPTIONS and small POST bodies with `Content-Length`,
+//! keep-alive and pipelining, every answer framed by its length, a head timeout. No
+//! HTTP/2, upgrades or chunked request bodies. (Why not hyper: its exchange was most of
+//! a cached manifest's cost; docs/performance.md, "Decisions on chunk size and gap reads".)
 //!
-//! - GET, HEAD, OPTIONS and small POST bodies (a licence request) with
-//!   `Content-Length`; a request with `Transfer-Encoding` is answered 411 and the
-//!   connection closes, so where the next request starts is never in doubt;
-//! - keep-alive by version and `Connection`, pipelined requests answered in order;
-//! - every answer framed by `Content-Length` (all of ours have one; an answer of unknown
-//!   length runs to the close);
-//! - a head timeout counted from the end of the last answer, and closing between
-//!   answers when the server drains.
-//!
-//! No HTTP/2, no upgrades, no chunked bodies: a CDN or proxy in front speaks HTTP/1.1
-//! to an origin.
+//! What RFC 9110 and 9112 require of an origin is met here, and where nginx answers
+//! otherwise the choice is ours, with its section:
+//! - a refused head is answered and the connection closed, since where the next request
+//!   starts is then unknown; nginx also closes after a 400;
+//! - `Transfer-Encoding: chunked` is 411 (9110 15.5.12: a length is required), where
+//!   nginx reads the chunked body; a coding before it is 501 (9112 6.1), as nginx; a
+//!   list not ending in `chunked`, or one beside `Content-Length`, is 400 and a close
+//!   (9112 6.3, a MUST), where nginx answers 501;
+//! - HTTP/1.2 to 1.9 are served as 1.1 (9110 2.5, a SHOULD); nginx also does;
+//! - `OPTIONS *` is answered 200 with `Allow` (9110 9.3.7); `CONNECT` 501 (nothing
+//!   to tunnel to; nginx 405);
+//! - `Range` sets whose ranges stay apart get the whole body, 200 (9110 14.2 allows it),
+//!   where nginx answers multipart (`respond/range.rs`).
 //!
 //! - `head.rs`: a request head from the read buffer, and why one is refused;
 //! - `answer_head.rs`: an answer's head as bytes;
-//! - `conn.rs`: one connection's loop.
+//! - `conn.rs`: one connection's loop;
+//! - `tests.rs` and `fuzz.rs`: stories, and the bounded fuzz run over
+//!   `tests/corpus/http1/`; `tests/http_rfc.rs` is the RFC table against the listener.
 
 mod answer_head;
 mod conn;
+#[cfg(test)]
+mod fuzz;
 mod head;
 #[cfg(test)]
 mod tests;

@@ -1,5 +1,5 @@
-//! Why a request path is not a route: nothing is served there (404), or it is malformed
-//! (400). The answer for each is in `server::error`.
+//! Why a request path is not a route: nothing is served there (404), it is malformed
+//! (400), or too long (414). The answer for each is in `server::error`.
 
 use crate::source::KeyError;
 
@@ -9,9 +9,12 @@ pub enum RouteError {
     /// Nothing is served at this path (404).
     #[error("no such resource")]
     NotFound,
-    /// The path is malformed: bad percent-encoding, bad key, too long (400).
+    /// The path is malformed: bad percent-encoding, bad key (400).
     #[error("bad request path: {reason}")]
     BadPath { reason: String },
+    /// The path is longer than any route's (414, RFC 9110 15.5.15).
+    #[error("request path longer than {max} bytes")]
+    TooLong { max: usize },
 }
 
 impl From<KeyError> for RouteError {

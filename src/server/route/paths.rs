@@ -178,8 +178,8 @@ const MEDIA_EXTENSIONS: [&str; 5] = [".mp4", ".m4v", ".m4a", ".mov", ".json"];
 /// [`RouteError::BadPath`] for malformed ones.
 pub fn parse_route(path: &str) -> Result<Route, RouteError> {
     if path.len() > MAX_PATH_BYTES {
-        return Err(RouteError::BadPath {
-            reason: format!("longer than {MAX_PATH_BYTES} bytes"),
+        return Err(RouteError::TooLong {
+            max: MAX_PATH_BYTES,
         });
     }
     match path {
