@@ -8,7 +8,7 @@
 //! keys. Loading the named files and cutting them together is left to `server` (which
 //! loads them through the title cache) and `package` (which builds the ladder).
 //! Every refusal names the entry it is about (`video[1]`, `audio[0]`, ...).
-//! A sequence (`"parts"`, issue 31) is parsed in `document/parts.rs`.
+//! A sequence (`"parts"`) is parsed in `document/parts.rs`.
 
 mod access;
 mod breaks;
@@ -62,27 +62,27 @@ struct RawDocument {
     audio: Vec<RawEntry>,
     #[serde(default)]
     subtitles: Vec<RawEntry>,
-    /// Issue 16: play only this window of the title.
+    /// Play only this window of the title.
     #[serde(default)]
     clip: Option<DocumentClip>,
     /// The title's encryption, overriding the server's: `hls=aes-128,dash=cenc`.
     #[serde(default)]
     encryption: Option<String>,
-    /// Issue 29: the DRM systems the title is signalled for, overriding the server's:
+    /// The DRM systems the title is signalled for, overriding the server's:
     /// `["fairplay", "widevine", "playready"]`.
     #[serde(default)]
     drm: Option<Vec<String>>,
-    /// Issue 31: closed captions carried in the video, which the file cannot say.
+    /// Closed captions carried in the video, which the file cannot say.
     #[serde(default)]
     closed_captions: Vec<access::RawCaption>,
-    /// Issue 31: a sequence of parts played one after another, in place of `video`,
+    /// A sequence of parts played one after another, in place of `video`,
     /// `audio` and `subtitles`.
     #[serde(default)]
     parts: Option<Vec<parts::RawPart>>,
-    /// Issue 31: ad breaks on the title's timeline.
+    /// Ad breaks on the title's timeline.
     #[serde(default)]
     breaks: Option<Vec<breaks::RawBreak>>,
-    /// Issue 31: the wall-clock time of the title's start (RFC 3339), for HLS
+    /// The wall-clock time of the title's start (RFC 3339), for HLS
     /// `EXT-X-PROGRAM-DATE-TIME` and the breaks' `START-DATE`.
     #[serde(default)]
     program_date_time: Option<String>,
@@ -116,10 +116,10 @@ struct RawEntry {
     default: Option<bool>,
     #[serde(default)]
     forced: Option<bool>,
-    /// Issue 31, audio entries: what the audio is for (`description`, ...).
+    /// Audio entries: what the audio is for (`description`, ...).
     #[serde(default)]
     roles: Option<Vec<String>>,
-    /// Issue 31, subtitle entries: subtitles for the deaf and hard of hearing.
+    /// Subtitle entries: subtitles for the deaf and hard of hearing.
     #[serde(default)]
     sdh: Option<bool>,
 }

@@ -1,4 +1,4 @@
-//! Ad breaks on a packaged title (issue 31): each break of a title document becomes a
+//! Ad breaks on a packaged title: each break of a title document becomes a
 //! segment boundary in every rendition, and the facts the manifests state about it.
 //!
 //! A break asks for a time on the title's presentation timeline; it is cut at the key

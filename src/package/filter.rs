@@ -1,4 +1,4 @@
-//! Manifest filters (issue 31): `?max_bandwidth=`, `?max_height=`, `?video_codecs=`,
+//! Manifest filters: `?max_bandwidth=`, `?max_height=`, `?video_codecs=`,
 //! `?audio_languages=` and `?subtitle_languages=` on an entry manifest, which offer a
 //! device the subset of a title it can take.
 //!

@@ -6,10 +6,10 @@
 //!   playlists;
 //! - `media`: media playlists (a rendition's, the muxed one, I-frame and subtitle ones);
 //! - `ts`: what the MPEG-TS output changes in both;
-//! - `sequence`: a sequence's playlists, a discontinuity at each part (issue 31);
+//! - `sequence`: a sequence's playlists, a discontinuity at each part;
 //! - `image`: the storyboard as an image stream and its image playlist, when asked;
 //! - `attrs`: what they share (attribute lists, codecs, names);
-//! - `breaks`: ad breaks' program dates, interstitials and SCTE-35 (issue 31).
+//! - `breaks`: ad breaks' program dates, interstitials and SCTE-35.
 //!
 //! What a playlist says beyond its title comes in as `package::ManifestOptions` and is
 //! written in place: the version folder, the query every URI carries, and the keys

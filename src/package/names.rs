@@ -51,7 +51,7 @@ pub enum Resource {
     /// `iframes-ts-t{track_id}.m3u8`: I-frame playlist of a TS video rendition.
     TsIframePlaylist { track_id: u32 },
     /// `init-p{part}-t{track_id}.mp4`: the init segment of part `part` (1-based) of a
-    /// sequence (issue 31) for the sequence's rendition `track_id`.
+    /// sequence for the sequence's rendition `track_id`.
     PartInit { part: u32, track_id: u32 },
     /// `seg-p{part}-t{track_id}-{number}.m4s`: media segment `number` (1-based, the
     /// part's own numbering) of part `part` of a sequence, rendition `track_id`.

@@ -1,4 +1,4 @@
-//! SCTE-35 cue messages for ad breaks (issue 31): one `splice_info_section` holding a
+//! SCTE-35 cue messages for ad breaks: one `splice_info_section` holding a
 //! `splice_insert` that takes the viewer out of the network at a break and back after it.
 //! HLS carries the section's bytes as `SCTE35-OUT=0x...` on the break's `EXT-X-DATERANGE`
 //! (RFC 8216 4.4.5.1.1), DASH as base64 in `<scte35:Binary>` (SCTE 214-1 and SCTE 35

@@ -1,4 +1,4 @@
-//! Sequences (issue 31): titles played one after another (an ident, then the film), each
+//! Sequences: titles played one after another (an ident, then the film), each
 //! part a title of its own, offered as one set of renditions.
 //!
 //! The renditions of a sequence are those of its reference part (the first with the most

@@ -64,7 +64,7 @@ pub fn key_frames(title: &Title, rendition: &Rendition) -> Vec<KeyFrame> {
     let mut chosen: Vec<(usize, u64, u64)> = Vec::new();
     for sample in candidates.take_while(|s| *s < table.len()) {
         let pts = plan.output_pts(table, sample);
-        // A key frame an ad break is cut at is always offered (issue 31), so trick play
+        // A key frame an ad break is cut at is always offered, so trick play
         // has the boundary too.
         let keep = forced.contains(&sample)
             || chosen

@@ -478,7 +478,7 @@ pub fn apply_view(title: &Title, view: &View, target_ms: u32) -> Result<Title, V
             ..s.clone()
         })
         .collect();
-    // Ad breaks (issue 31): those in the window, on its timeline, cut again; the window's
+    // Ad breaks: those in the window, on its timeline, cut again; the window's
     // start keeps its wall-clock time.
     viewed.breaks.cue_out = title.breaks.cue_out;
     if title.breaks.signalled() {

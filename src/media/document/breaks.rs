@@ -1,4 +1,4 @@
-//! Ad breaks (issue 31): a document's `"breaks"` and `"program_date_time"`, checked as
+//! Ad breaks: a document's `"breaks"` and `"program_date_time"`, checked as
 //! written. Whether each break falls inside the title, and where it is cut (the key frame
 //! at or before `at`), is known only once the files are read: `package::breaks` decides.
 //!

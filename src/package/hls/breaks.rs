@@ -1,4 +1,4 @@
-//! Ad breaks in HLS media playlists (issue 31): the program date and, at each break, an
+//! Ad breaks in HLS media playlists: the program date and, at each break, an
 //! HLS Interstitial (`EXT-X-DATERANGE` of `CLASS="com.apple.hls.interstitial"`, RFC 8216bis
 //! 4.4.5.1 and Appendix D) carrying the break's SCTE-35 splice as `SCTE35-OUT`, and, when
 //! the server is told to, the `EXT-X-CUE-OUT`/`EXT-X-CUE-IN` pair older ad inserters read.

@@ -51,7 +51,7 @@ pub fn render_iframe_playlist_with(
     let plan = title.plan.tracks.get(rendition.track_pos);
     let mut elapsed_us = 0u64;
     for (number, frame) in (1u64..).zip(&frames) {
-        // The break segment this key frame starts, if any (ad breaks: issue 31).
+        // The break segment this key frame starts, if any (ad breaks).
         let segment = (title.breaks.list.iter())
             .map(|b| b.segment)
             .find(|k| plan.and_then(|p| p.first_samples.get(*k)) == Some(&(frame.sample as u32)));

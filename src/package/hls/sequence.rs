@@ -1,4 +1,4 @@
-//! The HLS playlists of a sequence (issue 31): the multivariant playlist lists the
+//! The HLS playlists of a sequence: the multivariant playlist lists the
 //! sequence's renditions once (the reference part's, each variant's rates the largest
 //! and its `CODECS` every codec over the parts); each media and subtitle playlist runs
 //! across every part, with `EXT-X-DISCONTINUITY` at each boundary (RFC 8216 4.3.2.3:
@@ -67,7 +67,7 @@ pub fn render_sequence_media_playlist(
         let _ = writeln!(out, "#EXT-X-MAP:{}", Attrs::default().uri(map, options).0);
         let mut elapsed_us = 0u64;
         for (number, micros) in (*first..).zip(durations) {
-            // Each part's program date and breaks, on its own clock (issue 31).
+            // Each part's program date and breaks, on its own clock.
             let at = (
                 number.saturating_sub(1) as usize,
                 i128::from(elapsed_us) * 1000,

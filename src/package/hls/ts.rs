@@ -303,7 +303,7 @@ pub fn render_ts_iframe_playlist_with(
         let Some(frame) = ts.layout.key_frames.get(i) else {
             continue;
         };
-        // The first key frame of a segment a break starts (ad breaks: issue 31).
+        // The first key frame of a segment a break starts (ad breaks).
         let opens = i == 0
             || (i.checked_sub(1).and_then(|p| ts.layout.key_frames.get(p)))
                 .is_some_and(|p| p.segment != frame.segment);

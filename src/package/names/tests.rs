@@ -215,7 +215,7 @@ fn odd_spellings_are_not_resources() {
     }
 }
 
-/// Given the names of a sequence's parts (issue 31), then they read as written, say which
+/// Given the names of a sequence's parts, then they read as written, say which
 /// part, and leave every name without a part as it was; near misses are not resources.
 #[test]
 fn part_names_round_trip_and_near_misses_do_not() {

@@ -1,4 +1,4 @@
-//! Thumbnails: one frame of a video rendition as a JPEG (`thumb-MS.jpg`, issue 30).
+//! Thumbnails: one frame of a video rendition as a JPEG (`thumb-MS.jpg`).
 //!
 //! `name.rs` makes and parses the names (nginx-vod-module's grammar), `pick.rs` chooses the
 //! samples to decode for the frame presented at a time (edit lists and B-frames as the

@@ -6,7 +6,7 @@
 //! Why our own code: std has no `preadv2`, and no read into uninitialised memory
 //! (`read_buf` is unstable). Before this module every batch zeroed its answer, and every
 //! run zeroed a fresh scratch buffer too: with glibc's allocator, a tenth of a segment's
-//! CPU went to zeroing and allocating (docs/performance.md, issue 28).
+//! CPU went to zeroing and allocating (docs/performance.md).
 //!
 //! Reads that never wait for the disk ([`Wait::CachedOnly`]) use `preadv2` with
 //! `RWF_NOWAIT` (Linux 4.14+), on the runtime worker itself. A streamed segment is read in
@@ -143,7 +143,7 @@ thread_local! {
 /// front of `out`; the rest of `out`. One contiguous read and a copy from the cache cost
 /// less than a vectored read with a buffer per part and per gap: the kernel's copy slows
 /// with every small buffer (measured on the bench asset: a run of 181 samples of about
-/// 600 bytes with audio between them; docs/performance.md, issue 28).
+/// 600 bytes with audio between them; docs/performance.md).
 fn read_through<'o>(
     file: &File,
     fetch: ByteRange,
