@@ -1,14 +1,11 @@
 //! Title documents: a `.json` object naming the files of one title (its ABR ladder, extra
 //! audio languages and subtitle files), parsed and checked before any of them is read.
 //!
-//! This module owns the document format and the rules on what it may name:
-//! every path is relative to the document's folder, is resolved lexically here (`.` and
-//! `..` segments), and must stay under the root or bucket prefix; the result is an
-//! [`ObjectKey`], so the backends see only keys that passed the same checks as request
-//! keys. Loading the named files and cutting them together is left to `server` (which
-//! loads them through the title cache) and `package` (which builds the ladder).
-//! Every refusal names the entry it is about (`video[1]`, `audio[0]`, ...).
-//! A sequence (`"parts"`) is parsed in `document/parts.rs`.
+//! This module owns the document format and the rules on what it may name: every path is
+//! resolved lexically against the document's folder and must stay under the root or bucket
+//! prefix, so the backends see only keys that passed the same checks as request keys.
+//! Loading and cutting the named files together is left to `server` and `package`.
+//! Sequences (`"parts"`), ad breaks and accessibility are parsed in `document/`.
 
 mod access;
 mod breaks;

@@ -1,18 +1,11 @@
 //! The DASH MPD (ISO/IEC 23009-1): one static Period, one AdaptationSet per rendition,
 //! each with a `SegmentTemplate` and an explicit `SegmentTimeline`.
 //!
-//! Owns the XML text only: MPD attributes and profiles (5.3.1, isoff-live 8.4 and the
-//! CMAF profile), AdaptationSet/Representation attributes (5.3.3, 5.3.5, 5.3.7), Role
-//! (5.8.5.5), colour descriptors (CICP, 5.8.5.x with ISO/IEC 23091-2 code points) and
-//! Dolby Vision supplemental codecs (SCTE 214-1), and the number-based template with a
-//! timeline (5.3.9.4, 5.3.9.6). Beside it: a trick-play set per video set (DASH-IF IOP
-//! 3.2.9, `trick_play.rs`), the storyboard as DASH-IF thumbnails when asked (`image.rs`),
-//! ad breaks as SCTE-35 events (`events.rs`) and a sequence's Periods (`sequence.rs`).
-//! URLs are the relative templates of [`Resource`]; times come from the segment plan.
-//!
-//! What an MPD says beyond its title comes in as [`ManifestOptions`] and is written in
-//! place: the version folder, the query every reference carries, and `ContentProtection`
-//! at the top of each audio and video AdaptationSet.
+//! Owns the XML text only: URLs are the relative templates of [`Resource`], times come from
+//! the segment plan, and what an MPD says beyond its title comes in as [`ManifestOptions`].
+//! Beside it: trick-play sets (`trick_play.rs`), the storyboard as DASH-IF thumbnails
+//! (`image.rs`), ad breaks as SCTE-35 events (`events.rs`) and a sequence's Periods
+//! (`sequence.rs`).
 
 mod access;
 mod events;

@@ -1,20 +1,11 @@
 //! HLS playlists (RFC 8216 and draft-pantos-hls-rfc8216bis), for the CMAF and the MPEG-TS
 //! outputs. Owns the HLS text format only; every URI is a relative name made by
-//! `package::Resource`, and times come from the segment plan.
+//! `package::Resource`, times come from the segment plan, and what a playlist says beyond
+//! its title comes in as `package::ManifestOptions`.
 //!
-//! - `multivariant`: `master.m3u8`, its audio and subtitle groups, variants and I-frame
-//!   playlists;
-//! - `media`: media playlists (a rendition's, the muxed one, I-frame and subtitle ones);
-//! - `ts`: what the MPEG-TS output changes in both;
-//! - `sequence`: a sequence's playlists, a discontinuity at each part;
-//! - `image`: the storyboard as an image stream and its image playlist, when asked;
-//! - `attrs`: what they share (attribute lists, codecs, names);
-//! - `breaks`: ad breaks' program dates, interstitials and SCTE-35.
-//!
-//! What a playlist says beyond its title comes in as `package::ManifestOptions` and is
-//! written in place: the version folder, the query every URI carries, and the keys
-//! (`EXT-X-SESSION-KEY` after the header, `EXT-X-KEY` before the segments it keys, after
-//! `EXT-X-MAP` so the init segment stays clear).
+//! `multivariant` writes `master.m3u8`; `media` the media, I-frame and subtitle playlists;
+//! `ts` what the MPEG-TS output changes in both; `sequence` a sequence's playlists; `image`
+//! the storyboard; `breaks` ad breaks; `attrs` what they share.
 
 mod access;
 mod attrs;

@@ -3,12 +3,6 @@
 //! Manifests refer to these names with relative URLs, and the router parses them back, so
 //! the two can never drift apart (a round-trip test checks it). Every name ends in a media
 //! extension, because players and ffmpeg refuse segment URLs without one.
-//!
-//! Everything a multivariant playlist or MPD points to lives under a version folder,
-//! `v{token}/` (see [`version_folder`]), where the token changes whenever the bytes would:
-//! a new object version, another segment duration, another packager format. So media
-//! playlists and segments can be cached for ever, and a CDN holding an old playlist never
-//! mixes its segments with a new version's.
 
 use std::fmt;
 

@@ -4,11 +4,7 @@
 //! the server is told to, the `EXT-X-CUE-OUT`/`EXT-X-CUE-IN` pair older ad inserters read.
 //!
 //! Every media playlist of a title (video, audio, subtitles, I-frames; CMAF and MPEG-TS)
-//! gets the same `EXT-X-DATERANGE` lines, before the segment that starts at the break's
-//! cut, and `EXT-X-PROGRAM-DATE-TIME` on its first segment and again on each such segment
-//! (the clock of the title's presentation: see `package::breaks::AdBreaks::clock`), each
-//! the segment's own start. A break is an insertion point: `X-RESUME-OFFSET=0`, so the
-//! title resumes where it left off.
+//! gets the same lines, before the segment that starts at the break's cut.
 
 use std::fmt::Write as _;
 

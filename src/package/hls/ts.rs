@@ -8,10 +8,6 @@
 //! an I-frame playlist (`EXT-X-I-FRAME-STREAM-INF`, 4.4.6.3) addressing each key frame's
 //! packets, PAT and PMT included, by `EXT-X-BYTERANGE` (version 4). Durations, numbering
 //! and `EXT-X-START` are the CMAF playlists', so the two outputs cut and time alike.
-//!
-//! Protected, the output is HLS AES-128 (an IV per segment) or Apple's SAMPLE-AES (one IV
-//! per rendition); SAMPLE-AES also changes what the multivariant playlist offers (see
-//! [`render_ts_multivariant_playlist_with`]).
 
 use std::fmt::Write as _;
 

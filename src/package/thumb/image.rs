@@ -6,13 +6,6 @@
 //! by the resize filter, and kept at full resolution in the JPEG (4:4:4). Size: both `-w` and `-h` give exactly that size (nginx-vod-module stretches
 //! too); one of them, the other from the display aspect (the `tkhd` size, which carries
 //! the pixel aspect ratio); neither, the picture's height at its display aspect.
-//!
-//! Crates, chosen for a lean build on two cores and for quality: `fast_image_resize`
-//! (maintained, no dependencies beyond a few small ones, SIMD convolution; CatmullRom is
-//! as sharp as ffmpeg's default bicubic) rather than `image`, whose resize pulls in its
-//! codec stack; `jpeg-encoder` (pure Rust, no dependencies, libjpeg's tables) for the
-//! JPEG. Together they add a few seconds to a cold build, against the minute that the
-//! OpenH264 C++ source takes.
 
 use fast_image_resize::images::Image;
 use fast_image_resize::{FilterType, PixelType, ResizeAlg, ResizeOptions, Resizer};

@@ -1,24 +1,10 @@
 //! Storyboards: the layout of a title's scrubbing previews, its WebVTT index
 //! (`storyboard.vtt`) and the names of its sprite sheets (`storyboard-N.jpg`).
 //!
-//! One tile per interval from time 0 of the players' timeline; the last tile's cue ends at
-//! its end (the MPD's duration), so the cues tile the duration exactly. That timeline is
-//! the title's, moved by the video pre-roll of a first edit inside a GOP: DASH's Period and
-//! HLS's first segment start at that pre-roll's key frame (design 6.2), so title time T
-//! plays at T + pre-roll, and a tile placed there shows the key frame at or before title
-//! time T (cue start less the pre-roll). The DASH image set (`SegmentTemplate@duration`
-//! from the Period's start, no offset) and the HLS image playlist then line up with the
-//! video as players see it. Tiles fill sheets of a grid left to right, then top to
-//! bottom; sheets are numbered from 1 (DASH `startNumber="1"`). Every sheet is the grid's
-//! full width; the last one has only the rows it uses, so every cue's `#xywh` (W3C Media
-//! Fragments, spatial dimension) lies inside its sheet. A tile shows the key frame at or
-//! before its interval's start: one sample decoded a tile, at most a grid of them a sheet,
-//! where the exact frame could cost a GOP of decoding per tile. The WebVTT cue of a tile
-//! starts at that key frame's own time rather than at the interval's, so the frame on
-//! screen at each cue's start is the tile, and a scrub position is shown the key frame
-//! nearest before it; the DASH image set and the HLS image playlist, whose tiles the
-//! players place by equal durations, keep the intervals.
-//! Pixels are bounded by the settings' limits (grid and tile width) and checked here.
+//! One tile per interval of the players' timeline, tiles filling sheets of a grid left to
+//! right, then top to bottom, every cue's `#xywh` inside its sheet. A tile shows the key
+//! frame at or before its interval's start: one sample decoded a tile, where the exact
+//! frame could cost a GOP of decoding. Pixels are bounded by the settings' limits.
 
 use std::fmt::{self, Write as _};
 use std::ops::Range;

@@ -1,18 +1,10 @@
 //! Text tracks to WebVTT: which text samples a subtitle resource needs, their cues on the
 //! output timeline, and the WebVTT files (render.rs).
 //!
-//! Invariants this module keeps:
-//! - cues sit on the same output timeline as audio and video: a text sample's source movie
-//!   time (its edit list applied) plus the title shift S of `plan.rs`, so output time =
-//!   source time + S for every track, text included;
-//! - HLS subtitle segments are cut at the title's segment times (the reference track's
-//!   segment starts, as every other track), numbered and timed like the reference
-//!   rendition's media playlist; a `tx3g` cue spanning a cut is written whole in both
-//!   segments, as RFC 8216 3.5 allows (players drop the duplicate); a `wvtt` cue is cut at
-//!   the segment's edges instead (see [`segment_cues`]);
-//! - sample payloads live in `mdat` and are read only when a subtitle resource is asked
-//!   for: [`plan_text_read`] lists the byte ranges (at most `max_text_read_bytes`), the
-//!   server reads them, and [`cues_from_samples`] turns them into cues.
+//! Cues sit on the same output timeline as audio and video (source time + the title shift
+//! of `plan.rs`); HLS subtitle segments are cut at the title's segment times. Sample
+//! payloads are read only when a subtitle is asked for: [`plan_text_read`] lists the byte
+//! ranges, the server reads them, and [`cues_from_samples`] turns them into cues.
 
 mod render;
 

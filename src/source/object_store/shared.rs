@@ -8,20 +8,6 @@
 //! gaps keeps their bytes for a while (a [`Span`]) instead of dropping them, and a stream
 //! whose ranges lie in a span's gaps takes them from it: the file's span is read once for
 //! both.
-//!
-//! Either may come first. The one that reads (the leader) also reads a little past both
-//! ends of its ranges ([`EDGE_BYTES`], within the over-read budget), where the other
-//! track's first and last samples of the same time sit. A stream that would need many
-//! GETs and finds no span waits a moment as an [`Interest`]: a leader that starts
-//! meanwhile takes its ranges into its own fetch, and the waiter takes them from it.
-//!
-//! Bounded: the gap bytes kept across all spans stay within the budget (the oldest span
-//! goes first); a span lives [`LINGER`] at most; a taker waits for a span's progress at
-//! most [`STALL`] before reading its ranges itself, so a leader's slow client never holds
-//! up the other segment. Gap bytes count as over-read when read, as any gap does
-//! (`vod_source_over_read_bytes_total`); those another stream took instead of reading them
-//! are counted in `vod_source_shared_bytes_total`, so the difference is what was read and
-//! never sent.
 
 use std::collections::HashMap;
 use std::sync::atomic::{AtomicU64, Ordering};
