@@ -26,7 +26,7 @@ mod scratch;
 
 pub use counters::{SourceCounters, SOURCE_READ_SPAN_TARGET};
 pub use error::SourceError;
-pub use identity::ObjectIdentity;
+pub use identity::{ObjectIdentity, ObjectVersion};
 pub use interleaved::InterleavedReads;
 pub use key::{KeyError, ObjectKey};
 pub use listing::{ListStream, ListedObject};

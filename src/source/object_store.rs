@@ -43,7 +43,7 @@ use self::store::{build_store, copy_error, io_error, map_error};
 use self::stream::{OpenRun, OpenRunFn, Planning, RunStream};
 use super::counters::SourceCounters;
 use super::error::SourceError;
-use super::identity::{check_ranges, ObjectIdentity, MAX_READ_BYTES};
+use super::identity::{check_ranges, ObjectIdentity, ObjectVersion, MAX_READ_BYTES};
 use super::key::ObjectKey;
 use super::listing::{self, ListStream, ListedObject};
 use super::media_source::{ByteStream, MediaSource, SourceKind};
@@ -504,10 +504,10 @@ impl MediaSource for ObjectStoreSource {
         };
         let counters = self.requests.counters.clone();
         let (requests, identities) = (self.requests.clone(), self.identities.clone());
-        let version = (key.clone(), identity.clone());
+        let version = ObjectVersion::new(key.clone(), identity.clone());
         let open_run: OpenRunFn = Arc::new(move |run: Run| {
             let (requests, identities) = (requests.clone(), identities.clone());
-            let (key, identity) = version.clone();
+            let ObjectVersion { key, identity } = version.clone();
             async move {
                 Self::open_run(&requests, identities.as_ref(), &key, &identity, &run).await
             }
@@ -516,7 +516,7 @@ impl MediaSource for ObjectStoreSource {
         let state = RunStream::new(
             open_run,
             counters,
-            (key, identity),
+            ObjectVersion::new(key, identity),
             ranges,
             planning,
             chunk_bytes,

@@ -17,7 +17,7 @@ use std::time::{Duration, Instant};
 use bytes::{Bytes, BytesMut};
 use tokio::sync::{watch, Notify};
 
-use crate::source::identity::ObjectIdentity;
+use crate::source::identity::{ObjectIdentity, ObjectVersion};
 use crate::source::key::ObjectKey;
 use crate::source::range::ByteRange;
 use crate::source::runs::Run;
@@ -37,9 +37,6 @@ pub(super) const EDGE_BYTES: u64 = 64 * 1024;
 /// Plans of more GETs than this make a stream wait for a leader (an [`Interest`]).
 pub(super) const FEW_RUNS: usize = 2;
 
-/// One object version.
-type Version = (ObjectKey, ObjectIdentity);
-
 /// The spans and interests of one source.
 #[derive(Debug)]
 pub(super) struct SharedReads {
@@ -50,7 +47,7 @@ pub(super) struct SharedReads {
 
 #[derive(Debug, Default)]
 struct Registry {
-    objects: HashMap<Version, Shares>,
+    objects: HashMap<ObjectVersion, Shares>,
     /// Gap bytes of the spans registered (filled or to be filled).
     kept: u64,
 }
@@ -120,7 +117,7 @@ impl SharedReads {
     ) -> Vec<Option<Claim>> {
         let mut registry = self.lock();
         self.prune(&mut registry, Instant::now());
-        let version = (key.clone(), identity.clone());
+        let version = ObjectVersion::new(key.clone(), identity.clone());
         let Some(shares) = registry.objects.get(&version) else {
             return vec![None; ranges.len()];
         };
@@ -153,7 +150,7 @@ impl SharedReads {
             ranges,
             notify: Notify::new(),
         });
-        let version = (key.clone(), identity.clone());
+        let version = ObjectVersion::new(key.clone(), identity.clone());
         let notified = interest.notify.notified();
         tokio::pin!(notified);
         // Registered for wakeups before it is visible, so no leader's notice is missed.
@@ -179,7 +176,10 @@ impl SharedReads {
         window: ByteRange,
     ) -> Vec<ByteRange> {
         let registry = self.lock();
-        let Some(shares) = registry.objects.get(&(key.clone(), identity.clone())) else {
+        let Some(shares) = registry
+            .objects
+            .get(&ObjectVersion::new(key.clone(), identity.clone()))
+        else {
             return Vec::new();
         };
         (shares.interests.iter())
@@ -222,7 +222,7 @@ impl SharedReads {
         }
         registry.kept += spare;
         let shares = (registry.objects)
-            .entry((key.clone(), identity.clone()))
+            .entry(ObjectVersion::new(key.clone(), identity.clone()))
             .or_default();
         shares.spans.push(span.clone());
         for interest in &shares.interests {

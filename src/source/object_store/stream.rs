@@ -20,7 +20,7 @@ use super::shared::{Claim, SharedReads, SpanWriter, EDGE_BYTES, FEW_RUNS};
 use super::store::{io_error, map_error};
 use crate::source::counters::SourceCounters;
 use crate::source::error::SourceError;
-use crate::source::identity::ObjectIdentity;
+use crate::source::identity::{ObjectIdentity, ObjectVersion};
 use crate::source::key::ObjectKey;
 use crate::source::range::ByteRange;
 use crate::source::runs::{plan_runs, plan_runs_with_spare, Run, RunCursor};
@@ -129,7 +129,7 @@ impl RunStream {
     pub fn new(
         open_run: OpenRunFn,
         counters: Arc<SourceCounters>,
-        (key, identity): (ObjectKey, ObjectIdentity),
+        ObjectVersion { key, identity }: ObjectVersion,
         ranges: Vec<ByteRange>,
         planning: Planning,
         chunk_bytes: usize,

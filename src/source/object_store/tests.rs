@@ -12,7 +12,7 @@
 use std::path::PathBuf;
 
 use ::object_store::memory::InMemory;
-use ::object_store::{GetOptions, ObjectStoreExt, PutPayload};
+use ::object_store::{ObjectStoreExt, PutPayload};
 use hyper_util::rt::TokioIo;
 use tokio::net::TcpListener;
 

@@ -3,7 +3,7 @@
 //! answers hedged, objects opened with one GET, identities checked off the request path.
 
 use ::object_store::memory::InMemory;
-use ::object_store::{GetOptions, ObjectStoreExt, PutPayload};
+use ::object_store::{GetOptions, GetRange, ObjectMeta, ObjectStoreExt, PutPayload};
 
 use super::tests::key;
 use super::*;
