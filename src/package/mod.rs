@@ -56,7 +56,7 @@ pub use hls::{
 pub use ladder::{build_ladder, LadderEntry, LadderRole, CUT_TOLERANCE_MS};
 pub use names::{
     document_track_id, parse_version_folder, split_document_track_id, version_folder, Resource,
-    ResourceKind, MAX_DOCUMENT_FILES,
+    ResourceKind, VersionToken, MAX_DOCUMENT_FILES,
 };
 pub use plan::{plan_segments, SegmentPlan, TrackPlan};
 pub use sequence::{build_sequence, PartInput, Sequence, SequencePart};

@@ -419,19 +419,71 @@ fn parse_track_label(s: &str) -> Option<(u32, &str)> {
         .then_some((id, rest.get(n..)?))
 }
 
+/// The token of a version folder (`v{token}/`): 16 lowercase hex digits, a hash of
+/// everything the bytes under the folder depend on, so the token changes whenever they
+/// would ([`crate::package::Title::version_token`] for the clear output; an encrypted
+/// output hashes its scheme and key in too).
+#[derive(Debug, Clone, PartialEq, Eq, Hash)]
+pub struct VersionToken(String);
+
+impl VersionToken {
+    /// The token of a 64-bit hash.
+    pub fn of_hash(hash: u64) -> Self {
+        Self(format!("{hash:016x}"))
+    }
+
+    /// Parse a token: 16 lowercase hex digits, else `None`.
+    pub fn parse(token: &str) -> Option<Self> {
+        let hex = (token.bytes()).all(|b| matches!(b, b'0'..=b'9' | b'a'..=b'f'));
+        (token.len() == 16 && hex).then(|| Self(token.to_owned()))
+    }
+
+    pub fn as_str(&self) -> &str {
+        &self.0
+    }
+}
+
+impl fmt::Display for VersionToken {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(&self.0)
+    }
+}
+
+/// A token reads as its digits wherever a `&str` is asked for (IV derivation, ETags).
+impl std::ops::Deref for VersionToken {
+    type Target = str;
+
+    fn deref(&self) -> &str {
+        &self.0
+    }
+}
+
+impl PartialEq<str> for VersionToken {
+    fn eq(&self, other: &str) -> bool {
+        self.0 == other
+    }
+}
+
+impl PartialEq<&str> for VersionToken {
+    fn eq(&self, other: &&str) -> bool {
+        self.0 == *other
+    }
+}
+
+impl PartialEq<VersionToken> for &str {
+    fn eq(&self, other: &VersionToken) -> bool {
+        *self == other.0
+    }
+}
+
 /// The folder, relative to `/vod/KEY/`, that versioned resources live in: `v{token}/`.
-pub fn version_folder(token: &str) -> String {
+pub fn version_folder(token: &VersionToken) -> String {
     format!("v{token}/")
 }
 
 /// Parse a version folder name (`v` + 16 lowercase hex digits) into its token.
-pub fn parse_version_folder(segment: &str) -> Option<&str> {
-    let token = segment.strip_prefix('v')?;
-    (token.len() == 16
-        && token
-            .bytes()
-            .all(|b| matches!(b, b'0'..=b'9' | b'a'..=b'f')))
-    .then_some(token)
+pub fn parse_version_folder(segment: &str) -> Option<VersionToken> {
+    VersionToken::parse(segment.strip_prefix('v')?)
 }
 
 /// A decimal number without sign, leading zeros or excess digits, so every resource has

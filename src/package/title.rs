@@ -5,7 +5,7 @@
 //! bit rate and AVERAGE-BANDWIDTH the whole rendition's (RFC 8216 4.3.4.2).
 
 use super::fmp4::media_segment_header_len;
-use super::{plan_segments, present_title, PackageError, SegmentPlan};
+use super::{plan_segments, present_title, PackageError, SegmentPlan, VersionToken};
 use crate::media::{
     AudioRole, ClosedCaption, MediaIndex, SampleTable, SidecarFormat, TrackIndex, TrackKind,
 };
@@ -102,7 +102,7 @@ impl Title {
     /// The version token of everything derived from this title: a hash of the object's
     /// identity, the segment duration and [`PACKAGER_FORMAT`]. 16 lowercase hex digits;
     /// the same on every replica that sees the same object version.
-    pub fn version_token(&self) -> String {
+    pub fn version_token(&self) -> VersionToken {
         let identity = &self.index.identity;
         let mut hash: u64 = 0xcbf2_9ce4_8422_2325;
         let (size, target, format) = (
@@ -117,7 +117,7 @@ impl Title {
                 hash = hash.wrapping_mul(0x0100_0000_01b3);
             }
         }
-        format!("{hash:016x}")
+        VersionToken::of_hash(hash)
     }
 
     /// Apply every track's edit list ([`present_title`]), plan the result with segments of about
