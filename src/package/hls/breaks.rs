@@ -10,6 +10,14 @@ use std::fmt::Write as _;
 
 use crate::package::breaks::{asset_attribute, AdBreaks};
 
+/// Where a listed segment starts: its index in the plan (0-based) and its start after the
+/// first segment listed, in nanoseconds.
+#[derive(Debug, Clone, Copy)]
+pub(super) struct SegmentStart {
+    pub segment: usize,
+    pub elapsed_ns: i128,
+}
+
 /// Write what goes before segment `segment` (0-based plan index) of a playlist, which
 /// starts `elapsed_ns` after the playlist's first segment (the sum of the durations
 /// before it, as players lay the playlist out): the program date when `first` (the first
@@ -19,7 +27,10 @@ use crate::package::breaks::{asset_attribute, AdBreaks};
 pub(super) fn write_marks(
     out: &mut String,
     breaks: &AdBreaks,
-    (segment, elapsed_ns): (usize, i128),
+    SegmentStart {
+        segment,
+        elapsed_ns,
+    }: SegmentStart,
     first: bool,
     pts_adjustment: u64,
 ) {

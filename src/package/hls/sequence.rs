@@ -11,7 +11,7 @@
 use std::fmt::Write as _;
 
 use super::attrs::{Attrs, VERSION};
-use super::breaks::write_marks;
+use super::breaks::{write_marks, SegmentStart};
 use super::media::{listed_segments, segment_micros};
 use super::multivariant::multivariant_of;
 use crate::package::signalling::ManifestOptions;
@@ -68,10 +68,10 @@ pub fn render_sequence_media_playlist(
         let mut elapsed_us = 0u64;
         for (number, micros) in (*first..).zip(durations) {
             // Each part's program date and breaks, on its own clock.
-            let at = (
-                number.saturating_sub(1) as usize,
-                i128::from(elapsed_us) * 1000,
-            );
+            let at = SegmentStart {
+                segment: number.saturating_sub(1) as usize,
+                elapsed_ns: i128::from(elapsed_us) * 1000,
+            };
             write_marks(
                 &mut out,
                 &sequence_part.title.breaks,
@@ -114,10 +114,10 @@ pub fn render_sequence_subtitle_playlist(
         }
         let mut elapsed_us = 0u64;
         for (number, micros) in (plan.first_number..).zip(&plan.durations_us) {
-            let at = (
-                number.saturating_sub(1) as usize,
-                i128::from(elapsed_us) * 1000,
-            );
+            let at = SegmentStart {
+                segment: number.saturating_sub(1) as usize,
+                elapsed_ns: i128::from(elapsed_us) * 1000,
+            };
             write_marks(&mut out, &plan.breaks, at, number == plan.first_number, 0);
             elapsed_us = elapsed_us.saturating_add(*micros);
             let name = Resource::PartSubtitleSegment {

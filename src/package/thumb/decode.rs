@@ -58,7 +58,8 @@ pub fn decode_frame(
     fourcc: [u8; 4],
     stsd: &[u8],
     samples: &[Bytes],
-    (rank, max_pixels): (usize, u64),
+    rank: usize,
+    max_pixels: u64,
 ) -> Result<Picture, ThumbError> {
     // OpenH264 says a picture's size only with the picture: the caller checks that one.
     #[cfg(not(feature = "libavcodec"))]
@@ -68,7 +69,7 @@ pub fn decode_frame(
         #[cfg(feature = "libavcodec")]
         Route::Libav(codec) => {
             let config = crate::media::decoder_configuration(stsd);
-            super::libav::decode(codec, config.as_deref(), samples, (rank, max_pixels))
+            super::libav::decode(codec, config.as_deref(), samples, rank, max_pixels)
         }
     }
 }

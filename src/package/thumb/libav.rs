@@ -59,7 +59,8 @@ pub fn decode(
     codec: LibavCodec,
     config: Option<&[u8]>,
     samples: &[Bytes],
-    (rank, max_pixels): (usize, u64),
+    rank: usize,
+    max_pixels: u64,
 ) -> Result<Picture, ThumbError> {
     static QUIET: Once = Once::new();
     // Decoder complaints reach the client as the 422's reason; on stderr they would only

@@ -16,7 +16,7 @@ mod pick;
 mod storyboard;
 
 pub use decode::{decode_frame, Picture, MAX_DECODE_SAMPLES};
-pub use image::{encode_jpeg, encode_rgb_jpeg, output_size, scaled_rgb, JpegOptions};
+pub use image::{encode_jpeg, encode_rgb_jpeg, output_size, scaled_rgb, JpegOptions, PixelSize};
 pub use name::ThumbName;
 pub use pick::{pick_frame, shown_key_frames_ms, FramePick, PickMode};
 pub use storyboard::{Storyboard, StoryboardLayout, StoryboardPart, Tile, MAX_SHEET_SIDE};
