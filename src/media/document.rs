@@ -8,13 +8,13 @@
 //! Sequences (`"parts"`), ad breaks and accessibility are parsed in `document/`.
 
 mod access;
-mod breaks;
+mod ad_breaks;
 
 use serde::Deserialize;
 
 use crate::source::ObjectKey;
 pub use access::{AudioRole, CaptionChannel, ClosedCaption};
-pub use breaks::{BreakAsset, DocumentBreak, ProgramDateTime, DEFAULT_PROGRAM_DATE_TIME};
+pub use ad_breaks::{BreakAsset, DocumentBreak, ProgramDateTime, DEFAULT_PROGRAM_DATE_TIME};
 
 /// Why a title document cannot be used. Each is about the document itself (422).
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
@@ -78,7 +78,7 @@ struct RawDocument {
     parts: Option<Vec<parts::RawPart>>,
     /// Ad breaks on the title's timeline.
     #[serde(default)]
-    breaks: Option<Vec<breaks::RawBreak>>,
+    breaks: Option<Vec<ad_breaks::RawBreak>>,
     /// The wall-clock time of the title's start (RFC 3339), for HLS
     /// `EXT-X-PROGRAM-DATE-TIME` and the breaks' `START-DATE`.
     #[serde(default)]
@@ -255,7 +255,7 @@ pub fn parse_title_document(
             reason: format!("drm: {reason}"),
         })?;
     let closed_captions = access::closed_captions(raw.closed_captions, check_label)?;
-    let breaks = breaks::check_breaks(raw.breaks.unwrap_or_default())?;
+    let breaks = ad_breaks::check_breaks(raw.breaks.unwrap_or_default())?;
     let program_date_time = (raw.program_date_time.as_deref())
         .map(ProgramDateTime::parse)
         .transpose()?;

@@ -5,12 +5,12 @@
 //! the segment plan, and what an MPD says beyond its title comes in as [`ManifestOptions`].
 //! Beside it: trick-play sets (`trick_play.rs`), the storyboard as DASH-IF thumbnails
 //! (`image.rs`), ad breaks as SCTE-35 events (`events.rs`) and a sequence's Periods
-//! (`sequence.rs`).
+//! (`sequence_periods.rs`).
 
 mod access;
 mod events;
 mod image;
-mod sequence;
+mod sequence_periods;
 mod tag;
 mod trick_play;
 
@@ -21,7 +21,7 @@ use super::signalling::ManifestOptions;
 use super::{split_document_track_id, Rendition, Resource, Title};
 use crate::media::{CodecInfo, TrackIndex, TrackKind, CICP_UNSPECIFIED};
 use events::event_stream;
-pub use sequence::render_sequence_mpd;
+pub use sequence_periods::render_sequence_mpd;
 use tag::{escape, Tag};
 use trick_play::{has_key_frames, trick_adaptation_set};
 

@@ -4,16 +4,16 @@
 //! its title comes in as `package::ManifestOptions`.
 //!
 //! `multivariant` writes `master.m3u8`; `media` the media, I-frame and subtitle playlists;
-//! `ts` what the MPEG-TS output changes in both; `sequence` a sequence's playlists; `image`
-//! the storyboard; `breaks` ad breaks; `attrs` what they share.
+//! `ts` what the MPEG-TS output changes in both; `sequence_playlists` a sequence's playlists; `image`
+//! the storyboard; `break_tags` ad breaks; `attrs` what they share.
 
 mod access;
 mod attrs;
-mod breaks;
+mod break_tags;
 mod image;
 mod media;
 mod multivariant;
-mod sequence;
+mod sequence_playlists;
 mod ts;
 
 pub use image::render_image_playlist;
@@ -23,7 +23,7 @@ pub use media::{
     render_subtitle_playlist_with,
 };
 pub use multivariant::{render_multivariant_playlist, render_multivariant_playlist_with};
-pub use sequence::{
+pub use sequence_playlists::{
     render_sequence_media_playlist, render_sequence_multivariant, render_sequence_subtitle_playlist,
 };
 pub use ts::{

@@ -7,7 +7,7 @@
 //! -> manifests (`hls.rs`, `dash.rs`, with [`ManifestOptions`] from `signalling.rs`) and
 //! segments (`fmp4/`, `ts/`, `webvtt/`). Resource names are made and parsed in `names.rs`.
 
-mod breaks;
+mod break_cuts;
 mod dash;
 mod edit;
 mod error;
@@ -31,7 +31,7 @@ mod view;
 pub mod webvtt;
 mod windows;
 
-pub use breaks::{apply_breaks, breaks_in_window, AdBreaks, OutOfRange, TitleBreak};
+pub use break_cuts::{apply_breaks, breaks_in_window, AdBreaks, OutOfRange, TitleBreak};
 pub use dash::{render_mpd, render_mpd_with, render_sequence_mpd};
 pub use edit::{present, present_title};
 pub use error::PackageError;

@@ -96,7 +96,7 @@ pub fn plan_segments(index: &MediaIndex, target_ms: u32) -> SegmentPlan {
 }
 
 /// [`plan_segments`] with a cut forced at each of `forced`, sample indexes of sync samples
-/// of the reference track (ascending): ad breaks (`breaks.rs`). The target duration's
+/// of the reference track (ascending): ad breaks (`break_cuts.rs`). The target duration's
 /// cadence starts again from each forced cut, so the segment after a break is a whole one.
 pub(super) fn plan_segments_forced(
     index: &MediaIndex,

@@ -6,7 +6,7 @@
 use std::fmt::{Display, Write as _};
 
 use super::attrs::{track, Attrs, VERSION};
-use super::breaks::{write_marks, SegmentStart};
+use super::break_tags::{write_marks, SegmentStart};
 use crate::crypto::keys::{hex, ContentKey};
 use crate::crypto::Scheme;
 use crate::package::protect::hls_segment_iv;

@@ -15,7 +15,7 @@ use super::attrs::{
     audio_names, codecs, language, picture_attributes, track, video_signalling, Attrs, UriBase,
     AUDIO_GROUP, SUBTITLES_GROUP,
 };
-use super::breaks::{write_marks, SegmentStart};
+use super::break_tags::{write_marks, SegmentStart};
 use super::media::{media_playlist_of, subtitle_playlist_of, SegmentKeys};
 use super::multivariant::{session_key, subtitle_renditions};
 use crate::crypto::Scheme;

@@ -3,7 +3,7 @@
 //!
 //! A break is cut at the reference rendition's key frame at or before its time, the plan
 //! made again with those cuts forced, and every other rendition cut there too (a ladder
-//! that cannot be is refused). The HLS tags (`hls/breaks.rs`), the DASH `EventStream`
+//! that cannot be is refused). The HLS tags (`hls/break_tags.rs`), the DASH `EventStream`
 //! (`dash.rs`) and the SCTE-35 splices they carry (`scte35.rs`) are all written from
 //! [`AdBreaks`].
 

@@ -11,7 +11,7 @@
 use std::fmt::Write as _;
 
 use super::attrs::{Attrs, VERSION};
-use super::breaks::{write_marks, SegmentStart};
+use super::break_tags::{write_marks, SegmentStart};
 use super::media::{listed_segments, segment_micros};
 use super::multivariant::multivariant_of;
 use crate::package::signalling::ManifestOptions;

@@ -8,7 +8,7 @@
 
 use std::fmt::Write as _;
 
-use crate::package::breaks::{asset_attribute, AdBreaks};
+use crate::package::break_cuts::{asset_attribute, AdBreaks};
 
 /// Where a listed segment starts: its index in the plan (0-based) and its start after the
 /// first segment listed, in nanoseconds.
