@@ -487,7 +487,7 @@ const TIER_RUNS: usize = 5;
 /// The first master of the 60-minute asset in a loopback S3-compatible bucket, on a fresh
 /// server each time: cold from the `moov` (no tiers), from the disk tier (a restarted
 /// replica) and from the store tier beside the media (a new replica). The bar: each tier
-/// at most a third of the cold load's wall time (issue 28).
+/// at most a third of the cold load's wall time.
 async fn index_tier_section(dir: &Path) -> Vec<Row> {
     let buckets = dir.join("s3-tiers");
     let bucket_dir = buckets.join(S3_BUCKET);

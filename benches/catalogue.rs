@@ -1,4 +1,4 @@
-//! A catalogue on object storage, side by side with the peer (issue 44): a bench, not a test
+//! A catalogue on object storage, side by side with the peer: a bench, not a test
 //! (`make catalogue`).
 //!
 //! It serves CATALOGUE_TITLES keys from a plain HTTP object store on 127.0.0.1 that answers
@@ -15,7 +15,7 @@
 //! if PEER_PREFIX holds sbin/nginx; each is stopped by its own pid (`catalogue/origins.rs`).
 //! It prints, per origin and request kind, p50/p95/p99/max, requests per second, errors,
 //! store requests and bytes per title played, store bytes per byte sent, server CPU and
-//! memory; then the ratios against issue 44's bars (`catalogue/report.rs`).
+//! memory; then the ratios against the object-store bars (`catalogue/report.rs`).
 //!
 //! Variables: CATALOGUE_TITLES (2000), PLAYERS (32), BENCH_SECONDS (60), ROUNDS (1; 3 for
 //! medians, the origins' order alternating), STORE_LATENCY_MS (20), STORE_SLOW_SHARE (0)

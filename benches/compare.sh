@@ -21,7 +21,7 @@
 # With PEER_STATIC_DIR and PEER_STATIC_URL (a folder the peer serves as plain files, with
 # sendfile, and its URL prefix), vodpack's middle segment is copied there and the peer's
 # static answer of the same bytes is measured too: the physical limit a segment is held to
-# (issue 13: within 2.5x of it).
+# (within 2.5x of it).
 #
 # With PIN=1 (for VODPACK_WORKER_THREADS=1), wrk runs on the first core and both origins
 # on the last: each origin has a core of its own instead of sharing two with wrk and the

@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# view_cost.sh -- what a clip or track selection (a view, issue 16) costs on its first and
+# view_cost.sh -- what a clip or track selection (a view) costs on its first and
 # next requests, from outside the process, next to the whole title's cold and cached master.
 #
 # usage: benches/view_cost.sh MEDIA_DIR FILE [PORT=18284]

@@ -1,4 +1,4 @@
-//! 10,000 viewers on one machine (issue 28): a bench, not a test (`make viewers`).
+//! 10,000 viewers on one machine: a bench, not a test (`make viewers`).
 //!
 //! It starts the release server as its own process (`vodpack serve` over target/bench/,
 //! the 60-minute asset of `make bench`, about 250 kbit/s), then opens VIEWERS keep-alive

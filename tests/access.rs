@@ -1,4 +1,4 @@
-//! What an SRE reads about each request (issue 32): the client address behind trusted
+//! What an SRE reads about each request: the client address behind trusted
 //! proxies (`--trusted-proxies`, read from X-Forwarded-For and Forwarded only when the peer
 //! is trusted), IP-bound tokens bound to that address, the access line's client, user agent
 //! and trace id, `vod_build_info`, token refusals by reason, and a URL-secret rotation with

@@ -1,4 +1,4 @@
-//! Issue 31, items 3 and 4, over HTTP: a title document's accessibility (audio roles, SDH
+//! Accessibility and manifest filters over HTTP: a title document's accessibility (audio roles, SDH
 //! subtitles, declared closed captions) in HLS and DASH, `CLOSED-CAPTIONS=NONE` where none
 //! are declared, and manifest filters (`?max_height=` ...) on entry manifests of plain
 //! files and of the ladder title: exactly the matching renditions, every segment URL one

@@ -1,4 +1,4 @@
-//! vodpack behind a stand-in CDN (issue 32): Debian's nginx with `proxy_cache` keyed on the
+//! vodpack behind a stand-in CDN: Debian's nginx with `proxy_cache` keyed on the
 //! path alone (the riskiest CDN setting) and `X-Forwarded-For`, in front of a vodpack with
 //! signed entry manifests, the access log on and nginx's address in `--trusted-proxies`.
 //! The viewer connects from 127.0.0.2, nginx from 127.0.0.1: so the viewer's address and

@@ -1,4 +1,4 @@
-//! The docs and the deploy files say what the code does (issue 32): every metric name in
+//! The docs and the deploy files say what the code does: every metric name in
 //! the docs and the alert rules is served by a running server and every served metric is
 //! in observability.md's table; the collector example is the shipped file; the ConfigMap's
 //! settings are in the configuration reference; the ingress-nginx map derives the title as

@@ -1,4 +1,4 @@
-//! FairPlay, Widevine and PlayReady from one `cbcs` CMAF output (issue 29): against a CPIX
+//! FairPlay, Widevine and PlayReady from one `cbcs` CMAF output: against a CPIX
 //! 2.3 key server and a SPEKE v2 key server started by the test, the three systems'
 //! signalling appears in HLS (media and multivariant playlists) and DASH exactly as the
 //! server supplied it, one key request per title, and a server that fails or leaves a

@@ -1,4 +1,4 @@
-//! A fleet on one machine (issue 28): three vodpack replicas (the real binary, as child
+//! A fleet on one machine: three vodpack replicas (the real binary, as child
 //! processes) reading one bucket (s3s-fs on 127.0.0.1, signatures checked), behind Debian's
 //! nginx running the front tier of `deploy/front/` unchanged but for its listen address and
 //! the replica list. 200 titles (hard links of one fixture under 200 keys) are asked for

@@ -1,4 +1,4 @@
-//! Hostile files (issue 6): the broken-file corpus of `tests/hostile/mod.rs`, served next to
+//! Hostile files: the broken-file corpus of `tests/hostile/mod.rs`, served next to
 //! a good file by the real server. Every request for a broken file gets a clear error (not a
 //! 404, one line, naming the flaw), and the good file keeps being served byte for byte.
 

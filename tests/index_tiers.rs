@@ -1,4 +1,4 @@
-//! The index tiers under the memory cache (issue 28), told as stories: a restarted
+//! The index tiers under the memory cache, told as stories: a restarted
 //! replica loads a title from its disk tier, a new one from the store tier every replica
 //! shares (a real S3 server on 127.0.0.1, s3s-fs), neither reading the `moov`; and an index
 //! object that is corrupt, truncated, foreign or oversized is rebuilt from the `moov` and

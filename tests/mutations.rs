@@ -1,4 +1,4 @@
-//! A bounded mutation test on stable (issue 6): 10,000 byte-level mutations of the committed
+//! A bounded mutation test on stable: 10,000 byte-level mutations of the committed
 //! fixtures, pushed through the same entry points as the fuzz targets in `fuzz/`
 //! (`tests/exercise/mod.rs`: index from bytes, then every manifest and segment). None may
 //! panic, and every result must be self-consistent. The generator is seeded, so a failure

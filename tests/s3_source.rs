@@ -1,4 +1,4 @@
-//! Serving from S3-compatible object storage (issue 3), told as stories against a real S3
+//! Serving from S3-compatible object storage, told as stories against a real S3
 //! server on 127.0.0.1 (s3s-fs, signatures checked; see `common/s3.rs`): the same bytes
 //! as the local folder, few GETs for metadata and segments, over-read within budget on a
 //! long asset, replaced objects never mixed, and faults answered, not fatal.

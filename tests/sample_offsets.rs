@@ -1,4 +1,4 @@
-//! Sample offsets left for later (issue 13): a long track's file offsets are worked out on
+//! Sample offsets left for later: a long track's file offsets are worked out on
 //! first use, not when its title is loaded (`media::SampleOffsets`). These tests send every
 //! track down that path (`offsets_at_load_max_samples` at 0) and hold it to the bytes the
 //! offsets worked out at load give.

@@ -1,4 +1,4 @@
-//! Storyboards over HTTP (`storyboard.vtt`, `storyboard-N.jpg`, issue 30): the cues tile
+//! Storyboards over HTTP (`storyboard.vtt`, `storyboard-N.jpg`): the cues tile
 //! the title's duration, each cue's `#xywh` lies inside its sheet, each sheet decodes at
 //! the size the cues imply, and each tile shows ffmpeg's decode of the frame on screen at
 //! its cue's start (a key frame: cues start at their tiles' key frames), scaled the same way (PSNR, through ffmpeg's decode of both).

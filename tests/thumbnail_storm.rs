@@ -1,4 +1,4 @@
-//! 200 thumbnail requests at once against the real binary (a child process), issue 30:
+//! 200 thumbnail requests at once against the real binary (a child process):
 //! each is answered, 200 with a JPEG or 503 with `Retry-After` (the decode admission's
 //! small limit and short queue, not an unbounded pile of decodes); the process's peak
 //! memory (`VmHWM` from /proc) stays near what two decodes at once cost; segment requests

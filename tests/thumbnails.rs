@@ -1,4 +1,4 @@
-//! Thumbnails over HTTP (`thumb-MS[-wW][-hH].jpg`, issue 30): the frame presented at MS,
+//! Thumbnails over HTTP (`thumb-MS[-wW][-hH].jpg`): the frame presented at MS,
 //! decoded by vodpack, is ffmpeg's frame (checked by PSNR through ffmpeg's own decode of
 //! both); past the end and audio-only titles are 404, HEVC is 422 naming the feature (and
 //! with the `libavcodec` feature, HEVC, AV1 and VP9 give ffmpeg's frames too: `libav`

@@ -1,4 +1,4 @@
-//! Title documents over HTTP (issue 11), as small stories against the real server: the
+//! Title documents over HTTP, as small stories against the real server: the
 //! ladder fixture's entry points, names and version, and the answer to each kind of bad
 //! document. What players decode from the ladder is checked in `conformance.rs`.
 
@@ -378,7 +378,7 @@ async fn a_ladder_in_a_bucket_loads_each_object_with_a_single_files_gets() {
     vod.shutdown().await;
 }
 
-/// Given sequences that cannot be played (issue 31): a part whose ladder has another
+/// Given sequences that cannot be played: a part whose ladder has another
 /// shape, a part whose title is itself a sequence (title -> title -> title), and a part
 /// naming a title that does not exist, then each answers 4xx with a one-line reason
 /// naming the part, and the server stays healthy: a good sequence beside them plays.

@@ -1,4 +1,4 @@
-//! Views over HTTP (issue 16): track selection and clips on plain MP4s and title
+//! Views over HTTP: track selection and clips on plain MP4s and title
 //! documents, as small stories against the real server. What the clips decode to is
 //! checked with ffmpeg in `conformance/clips.rs`.
 

@@ -1,4 +1,4 @@
-//! `BUDGET_SECTIONS=thumbs`: thumbnails and storyboards (issue 30), reported without a
+//! `BUDGET_SECTIONS=thumbs`: thumbnails and storyboards, reported without a
 //! budget (the seed has none for them) beside the obvious alternative, one ffmpeg process
 //! per image.
 //!

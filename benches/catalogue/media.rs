@@ -20,7 +20,7 @@ const ENCODE_SECONDS: u32 = 120;
 /// Copies of the 2 s GOP encode in the long title.
 const LONG_COPIES: usize = 5;
 
-/// How a shape's cold load is judged by issue 44's bars.
+/// How a shape's cold load is judged by the object-store bars (`report::print_bars`).
 #[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord, Hash)]
 pub enum Group {
     MoovFirst,

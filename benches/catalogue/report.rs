@@ -1,6 +1,6 @@
 //! The report: each run's figures by name, printed side by side per origin (medians over
-//! the rounds), then the ratios vodpack/peer against the bars of issue 44's "What it must
-//! show", each marked met or not.
+//! the rounds), then the ratios vodpack/peer against the bars set for serving from object
+//! storage ([`print_bars`]), each marked met or not.
 
 use std::collections::BTreeMap;
 
@@ -311,7 +311,7 @@ pub fn print_side_by_side(title: &str, v: &BTreeMap<String, f64>, p: &BTreeMap<S
     }
 }
 
-/// The bars of issue 44, from the medians `v` (vodpack) and `p` (peer).
+/// The bars set for serving from object storage, from the medians `v` (vodpack) and `p` (peer).
 pub fn print_bars(v: &BTreeMap<String, f64>, p: &BTreeMap<String, f64>, rtt: f64, slow: bool) {
     let get = |f: &BTreeMap<String, f64>, k: &str| f.get(k).copied().unwrap_or(f64::NAN);
     let mut rows: Vec<(String, String, Option<bool>)> = Vec::new();

@@ -7,13 +7,6 @@
 //! row of the configuration reference from that declaration; its default is the value
 //! `Settings::default()` gives its field. A test checks `docs/configuration.md` against
 //! the rows ([`SETTINGS`]).
-//!
-//! The settings sit below `media`, so they hold the plain-data options of the layers above
-//! them: [`MediaLimits`] (`media.rs`), [`ServerOptions`] and [`PreviewOptions`]
-//! (`server.rs`), [`NginxVodLocations`] (`nginx_vod.rs`), [`TrustedProxies`]
-//! (`proxies.rs`); those layers re-export what they
-//! use. Layers below check their own options: the object store's in `source`, the
-//! protection settings in `crypto::settings`. `validate.rs` checks the rest.
 
 mod declare;
 mod error;

@@ -64,7 +64,7 @@ pub struct Settings {
     pub thumbnails: ThumbnailOptions,
     /// Storyboards: interval, grid, tile width, signalling.
     pub storyboards: StoryboardOptions,
-    /// Ad breaks (issue 31): also write `EXT-X-CUE-OUT`/`EXT-X-CUE-IN` in HLS media
+    /// Ad breaks: also write `EXT-X-CUE-OUT`/`EXT-X-CUE-IN` in HLS media
     /// playlists, for ad inserters that read no `EXT-X-DATERANGE`; off by default.
     pub hls_cue_out: bool,
 }
@@ -76,9 +76,10 @@ impl Default for Settings {
             root: PathBuf::from("fixtures"),
             source: None,
             segment_duration_ms: 6000,
-            // A streaming connection holds two in its channel and at most about one more
-            // in hyper's write queue. Smaller chunks hold less but cost more system calls
-            // per byte: measured in docs/performance.md.
+            // A streaming connection holds the chunk being sent and the one being read
+            // (`server::respond::stream`; no channel, nothing made ahead). Smaller chunks
+            // hold less but cost more system calls per byte: measured in
+            // docs/performance.md.
             stream_chunk_bytes: 64 * 1024,
             metadata_cache_bytes: 256 * 1024 * 1024,
             index_cache_dir: None,
@@ -90,7 +91,7 @@ impl Default for Settings {
             load_buffer_bytes: 16 * 1024 * 1024,
             // Read through gaps up to 16 KiB (within the 256 KiB over-read budget a
             // segment): a file interleaved sample by sample, as ffmpeg writes them, is read
-            // in a couple of preads instead of one per sample (issue 28: 181 reads to 2 for a
+            // in a couple of preads instead of one per sample (181 reads to 2 for a
             // 112 KB segment of the bench asset, 70.6 KiB over-read; docs/performance.md).
             local_merge_gap_bytes: 16 * 1024,
             limits: MediaLimits::default(),

@@ -2,17 +2,11 @@
 //! and come out encrypted, with at most 15 bytes held back between chunks (a CBC block
 //! split by a chunk boundary).
 //!
-//! [`SampleEncryptor`] applies Common Encryption to a CMAF segment (ISO/IEC 23001-7): a
-//! clear lead (the `moof` and `mdat` header), then each sample as its [`SampleLayout`]
-//! says, clear and protected spans in turn. `cenc` runs one AES-CTR keystream per sample
-//! over its protected bytes (the counter carries across subsamples, 10.1); `cbcs` runs
-//! AES-CBC from the constant IV afresh in every protected span, encrypting `crypt` blocks
-//! of each `crypt + skip` (1:9 for video; 0:0 means every block, for audio), and leaves a
-//! trailing partial block clear (10.4.2). [`WholeSegmentEncryptor`] is HLS AES-128: the
-//! whole resource in AES-128-CBC with PKCS#7 padding (RFC 8216 4.3.2.4), and is written to
-//! be reused by the MPEG-TS writer.
-//! Feeding more bytes than the layout describes, or fewer before `finish`, is an error:
-//! a body cut short or overlong must never pass for an encrypted one.
+//! [`SampleEncryptor`] applies Common Encryption (`cenc`, `cbcs`; ISO/IEC 23001-7) to a
+//! CMAF segment as each sample's [`SampleLayout`] says; [`WholeSegmentEncryptor`] is HLS
+//! AES-128 (CMAF and MPEG-TS segments alike). Feeding more bytes than the layout describes,
+//! or fewer before `finish`, is an error: a body cut short or overlong must never pass for
+//! an encrypted one.
 
 use aes::cipher::{BlockModeEncrypt, InnerIvInit, KeyInit, KeyIvInit, StreamCipher};
 use aes::Aes128;

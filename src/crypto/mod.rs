@@ -8,10 +8,6 @@
 //! ([`cipher`]), and the HMAC-SHA256 URL tokens ([`token`]). It knows nothing of boxes or
 //! manifests: `package::protect` writes those, `server` asks this module for keys and for
 //! a yes or no on a token.
-//!
-//! AES, CTR, CBC, HMAC and SHA-256 come from the RustCrypto crates (`aes` picks AES-NI or
-//! ARMv8 AES at run time); only the block walks that CENC defines (subsamples, patterns,
-//! per-subsample IV reset) are ours, because no maintained crate implements them.
 
 pub mod cipher;
 pub mod cpix;

@@ -5,11 +5,6 @@
 //! in the module's local mode the request's path up to the file (`/hls/films/a.mp4`: the
 //! location, then the key), not the path on disk. Checked against a running module
 //! (nginx 1.30.4 + nginx-vod-module 26f06877): the same `encryption.key` bytes.
-//!
-//! Only `$vod_filepath` is known here; a template naming another nginx variable is refused
-//! at start. MD5 is the module's choice, kept for compatibility only. The KID, which the
-//! module leaves to its DRM upstream, is vodpack's: the first 16 bytes of a SHA-256 of a
-//! label and the key, so it is one per key and tells nothing about it.
 
 use std::sync::Arc;
 

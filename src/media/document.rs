@@ -1,23 +1,20 @@
 //! Title documents: a `.json` object naming the files of one title (its ABR ladder, extra
 //! audio languages and subtitle files), parsed and checked before any of them is read.
 //!
-//! This module owns the document format and the rules on what it may name:
-//! every path is relative to the document's folder, is resolved lexically here (`.` and
-//! `..` segments), and must stay under the root or bucket prefix; the result is an
-//! [`ObjectKey`], so the backends see only keys that passed the same checks as request
-//! keys. Loading the named files and cutting them together is left to `server` (which
-//! loads them through the title cache) and `package` (which builds the ladder).
-//! Every refusal names the entry it is about (`video[1]`, `audio[0]`, ...).
-//! A sequence (`"parts"`, issue 31) is parsed in `document/parts.rs`.
+//! This module owns the document format and the rules on what it may name: every path is
+//! resolved lexically against the document's folder and must stay under the root or bucket
+//! prefix, so the backends see only keys that passed the same checks as request keys.
+//! Loading and cutting the named files together is left to `server` and `package`.
+//! Sequences (`"parts"`), ad breaks and accessibility are parsed in `document/`.
 
 mod access;
-mod breaks;
+mod ad_breaks;
 
 use serde::Deserialize;
 
 use crate::source::ObjectKey;
 pub use access::{AudioRole, CaptionChannel, ClosedCaption};
-pub use breaks::{BreakAsset, DocumentBreak, ProgramDateTime, DEFAULT_PROGRAM_DATE_TIME};
+pub use ad_breaks::{BreakAsset, DocumentBreak, ProgramDateTime, DEFAULT_PROGRAM_DATE_TIME};
 
 /// Why a title document cannot be used. Each is about the document itself (422).
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
@@ -62,27 +59,27 @@ struct RawDocument {
     audio: Vec<RawEntry>,
     #[serde(default)]
     subtitles: Vec<RawEntry>,
-    /// Issue 16: play only this window of the title.
+    /// Play only this window of the title.
     #[serde(default)]
     clip: Option<DocumentClip>,
     /// The title's encryption, overriding the server's: `hls=aes-128,dash=cenc`.
     #[serde(default)]
     encryption: Option<String>,
-    /// Issue 29: the DRM systems the title is signalled for, overriding the server's:
+    /// The DRM systems the title is signalled for, overriding the server's:
     /// `["fairplay", "widevine", "playready"]`.
     #[serde(default)]
     drm: Option<Vec<String>>,
-    /// Issue 31: closed captions carried in the video, which the file cannot say.
+    /// Closed captions carried in the video, which the file cannot say.
     #[serde(default)]
     closed_captions: Vec<access::RawCaption>,
-    /// Issue 31: a sequence of parts played one after another, in place of `video`,
+    /// A sequence of parts played one after another, in place of `video`,
     /// `audio` and `subtitles`.
     #[serde(default)]
     parts: Option<Vec<parts::RawPart>>,
-    /// Issue 31: ad breaks on the title's timeline.
+    /// Ad breaks on the title's timeline.
     #[serde(default)]
-    breaks: Option<Vec<breaks::RawBreak>>,
-    /// Issue 31: the wall-clock time of the title's start (RFC 3339), for HLS
+    breaks: Option<Vec<ad_breaks::RawBreak>>,
+    /// The wall-clock time of the title's start (RFC 3339), for HLS
     /// `EXT-X-PROGRAM-DATE-TIME` and the breaks' `START-DATE`.
     #[serde(default)]
     program_date_time: Option<String>,
@@ -116,10 +113,10 @@ struct RawEntry {
     default: Option<bool>,
     #[serde(default)]
     forced: Option<bool>,
-    /// Issue 31, audio entries: what the audio is for (`description`, ...).
+    /// Audio entries: what the audio is for (`description`, ...).
     #[serde(default)]
     roles: Option<Vec<String>>,
-    /// Issue 31, subtitle entries: subtitles for the deaf and hard of hearing.
+    /// Subtitle entries: subtitles for the deaf and hard of hearing.
     #[serde(default)]
     sdh: Option<bool>,
 }
@@ -258,7 +255,7 @@ pub fn parse_title_document(
             reason: format!("drm: {reason}"),
         })?;
     let closed_captions = access::closed_captions(raw.closed_captions, check_label)?;
-    let breaks = breaks::check_breaks(raw.breaks.unwrap_or_default())?;
+    let breaks = ad_breaks::check_breaks(raw.breaks.unwrap_or_default())?;
     let program_date_time = (raw.program_date_time.as_deref())
         .map(ProgramDateTime::parse)
         .transpose()?;

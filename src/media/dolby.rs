@@ -2,15 +2,9 @@
 //! (Dolby Vision Streams Within the ISO Base Media File Format, 3.2: the
 //! `DOVIDecoderConfigurationRecord`) and the codec strings that signal it.
 //!
-//! mp4-atom does not decode these boxes (it skips unknown children of a sample entry), so
-//! they are read here from the raw `stsd` bytes the index keeps. A stream with a
-//! backward-compatible base layer (profiles 8.1, 8.2, 8.4, 9.2, 10.1, 10.2, 10.4) plays as
-//! its base codec and names Dolby Vision as a supplemental codec with the base layer's
-//! compatibility brand (Dolby Vision Streams Within the HTTP Live Streaming format 2.x:
-//! `SUPPLEMENTAL-CODECS="dvh1.08.07/db1p"`; SCTE 214-1 `scte214:supplementalCodecs` and
-//! `supplementalProfiles` in DASH, as DASH-IF IOP 5 and Shaka Packager write them). A
-//! stream without one (profile 5, 10.0: `dvh1`/`dvhe`/`dav1` sample entries) is named by
-//! its Dolby Vision codec string alone.
+//! Read here from the raw `stsd` bytes the index keeps, because mp4-atom skips these boxes.
+//! A stream with a backward-compatible base layer plays as its base codec and names Dolby
+//! Vision as a supplemental codec; one without is named by its Dolby Vision codec alone.
 
 use super::CodecInfo;
 

@@ -1,17 +1,10 @@
 //! Finding `ftyp` and `moov` in an object with few ranged reads, never reading `mdat`.
 //!
-//! The first read takes `probe_bytes` from the start of the object: for a faststart file
-//! that holds `ftyp` and usually the whole `moov`. Otherwise top-level box headers are walked
-//! (inside the probe where possible) until `moov` is found, and then `moov` is read in one
-//! range. Where each read is a store round trip, a header past the probe is read with
-//! everything after it (up to `max_moov_bytes`): after `mdat` that is `moov`, so a file
-//! with `moov` at the end costs two reads, the probe and the tail; and a `moov` that starts
-//! in the probe is read from where the probe ends, never twice. On local disk a header
-//! past the probe is one small read (three reads for `moov` at the end), and `moov` is read
-//! whole into one buffer.
-//!
-//! Box headers come from the file and are hostile: every size is checked against the
-//! object's length and the configured limits before anything is read or allocated.
+//! The first read is a probe from the start of the object, which for a faststart file holds
+//! `ftyp` and usually the whole `moov`; otherwise box headers are walked until `moov`, which
+//! is then read in one range (on an object store, with everything after a header past the
+//! probe, so `moov` at the end costs two reads). Box headers are hostile: every size is
+//! checked against the object's length and the limits before anything is read or allocated.
 
 use bytes::Bytes;
 

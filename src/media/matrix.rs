@@ -2,13 +2,9 @@
 //! picture on screen. A phone's portrait video is coded landscape with a 90° matrix in its
 //! video `tkhd`, so a packager that drops the matrix shows it on its side.
 //!
-//! A matrix is nine numbers `{a, b, u, c, d, v, x, y, w}` (16.16 fixed point, but `u`, `v`
-//! and `w` in 2.30) applied to a row vector: `[x' y' z'] = [x y 1] * M`. The track's matrix
-//! applies first, then the movie's (`mvhd`). The index keeps one matrix per track, the two
-//! composed here, so an init segment (one track, or several from one file or from several
-//! files) needs no `mvhd` choice, and players that read only `tkhd` (most do) see the whole
-//! transform. Nothing is checked: a hostile matrix is nine numbers like any other and is
-//! passed on as it is.
+//! The index keeps one matrix per track, the track's and the movie's (`mvhd`) composed here,
+//! so an init segment needs no `mvhd` choice and players that read only `tkhd` see the whole
+//! transform. Nothing is checked: a hostile matrix is passed on as it is.
 
 /// The unity matrix, the default of `mvhd` and `tkhd`.
 pub const UNITY_MATRIX: [i32; 9] = [0x0001_0000, 0, 0, 0, 0x0001_0000, 0, 0, 0, 0x4000_0000];

@@ -1,16 +1,11 @@
 //! What an MP4 says: locating `moov`, parsing it, and the compact per-track sample index.
 //!
-//! This is the only module that reads mp4-atom's parse types. It turns a source object into
-//! a [`MediaIndex`]: for each audio or video track its codec, raw sample description (carried
-//! byte for byte into init segments), display matrix, edit list, and flat per-sample arrays
-//! (size, file offset, decode time, duration, composition offset, sync flags). Text tracks (`tx3g`,
-//! `wvtt`) are indexed the same way but kept apart (`text_tracks`); their sample payloads
-//! are read only when a subtitle is requested, and `text.rs` turns them into cues. Sample
-//! numbers are 0-based here; MP4 tables are 1-based and are converted at the parse
-//! boundary. A fragmented file (`moov` with `mvex`, then `moof`/`mdat` pairs) gives the
-//! same index: `fragments` finds its `moof` boxes with few reads and appends their samples.
-//!
-//! Packaging decisions (where to cut, how to shift times) are not made here: see `package`.
+//! This is the only module that reads mp4-atom's parse types. It turns a source object,
+//! progressive or fragmented, into a [`MediaIndex`]: per track its codec, raw sample
+//! description, display matrix, edit list and flat per-sample arrays; text tracks are kept
+//! apart and their payloads read only when a subtitle is asked for. Sample numbers are
+//! 0-based here (MP4 tables are 1-based, converted at the parse boundary). Packaging
+//! decisions (where to cut, how to shift times) are left to `package`.
 
 mod bits;
 mod codec;

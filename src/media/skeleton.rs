@@ -1,21 +1,11 @@
 //! A bounded copy of `moov`: only the boxes the index needs, so mp4-atom's recursive decoder
 //! never sees deeper nesting than [`MediaLimits::max_box_depth`].
 //!
-//! mp4-atom decodes every child of a container it knows by recursion, and a `moov` may hold
-//! any box, a `moov` included. Nested boxes cost 8 bytes each: 60 nested `moov`s (480 bytes)
-//! overflowed a 2 MiB thread stack in a debug build, 500 in release (measured with
-//! mp4-atom 0.17.0), and a stack overflow aborts the whole process, which no
-//! `catch_unwind` can stop. So mp4-atom never
-//! sees the file's `moov`. This module walks it without recursion along the one path the
-//! index reads (`moov/trak/{tkhd, edts/elst, mdia/{mdhd, hdlr, minf/stbl/tables}}`), copies
-//! those boxes into a fresh `moov`, and drops every other box unread (`udta`, `meta`, `mvex`,
-//! ...). Inside that path only the sample descriptions (`stsd`) have a shape the file
-//! chooses; their nesting is measured (see [`check_nesting`]) before they are copied.
-//!
-//! It also copies out each track's raw `stsd`, which init segments carry byte for byte, and
-//! sets aside the bodies of its sample tables (`stts`, `ctts`, `stss`, `stsz`, `stsc`,
-//! `stco`, `co64`), which `tables/` reads straight into the index: the copy holds empty
-//! stand-ins for the three tables mp4-atom requires, so mp4-atom never decodes a table.
+//! Why: mp4-atom decodes containers by recursion, and a few dozen nested boxes (a few hundred in
+//! a release build) overflow the stack, which aborts the whole process. So `moov` is walked here without
+//! recursion along the one path the index reads and copied into a fresh `moov`; every other
+//! box is dropped unread. The raw `stsd` and the sample table bodies are set aside for init
+//! segments and `tables/`, so mp4-atom never decodes a table.
 
 use std::cmp::Reverse;
 use std::collections::BinaryHeap;

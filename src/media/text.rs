@@ -1,14 +1,10 @@
 //! Timed text samples to cue payloads: `tx3g` (3GPP TS 26.245, "mov_text") and `wvtt`
 //! (ISO/IEC 14496-30 WebVTT in ISOBMFF).
 //!
-//! A text sample covers one stretch of the track's time: a `tx3g` sample holds one string
-//! (an empty one for a gap), a `wvtt` sample holds every cue active over its stretch
-//! (`vttc` boxes) or none (`vtte`). This module turns one sample's bytes into the cue
-//! payloads it holds, as WebVTT cue text; timing, merging and segmenting belong to
-//! `package::webvtt`. Of `tx3g` styling only bold, italic and underline runs are kept (as
-//! `<b>`, `<i>`, `<u>`); fonts, colours, placement and the other modifier boxes are
-//! dropped. A `wvtt` payload is WebVTT already and keeps its markup and settings. Sample bytes are hostile: every length is checked
-//! against what was read, and a malformed sample is a typed error naming the track.
+//! One sample's bytes become the WebVTT cue text it holds; timing, merging and segmenting
+//! belong to `package::webvtt`. Of `tx3g` styling only bold, italic and underline are kept.
+//! Sample bytes are hostile: every length is checked, and a malformed sample is a typed
+//! error naming the track.
 
 use std::fmt::Write as _;
 

@@ -1,23 +1,16 @@
 //! The DASH MPD (ISO/IEC 23009-1): one static Period, one AdaptationSet per rendition,
 //! each with a `SegmentTemplate` and an explicit `SegmentTimeline`.
 //!
-//! Owns the XML text only: MPD attributes and profiles (5.3.1, isoff-live 8.4 and the
-//! CMAF profile), AdaptationSet/Representation attributes (5.3.3, 5.3.5, 5.3.7), Role
-//! (5.8.5.5), colour descriptors (CICP, 5.8.5.x with ISO/IEC 23091-2 code points) and
-//! Dolby Vision supplemental codecs (SCTE 214-1), and the number-based template with a
-//! timeline (5.3.9.4, 5.3.9.6). Beside it: a trick-play set per video set (DASH-IF IOP
-//! 3.2.9, `trick_play.rs`), the storyboard as DASH-IF thumbnails when asked (`image.rs`),
-//! ad breaks as SCTE-35 events (`events.rs`) and a sequence's Periods (`sequence.rs`).
-//! URLs are the relative templates of [`Resource`]; times come from the segment plan.
-//!
-//! What an MPD says beyond its title comes in as [`ManifestOptions`] and is written in
-//! place: the version folder, the query every reference carries, and `ContentProtection`
-//! at the top of each audio and video AdaptationSet.
+//! Owns the XML text only: URLs are the relative templates of [`Resource`], times come from
+//! the segment plan, and what an MPD says beyond its title comes in as [`ManifestOptions`].
+//! Beside it: trick-play sets (`trick_play.rs`), the storyboard as DASH-IF thumbnails
+//! (`image.rs`), ad breaks as SCTE-35 events (`events.rs`) and a sequence's Periods
+//! (`sequence_periods.rs`).
 
 mod access;
 mod events;
 mod image;
-mod sequence;
+mod sequence_periods;
 mod tag;
 mod trick_play;
 
@@ -28,7 +21,7 @@ use super::signalling::ManifestOptions;
 use super::{split_document_track_id, Rendition, Resource, Title};
 use crate::media::{CodecInfo, TrackIndex, TrackKind, CICP_UNSPECIFIED};
 use events::event_stream;
-pub use sequence::render_sequence_mpd;
+pub use sequence_periods::render_sequence_mpd;
 use tag::{escape, Tag};
 use trick_play::{has_key_frames, trick_adaptation_set};
 
@@ -120,16 +113,14 @@ fn period_sets(out: &mut String, title: &Title, empty_texts_of: Option<&Title>, 
     }
     let duration = title.period_duration_secs();
     let texts = match empty_texts_of {
-        Some(reference) => {
-            text_adaptation_sets(out, reference, (groups.len(), duration, true), uris)
-        }
-        None => text_adaptation_sets(out, title, (groups.len(), duration, false), uris),
+        Some(reference) => text_adaptation_sets(out, reference, groups.len(), duration, true, uris),
+        None => text_adaptation_sets(out, title, groups.len(), duration, false, uris),
     };
     // Trick-play sets come last, so every other set keeps its id.
     let mut next_id = groups.len() + texts;
     for (set_id, group) in groups.iter().enumerate().filter(|_| options.trick_play) {
         let group_shown = shown(group, options);
-        let written = trick_adaptation_set(out, title, (next_id, set_id), &group_shown, uris);
+        let written = trick_adaptation_set(out, title, next_id, set_id, &group_shown, uris);
         // A set a filter emptied keeps its id taken, as unfiltered.
         let emptied = !written && !options.filtered.is_empty() && has_key_frames(title, group);
         if written || emptied {
@@ -254,7 +245,7 @@ fn adaptation_set(
     }
     for r in group {
         if let Some(track) = title.index.tracks.get(r.track_pos) {
-            representation(out, title, (r, track), uris);
+            representation(out, title, r, track, uris);
         }
     }
     out.push_str("    </AdaptationSet>\n");
@@ -264,7 +255,8 @@ fn adaptation_set(
 fn representation(
     out: &mut String,
     title: &Title,
-    (r, track): (&Rendition, &TrackIndex),
+    r: &Rendition,
+    track: &TrackIndex,
     uris: &Uris<'_>,
 ) {
     let codec = &track.codec;
@@ -301,7 +293,7 @@ fn representation(
             .attr("value", codec.channels)
             .empty(out);
     }
-    segment_template(out, title, (r, track), uris);
+    segment_template(out, title, r, track, uris);
     out.push_str("      </Representation>\n");
 }
 
@@ -318,7 +310,9 @@ fn representation(
 fn text_adaptation_sets(
     out: &mut String,
     title: &Title,
-    (first_id, duration, empty): (usize, f64, bool),
+    first_id: usize,
+    duration: f64,
+    empty: bool,
     uris: &Uris,
 ) -> usize {
     let embedded = title.index.text_tracks.iter().map(|text| TextSet {
@@ -342,7 +336,7 @@ fn text_adaptation_sets(
     let mut numbered = 0;
     for (n, set) in embedded.chain(sidecars).enumerate() {
         if !uris.options.left_out(set.track_id) {
-            text_adaptation_set(out, &set, (first_id + n, duration), uris);
+            text_adaptation_set(out, &set, first_id + n, duration, uris);
         }
         numbered += 1;
     }
@@ -367,12 +361,7 @@ struct TextSet<'a> {
     bytes: u64,
 }
 
-fn text_adaptation_set(
-    out: &mut String,
-    set: &TextSet,
-    (id, duration): (usize, f64),
-    uris: &Uris<'_>,
-) {
+fn text_adaptation_set(out: &mut String, set: &TextSet, id: usize, duration: f64, uris: &Uris<'_>) {
     Tag::new(4, "AdaptationSet")
         .attr("id", id)
         .attr("contentType", "text")
@@ -466,7 +455,8 @@ fn supplemental_namespace(title: &Title) -> Option<&'static str> {
 fn segment_template(
     out: &mut String,
     title: &Title,
-    (rendition, track): (&Rendition, &TrackIndex),
+    rendition: &Rendition,
+    track: &TrackIndex,
     uris: &Uris<'_>,
 ) {
     let spans: Vec<(u64, u64)> = (title.plan.tracks.get(rendition.track_pos))

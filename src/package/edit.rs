@@ -7,19 +7,6 @@
 //! decode times on one continuous timeline, plus an equivalent one-edit list (leading empty
 //! edit + start media time). Everything downstream (the planner, the fMP4 writer, HLS and
 //! DASH) then only ever sees that simple form, so it needs no knowledge of edits.
-//!
-//! The mapping is the standard's: a sample of edit `k` (movie start `T`, media time `m`) is
-//! presented at movie time `T + pts - m`. Where edits join, the last sample before the join
-//! takes the duration that makes the next sample's decode time exact, which also absorbs an
-//! empty edit mid-track (the timeline jumps; the last frame is held, the decoder sees no
-//! gap). The first media edit keeps its pre-roll before the presentation start, where the
-//! title shift S hides it: video from the sync sample before the first presented frame;
-//! audio from where ffmpeg's mov demuxer starts its decoder, the frame at or before one
-//! second before the edit's media time (`mov_fix_index`), as far as S already reaches
-//! (see [`present_title`]), else one frame. What has no exact output is refused with the
-//! edit and its time: a later edit that starts inside a GOP (its pre-roll frames would be
-//! shown mid-title), an interior edit that ends inside a GOP, and joins whose decode times
-//! would run backwards.
 
 use std::ops::Range;
 

@@ -47,7 +47,7 @@ pub enum PackageError {
         end_ms: u64,
         reference_end_ms: u64,
     },
-    /// An ad break the title cannot have (issue 31): at or after its end, cut at the same
+    /// An ad break the title cannot have: at or after its end, cut at the same
     /// key frame as another, or overlapping another once cut. 422.
     #[error("{entry}: {reason}")]
     BadBreak { entry: String, reason: String },

@@ -1,14 +1,11 @@
-//! Manifest filters (issue 31): `?max_bandwidth=`, `?max_height=`, `?video_codecs=`,
+//! Manifest filters: `?max_bandwidth=`, `?max_height=`, `?video_codecs=`,
 //! `?audio_languages=` and `?subtitle_languages=` on an entry manifest, which offer a
 //! device the subset of a title it can take.
 //!
-//! A filter only decides which renditions an entry manifest leaves out, as a list of track
-//! ids ([`ManifestFilter::left_out`]) the writers skip (`ManifestOptions::filtered`);
-//! every name, number and URL of what stays is the unfiltered manifest's, so a CDN caches
-//! each segment once whatever filter a player asked for. The same list drives the HLS
-//! variants, I-frame playlists, audio and subtitle renditions, and the DASH sets and their
-//! trick-play Representations, so the subset is the same everywhere. Parsing the query is
-//! here too, so the values and their bounds are written down once.
+//! A filter only decides which track ids an entry manifest leaves out
+//! ([`ManifestFilter::left_out`]); every name, number and URL of what stays is the
+//! unfiltered manifest's, so a CDN caches each segment once whatever filter a player asked
+//! for. Parsing the query is here too, so the values and their bounds are written down once.
 
 use std::borrow::Cow;
 

@@ -1,28 +1,19 @@
 //! HLS playlists (RFC 8216 and draft-pantos-hls-rfc8216bis), for the CMAF and the MPEG-TS
 //! outputs. Owns the HLS text format only; every URI is a relative name made by
-//! `package::Resource`, and times come from the segment plan.
+//! `package::Resource`, times come from the segment plan, and what a playlist says beyond
+//! its title comes in as `package::ManifestOptions`.
 //!
-//! - `multivariant`: `master.m3u8`, its audio and subtitle groups, variants and I-frame
-//!   playlists;
-//! - `media`: media playlists (a rendition's, the muxed one, I-frame and subtitle ones);
-//! - `ts`: what the MPEG-TS output changes in both;
-//! - `sequence`: a sequence's playlists, a discontinuity at each part (issue 31);
-//! - `image`: the storyboard as an image stream and its image playlist, when asked;
-//! - `attrs`: what they share (attribute lists, codecs, names);
-//! - `breaks`: ad breaks' program dates, interstitials and SCTE-35 (issue 31).
-//!
-//! What a playlist says beyond its title comes in as `package::ManifestOptions` and is
-//! written in place: the version folder, the query every URI carries, and the keys
-//! (`EXT-X-SESSION-KEY` after the header, `EXT-X-KEY` before the segments it keys, after
-//! `EXT-X-MAP` so the init segment stays clear).
+//! `multivariant` writes `master.m3u8`; `media` the media, I-frame and subtitle playlists;
+//! `ts` what the MPEG-TS output changes in both; `sequence_playlists` a sequence's playlists; `image`
+//! the storyboard; `break_tags` ad breaks; `attrs` what they share.
 
 mod access;
 mod attrs;
-mod breaks;
+mod break_tags;
 mod image;
 mod media;
 mod multivariant;
-mod sequence;
+mod sequence_playlists;
 mod ts;
 
 pub use image::render_image_playlist;
@@ -32,7 +23,7 @@ pub use media::{
     render_subtitle_playlist_with,
 };
 pub use multivariant::{render_multivariant_playlist, render_multivariant_playlist_with};
-pub use sequence::{
+pub use sequence_playlists::{
     render_sequence_media_playlist, render_sequence_multivariant, render_sequence_subtitle_playlist,
 };
 pub use ts::{

@@ -1,15 +1,11 @@
 //! A title over several files: the renditions a title document names, cut
 //! together into one [`Title`] that HLS and DASH render like a single file's.
 //!
-//! Each rendition is a (file, track). The tracks of every file, already presented as their
-//! edit lists say (each file's own cached title), go into one index, their ids packed with
-//! the file's number ([`document_track_id`]) so names say which file (`index-f2-t1.m3u8`).
-//! The planner cuts that index on the first video rendition's key frames and puts every
-//! audio track at the same times, with one title shift for all files, as it does for one
-//! file. Other video renditions must have a key frame at each of those cuts (within
-//! [`CUT_TOLERANCE_MS`]): a ladder whose key frames or frame rates do not line up, or whose
-//! renditions end more than one segment apart, is refused naming the rendition and the
-//! time, because a player switching variants there would see a gap or an overlap.
+//! The tracks of every file go into one index, their ids packed with the file's number
+//! ([`document_track_id`]), and the planner cuts it as it would one file. Other video
+//! renditions must have a key frame at each cut (within [`CUT_TOLERANCE_MS`]): a ladder
+//! whose key frames do not line up is refused naming the rendition and the time, because a
+//! player switching variants there would see a gap or an overlap.
 
 use super::title::SidecarSubtitle;
 use super::{document_track_id, plan_segments, PackageError, SegmentPlan, Title};

@@ -2,21 +2,12 @@
 //! manifests. Everything here is synchronous and pure over plain data: it never reads the
 //! source. The server does the I/O that a `PreparedSegment` lists.
 //!
-//! Stages, each a value the next takes by reference:
-//! `MediaIndex` -> the tracks as their edit lists present them (edit.rs) -> [`SegmentPlan`]
-//! (plan.rs) -> [`Title`] (title.rs: renditions and bandwidth) -> manifests (hls.rs,
-//! dash.rs) and segments (fmp4/); trick play (trick.rs) offers video key frames as
-//! one-frame fragments, for HLS I-frame playlists and the DASH trick-play set. What a
-//! manifest says beyond its title (version folder, a signed URL's query, protection) is
-//! one plain input to the writers, [`ManifestOptions`] (signalling.rs). URL names of every
-//! resource are made and parsed in one place, names.rs. Text tracks take their own path to
-//! WebVTT (webvtt/), cut at the same times. nginx-vod-module's numbering of the same
-//! segments (windows of the target duration, for the nginx-vod names) is windows.rs.
-//! Manifest filters (filter.rs) pick the renditions an entry manifest leaves out, as one
-//! more field of [`ManifestOptions`]. Ad breaks (breaks.rs) force segment boundaries and
-//! are signalled with the SCTE-35 splices of scte35.rs.
+//! Stages, each a value the next takes by reference: `MediaIndex` -> tracks as their edit
+//! lists present them (`edit.rs`) -> [`SegmentPlan`] (`plan.rs`) -> [`Title`] (`title.rs`)
+//! -> manifests (`hls.rs`, `dash.rs`, with [`ManifestOptions`] from `signalling.rs`) and
+//! segments (`fmp4/`, `ts/`, `webvtt/`). Resource names are made and parsed in `names.rs`.
 
-mod breaks;
+mod break_cuts;
 mod dash;
 mod edit;
 mod error;
@@ -40,7 +31,7 @@ mod view;
 pub mod webvtt;
 mod windows;
 
-pub use breaks::{apply_breaks, breaks_in_window, AdBreaks, OutOfRange, TitleBreak};
+pub use break_cuts::{apply_breaks, breaks_in_window, AdBreaks, OutOfRange, TitleBreak};
 pub use dash::{render_mpd, render_mpd_with, render_sequence_mpd};
 pub use edit::{present, present_title};
 pub use error::PackageError;
@@ -65,7 +56,7 @@ pub use hls::{
 pub use ladder::{build_ladder, LadderEntry, LadderRole, CUT_TOLERANCE_MS};
 pub use names::{
     document_track_id, parse_version_folder, split_document_track_id, version_folder, Resource,
-    ResourceKind, MAX_DOCUMENT_FILES,
+    ResourceKind, VersionToken, MAX_DOCUMENT_FILES,
 };
 pub use plan::{plan_segments, SegmentPlan, TrackPlan};
 pub use sequence::{build_sequence, PartInput, Sequence, SequencePart};

@@ -3,12 +3,6 @@
 //! Manifests refer to these names with relative URLs, and the router parses them back, so
 //! the two can never drift apart (a round-trip test checks it). Every name ends in a media
 //! extension, because players and ffmpeg refuse segment URLs without one.
-//!
-//! Everything a multivariant playlist or MPD points to lives under a version folder,
-//! `v{token}/` (see [`version_folder`]), where the token changes whenever the bytes would:
-//! a new object version, another segment duration, another packager format. So media
-//! playlists and segments can be cached for ever, and a CDN holding an old playlist never
-//! mixes its segments with a new version's.
 
 use std::fmt;
 
@@ -51,7 +45,7 @@ pub enum Resource {
     /// `iframes-ts-t{track_id}.m3u8`: I-frame playlist of a TS video rendition.
     TsIframePlaylist { track_id: u32 },
     /// `init-p{part}-t{track_id}.mp4`: the init segment of part `part` (1-based) of a
-    /// sequence (issue 31) for the sequence's rendition `track_id`.
+    /// sequence for the sequence's rendition `track_id`.
     PartInit { part: u32, track_id: u32 },
     /// `seg-p{part}-t{track_id}-{number}.m4s`: media segment `number` (1-based, the
     /// part's own numbering) of part `part` of a sequence, rendition `track_id`.
@@ -425,19 +419,71 @@ fn parse_track_label(s: &str) -> Option<(u32, &str)> {
         .then_some((id, rest.get(n..)?))
 }
 
+/// The token of a version folder (`v{token}/`): 16 lowercase hex digits, a hash of
+/// everything the bytes under the folder depend on, so the token changes whenever they
+/// would ([`crate::package::Title::version_token`] for the clear output; an encrypted
+/// output hashes its scheme and key in too).
+#[derive(Debug, Clone, PartialEq, Eq, Hash)]
+pub struct VersionToken(String);
+
+impl VersionToken {
+    /// The token of a 64-bit hash.
+    pub fn of_hash(hash: u64) -> Self {
+        Self(format!("{hash:016x}"))
+    }
+
+    /// Parse a token: 16 lowercase hex digits, else `None`.
+    pub fn parse(token: &str) -> Option<Self> {
+        let hex = (token.bytes()).all(|b| matches!(b, b'0'..=b'9' | b'a'..=b'f'));
+        (token.len() == 16 && hex).then(|| Self(token.to_owned()))
+    }
+
+    pub fn as_str(&self) -> &str {
+        &self.0
+    }
+}
+
+impl fmt::Display for VersionToken {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(&self.0)
+    }
+}
+
+/// A token reads as its digits wherever a `&str` is asked for (IV derivation, ETags).
+impl std::ops::Deref for VersionToken {
+    type Target = str;
+
+    fn deref(&self) -> &str {
+        &self.0
+    }
+}
+
+impl PartialEq<str> for VersionToken {
+    fn eq(&self, other: &str) -> bool {
+        self.0 == other
+    }
+}
+
+impl PartialEq<&str> for VersionToken {
+    fn eq(&self, other: &&str) -> bool {
+        self.0 == *other
+    }
+}
+
+impl PartialEq<VersionToken> for &str {
+    fn eq(&self, other: &VersionToken) -> bool {
+        *self == other.0
+    }
+}
+
 /// The folder, relative to `/vod/KEY/`, that versioned resources live in: `v{token}/`.
-pub fn version_folder(token: &str) -> String {
+pub fn version_folder(token: &VersionToken) -> String {
     format!("v{token}/")
 }
 
 /// Parse a version folder name (`v` + 16 lowercase hex digits) into its token.
-pub fn parse_version_folder(segment: &str) -> Option<&str> {
-    let token = segment.strip_prefix('v')?;
-    (token.len() == 16
-        && token
-            .bytes()
-            .all(|b| matches!(b, b'0'..=b'9' | b'a'..=b'f')))
-    .then_some(token)
+pub fn parse_version_folder(segment: &str) -> Option<VersionToken> {
+    VersionToken::parse(segment.strip_prefix('v')?)
 }
 
 /// A decimal number without sign, leading zeros or excess digits, so every resource has

@@ -1,28 +1,11 @@
 //! The segment plan: where every track is cut, and how its times map to the output.
 //!
-//! Invariants this module keeps:
-//! - all tracks of a title are cut at the same presentation times: the reference track
-//!   (the first video track, else the first track) is cut on sync samples at or after each
-//!   multiple of the target duration, and every other track at the first sample presented
-//!   at or after those times;
-//! - the output timeline keeps the source's audio/video relationship: each track's edit
-//!   list (as `edit.rs` presents it: a leading empty edit and a start media time, whatever
-//!   the source's edits were) and B-frame composition delay are baked into
-//!   its decode-time shift and composition-offset base, plus one title-wide shift `S` (the
-//!   largest amount any track would start before zero), so output pts = source movie pts + S
-//!   for every track, within one tick;
-//! - a video track's composition delay (its first sample's composition offset, the two
-//!   frames of decode-ahead of B-frames), which counts in `S` like any lead, is also stated
-//!   by its init segment as an edit (`elst` media_time, ISO/IEC 14496-12 8.6.6, which MSE, ffmpeg, GStreamer and
-//!   AVFoundation all apply) and the track's decode times start that much later, so each
-//!   segment's first picture is presented at its `tfdt` and every presentation time stays
-//!   where the shift alone would put it. Players that place a segment by its `tfdt`
-//!   (hls.js at a discontinuity, Shaka's HLS for every segment) then find no hole at a
-//!   sequence's part boundary and no A/V offset of the delay; offsets stay non-negative
-//!   (`trun` v0), which ffmpeg 5.x reads right where it misreads negative ones (it presents
-//!   such a track late by the largest of them);
-//! - the plan is a pure function of the index and the target duration, so every replica
-//!   names and cuts segments identically.
+//! Invariants it keeps: all tracks of a title are cut at the same presentation times (the
+//! reference track on sync samples at or after each multiple of the target duration, the
+//! others at the first sample presented at or after those times); output pts = source
+//! movie pts + one title-wide shift `S` for every track, edit lists and B-frame delay
+//! included; and the plan is a pure function of the index and the target duration, so every
+//! replica names and cuts segments identically.
 
 use std::ops::Range;
 
@@ -113,7 +96,7 @@ pub fn plan_segments(index: &MediaIndex, target_ms: u32) -> SegmentPlan {
 }
 
 /// [`plan_segments`] with a cut forced at each of `forced`, sample indexes of sync samples
-/// of the reference track (ascending): ad breaks (`breaks.rs`). The target duration's
+/// of the reference track (ascending): ad breaks (`break_cuts.rs`). The target duration's
 /// cadence starts again from each forced cut, so the segment after a break is a whole one.
 pub(super) fn plan_segments_forced(
     index: &MediaIndex,

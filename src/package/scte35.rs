@@ -1,26 +1,8 @@
-//! SCTE-35 cue messages for ad breaks (issue 31): one `splice_info_section` holding a
+//! SCTE-35 cue messages for ad breaks: one `splice_info_section` holding a
 //! `splice_insert` that takes the viewer out of the network at a break and back after it.
 //! HLS carries the section's bytes as `SCTE35-OUT=0x...` on the break's `EXT-X-DATERANGE`
 //! (RFC 8216 4.4.5.1.1), DASH as base64 in `<scte35:Binary>` (SCTE 214-1 and SCTE 35
 //! 2016+ 12.2, scheme `urn:scte:scte35:2014:xml+bin`).
-//!
-//! Written from ANSI/SCTE 35 (2023r1):
-//! - 9.6 `splice_info_section()` (Table 5): table_id 0xFC, section_syntax_indicator 0,
-//!   private_indicator 0, sap_type 3 (not specified), section_length counting every byte
-//!   after it (CRC included), protocol_version 0, not encrypted, pts_adjustment (33 bits),
-//!   cw_index 0, tier 0xFFF (no tiering), splice_command_length, the command, an empty
-//!   descriptor loop, and CRC_32;
-//! - 9.7.3 `splice_insert()` (Table 8): splice_event_id, not cancelled,
-//!   out_of_network_indicator 1, program_splice_flag 1 (the whole program), duration_flag 1,
-//!   splice_immediate_flag 0, event_id_compliance_flag 1, then `splice_time()` and
-//!   `break_duration()`, unique_program_id, avail_num and avails_expected;
-//! - 9.8.1 `splice_time()` (Table 14): time_specified_flag 1, pts_time (33 bits, 90 kHz);
-//! - 9.8.2 `break_duration()` (Table 15): auto_return 1 (the splicer returns to the
-//!   network by itself), duration (33 bits, 90 kHz);
-//! - 9.6.1 / ISO/IEC 13818-1 Annex A: CRC_32 of the MPEG-2 section syntax (polynomial
-//!   0x04C11DB7, all ones to start, no reflection, no final inversion).
-//!
-//! Reserved bits are written as ones, as 9.2 asks.
 
 // The MPEG-2 section CRC_32 (ISO/IEC 13818-1 Annex A) the PSI tables use too.
 use super::ts::crc32;

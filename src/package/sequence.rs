@@ -1,4 +1,4 @@
-//! Sequences (issue 31): titles played one after another (an ident, then the film), each
+//! Sequences: titles played one after another (an ident, then the film), each
 //! part a title of its own, offered as one set of renditions.
 //!
 //! The renditions of a sequence are those of its reference part (the first with the most
@@ -8,12 +8,6 @@
 //! language); every subtitle language of the reference, or none (its time has no cues).
 //! Anything else is refused naming the part and the rendition, because a player switching
 //! renditions at a boundary would find nothing to switch to.
-//!
-//! Each part keeps its own timeline, cuts, init segments and A/V relationship (its own
-//! title, untouched); what this module adds is the map from the sequence's renditions to
-//! each part's tracks, and each part seen through that map ([`SequencePart::title`]: the
-//! part's tracks under the sequence's ids), which the HLS and DASH writers render part by
-//! part (a discontinuity, a Period).
 
 use super::fmp4::init_segment;
 use super::title::SidecarSubtitle;

@@ -10,7 +10,7 @@ use std::borrow::Cow;
 use std::sync::Arc;
 
 use super::thumb::Storyboard;
-use super::{version_folder, Title};
+use super::{version_folder, Title, VersionToken};
 use crate::crypto::keys::ContentKey;
 use crate::crypto::Scheme;
 
@@ -20,7 +20,7 @@ pub struct ManifestOptions {
     /// The version token of the folder versioned URIs name (`v{token}/`); `None` is the
     /// title's own ([`Title::version_token`]). An encrypted output lives in a folder of
     /// its own, so its URLs never meet the clear ones in a cache.
-    pub version: Option<String>,
+    pub version: Option<VersionToken>,
     /// A query appended to every URI, without `?` (`token=...`): a signed URL's token
     /// carried on, so the resources a manifest names pass the same check.
     pub query: Option<String>,
@@ -73,7 +73,7 @@ pub struct ManifestProtection {
     pub key: Arc<ContentKey>,
     /// The clear version token: HLS IVs derive from it and the KID (`protect::hls_*_iv`),
     /// as the encrypted segments' do.
-    pub clear_token: String,
+    pub clear_token: VersionToken,
     /// The HLS key resource's name (`hls.key`): relative in media playlists (they live in
     /// the version folder), under the version folder in multivariant playlists.
     pub key_name: String,

@@ -5,7 +5,7 @@
 //! bit rate and AVERAGE-BANDWIDTH the whole rendition's (RFC 8216 4.3.4.2).
 
 use super::fmp4::media_segment_header_len;
-use super::{plan_segments, present_title, PackageError, SegmentPlan};
+use super::{plan_segments, present_title, PackageError, SegmentPlan, VersionToken};
 use crate::media::{
     AudioRole, ClosedCaption, MediaIndex, SampleTable, SidecarFormat, TrackIndex, TrackKind,
 };
@@ -22,10 +22,10 @@ pub struct Title {
     /// Sidecar subtitle files of a title document, in document order; empty
     /// for a plain MP4.
     pub sidecars: Vec<SidecarSubtitle>,
-    /// Closed captions a title document declares in its video (issue 31); empty when
+    /// Closed captions a title document declares in its video; empty when
     /// none are declared, which manifests say outright (`CLOSED-CAPTIONS=NONE`).
     pub closed_captions: Vec<ClosedCaption>,
-    /// A title document's ad breaks as cut, and its program date (issue 31); the default
+    /// A title document's ad breaks as cut, and its program date; the default
     /// (none) for a plain MP4 and documents without them.
     pub breaks: super::AdBreaks,
 }
@@ -81,7 +81,7 @@ pub struct Rendition {
     /// Display name given by a title document (HLS `NAME`), else `None` and the name is
     /// derived from the language.
     pub name: Option<String>,
-    /// What an audio rendition is for, as a title document's entry says (issue 31);
+    /// What an audio rendition is for, as a title document's entry says;
     /// empty when not said.
     pub roles: Vec<AudioRole>,
 }
@@ -90,7 +90,7 @@ pub struct Rendition {
 /// model, naming), so version tokens, URLs and ETags change with them.
 /// 2: edit lists in full (`edit.rs`): later edits, edit ends and pre-roll before a first
 /// edit deep in the media now select samples, so files with such edit lists change.
-/// 3: issue 27: one audio frame per MPEG-TS PES (every TS segment's bytes and the I-frame
+/// 3: one audio frame per MPEG-TS PES (every TS segment's bytes and the I-frame
 /// byte ranges into them), SAMPLE-AES slices escaped as Apple's format says, audio
 /// pre-roll of up to one second before a first edit, display matrices in init segments.
 /// 4: a video track's composition delay is an `elst` in its init segment and its fMP4
@@ -102,7 +102,7 @@ impl Title {
     /// The version token of everything derived from this title: a hash of the object's
     /// identity, the segment duration and [`PACKAGER_FORMAT`]. 16 lowercase hex digits;
     /// the same on every replica that sees the same object version.
-    pub fn version_token(&self) -> String {
+    pub fn version_token(&self) -> VersionToken {
         let identity = &self.index.identity;
         let mut hash: u64 = 0xcbf2_9ce4_8422_2325;
         let (size, target, format) = (
@@ -117,7 +117,7 @@ impl Title {
                 hash = hash.wrapping_mul(0x0100_0000_01b3);
             }
         }
-        format!("{hash:016x}")
+        VersionToken::of_hash(hash)
     }
 
     /// Apply every track's edit list ([`present_title`]), plan the result with segments of about

@@ -3,17 +3,9 @@
 //! The HLS I-frame playlist (hls.rs) and the DASH trick-play AdaptationSet (dash.rs) are
 //! both rendered from [`key_frames`]; the server serves [`prepare_key_frame`].
 //!
-//! Why resources made for it rather than byte ranges into the media segments: a CMAF
-//! segment has one `moof` for all its samples, so no byte range of it is a key frame that a
-//! player can decode alone. Each resource here is a one-sample fragment (`moof` + `mdat`,
-//! the key frame's bytes read from the source as a segment's are) whose sample lasts until
-//! the next key frame offered. So the frames tile the timeline: an HLS I-frame segment lasts
-//! from its I-frame to the next (RFC 8216 4.3.3.6), addressed with `EXT-X-BYTERANGE` as the
-//! whole resource, and the DASH trick-play timeline (DASH-IF IOP 3.2.9) has no gaps. Sizes
-//! come from the index alone, so playlists state them before anything is read.
-//!
-//! Key frames closer than one second to the previous one offered are skipped: an all-intra
-//! file would otherwise list every frame, and trick play shows about one frame a second.
+//! Resources of their own, not byte ranges into media segments: a CMAF segment has one
+//! `moof` for all its samples, so no byte range of it is a key frame a player can decode
+//! alone. Sizes come from the index alone, so playlists state them before anything is read.
 
 use super::fmp4::{media_segment_header_len, prepare_sample_fragment};
 use super::{PackageError, PreparedSegment, Rendition, Title};
@@ -64,7 +56,7 @@ pub fn key_frames(title: &Title, rendition: &Rendition) -> Vec<KeyFrame> {
     let mut chosen: Vec<(usize, u64, u64)> = Vec::new();
     for sample in candidates.take_while(|s| *s < table.len()) {
         let pts = plan.output_pts(table, sample);
-        // A key frame an ad break is cut at is always offered (issue 31), so trick play
+        // A key frame an ad break is cut at is always offered, so trick play
         // has the boundary too.
         let keep = forced.contains(&sample)
             || chosen

@@ -1,19 +1,10 @@
 //! Views of a title: a clip (a time window of the source) and a track selection, applied to
 //! a packaged [`Title`] to give another title that HLS and DASH render like any other.
 //!
-//! A clip is composed with each track's edit list (ISO/IEC 14496-12 8.6.6): the window
-//! `[from, to)` of the movie timeline becomes the new edit list, so `edit.rs` does the rest
-//! exactly as for a file cut by `ffmpeg -ss`: decoding starts at the key frame at or before
-//! FROM, the frames before FROM are pre-roll the title shift puts before the presentation
-//! start (HLS `EXT-X-START` hides them, DASH shows them: design 6.2), audio is cut to the
-//! frame covering FROM, and every frame presented before TO is kept. The composition runs
-//! on the title's tracks *as presented* (a one-edit list), so a clip of a file with its own
-//! edit list, of a title document, or of a clip composes the same way.
-//!
-//! A view is part of the title's version (its canonical text joins the identity), so its
-//! version token, URLs and ETags differ from the whole title's. Views are plain data parsed
-//! from URL path segments here (`clip/FROM-TO`, `tracks/SPEC`), and made into those path
-//! segments again by [`View::path`], so the two cannot drift apart.
+//! A clip becomes each track's edit list, so `edit.rs` cuts it exactly as a file cut by
+//! `ffmpeg -ss`. A view is part of the title's version, so its URLs and ETags differ from
+//! the whole title's. Views are parsed from URL path segments here (`clip/FROM-TO`,
+//! `tracks/SPEC`) and made into them again by [`View::path`], so the two cannot drift.
 
 use std::fmt;
 
@@ -478,7 +469,7 @@ pub fn apply_view(title: &Title, view: &View, target_ms: u32) -> Result<Title, V
             ..s.clone()
         })
         .collect();
-    // Ad breaks (issue 31): those in the window, on its timeline, cut again; the window's
+    // Ad breaks: those in the window, on its timeline, cut again; the window's
     // start keeps its wall-clock time.
     viewed.breaks.cue_out = title.breaks.cue_out;
     if title.breaks.signalled() {

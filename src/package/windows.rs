@@ -2,30 +2,10 @@
 //! (`server::outputs::nginx_vod`): a player or CDN moved from the module holds segment names
 //! numbered its way, so each number must mean the same media here.
 //!
-//! The module (`vod/segmenter.c`, default settings) numbers by windows of the target
-//! duration T: segment N of a set of tracks covers `[(N-1)T, NT)`, the last running to the
-//! end. A set lists `ceil(D / T)` segments (`segmenter_get_segment_count_last_short`), D its
-//! longest track's duration in milliseconds (`mdhd` rounded to nearest, which ffmpeg writes
-//! as the samples' total: that total is read here), each stated T long but the last, which
-//! gets what remains (`segmenter_get_segment_durations_estimate`). So a file whose AAC
-//! outlasts the video by a few milliseconds past a multiple of T lists one more segment
-//! than the video fills.
-//!
-//! What a window holds here:
-//! - in a set with a video, the title's own segments (`plan.rs`): each starts on the first
-//!   key frame at or after a multiple of T and goes to the window it starts in. A window
-//!   with no key frame is an empty segment, as the module's is (its segment N runs from the
-//!   first key frame at or after `(N-1)T` to the first at or after `NT`), and so is a window
-//!   past the last key frame: the audio there rides with the last video, as in the module's
-//!   muxed segments;
-//! - audio alone is cut at the windows themselves, as the module cuts it: segment N holds
-//!   the samples presented in `[(N-1)T, NT)`, the last of the track's own count running to
-//!   its end, so an audio track that outlasts the video fills the windows after the video's.
-//!
-//! Times are vodpack's (edit lists applied, `plan.rs`), from the reference track's first
-//! presentation, as the title's cuts are. The module's clock ignores the start of an edit
-//! list (the AAC priming), so a frame at a boundary can travel in the neighbouring segment
-//! there; every sample keeps vodpack's time either way.
+//! The module numbers by windows of the target duration T: segment N covers `[(N-1)T, NT)`.
+//! With a video, a window holds the title's own segments that start in it (an empty one
+//! where it has no key frame); audio alone is cut at the windows themselves, as the module
+//! cuts it. Times stay vodpack's (edit lists applied).
 
 use crate::media::{MediaIndex, TrackIndex, TrackKind};
 use crate::package::{PackageError, SegmentPlan, TrackPlan};

@@ -19,6 +19,20 @@ pub struct ObjectIdentity {
     pub version: String,
 }
 
+/// One version of one object: its key and its identity. What a read of a version names,
+/// and what is kept per version (the gap bytes `object_store/shared.rs` keeps).
+#[derive(Debug, Clone, PartialEq, Eq, Hash)]
+pub struct ObjectVersion {
+    pub key: ObjectKey,
+    pub identity: ObjectIdentity,
+}
+
+impl ObjectVersion {
+    pub fn new(key: ObjectKey, identity: ObjectIdentity) -> Self {
+        Self { key, identity }
+    }
+}
+
 /// An identity a source reuses within its identity window, and the end of that reuse.
 #[derive(Debug, Clone)]
 pub(crate) struct KnownIdentity {

@@ -7,14 +7,6 @@
 //! together, the tracks' ranges merge into long runs in file order, so the same segment is
 //! a handful of reads of `chunk` bytes, each sliced (without a copy) into the parts each
 //! track takes, and no byte is read that is not sent.
-//!
-//! Reading in file order means that while the consumer waits for one track, the other
-//! tracks' bytes read on the way are held until it takes them. That stays small when the
-//! tracks interleave finely; when they do not (a file with one-second chunks of a 5 Mbit/s
-//! video, or all video before all audio), the held bytes would grow, so past `hold_limit`
-//! the reader switches for good to one stream per track from where each got to (those
-//! files have long runs per track, so per-track reads are few). Either way every byte is
-//! read once, in batches of at most `chunk` bytes.
 
 use std::collections::VecDeque;
 use std::sync::Arc;

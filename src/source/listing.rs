@@ -2,13 +2,8 @@
 //! page, never for serving.
 //!
 //! Every backend lists in the byte order of the full keys, so a listing can be resumed
-//! after any key (`after`), which is how the preview page pages and how a long listing
-//! never needs to be held whole. The object store streams its listing pages as
-//! `object_store` fetches them; a folder is walked on the blocking pool, one directory's
-//! names sorted at a time (a directory named `a` sorts as `a/`, so the walk's order is
-//! the keys' order), each entry sent through a small bounded channel. Symlinked folders
-//! are not followed (no cycles); symlinked files are listed and, like any key, refused
-//! by the reads when they leave the root.
+//! after any key (`after`) and a long one is never held whole. A folder is walked on the
+//! blocking pool, symlinked folders not followed.
 
 use std::path::{Path, PathBuf};
 

@@ -8,23 +8,6 @@
 //! streamed body (`stream_ranges`) opens and checks the file once, with its first batch,
 //! and reads its later batches from that open file: one version throughout, one `pread`
 //! per range per batch, so small batches (small memory per stream) stay cheap.
-//!
-//! Identities may be reused for a short time (`with_identity_ttl`, like nginx's
-//! `open_file_cache`): an answer served from memory (a cached playlist) then costs no
-//! filesystem call and no hop to the blocking pool. A file replaced meanwhile is seen when
-//! its entry expires; reads still compare identities, so its bytes are never mixed with
-//! the old version's (the read fails as `Changed`, a 503 with `Retry-After`).
-//!
-//! In the same window the file opened to take an identity stays open (at most
-//! `OPEN_FILE_CACHE_ENTRIES` files), and a stream of that identity reads from it: a
-//! segment whose bytes are in the page cache is then read on the runtime worker without
-//! an `open` or any hop to the blocking pool. The open file is the version the
-//! identity describes, so a replaced file is never read through it.
-//!
-//! Beside this file: `files.rs` opens a key's file and keeps identities and open files,
-//! `reads.rs` reads a batch of ranges from an open file (`scatter.rs` makes the system
-//! calls: a range read in place, a run read whole and its parts copied out), `tests.rs`
-//! runs the conformance suite over a folder and holds this backend's own stories.
 
 mod files;
 mod reads;

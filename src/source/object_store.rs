@@ -1,39 +1,16 @@
 //! `ObjectStoreSource`: media objects in a bucket (S3-compatible, GCS, Azure) or behind plain
-//! HTTP, read through the `object_store` crate.
+//! HTTP, read through the `object_store` crate, which signs requests, pools connections,
+//! retries with backoff and resumes a broken body.
 //!
-//! It owns one store per source, built from the source URL (credentials from the standard
-//! `AWS_*`, `GOOGLE_*` and `AZURE_*` variables), the identity of each object (size and
-//! ETag: from a GET of an object's first bytes when it is first asked for, then reused and
-//! checked off the request path), and ranged reads. Every GET of a known version asks for
-//! one range with `If-Match` set to the identity's ETag, and the answer's ETag and size are
-//! checked again, so an answer never mixes two versions of an object; a mismatch is
-//! [`SourceError::Changed`] and forgets the identity.
-//!
-//! Reads are planned here (`runs.rs`): ranges closer than `max_merge_gap_bytes` share a
-//! GET, at most [`OVER_READ_BUDGET_BYTES`] of gaps per read; a segment's GETs are issued
-//! together (bounded), so a segment costs about one round trip whatever the interleave;
-//! the gaps one segment reads through are kept a moment for the segment of another track
-//! of the same time, which players fetch together with it; a late answer is hedged.
-//!
-//! `object_store` signs requests, pools connections, retries 5xx and transport errors with
-//! backoff, and resumes a broken body. We plan ranges ourselves because its `get_ranges`
-//! merges gaps of up to 1 MiB, and put our own deadline on the response head because its
-//! default timeout covers a whole body, which a slow client can stretch without limit.
-//!
-//! Beside this file, each owning one part:
-//! - `requests.rs`: one store request (counted, timed, bounded, hedged, errors mapped);
-//!   `hedge.rs`: when a request is hedged, and how often;
-//! - `identities.rs`: identities reused, checked in the background, and the first bytes of
-//!   objects just opened;
-//! - `stream.rs`: the `stream_ranges` stream (GETs ahead, in order); `shared.rs`: gap bytes
-//!   kept for other segments;
-//! - `store.rs`: the options, building the store, counting its retries, mapping its errors;
-//!   `validate.rs`: the options' ranges;
-//! - `tests.rs`: the conformance suite over an in-memory store and a real S3 server, and
-//!   this backend's own stories. `../runs.rs` plans GETs and cuts their bodies back into
-//!   ranges (pure; the local source plans its reads with it too).
+//! This file holds the source and its `MediaSource` reads. Beside it: `identify.rs` (which
+//! version a read is of: HEAD, first open, background check), `identities.rs` and
+//! `opening.rs` (identities reused, first bytes of objects just opened), `requests.rs` and
+//! `hedge.rs` (one store request, hedged), `stream.rs` and `shared.rs` (streamed reads, gap
+//! bytes kept for other segments), `store.rs` and `validate.rs` (options, building the
+//! store, its errors); the tests in `tests.rs` and `watched_tests.rs`.
 
 mod hedge;
+mod identify;
 mod identities;
 mod opening;
 mod requests;
@@ -48,25 +25,25 @@ use std::sync::Arc;
 use std::time::{Duration, Instant};
 
 use ::object_store::path::Path;
-use ::object_store::{GetRange, ObjectMeta, ObjectStore};
+use ::object_store::ObjectStore;
 use async_trait::async_trait;
 use bytes::{Bytes, BytesMut};
 use futures_util::future::FutureExt;
 use futures_util::stream::{StreamExt, TryStreamExt};
-use tracing::Instrument;
 
 pub use self::store::{ObjectStoreOptions, StoreError};
 
 use self::hedge::{HedgeBudget, Latencies};
+use self::identify::{if_match, same_version};
 use self::identities::{Freshness, Identities, Known};
-use self::opening::{Held, OpenShapes, Opened, OpenedObjects};
+use self::opening::{Held, OpenShapes, OpenedObjects};
 use self::requests::Requests;
 use self::shared::SharedReads;
 use self::store::{build_store, copy_error, io_error, map_error};
 use self::stream::{OpenRun, OpenRunFn, Planning, RunStream};
 use super::counters::SourceCounters;
 use super::error::SourceError;
-use super::identity::{check_ranges, ObjectIdentity, MAX_READ_BYTES};
+use super::identity::{check_ranges, ObjectIdentity, ObjectVersion, MAX_READ_BYTES};
 use super::key::ObjectKey;
 use super::listing::{self, ListStream, ListedObject};
 use super::media_source::{ByteStream, MediaSource, SourceKind};
@@ -84,9 +61,6 @@ const SHARE_WAIT: Duration = Duration::from_millis(20);
 const SHARE_WAIT_BOUNDS: (Duration, Duration) =
     (Duration::from_millis(5), Duration::from_millis(50));
 
-/// Prefix of the version of an object whose store gives no ETag: its last-modified time.
-const LAST_MODIFIED_VERSION: &str = "lm:";
-
 /// The store and prefix of `url`, built as a source's would be, for a shelf
 /// (`shelf.rs`): the same client options, retries and credentials.
 pub(super) fn build_shelf_store(
@@ -99,6 +73,21 @@ pub(super) fn build_shelf_store(
 }
 
 /// Media objects in an object store, under a prefix.
+///
+/// Each object's identity (size and ETag) comes from a GET of its first bytes when it is
+/// first asked for, then is reused and checked off the request path. Every GET of a known
+/// version asks for one range with `If-Match` set to the identity's ETag, and the answer's
+/// ETag and size are checked again, so an answer never mixes two versions of an object; a
+/// mismatch is [`SourceError::Changed`] and forgets the identity.
+///
+/// Reads are planned here (`runs.rs`): ranges closer than `max_merge_gap_bytes` share a
+/// GET, at most [`OVER_READ_BUDGET_BYTES`] of gaps per read, because `object_store`'s
+/// `get_ranges` merges gaps of up to 1 MiB. A segment's GETs are issued together (bounded),
+/// so a segment costs about one round trip whatever the interleave; the gaps one segment
+/// reads through are kept a moment for the segment of another track of the same time,
+/// which players fetch together with it; a late answer is hedged. The deadline on a
+/// response head is ours, because `object_store`'s default timeout covers a whole body,
+/// which a slow client can stretch without limit.
 pub struct ObjectStoreSource {
     /// The store and how each request to it is made, shared with streams and checks.
     requests: Arc<Requests>,
@@ -212,126 +201,6 @@ impl ObjectStoreSource {
     fn share_wait(&self) -> Duration {
         let (low, high) = SHARE_WAIT_BOUNDS;
         (self.requests.latencies.median()).map_or(SHARE_WAIT, |median| median.clamp(low, high))
-    }
-
-    /// HEAD `key`: its current identity.
-    #[tracing::instrument(
-        name = "source.read",
-        skip_all,
-        fields(vod.source = "object_store", vod.key = %key, vod.request = "HEAD")
-    )]
-    async fn head(&self, key: &ObjectKey) -> Result<ObjectIdentity, SourceError> {
-        Ok(identity_of(&self.requests.head(key).await?.meta))
-    }
-
-    /// Open `key` for the first time: a GET of its first bytes, and of its last ones when
-    /// recent opens needed them (`opening.rs`), at once. Their answers give the identity as
-    /// a HEAD would, and their bytes are kept for the reads that follow. A store that will
-    /// not answer the GET (an empty object, a range refused) is asked with a HEAD.
-    #[tracing::instrument(
-        name = "source.open",
-        skip_all,
-        fields(vod.source = "object_store", vod.key = %key,
-               vod.head_bytes = tracing::field::Empty, vod.tail_bytes = tracing::field::Empty)
-    )]
-    async fn open(&self, key: &ObjectKey) -> Result<ObjectIdentity, SourceError> {
-        if !self.open_shapes.reads() {
-            return self.head(key).await;
-        }
-        let sizes = self.open_shapes.next();
-        let span = tracing::Span::current();
-        span.record("vod.head_bytes", sizes.head);
-        span.record("vod.tail_bytes", sizes.tail);
-        let head = self.read_whole(key, GetRange::Bounded(0..sizes.head));
-        let tail = async {
-            match sizes.tail {
-                0 => None,
-                n => Some(self.read_whole(key, GetRange::Suffix(n)).await),
-            }
-        };
-        let (head, tail) = tokio::join!(head, tail);
-        let (identity, head) = match head {
-            Ok(read) => read,
-            Err(e @ (SourceError::NotFound { .. } | SourceError::Timeout { .. })) => return Err(e),
-            Err(_) => return self.head(key).await,
-        };
-        // The tail of the same version only, and only the bytes past the head.
-        let tail = match tail {
-            Some(Ok((of, bytes))) if of == identity => {
-                let at = identity.size - bytes.len() as u64;
-                let head_end = head.len() as u64;
-                let skip = usize::try_from(head_end.saturating_sub(at)).unwrap_or(usize::MAX);
-                (skip < bytes.len()).then(|| (at.max(head_end), bytes.slice(skip..)))
-            }
-            _ => None,
-        };
-        let opened = Opened {
-            head,
-            tail,
-            slot: sizes.slot,
-        };
-        self.opened.keep(key, &identity, opened).await;
-        Ok(identity)
-    }
-
-    /// GET `range` of `key` with no version asked for, and the whole answer: the version
-    /// it is of, and its bytes.
-    async fn read_whole(
-        &self,
-        key: &ObjectKey,
-        range: GetRange,
-    ) -> Result<(ObjectIdentity, Bytes), SourceError> {
-        let result = self.requests.get(key, Some(range), None).await?;
-        let identity = identity_of(&result.meta);
-        // The range the store answers with, checked by `object_store` against ours.
-        let expected = result.range.end.saturating_sub(result.range.start);
-        let counters = &self.requests.counters;
-        let mut body = result.into_stream();
-        let mut bytes = BytesMut::with_capacity(usize::try_from(expected).unwrap_or(0));
-        while let Some(chunk) = body.next().await {
-            let chunk = chunk.map_err(|e| {
-                counters.read_errors.inc();
-                map_error(key, e)
-            })?;
-            counters.read_bytes.inc_by(chunk.len() as u64);
-            if (bytes.len() + chunk.len()) as u64 > expected {
-                counters.read_errors.inc();
-                return Err(io_error(key, "the store sent more than asked".to_owned()));
-            }
-            bytes.extend_from_slice(&chunk);
-        }
-        if (bytes.len() as u64) < expected {
-            counters.read_errors.inc();
-            return Err(io_error(key, "an answer ended early".to_owned()));
-        }
-        Ok((identity, bytes.freeze()))
-    }
-
-    /// Check the identity `known` of `key` with a HEAD, on its own task.
-    fn check_in_background(&self, key: &ObjectKey, known: Arc<Known>) {
-        let Some(identities) = self.identities.clone() else {
-            return;
-        };
-        if !known.start_check() {
-            return;
-        }
-        let (requests, key) = (self.requests.clone(), key.clone());
-        let key_name = key.to_string();
-        let check = async move {
-            match requests.head(&key).await {
-                Ok(result) => {
-                    let found = identity_of(&result.meta);
-                    identities.checked(&key, &known, Some(found)).await;
-                }
-                Err(SourceError::NotFound { .. }) => identities.checked(&key, &known, None).await,
-                // The store is failing: the identity stays stale, and the next request
-                // past its window asks again.
-                Err(_) => {}
-            }
-            known.end_check();
-        };
-        let span = tracing::info_span!("source.revalidate", vod.key = %key_name);
-        tokio::spawn(check.instrument(span));
     }
 
     /// GET the bytes of `run` from version `identity` of `key`: the response's body and a
@@ -635,10 +504,10 @@ impl MediaSource for ObjectStoreSource {
         };
         let counters = self.requests.counters.clone();
         let (requests, identities) = (self.requests.clone(), self.identities.clone());
-        let version = (key.clone(), identity.clone());
+        let version = ObjectVersion::new(key.clone(), identity.clone());
         let open_run: OpenRunFn = Arc::new(move |run: Run| {
             let (requests, identities) = (requests.clone(), identities.clone());
-            let (key, identity) = version.clone();
+            let ObjectVersion { key, identity } = version.clone();
             async move {
                 Self::open_run(&requests, identities.as_ref(), &key, &identity, &run).await
             }
@@ -647,7 +516,7 @@ impl MediaSource for ObjectStoreSource {
         let state = RunStream::new(
             open_run,
             counters,
-            (key, identity),
+            ObjectVersion::new(key, identity),
             ranges,
             planning,
             chunk_bytes,
@@ -662,40 +531,7 @@ impl MediaSource for ObjectStoreSource {
     }
 }
 
-/// The identity of an object as its store describes it: size, and the ETag, or the
-/// last-modified time for a store without ETags.
-fn identity_of(meta: &ObjectMeta) -> ObjectIdentity {
-    ObjectIdentity {
-        size: meta.size,
-        version: meta.e_tag.clone().unwrap_or_else(|| {
-            format!("{LAST_MODIFIED_VERSION}{}", meta.last_modified.to_rfc3339())
-        }),
-    }
-}
-
-/// The `If-Match` value for reads of `identity`: its ETag if it has a strong one (a weak
-/// ETag never matches `If-Match`, RFC 9110 13.1.1).
-fn if_match(identity: &ObjectIdentity) -> Option<String> {
-    let version = identity.version.as_str();
-    (!version.starts_with(LAST_MODIFIED_VERSION) && !version.starts_with("W/"))
-        .then(|| version.to_owned())
-}
-
-/// Whether a GET answered with `meta` is of the object version `identity`.
-fn same_version(identity: &ObjectIdentity, meta: &ObjectMeta) -> bool {
-    if meta.size != identity.size {
-        return false;
-    }
-    match &meta.e_tag {
-        Some(tag) => *tag == identity.version,
-        // No ETag on the answer: compare the last-modified time if that is our version,
-        // else rely on the If-Match the request carried.
-        None => {
-            !identity.version.starts_with(LAST_MODIFIED_VERSION)
-                || identity_of(meta).version == identity.version
-        }
-    }
-}
-
 #[cfg(test)]
 mod tests;
+#[cfg(test)]
+mod watched_tests;

@@ -8,9 +8,6 @@
 //! over-read budget, so a plan never over-reads more than the budget however the file is
 //! interleaved. [`RunCursor`] takes a GET's body in whatever chunks the network gives and
 //! hands on only the wanted bytes, in pieces of at most a given size.
-//!
-//! We plan ranges ourselves rather than use `object_store`'s `get_ranges`, which merges
-//! gaps of up to 1 MiB and so alone would break the 256 KiB per segment budget.
 
 use std::collections::VecDeque;
 

@@ -4,11 +4,7 @@
 //! but still untrusted: whoever reads an object back checks it.
 //!
 //! Two kinds: a folder on this machine ([`Shelf::folder`], optionally bounded in bytes,
-//! least recently used out, kept across restarts: recency is the files' modification
-//! time, refreshed on each read), and a prefix in an object store ([`Shelf::store`],
-//! shared by every replica, unbounded here: a bucket lifecycle rule ages it). Names are
-//! flat (`[a-z0-9.-]`), chosen by the caller. Every call runs off the runtime workers or
-//! is the object store's own async I/O.
+//! least recently used out) and a prefix in an object store ([`Shelf::store`], shared by every replica).
 
 use std::collections::{BTreeMap, HashMap};
 use std::path::{Path as FsPath, PathBuf};

@@ -6,12 +6,6 @@
 //! accounting), so that one read cost about 1,000 faults, a large part of a cold first
 //! master (docs/performance.md). And glibc gives such a large buffer back to the kernel
 //! when it is freed, so every later load paid them again.
-//!
-//! So a few buffers are faulted in when the server starts and lent to large reads. A
-//! buffer comes back when the last `Bytes` of its read is dropped: for `moov`, once the
-//! index has worked out its sample offsets (`media::tables::LaterOffsets`), since the
-//! index keeps no other part of it. Reads smaller than [`WarmBuffers::MIN_LEN`], larger
-//! than a buffer, or made while every buffer is lent out get fresh memory, as before.
 
 use std::sync::{Arc, Mutex};
 

@@ -1,4 +1,4 @@
-//! Ad breaks (issue 31): the ladder fixture's title with two breaks, served with the
+//! Ad breaks: the ladder fixture's title with two breaks, served with the
 //! default 6 s segments (so every boundary inside its 4 s is a break's).
 //!
 //! Given the document, when every manifest and the segments around each break are read,

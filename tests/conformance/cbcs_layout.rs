@@ -1,5 +1,5 @@
-//! `cbcs` video subsamples as ISO/IEC 23001-7 and Apple's "HLS Sample Encryption" want them
-//! (issue 29): for every H.264 and HEVC fixture, every VCL NAL unit of every `cbcs` segment,
+//! `cbcs` video subsamples as ISO/IEC 23001-7 and Apple's "HLS Sample Encryption" want
+//! them: for every H.264 and HEVC fixture, every VCL NAL unit of every `cbcs` segment,
 //! DASH and HLS (fMP4 SAMPLE-AES), keeps its length prefix, NAL header and whole slice
 //! header clear, and is protected from its first byte of slice data to its end, with the
 //! 1:9 pattern of `tenc`. Where each slice header ends is told by ffmpeg's `trace_headers`

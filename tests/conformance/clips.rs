@@ -1,4 +1,4 @@
-//! Clips (issue 16): `/vod/KEY/clip/FROM-TO/` decodes, through HLS and DASH, to exactly the
+//! Clips: `/vod/KEY/clip/FROM-TO/` decodes, through HLS and DASH, to exactly the
 //! source's frames presented in `[FROM, TO)`, keeps audio and video together to the
 //! millisecond, and refuses what cannot be a clip with 400 and the reason.
 //!

@@ -1,4 +1,4 @@
-//! Encrypted output (issue 14) read back by ffmpeg, a reader nobody here wrote: decrypted
+//! Encrypted output read back by ffmpeg, a reader nobody here wrote: decrypted
 //! with the title's key, every `cenc` and `cbcs` DASH representation and the AES-128 HLS
 //! output decode to the same frames as the clear output of the same server settings.
 //!
@@ -136,7 +136,7 @@ async fn cenc_and_cbcs_dash_decrypt_to_the_clear_frames() {
             "h264-aac-3s.mp4",
             "h264-bframes-editlist-aac.mp4",
             "hevc-aac-3s.mp4",
-            // Slice headers of other shapes (issue 29: `cbcs` leaves them clear).
+            // Slice headers of other shapes (`cbcs` leaves them clear).
             "cbcs/h264-cavlc-4slices.mp4",
             "cbcs/h264-cabac-mbaff-avc3.mp4",
             "cbcs/hevc-2slices-wpp-hev1.mp4",

@@ -1,5 +1,5 @@
 //! Lip sync and frame identity against the source, measured with ffmpeg's demuxers and
-//! decoders alone (issue 27): decoded frames on each input's own clock, where a known audio
+//! decoders alone: decoded frames on each input's own clock, where a known audio
 //! sample is presented against a known video frame, and whether audio times drift.
 //!
 //! Every reading is of one stream at a time (see the note at the top of `main.rs`) and uses

@@ -68,7 +68,7 @@ const FIXTURES: &[&str] = &[
     "h264-aac-two-clips-editlist.mp4",
     "h264-aac-empty-edit-mid.mp4",
     "h264-aac-edit-mid-gop.mp4",
-    // A rung of the ladder title (issue 11), also a plain MP4 (see fixtures/README.md).
+    // A rung of the ladder title, also a plain MP4 (see fixtures/README.md).
     "ladder/ladder-270p.mp4",
 ];
 

@@ -1,4 +1,4 @@
-//! The recipes of `recipes.rs` (issue 27): how ffmpeg makes each file, the way encoders
+//! The recipes of `recipes.rs`: how ffmpeg makes each file, the way encoders
 //! and editors make them, at test time. 20-30 s of `testsrc2` pictures at 25 fps and a
 //! beeping tone, small pictures so that decoding stays quick.
 

@@ -1,4 +1,4 @@
-//! Muxed fMP4 under the nginx-vod `hls` location (issue 16): `index-v1-a1.m3u8` lists
+//! Muxed fMP4 under the nginx-vod `hls` location: `index-v1-a1.m3u8` lists
 //! `init-v1-a1.mp4` and `seg-N-v1-a1.m4s`, which carry video and audio in one stream and
 //! play exactly what vodpack's single-track CMAF renditions play: the same packets at the
 //! same times, the same decoded frames and audio.

@@ -1,4 +1,4 @@
-//! nginx-vod-module's numbering under the nginx-vod locations (issue 27): for files ffmpeg
+//! nginx-vod-module's numbering under the nginx-vod locations: for files ffmpeg
 //! makes here, the muxed, video and audio playlists list the segments nginx-vod-module
 //! lists (count, and the durations it states: 6 s each, the last what remains of the
 //! longest track), every one is served, and each holds what the module's window holds.

@@ -1,4 +1,4 @@
-//! nginx-vod-module URLs (issue 16): with `--nginx-vod-locations` set, every fixture's
+//! nginx-vod-module URLs: with `--nginx-vod-locations` set, every fixture's
 //! nginx-vod names carry the samples of vodpack's own renditions (numbered as the module
 //! numbers them: `nginx_numbering.rs`), and decode to the same frames; the ladder as an
 //! nginx-vod urlset decodes, rung by rung, to each file's frames.

@@ -1,4 +1,4 @@
-//! Conformance on media ffmpeg makes at test time (issue 27). Each recipe is a file made
+//! Conformance on media ffmpeg makes at test time. Each recipe is a file made
 //! the way encoders and editors make them: AAC at 48 and 22.05 kHz, AC-3 and E-AC-3 (each
 //! with its encoder delay), audio starting after the video on an empty edit, fragmented
 //! input, audio only, and a stream-copy trim whose edits start inside a GOP and inside an

@@ -1,4 +1,4 @@
-//! Rotation (issue 27): a video whose `tkhd` carries a display matrix, as phones write
+//! Rotation: a video whose `tkhd` carries a display matrix, as phones write
 //! portrait video, keeps it through every fMP4 output (CMAF HLS, DASH, their init segments,
 //! nginx-vod's muxed init, a title's ladder), so a player turns it as it turns the source;
 //! the decoded pictures are the source's. MPEG-TS has no place for the matrix: its players

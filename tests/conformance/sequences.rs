@@ -1,4 +1,4 @@
-//! Sequences (issue 31): an ident made here with ffmpeg (5 s, 352x288 at 25 fps, H.264
+//! Sequences: an ident made here with ffmpeg (5 s, 352x288 at 25 fps, H.264
 //! Constrained Baseline, a chirp in AAC) played before the ladder fixture's title (three
 //! rungs of High-profile H.264 at 30 fps, two audio languages, two sidecar subtitles).
 //!

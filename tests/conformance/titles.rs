@@ -1,4 +1,4 @@
-//! Titles (issue 11): the ladder fixture's title document, its variants decoded against
+//! Titles: the ladder fixture's title document, its variants decoded against
 //! their own sources, its audio languages, its bandwidths and its sidecar subtitles.
 
 use super::common;

@@ -1,4 +1,4 @@
-//! Conformance of the MPEG-TS output (`master-ts.m3u8`, issue 12): what ffmpeg reads
+//! Conformance of the MPEG-TS output (`master-ts.m3u8`): what ffmpeg reads
 //! through it is the source, exactly as through the CMAF output, and the TS bytes are well
 //! formed across the whole title.
 //!

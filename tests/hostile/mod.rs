@@ -340,7 +340,7 @@ pub fn corpus() -> Vec<Hostile> {
     }
     add("65-tracks.mp4", many, "max_tracks");
 
-    // Fragmented files (issue 10, item 2), from the fragmented fixtures. Edits that change
+    // Fragmented files, from the fragmented fixtures. Edits that change
     // a box's size are made in the walk fixture, which has no index to go stale.
     let frag = fixture("h264-aac-3s-frag-mfra.mp4");
     let walk = fixture("h264-aac-3s-frag-walk.mp4");

@@ -2,14 +2,9 @@
 //! (DASH-IF Content Protection Information Exchange, the format commercial DRM services
 //! speak), cached per title with a TTL.
 //!
-//! For each title vodpack POSTs a CPIX request naming the title (`contentId`), the KID it
-//! chose (derived from the title key, so every replica asks for the same one) and the DRM
-//! systems it wants signalling for; the server answers the same document with the key
-//! (`pskc:PlainValue`) and each system's `cpix:PSSH`. Requests have a timeout and are
-//! retried with backoff on transport errors, timeouts and 5xx; a failure is
+//! The request is written in `request`, the answer read in `answer`. A failure is
 //! `KeyError::Unavailable` (a 503), never a made-up key, and is not cached, so the next
-//! request tries again. Successes are cached (moka, TTL, one load per title at a time).
-//! The request is written in `request`, the answer read in `answer`.
+//! request tries again.
 
 use std::sync::Arc;
 use std::time::Duration;

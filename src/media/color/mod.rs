@@ -2,13 +2,9 @@
 //! colour primaries, transfer characteristics, matrix coefficients, range), which decides
 //! HLS `VIDEO-RANGE` and the DASH CICP descriptors.
 //!
-//! Sources, first found wins: the sample entry's `colr` box (`nclx`, or QuickTime `nclc`;
-//! ISO/IEC 14496-12 12.1.5), else the codec's own header: the VUI of the HEVC or AVC
-//! sequence parameter set in `hvcC`/`avcC` (H.265 E.2.1, H.264 E.1.1), the AV1 sequence
-//! header OBU in `av1C` `configOBUs` (AV1 5.5.2 `color_config`), or VP9's `vpcC`. Headers
-//! come from the file: every parse is bounded and a header that cannot be read means "no
-//! colour description", never a refused file (the samples still decode). The parsers of
-//! codec headers are in `sps` (HEVC and AVC VUI) and `av1` (sequence header OBU).
+//! From the sample entry's `colr` box, else the codec's own header (`sps` for the HEVC and
+//! AVC VUI, `av1` for the AV1 sequence header, VP9's `vpcC`). Every parse is bounded, and
+//! a header that cannot be read means "no colour description", never a refused file.
 
 mod av1;
 mod sps;

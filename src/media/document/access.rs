@@ -1,4 +1,4 @@
-//! Accessibility in title documents (issue 31): the roles of an audio entry, and the
+//! Accessibility in title documents: the roles of an audio entry, and the
 //! closed captions carried inside the video (CEA-608 channels, CEA-708 services) that a
 //! document declares, since nothing in an MP4's boxes says they are there.
 //!

@@ -1,4 +1,4 @@
-//! Sequences (issue 31): a document's `"parts"`, played one after another, each a file, a
+//! Sequences: a document's `"parts"`, played one after another, each a file, a
 //! title document (one level: a part's title cannot have parts of its own) or an inline
 //! `video`/`audio`/`subtitles` list, with its own optional `"clip"`.
 //!

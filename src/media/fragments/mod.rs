@@ -7,10 +7,6 @@
 //! a progressive file gives (`SampleTable`), so planning and packaging need not know how
 //! the file was written. The samples of a track are those of its `moov` tables (usually
 //! none), then those of each of its track fragments in file order.
-//!
-//! Every number comes from the file and is checked before use: sample counts against
-//! `MediaLimits` before the arrays grow, every sample's byte range against the object's
-//! length, decode times for going backwards.
 
 mod scan;
 

@@ -1,26 +1,10 @@
 //! Finding the `moof` boxes of a fragmented file with few ranged reads, never reading on
 //! purpose into `mdat` payloads.
 //!
-//! One walk serves every file: top-level boxes are visited in order from the end of `moov`,
-//! `mdat` (and any other box) is skipped by its size, and every `moof` is read whole. What
-//! the walk needs comes from windows of bytes already read (the probe of `locate`, earlier
-//! reads); only a miss costs a read. Indexes make misses rare:
-//! - a `sidx` (ISO/IEC 14496-12 8.16.3), met by the walk (usually right after `moov`), gives
-//!   the start of every subsegment;
-//! - else, at the first miss, the end of the file is read once: an `mfro` there gives the
-//!   size of the `mfra` (8.8.9-8.8.11), whose `tfra` entries give `moof` offsets.
-//!
-//! The starts they give are fetched together as one batch of small windows (sized from the
-//! `moof`s seen so far), which the source coalesces where the gaps are small. Without an
-//! index, each miss reads one window ahead, sized to hold a `moof` and the next box header.
-//! On an object store only, where every read is a round trip, fragments smaller than
-//! 64 KiB are read several at a time, payloads included, in reads of at most the 256 KiB a
-//! segment may over-read; a local file never reads payload bytes on purpose.
-//!
-//! Indexes only save reads: the walk still visits every box, so a fragment an index does not
-//! list is found all the same. An index that points anywhere but at a box the walk lands on
-//! (before `moov`, into a box, past the end, at itself) is refused: such a file was not
-//! written by a muxer, and serving it would trust a lie.
+//! One walk visits every top-level box from the end of `moov`, skipping each by its size;
+//! a `sidx`, or an `mfra` found through the file's last bytes, only saves reads by saying
+//! where the `moof`s are, fetched together in one batch. An index that points anywhere but
+//! at a box the walk lands on is refused: such a file was not written by a muxer.
 
 use std::collections::{BTreeMap, BTreeSet};
 

@@ -4,20 +4,6 @@
 //! data). The slice header's length depends on fields of the track's sequence and picture
 //! parameter sets, so this module keeps those (by id) and walks the slice header of
 //! H.264 (7.3.3 `slice_header()`) and H.265 (7.3.6.1 `slice_segment_header()`) to its end.
-//!
-//! Why our own code: no well-kept Rust crate parses H.264/HEVC slice headers with bounded
-//! reads that are safe on hostile input. Samples come from the file: every read is bounded
-//! (`bits::BitReader`), every count is checked against the standard's range, and whatever
-//! cannot be told for sure (an unknown parameter set, a header cut short, a broken bound,
-//! an extension not read: SVC/MVC, data partitions, HEVC multilayer, 3D and screen content
-//! coding) is `None`: a wrong length would make the stream undecodable, `None` lets the
-//! caller choose.
-//!
-//! Lengths are counted in the NAL unit as stored (emulation prevention bytes included):
-//! the header is read from an unescaped copy of the first bytes only, then its end is
-//! mapped back. An H.264 CAVLC slice header may end inside a byte: that byte stays clear
-//! (the protected range must start on a byte). With CABAC, `cabac_alignment_one_bit`s end
-//! it on a byte, as HEVC's `byte_alignment()` does.
 
 mod avc;
 mod hevc;

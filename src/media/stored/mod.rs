@@ -2,34 +2,10 @@
 //! on the replica's disk, a prefix in the object store; `server::titles::tiers`).
 //!
 //! Our own format, not serde with a binary codec: the index is a few flat arrays, which
-//! pack far smaller as runs (a `moov` file's decode times and offsets follow from its
-//! durations and sizes but for a few jumps) than field by field, and an index object is
-//! hostile input like a file. So decoding checks what the parser guarantees before it is
-//! used: the format version and a CRC-32C of the whole; the object it claims to describe
-//! (key, size, version) against the one asked for; every count against the limits and
-//! against the bytes actually there before anything is allocated; every sample inside the
-//! object; times that never run backwards or overflow; and the sample description, from
-//! which the codec is worked out again by the parser's own code (`describe_codec`), with
-//! its nesting bounded first. One that fails any check is an error: the caller rebuilds
-//! the index from the `moov` and writes it again.
-//!
-//! Layout, format 3: `VPIX`, then every number as an unsigned LEB128 varint (signed ones
-//! zigzagged), then the CRC-32C of everything before it (4 bytes, little-endian). After the
-//! magic: the format, key, size, version, movie timescale, the audio and video tracks, the
-//! text tracks, then where their samples are in the file. Strings and byte strings are a
-//! length and the bytes. Per track: id, kind, timescale, language (empty for none), sample
-//! description, `tkhd` width and height, display matrix, edits, samples (as a byte string,
-//! so the tracks' samples decode side by side). Samples: count, sizes (each the change from
-//! the previous one), duration runs (count, value); the first decode time and runs where a
-//! decode time is not the previous sample's end; composition offsets (flag; then their
-//! greatest common divisor and each offset in units of it); sync samples (flag, count,
-//! steps). A run is (samples since the last run, distance from where the sample would
-//! otherwise be). Where the samples are, one byte saying how: the file's chunks in file
-//! order (track, samples, and a distance where a chunk does not follow the previous one; a
-//! repeat token replays the last few chunks, so an interleaved file's regular pattern costs
-//! a few bytes in all), or, when a track's samples do not run forward in the file, runs per
-//! track (format 1 stored every file that way; an interleaved file, a jump per chunk, took
-//! half its bytes there).
+//! pack far smaller as runs than field by field. A stored index is hostile input like a
+//! file, so decoding checks the format version, a CRC-32C, the object it claims to
+//! describe, and every count, sample and time before use; one that fails any check is an
+//! error, and the caller rebuilds the index from the `moov`.
 
 use bytes::Bytes;
 use mp4_atom::{Decode, Stsd};

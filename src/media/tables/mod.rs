@@ -1,20 +1,11 @@
 //! A track's sample tables (`stsz`, `stts`, `ctts`, `stss`, `stsc`, `stco`/`co64`), read
 //! straight from the `moov` bytes into the flat arrays of [`SampleTable`].
 //!
-//! Our own reader, not mp4-atom's: mp4-atom decodes each table into a `Vec` of entry
-//! structs (a 60-minute file: 278,400 sizes, 1,600 chunk offsets, thousands of `stts` and
-//! `ctts` entries), which `parse.rs` then expanded a second time into the index. Decoding
-//! and expanding were 90 % of the instructions of a cold first playlist (callgrind,
-//! docs/performance.md). Here every table is read once, from a `Bytes` slice of `moov`
-//! that `skeleton.rs` set aside, into arrays allocated once at their final size, after the
-//! entry count has been checked against the bytes the box actually holds (so a count
-//! claimed in 4 bytes never sizes an allocation). The checks are those mp4-atom and the
-//! expansion made together: a table's entries must fill its box exactly, `ctts` is
-//! version 0 or 1, and every count and offset is checked as before (`parse.rs` has the
-//! rules that span tables).
-//!
-//! `raw` holds the table boxes as `skeleton.rs` sets them aside and the reads every table
-//! shares; `chunks` walks `stsc` and `stco`/`co64` into each sample's file offset.
+//! Our own reader, not mp4-atom's: decoding each table into entry structs and expanding
+//! them again was most of the work of a cold first playlist (docs/performance.md). Every
+//! table is read once into arrays allocated at their final size, after its entry count has
+//! been checked against the bytes its box holds. `raw` holds the table boxes and the reads
+//! they share; `chunks` walks `stsc` and `stco`/`co64` into each sample's file offset.
 
 mod chunks;
 mod raw;

@@ -1,4 +1,4 @@
-//! What the MPD says about accessibility (issue 31): the Role of each declared audio role
+//! What the MPD says about accessibility: the Role of each declared audio role
 //! (ISO/IEC 23009-1 5.8.5.5, `urn:mpeg:dash:role:2011`) with audio description also as
 //! `Accessibility` of `urn:tva:metadata:cs:AudioPurposeCS:2007` value 1 (visually
 //! impaired, as DVB-DASH and the DASH-IF IOP signal it), and closed captions carried in the

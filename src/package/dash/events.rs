@@ -8,7 +8,7 @@ use crate::package::Title;
 /// SCTE 214-1: SCTE-35 sections carried in an MPD `EventStream` as XML holding binary.
 const SCTE35_SCHEME: &str = "urn:scte:scte35:2014:xml+bin";
 
-/// The title's ad breaks (issue 31) as SCTE-35 events of the Period (SCTE 214-1,
+/// The title's ad breaks as SCTE-35 events of the Period (SCTE 214-1,
 /// `urn:scte:scte35:2014:xml+bin`): each `Event` at the break's cut from the Period's
 /// start and lasting the break, in 90 kHz (the splice's own clock), `id` its
 /// `splice_event_id`, holding the same `splice_info_section` as HLS `SCTE35-OUT`, base64.

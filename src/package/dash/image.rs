@@ -9,7 +9,7 @@
 
 use super::tag::Tag;
 use super::Uris;
-use crate::package::thumb::{Storyboard, StoryboardPart};
+use crate::package::thumb::{PixelSize, Storyboard, StoryboardPart};
 
 /// DASH-IF's scheme for the grid of a thumbnail sheet (`COLUMNSxROWS`).
 const THUMBNAIL_TILE_SCHEME: &str = "http://dashif.org/thumbnail_tile";
@@ -24,7 +24,7 @@ pub(super) fn image_adaptation_set(
     board: &Storyboard,
     uris: &Uris<'_>,
 ) {
-    let (width, height) = board.full_sheet_size();
+    let PixelSize { width, height } = board.full_sheet_size();
     let sheet_ms = board.interval_ms.saturating_mul(board.tiles_per_sheet());
     Tag::new(4, "AdaptationSet")
         .attr("id", id)
@@ -62,7 +62,7 @@ pub(super) fn image_adaptation_set(
 /// frames at quality 90 to 95 runs 0.5 to 1.5) over a sheet's time. A sheet's bytes are
 /// only known once decoded; players use the figure to pick among image Representations.
 fn estimated_bandwidth(board: &Storyboard) -> u64 {
-    let (width, height) = board.full_sheet_size();
+    let PixelSize { width, height } = board.full_sheet_size();
     let sheet_ms = board
         .interval_ms
         .saturating_mul(board.tiles_per_sheet())

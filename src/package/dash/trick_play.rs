@@ -18,7 +18,8 @@ const TRICKMODE_SCHEME: &str = "http://dashif.org/guidelines/trickmode";
 pub(super) fn trick_adaptation_set(
     out: &mut String,
     title: &Title,
-    (id, main_id): (usize, usize),
+    id: usize,
+    main_id: usize,
     group: &[&Rendition],
     uris: &Uris<'_>,
 ) -> bool {

@@ -1,14 +1,9 @@
 //! Init segments: `ftyp` + `moov` describing tracks with no samples, and `mvex`.
 //!
-//! A CMAF init segment describes one track ([`init_segment`]); a muxed one (nginx-vod's
-//! `init-v1-a1.mp4`, [`muxed_init_segment`]) the same boxes for each of several tracks, a
-//! `trak` and a `trex` each, so the two cannot drift apart. The sample description (`stsd`)
-//! is the source's own bytes, so any codec configuration (avcC, hvcC, esds, dOps, colr,
-//! pasp, ...) reaches the player exactly as the source has it, and so do the track's display
-//! matrix and size (a rotated phone video stays upright). The source's edit lists are
-//! baked into sample times by the plan; the one edit written here is a video track's
-//! composition delay (`plan::composition_delay`), so its first picture is presented at
-//! its decode time.
+//! A CMAF init segment describes one track ([`init_segment`]), a muxed one several with the
+//! same boxes ([`muxed_init_segment`]), so the two cannot drift apart. The sample description
+//! is the source's own bytes, so any codec configuration reaches the player exactly as the
+//! source has it; the one edit written is a video track's composition delay.
 
 use super::writer::BoxWriter;
 use crate::media::{TrackIndex, TrackKind, UNITY_MATRIX};

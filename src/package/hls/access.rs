@@ -1,4 +1,4 @@
-//! What HLS says about accessibility (issue 31): `CHARACTERISTICS` of audio that describes
+//! What HLS says about accessibility: `CHARACTERISTICS` of audio that describes
 //! the video and of subtitles for the deaf and hard of hearing (RFC 8216 4.4.6.1, Apple's
 //! UTIs), and closed captions carried in the video as `EXT-X-MEDIA:TYPE=CLOSED-CAPTIONS`
 //! with `CLOSED-CAPTIONS` on every variant, or `CLOSED-CAPTIONS=NONE` on every variant

@@ -16,6 +16,14 @@ pub(super) const AUDIO_GROUP: &str = "audio";
 /// `GROUP-ID` of the subtitle renditions (text tracks as WebVTT).
 pub(super) const SUBTITLES_GROUP: &str = "subs";
 
+/// Where a multivariant playlist's URIs point: the version folder they are written under
+/// (`v{token}/`, from [`ManifestOptions::folder`]) and the options whose query each carries.
+#[derive(Debug, Clone, Copy)]
+pub(super) struct UriBase<'a> {
+    pub options: &'a ManifestOptions,
+    pub folder: &'a str,
+}
+
 pub(super) fn track<'a>(title: &'a Title, rendition: &Rendition) -> Option<&'a TrackIndex> {
     title.index.tracks.get(rendition.track_pos)
 }

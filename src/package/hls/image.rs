@@ -7,9 +7,8 @@
 
 use std::fmt::Write as _;
 
-use super::attrs::{Attrs, VERSION};
-use crate::package::signalling::ManifestOptions;
-use crate::package::thumb::{Storyboard, StoryboardPart};
+use super::attrs::{Attrs, UriBase, VERSION};
+use crate::package::thumb::{PixelSize, Storyboard, StoryboardPart};
 
 /// `#EXT-X-IMAGE-STREAM-INF` of `board`'s image playlist, in `folder`: a tile's size as
 /// `RESOLUTION` (as in the specification's examples, where it equals `EXT-X-TILES`'s; Shaka
@@ -18,9 +17,9 @@ use crate::package::thumb::{Storyboard, StoryboardPart};
 pub(super) fn image_stream_inf(
     out: &mut String,
     board: &Storyboard,
-    (options, folder): (&ManifestOptions, &str),
+    UriBase { options, folder }: UriBase<'_>,
 ) {
-    let (width, height) = board.full_sheet_size();
+    let PixelSize { width, height } = board.full_sheet_size();
     let sheet_ms = board
         .interval_ms
         .saturating_mul(board.tiles_per_sheet())
@@ -30,7 +29,7 @@ pub(super) fn image_stream_inf(
         .plain("BANDWIDTH", bandwidth)
         .plain(
             "RESOLUTION",
-            format_args!("{}x{}", board.tile.0, board.tile.1),
+            format_args!("{}x{}", board.tile.width, board.tile.height),
         )
         .quoted("CODECS", "jpeg")
         .uri(
@@ -63,8 +62,8 @@ pub fn render_image_playlist(board: &Storyboard, query: Option<&str>) -> String 
         let _ = write!(
             out,
             "#EXTINF:{seconds:.3},\n#EXT-X-TILES:RESOLUTION={}x{},LAYOUT={}x{},DURATION={:.3}\n{}",
-            board.tile.0,
-            board.tile.1,
+            board.tile.width,
+            board.tile.height,
             board.columns,
             board.rows,
             board.interval_ms as f64 / 1000.0,
@@ -84,10 +83,11 @@ pub fn render_image_playlist(board: &Storyboard, query: Option<&str>) -> String 
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::package::signalling::ManifestOptions;
 
     #[test]
     fn each_sheet_is_a_segment_of_its_tiles_time() {
-        let board = Storyboard::new(3_000, 400, (3, 2), (160, 90)).unwrap();
+        let board = Storyboard::new(3_000, 400, 3, 2, PixelSize::new(160, 90)).unwrap();
         let playlist = render_image_playlist(&board, Some("token=t"));
         assert!(playlist.contains("#EXT-X-IMAGES-ONLY\n"), "{playlist}");
         assert!(playlist.contains("#EXT-X-TARGETDURATION:3\n"), "{playlist}");
@@ -99,7 +99,11 @@ mod tests {
         assert!(playlist.ends_with("storyboard-2.jpg?token=t\n#EXT-X-ENDLIST\n"));
         let mut out = String::new();
         let options = ManifestOptions::default();
-        image_stream_inf(&mut out, &board, (&options, "vabc/"));
+        let uris = UriBase {
+            options: &options,
+            folder: "vabc/",
+        };
+        image_stream_inf(&mut out, &board, uris);
         assert_eq!(
             out,
             "#EXT-X-IMAGE-STREAM-INF:BANDWIDTH=36000,RESOLUTION=160x90,CODECS=\"jpeg\",\

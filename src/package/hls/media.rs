@@ -6,7 +6,7 @@
 use std::fmt::{Display, Write as _};
 
 use super::attrs::{track, Attrs, VERSION};
-use super::breaks::write_marks;
+use super::break_tags::{write_marks, SegmentStart};
 use crate::crypto::keys::{hex, ContentKey};
 use crate::crypto::Scheme;
 use crate::package::protect::hls_segment_iv;
@@ -51,14 +51,16 @@ pub fn render_iframe_playlist_with(
     let plan = title.plan.tracks.get(rendition.track_pos);
     let mut elapsed_us = 0u64;
     for (number, frame) in (1u64..).zip(&frames) {
-        // The break segment this key frame starts, if any (ad breaks: issue 31).
+        // The break segment this key frame starts, if any (ad breaks).
         let segment = (title.breaks.list.iter())
             .map(|b| b.segment)
             .find(|k| plan.and_then(|p| p.first_samples.get(*k)) == Some(&(frame.sample as u32)));
         if number == 1 || segment.is_some() {
-            let elapsed = i128::from(elapsed_us) * 1000;
-            let k = segment.unwrap_or(0);
-            write_marks(&mut out, &title.breaks, (k, elapsed), number == 1, 0);
+            let at = SegmentStart {
+                segment: segment.unwrap_or(0),
+                elapsed_ns: i128::from(elapsed_us) * 1000,
+            };
+            write_marks(&mut out, &title.breaks, at, number == 1, 0);
         }
         let us = micros(frame.duration);
         elapsed_us = elapsed_us.saturating_add(us);
@@ -113,7 +115,8 @@ pub fn render_media_playlist_with(
         Some(Resource::Init { track_id }),
         |number| Resource::Segment { track_id, number },
         options,
-        (keys.as_ref(), 0),
+        keys.as_ref(),
+        0,
     )
 }
 
@@ -223,7 +226,8 @@ pub(super) fn media_playlist_of<M: Display, S: Display>(
     map: Option<M>,
     segment: impl Fn(u64) -> S,
     options: &ManifestOptions,
-    (keys, pts_adjustment): (Option<&SegmentKeys<'_>>, u64),
+    keys: Option<&SegmentKeys<'_>>,
+    pts_adjustment: u64,
 ) -> String {
     let all = segment_micros(title, rendition);
     let listed = listed_segments(&all);
@@ -247,12 +251,14 @@ pub(super) fn media_playlist_of<M: Display, S: Display>(
     }
     let mut elapsed_us = 0u64;
     for (number, micros) in (first_number..).zip(durations) {
-        let k = (number - 1) as usize;
-        let elapsed = i128::from(elapsed_us) * 1000;
+        let at = SegmentStart {
+            segment: (number - 1) as usize,
+            elapsed_ns: i128::from(elapsed_us) * 1000,
+        };
         write_marks(
             &mut out,
             &title.breaks,
-            (k, elapsed),
+            at,
             number == first_number,
             pts_adjustment,
         );
@@ -304,9 +310,11 @@ pub(super) fn subtitle_playlist_of(
     );
     let mut elapsed_us = 0u64;
     for (n, (number, micros)) in (plan.first_number..).zip(&plan.durations_us).enumerate() {
-        let k = (number - 1) as usize;
-        let elapsed = i128::from(elapsed_us) * 1000;
-        write_marks(&mut out, &plan.breaks, (k, elapsed), n == 0, pts_adjustment);
+        let at = SegmentStart {
+            segment: (number - 1) as usize,
+            elapsed_ns: i128::from(elapsed_us) * 1000,
+        };
+        write_marks(&mut out, &plan.breaks, at, n == 0, pts_adjustment);
         elapsed_us = elapsed_us.saturating_add(*micros);
         let (secs, fraction) = (micros / 1_000_000, micros % 1_000_000);
         let name = segment(number).to_string();

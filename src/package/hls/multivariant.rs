@@ -8,8 +8,8 @@
 use std::fmt::Write as _;
 
 use super::attrs::{
-    audio_names, codecs, language, picture_attributes, track, video_signalling, Attrs, AUDIO_GROUP,
-    SUBTITLES_GROUP, VERSION,
+    audio_names, codecs, language, picture_attributes, track, video_signalling, Attrs, UriBase,
+    AUDIO_GROUP, SUBTITLES_GROUP, VERSION,
 };
 use crate::media::TrackKind;
 use crate::package::names::track_label;
@@ -47,6 +47,10 @@ pub(super) fn multivariant_of(
     subtitle_renditions(&mut out, title, options, &folder, |track_id| {
         Resource::MediaPlaylist { track_id }
     });
+    let uris = UriBase {
+        options,
+        folder: &folder,
+    };
     let (videos, all_audios): (Vec<&Rendition>, Vec<&Rendition>) = (title.renditions.iter())
         .filter(|r| r.kind == TrackKind::Audio || !options.left_out(r.track_id))
         .partition(|r| r.kind == TrackKind::Video);
@@ -58,7 +62,7 @@ pub(super) fn multivariant_of(
         .unzip();
     if videos.is_empty() {
         for audio in &audios {
-            variant(&mut out, (title, also), &[audio], false, (options, &folder));
+            variant(&mut out, title, also, &[audio], false, uris);
         }
         return out;
     }
@@ -95,21 +99,15 @@ pub(super) fn multivariant_of(
         let members: Vec<&Rendition> = std::iter::once(*video)
             .chain(audios.iter().copied())
             .collect();
-        variant(
-            &mut out,
-            (title, also),
-            &members,
-            !audios.is_empty(),
-            (options, &folder),
-        );
+        variant(&mut out, title, also, &members, !audios.is_empty(), uris);
     }
     if options.trick_play {
         for video in &videos {
-            iframe_variant(&mut out, title, video, (options, &folder));
+            iframe_variant(&mut out, title, video, uris);
         }
     }
     if let Some(board) = &options.storyboard {
-        super::image::image_stream_inf(&mut out, board, (options, &folder));
+        super::image::image_stream_inf(&mut out, board, uris);
     }
     out
 }
@@ -148,7 +146,7 @@ fn iframe_variant(
     out: &mut String,
     title: &Title,
     video: &Rendition,
-    (options, folder): (&ManifestOptions, &str),
+    UriBase { options, folder }: UriBase<'_>,
 ) {
     let Some(track) = track(title, video) else {
         return;
@@ -183,10 +181,11 @@ fn iframe_variant(
 /// `members[1..]`, if any: its rates are the first's plus the group's largest (4.4.6.2).
 fn variant(
     out: &mut String,
-    (title, also): (&Title, &[&Title]),
+    title: &Title,
+    also: &[&Title],
     members: &[&Rendition],
     with_audio: bool,
-    (options, folder): (&ManifestOptions, &str),
+    UriBase { options, folder }: UriBase<'_>,
 ) {
     let Some((first, group)) = members.split_first() else {
         return;
@@ -294,7 +293,13 @@ pub(super) fn subtitle_renditions(
             .uri(format_args!("{folder}{uri}"), options);
         let _ = writeln!(out, "#EXT-X-MEDIA:{}", attrs.0);
     }
-    sidecar_renditions(out, title, (options, folder, playlist), texts.len());
+    sidecar_renditions(
+        out,
+        title,
+        UriBase { options, folder },
+        playlist,
+        texts.len(),
+    );
 }
 
 /// `#EXT-X-MEDIA:TYPE=SUBTITLES` for each sidecar file of a title document, after the
@@ -305,7 +310,8 @@ pub(super) fn subtitle_renditions(
 fn sidecar_renditions(
     out: &mut String,
     title: &Title,
-    (options, folder, playlist): (&ManifestOptions, &str, fn(u32) -> Resource),
+    UriBase { options, folder }: UriBase<'_>,
+    playlist: fn(u32) -> Resource,
     texts: usize,
 ) {
     let default = title.sidecars.iter().position(|s| s.default);

@@ -8,18 +8,14 @@
 //! an I-frame playlist (`EXT-X-I-FRAME-STREAM-INF`, 4.4.6.3) addressing each key frame's
 //! packets, PAT and PMT included, by `EXT-X-BYTERANGE` (version 4). Durations, numbering
 //! and `EXT-X-START` are the CMAF playlists', so the two outputs cut and time alike.
-//!
-//! Protected, the output is HLS AES-128 (an IV per segment) or Apple's SAMPLE-AES (one IV
-//! per rendition); SAMPLE-AES also changes what the multivariant playlist offers (see
-//! [`render_ts_multivariant_playlist_with`]).
 
 use std::fmt::Write as _;
 
 use super::attrs::{
-    audio_names, codecs, language, picture_attributes, track, video_signalling, Attrs, AUDIO_GROUP,
-    SUBTITLES_GROUP,
+    audio_names, codecs, language, picture_attributes, track, video_signalling, Attrs, UriBase,
+    AUDIO_GROUP, SUBTITLES_GROUP,
 };
-use super::breaks::write_marks;
+use super::break_tags::{write_marks, SegmentStart};
 use super::media::{media_playlist_of, subtitle_playlist_of, SegmentKeys};
 use super::multivariant::{session_key, subtitle_renditions};
 use crate::crypto::Scheme;
@@ -64,13 +60,23 @@ pub fn render_ts_multivariant_playlist_with(
     let has_subtitles = !subtitles.is_empty();
     let (videos, audios): (Vec<&TsRendition>, Vec<&TsRendition>) =
         (ts.renditions.iter()).partition(|r| r.rendition.kind == TrackKind::Video);
-    let uris = (options, folder.as_str());
+    let uris = UriBase {
+        options,
+        folder: &folder,
+    };
     if videos.is_empty() {
         let offered = |a: &&&TsRendition| {
             !withheld(a.rendition.track_id) && !options.left_out(a.rendition.track_id)
         };
         for audio in audios.iter().filter(offered) {
-            variant(&mut out, title, audio, (None, &[]), has_subtitles, uris);
+            variant(
+                &mut out,
+                title,
+                audio,
+                AudioAlternates::NONE,
+                has_subtitles,
+                uris,
+            );
         }
         return out;
     }
@@ -124,8 +130,10 @@ pub fn render_ts_multivariant_playlist_with(
         !withheld(video.rendition.track_id) && !options.left_out(video.rendition.track_id)
     };
     for video in videos.iter().filter(offered) {
-        let with_group = (!group.is_empty()).then_some(AUDIO_GROUP);
-        let audio = (with_group, alternates.as_slice());
+        let audio = AudioAlternates {
+            group: (!group.is_empty()).then_some(AUDIO_GROUP),
+            alternates: &alternates,
+        };
         variant(&mut out, title, video, audio, has_subtitles, uris);
     }
     if options.trick_play {
@@ -136,15 +144,31 @@ pub fn render_ts_multivariant_playlist_with(
     out
 }
 
+/// The audio-only alternates of a TS variant: the `AUDIO` group it names, if any, and the
+/// renditions in it, whose largest rates and whose codecs the variant adds to its own.
+#[derive(Debug, Clone, Copy)]
+struct AudioAlternates<'a> {
+    group: Option<&'a str>,
+    alternates: &'a [&'a TsRendition],
+}
+
+impl AudioAlternates<'_> {
+    /// No audio group (an audio-only variant).
+    const NONE: Self = Self {
+        group: None,
+        alternates: &[],
+    };
+}
+
 /// `#EXT-X-STREAM-INF` of one TS rendition: its own rates plus the largest audio-only
 /// alternate's (players fetch both when one is chosen), its codecs with the muxed audio's.
 fn variant(
     out: &mut String,
     title: &Title,
     ts: &TsRendition,
-    (audio_group, alternates): (Option<&str>, &[&TsRendition]),
+    AudioAlternates { group, alternates }: AudioAlternates<'_>,
     has_subtitles: bool,
-    (options, folder): (&ManifestOptions, &str),
+    UriBase { options, folder }: UriBase<'_>,
 ) {
     let peak = alternates
         .iter()
@@ -166,7 +190,7 @@ fn variant(
     }
     let first = &ts.rendition;
     attrs = picture_attributes(attrs, title, first);
-    if let Some(group) = audio_group {
+    if let Some(group) = group {
         attrs = attrs.quoted("AUDIO", group);
     }
     if has_subtitles {
@@ -199,7 +223,7 @@ fn iframe_variant(
     out: &mut String,
     title: &Title,
     ts: &TsRendition,
-    (options, folder): (&ManifestOptions, &str),
+    UriBase { options, folder }: UriBase<'_>,
 ) {
     let frames = iframes(ts);
     let peak = (frames.iter())
@@ -269,7 +293,8 @@ pub fn render_ts_media_playlist_with(
         None::<Resource>,
         |number| Resource::TsSegment { track_id, number },
         options,
-        (keys.as_ref(), TS_TIME_OFFSET),
+        keys.as_ref(),
+        TS_TIME_OFFSET,
     )
 }
 
@@ -303,20 +328,17 @@ pub fn render_ts_iframe_playlist_with(
         let Some(frame) = ts.layout.key_frames.get(i) else {
             continue;
         };
-        // The first key frame of a segment a break starts (ad breaks: issue 31).
+        // The first key frame of a segment a break starts (ad breaks).
         let opens = i == 0
             || (i.checked_sub(1).and_then(|p| ts.layout.key_frames.get(p)))
                 .is_some_and(|p| p.segment != frame.segment);
         let at_break = opens && title.breaks.list.iter().any(|b| b.segment == frame.segment);
         if i == 0 || at_break {
-            let elapsed = i128::from(elapsed_us) * 1000;
-            write_marks(
-                &mut out,
-                &title.breaks,
-                (frame.segment, elapsed),
-                i == 0,
-                TS_TIME_OFFSET,
-            );
+            let at = SegmentStart {
+                segment: frame.segment,
+                elapsed_ns: i128::from(elapsed_us) * 1000,
+            };
+            write_marks(&mut out, &title.breaks, at, i == 0, TS_TIME_OFFSET);
         }
         elapsed_us = elapsed_us.saturating_add(micros);
         let (secs, fraction) = (micros / 1_000_000, micros % 1_000_000);

@@ -175,10 +175,16 @@ fn dash_templates_expand_to_our_names() {
 
 #[test]
 fn version_folders_round_trip() {
-    let folder = version_folder("0123456789abcdef");
+    let token = VersionToken::parse("0123456789abcdef").unwrap();
+    let folder = version_folder(&token);
+    assert_eq!(folder, "v0123456789abcdef/");
     assert_eq!(
         parse_version_folder(folder.trim_end_matches('/')),
-        Some("0123456789abcdef")
+        Some(token)
+    );
+    assert_eq!(
+        VersionToken::of_hash(0xf830_3217_d362_30f6),
+        "f8303217d36230f6"
     );
     for odd in [
         "v0123",
@@ -215,7 +221,7 @@ fn odd_spellings_are_not_resources() {
     }
 }
 
-/// Given the names of a sequence's parts (issue 31), then they read as written, say which
+/// Given the names of a sequence's parts, then they read as written, say which
 /// part, and leave every name without a part as it was; near misses are not resources.
 #[test]
 fn part_names_round_trip_and_near_misses_do_not() {

@@ -15,7 +15,7 @@ const PROTECTED: &str = "0123456789abcdef";
 /// The options of an encrypted output of `title` in `scheme`, its URLs signed.
 fn protected(title: &Title, scheme: Scheme) -> ManifestOptions {
     ManifestOptions {
-        version: Some(PROTECTED.into()),
+        version: VersionToken::parse(PROTECTED),
         query: Some("token=t&u".into()),
         trick_play: false,
         withheld: Vec::new(),
@@ -99,7 +99,7 @@ fn protected_multivariant_playlists_offer_the_key_up_front_and_no_trick_play() {
         lines[3],
         "#EXT-X-SESSION-KEY:METHOD=AES-128,URI=\"v0123456789abcdef/hls.key?token=t&u\""
     );
-    assert!(!text.contains("I-FRAME") && !text.contains(&title.version_token()));
+    assert!(!text.contains("I-FRAME") && !text.contains(title.version_token().as_str()));
     assert!(lines.contains(&"v0123456789abcdef/index-t1.m3u8?token=t&u"));
 }
 
@@ -126,7 +126,7 @@ fn protected_mpds_protect_audio_and_video_sets_only() {
     assert!(mpd.contains(
         "<dashif:Laurl>https://cdn.example/vod/a.mp4/clearkey.json?token=t&amp;u</dashif:Laurl>"
     ));
-    let folder = version_folder(PROTECTED);
+    let folder = version_folder(&VersionToken::parse(PROTECTED).unwrap());
     assert!(mpd.contains(&format!(
         "initialization=\"{folder}init-$RepresentationID$.mp4?token=t&amp;u\""
     )));

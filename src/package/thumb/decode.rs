@@ -3,13 +3,6 @@
 //! machine. HEVC, AV1 and VP9 go to libavcodec (`libav.rs`) when vodpack is built with the
 //! cargo feature `libavcodec`; without it they are refused naming that feature, and any
 //! other codec as unsupported.
-//!
-//! MP4 samples hold length-prefixed NAL units (ISO/IEC 14496-15 5.3.2); OpenH264 reads an
-//! Annex B byte stream, so each sample is rewritten with start codes, after the `avcC`
-//! parameter sets. Error concealment stays off: a corrupt or truncated frame is an error
-//! with the decoder's reason, never a patched-up picture. The decoder keeps B-frames for
-//! reordering until flushed, and hands frames out in presentation order; the frame asked for
-//! is the output of the number [`FramePick::rank`](super::FramePick) gives.
 
 use bytes::Bytes;
 use openh264::decoder::{DecodeOptions, Decoder, DecoderConfig, Flush};
@@ -65,7 +58,8 @@ pub fn decode_frame(
     fourcc: [u8; 4],
     stsd: &[u8],
     samples: &[Bytes],
-    (rank, max_pixels): (usize, u64),
+    rank: usize,
+    max_pixels: u64,
 ) -> Result<Picture, ThumbError> {
     // OpenH264 says a picture's size only with the picture: the caller checks that one.
     #[cfg(not(feature = "libavcodec"))]
@@ -75,7 +69,7 @@ pub fn decode_frame(
         #[cfg(feature = "libavcodec")]
         Route::Libav(codec) => {
             let config = crate::media::decoder_configuration(stsd);
-            super::libav::decode(codec, config.as_deref(), samples, (rank, max_pixels))
+            super::libav::decode(codec, config.as_deref(), samples, rank, max_pixels)
         }
     }
 }

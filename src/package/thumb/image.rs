@@ -6,13 +6,6 @@
 //! by the resize filter, and kept at full resolution in the JPEG (4:4:4). Size: both `-w` and `-h` give exactly that size (nginx-vod-module stretches
 //! too); one of them, the other from the display aspect (the `tkhd` size, which carries
 //! the pixel aspect ratio); neither, the picture's height at its display aspect.
-//!
-//! Crates, chosen for a lean build on two cores and for quality: `fast_image_resize`
-//! (maintained, no dependencies beyond a few small ones, SIMD convolution; CatmullRom is
-//! as sharp as ffmpeg's default bicubic) rather than `image`, whose resize pulls in its
-//! codec stack; `jpeg-encoder` (pure Rust, no dependencies, libjpeg's tables) for the
-//! JPEG. Together they add a few seconds to a cold build, against the minute that the
-//! OpenH264 C++ source takes.
 
 use fast_image_resize::images::Image;
 use fast_image_resize::{FilterType, PixelType, ResizeAlg, ResizeOptions, Resizer};
@@ -24,6 +17,19 @@ use crate::media::ColorInfo;
 /// Longest side of an image we make, in pixels.
 pub const MAX_SIDE: u32 = 4096;
 
+/// The width and height of a picture, an image or a tile, in pixels.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+pub struct PixelSize {
+    pub width: u32,
+    pub height: u32,
+}
+
+impl PixelSize {
+    pub const fn new(width: u32, height: u32) -> Self {
+        Self { width, height }
+    }
+}
+
 /// How the picture is turned into a JPEG.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub struct JpegOptions {
@@ -31,19 +37,23 @@ pub struct JpegOptions {
     pub quality: u8,
 }
 
-/// The size of the image for a picture of `picture` pixels displayed at `display` (width,
-/// height; 0 when unknown), as `-wW`/`-hH` ask.
+/// The size of the image for a picture of `picture` pixels displayed at `display` (a side
+/// 0 when unknown), as `-wW`/`-hH` ask (`width`, `height`).
 ///
 /// # Errors
 /// [`ThumbError::BadSize`] when a side would be 0 or over [`MAX_SIDE`].
 pub fn output_size(
-    picture: (u32, u32),
-    display: (u32, u32),
-    asked: (Option<u32>, Option<u32>),
-) -> Result<(u32, u32), ThumbError> {
-    let (pw, ph) = picture;
+    picture: PixelSize,
+    display: PixelSize,
+    width: Option<u32>,
+    height: Option<u32>,
+) -> Result<PixelSize, ThumbError> {
+    let PixelSize {
+        width: pw,
+        height: ph,
+    } = picture;
     // The display aspect; the picture's own when the file gives none.
-    let (dw, dh) = match display {
+    let (dw, dh) = match (display.width, display.height) {
         (w, h) if w > 0 && h > 0 => (u64::from(w), u64::from(h)),
         _ => (u64::from(pw.max(1)), u64::from(ph.max(1))),
     };
@@ -51,7 +61,7 @@ pub fn output_size(
         let value = (u64::from(side) * num + den / 2) / den.max(1);
         u32::try_from(value.max(1)).unwrap_or(u32::MAX)
     };
-    let (w, h) = match asked {
+    let (w, h) = match (width, height) {
         (Some(w), Some(h)) => (w, h),
         (Some(w), None) => (w, scaled(w, dh, dw)),
         (None, Some(h)) => (scaled(h, dw, dh), h),
@@ -68,7 +78,7 @@ pub fn output_size(
             max: MAX_SIDE,
         });
     }
-    Ok((w, h))
+    Ok(PixelSize::new(w, h))
 }
 
 /// `picture` as a JPEG of `size` (from [`output_size`]).
@@ -79,7 +89,7 @@ pub fn output_size(
 pub fn encode_jpeg(
     picture: &Picture,
     color: Option<&ColorInfo>,
-    size: (u32, u32),
+    size: PixelSize,
     options: JpegOptions,
 ) -> Result<Vec<u8>, ThumbError> {
     let rgb = scaled_rgb(picture, color, size)?;
@@ -99,17 +109,17 @@ pub fn encode_jpeg(
 pub fn scaled_rgb(
     picture: &Picture,
     color: Option<&ColorInfo>,
-    size: (u32, u32),
+    size: PixelSize,
 ) -> Result<Vec<u8>, ThumbError> {
     let bad_size = || ThumbError::BadSize {
-        width: size.0,
-        height: size.1,
+        width: size.width,
+        height: size.height,
         max: MAX_SIDE,
     };
     check_planes(picture)?;
     let side = |n: usize| u32::try_from(n).map_err(|_| bad_size());
-    let luma = (side(picture.width)?, side(picture.height)?);
-    let chroma = (
+    let luma = PixelSize::new(side(picture.width)?, side(picture.height)?);
+    let chroma = PixelSize::new(
         side(picture.chroma_width())?,
         side(picture.chroma_height())?,
     );
@@ -129,17 +139,17 @@ pub fn scaled_rgb(
 /// [`ThumbError::Undecodable`] when the encoder fails (`rgb` not of `size`).
 pub fn encode_rgb_jpeg(
     rgb: &[u8],
-    size: (u32, u32),
+    size: PixelSize,
     options: JpegOptions,
 ) -> Result<Vec<u8>, ThumbError> {
     let bad_size = || ThumbError::BadSize {
-        width: size.0,
-        height: size.1,
+        width: size.width,
+        height: size.height,
         max: u32::from(u16::MAX),
     };
     let (w, h) = (
-        u16::try_from(size.0).map_err(|_| bad_size())?,
-        u16::try_from(size.1).map_err(|_| bad_size())?,
+        u16::try_from(size.width).map_err(|_| bad_size())?,
+        u16::try_from(size.height).map_err(|_| bad_size())?,
     );
     let mut jpeg = Vec::new();
     let mut encoder = Encoder::new(&mut jpeg, options.quality.clamp(1, 100));
@@ -154,13 +164,13 @@ pub fn encode_rgb_jpeg(
 }
 
 /// One 8-bit plane of `from` resized to `to`.
-fn resize_plane(plane: &[u8], from: (u32, u32), to: (u32, u32)) -> Result<Vec<u8>, ThumbError> {
+fn resize_plane(plane: &[u8], from: PixelSize, to: PixelSize) -> Result<Vec<u8>, ThumbError> {
     let failed = |e: &dyn std::fmt::Display| ThumbError::Undecodable {
         reason: format!("scaling failed: {e}"),
     };
-    let src = Image::from_vec_u8(from.0, from.1, plane.to_vec(), PixelType::U8)
+    let src = Image::from_vec_u8(from.width, from.height, plane.to_vec(), PixelType::U8)
         .map_err(|e| failed(&e))?;
-    let mut dst = Image::new(to.0, to.1, PixelType::U8);
+    let mut dst = Image::new(to.width, to.height, PixelType::U8);
     let options = ResizeOptions::new().resize_alg(ResizeAlg::Convolution(FilterType::CatmullRom));
     Resizer::new()
         .resize(&src, &mut dst, &options)
@@ -228,25 +238,18 @@ mod tests {
 
     #[test]
     fn one_side_keeps_the_display_aspect_and_both_stretch() {
-        let sd = ((320, 180), (320, 180));
-        assert_eq!(output_size(sd.0, sd.1, (Some(150), None)), Ok((150, 84)));
-        assert_eq!(output_size(sd.0, sd.1, (None, Some(90))), Ok((160, 90)));
-        assert_eq!(
-            output_size(sd.0, sd.1, (Some(150), Some(90))),
-            Ok((150, 90))
-        );
-        assert_eq!(output_size(sd.0, sd.1, (None, None)), Ok((320, 180)));
+        let sd = PixelSize::new(320, 180);
+        let size = PixelSize::new;
+        assert_eq!(output_size(sd, sd, Some(150), None), Ok(size(150, 84)));
+        assert_eq!(output_size(sd, sd, None, Some(90)), Ok(size(160, 90)));
+        assert_eq!(output_size(sd, sd, Some(150), Some(90)), Ok(size(150, 90)));
+        assert_eq!(output_size(sd, sd, None, None), Ok(size(320, 180)));
         // Anamorphic: 720x576 coded, shown 16:9 (tkhd 1024x576).
-        assert_eq!(
-            output_size((720, 576), (1024, 576), (None, None)),
-            Ok((1024, 576))
-        );
-        assert_eq!(
-            output_size((720, 576), (1024, 576), (None, Some(90))),
-            Ok((160, 90))
-        );
-        assert!(output_size(sd.0, sd.1, (Some(5000), None)).is_err());
-        assert!(output_size(sd.0, sd.1, (None, Some(4000))).is_err());
+        let (coded, shown) = (size(720, 576), size(1024, 576));
+        assert_eq!(output_size(coded, shown, None, None), Ok(size(1024, 576)));
+        assert_eq!(output_size(coded, shown, None, Some(90)), Ok(size(160, 90)));
+        assert!(output_size(sd, sd, Some(5000), None).is_err());
+        assert!(output_size(sd, sd, None, Some(4000)).is_err());
     }
 
     #[test]
@@ -258,7 +261,7 @@ mod tests {
             u: vec![128],
             v: vec![128],
         };
-        let rgb = scaled_rgb(&grey, None, (2, 2)).unwrap();
+        let rgb = scaled_rgb(&grey, None, PixelSize::new(2, 2)).unwrap();
         assert_eq!(&rgb[..6], &[0, 0, 0, 255, 255, 255]);
         // BT.601 limited red: Y 81, Cb 90, Cr 240.
         let red = Picture {
@@ -268,7 +271,7 @@ mod tests {
             u: vec![90],
             v: vec![240],
         };
-        let rgb = scaled_rgb(&red, None, (1, 1)).unwrap();
+        let rgb = scaled_rgb(&red, None, PixelSize::new(1, 1)).unwrap();
         assert!(rgb[0] >= 253 && rgb[1] <= 2 && rgb[2] <= 2, "{rgb:?}");
     }
 
@@ -289,15 +292,16 @@ mod tests {
             full_range: false,
             source: crate::media::ColorSource::Colr,
         };
-        for size in [(3, 2), (8, 8), (13, 11)] {
+        for (w, h) in [(3, 2), (8, 8), (13, 11)] {
+            let size = PixelSize::new(w, h);
             let rgb = scaled_rgb(&red, Some(&bt709), size).unwrap();
-            assert_eq!(rgb.len(), (size.0 * size.1 * 3) as usize);
+            assert_eq!(rgb.len(), (w * h * 3) as usize);
             for px in rgb.chunks_exact(3) {
                 assert!(px[0] >= 253 && px[1] <= 2 && px[2] <= 2, "{size:?} {px:?}");
             }
         }
         // The same samples read as BT.601 are not red: the matrix matters.
-        let rgb = scaled_rgb(&red, None, (3, 2)).unwrap();
+        let rgb = scaled_rgb(&red, None, PixelSize::new(3, 2)).unwrap();
         assert!(rgb[0] < 245, "{:?}", &rgb[..3]);
     }
 }

@@ -2,27 +2,10 @@
 //! for what is not 8-bit 4:2:0 (10-bit HEVC and AV1, 4:2:2, 4:4:4, monochrome): built only
 //! with the cargo feature `libavcodec`.
 //!
-//! Binding: `ffmpeg-sys-next` (maintained, bindgen-made from the installed headers, so
-//! struct layouts are the installed FFmpeg's, 5.1 on Debian bookworm and later ones), with
-//! only its `avcodec` and `swscale` features: 12 crates new to the lock (bindgen,
-//! clang-sys, nom, ...), about 40 s of CPU in a cold build, none in a default build. Not its safe companion `ffmpeg-next`: with only its `codec` feature it does not
-//! compile (9.0 refers to libavformat from its packet code), it would need libavformat too,
-//! and it has no safe way to set a decoder's extradata, so the unsafe calls would stay.
-//! Nor hand-written FFI: the decode loop touches `AVCodecContext` and `AVFrame` fields
-//! whose offsets differ between FFmpeg versions. The unsafe surface is this file: owned
-//! handles freed on drop, and every length checked before it crosses.
-//!
-//! Input as OpenH264's: the samples from the key frame to the frame asked for, in decode
-//! order, with the `hvcC`/`av1C` body as extradata (HEVC's length-prefixed NAL units and
-//! AV1's OBUs are what the decoders read; VP9 frames carry their own headers). Each packet
-//! is copied into libavcodec's padded buffer (it reads past the end with its bit readers)
-//! and tagged with its place in the run; the picture whose tag is the last sample's is the
-//! frame, so pictures the decoder drops (HEVC RASL pictures after a CRA) do not shift it.
-//! One thread per decode (the admission bounds how many run), errors explode instead of
-//! being concealed, a picture flagged corrupt is refused, and the stream's own size is
-//! held to the limit before a picture is decoded: HEVC's SPS when the decoder opens (it
-//! reads the extradata), any frame header through libavcodec's `max_pixels` (dav1d's
-//! frame size limit for AV1), which refuses it before the picture is allocated.
+//! Bound through `ffmpeg-sys-next` (bindgen-made from the installed headers, so struct
+//! layouts are the installed FFmpeg's), not `ffmpeg-next` nor hand-written FFI. The unsafe
+//! surface is this file: owned handles freed on drop, every length checked before it
+//! crosses, and the picture's size held to the limits before it is allocated.
 
 use std::ffi::{c_int, CStr};
 use std::ptr;
@@ -76,7 +59,8 @@ pub fn decode(
     codec: LibavCodec,
     config: Option<&[u8]>,
     samples: &[Bytes],
-    (rank, max_pixels): (usize, u64),
+    rank: usize,
+    max_pixels: u64,
 ) -> Result<Picture, ThumbError> {
     static QUIET: Once = Once::new();
     // Decoder complaints reach the client as the 422's reason; on stderr they would only

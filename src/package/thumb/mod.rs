@@ -1,18 +1,11 @@
-//! Thumbnails: one frame of a video rendition as a JPEG (`thumb-MS.jpg`, issue 30).
+//! Thumbnails: one frame of a video rendition as a JPEG (`thumb-MS.jpg`), and storyboards.
 //!
-//! `name.rs` makes and parses the names (nginx-vod-module's grammar), `pick.rs` chooses the
-//! samples to decode for the frame presented at a time (edit lists and B-frames as the
-//! planner maps them), `decode.rs` turns those samples into a picture (H.264 through
-//! OpenH264; HEVC, AV1 and VP9 through libavcodec in `libav.rs` with the cargo feature
-//! `libavcodec`, else refused naming it; other codecs unsupported), and
-//! `image.rs` turns the picture into a scaled JPEG; `storyboard.rs` lays out a title's
-//! storyboard (sheets of key-frame tiles and their WebVTT index). All of it is synchronous
-//! and CPU-bound: the server runs it off the runtime workers under its own admission
-//! (`server::outputs::thumb`), after reading the picked samples' bytes itself.
-//!
-//! Why decoding lives in `package/` and not `media/`: `media/` says what the file holds
-//! (samples, times, parameter sets); a decoded, scaled picture is an output made from it,
-//! like a segment.
+//! `name.rs` makes and parses the names, `pick.rs` chooses the samples to decode,
+//! `decode.rs` (and `libav.rs` with the `libavcodec` feature) turns them into a picture,
+//! `image.rs` into a scaled JPEG; `storyboard.rs` lays out a title's storyboard. All of it
+//! is synchronous and CPU-bound; the server reads the picked samples and runs it off the
+//! runtime workers. It lives in `package/`, not `media/`: a decoded, scaled picture is an
+//! output made from the file, like a segment.
 
 mod decode;
 mod image;
@@ -23,7 +16,7 @@ mod pick;
 mod storyboard;
 
 pub use decode::{decode_frame, Picture, MAX_DECODE_SAMPLES};
-pub use image::{encode_jpeg, encode_rgb_jpeg, output_size, scaled_rgb, JpegOptions};
+pub use image::{encode_jpeg, encode_rgb_jpeg, output_size, scaled_rgb, JpegOptions, PixelSize};
 pub use name::ThumbName;
 pub use pick::{pick_frame, shown_key_frames_ms, FramePick, PickMode};
 pub use storyboard::{Storyboard, StoryboardLayout, StoryboardPart, Tile, MAX_SHEET_SIDE};

@@ -1,14 +1,9 @@
 //! Which samples to decode for the frame presented at a time.
 //!
-//! Times are the title's presentation times, as players and ffmpeg reading the source see
-//! them: a sample's movie time is its output pts less the title shift S
-//! (`package::plan`: output pts = source movie pts + S), so edit lists and B-frame
-//! composition delay count exactly as they do in segments. The frame shown at `t` is the
-//! one presented latest at or before `t` (pre-roll that the edit list hides, at negative
-//! movie times, is never shown). Decoding starts at the last sync sample that comes before
-//! it both in decode order and in presentation order, and runs in decode order up to the
-//! frame itself; among the frames decoded, the frame's place in presentation order says
-//! which of the decoder's (presentation-ordered) outputs it is.
+//! Times are the title's presentation times (output pts less the title shift, as in
+//! `package::plan`), so edit lists and B-frame delay count as they do in segments. The
+//! frame shown at `t` is the one presented latest at or before `t`; decoding starts at the
+//! last sync sample before it in both decode and presentation order.
 
 use std::ops::Range;
 

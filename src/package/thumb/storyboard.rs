@@ -1,29 +1,15 @@
 //! Storyboards: the layout of a title's scrubbing previews, its WebVTT index
 //! (`storyboard.vtt`) and the names of its sprite sheets (`storyboard-N.jpg`).
 //!
-//! One tile per interval from time 0 of the players' timeline; the last tile's cue ends at
-//! its end (the MPD's duration), so the cues tile the duration exactly. That timeline is
-//! the title's, moved by the video pre-roll of a first edit inside a GOP: DASH's Period and
-//! HLS's first segment start at that pre-roll's key frame (design 6.2), so title time T
-//! plays at T + pre-roll, and a tile placed there shows the key frame at or before title
-//! time T (cue start less the pre-roll). The DASH image set (`SegmentTemplate@duration`
-//! from the Period's start, no offset) and the HLS image playlist then line up with the
-//! video as players see it. Tiles fill sheets of a grid left to right, then top to
-//! bottom; sheets are numbered from 1 (DASH `startNumber="1"`). Every sheet is the grid's
-//! full width; the last one has only the rows it uses, so every cue's `#xywh` (W3C Media
-//! Fragments, spatial dimension) lies inside its sheet. A tile shows the key frame at or
-//! before its interval's start: one sample decoded a tile, at most a grid of them a sheet,
-//! where the exact frame could cost a GOP of decoding per tile. The WebVTT cue of a tile
-//! starts at that key frame's own time rather than at the interval's, so the frame on
-//! screen at each cue's start is the tile, and a scrub position is shown the key frame
-//! nearest before it; the DASH image set and the HLS image playlist, whose tiles the
-//! players place by equal durations, keep the intervals.
-//! Pixels are bounded by the settings' limits (grid and tile width) and checked here.
+//! One tile per interval of the players' timeline, tiles filling sheets of a grid left to
+//! right, then top to bottom, every cue's `#xywh` inside its sheet. A tile shows the key
+//! frame at or before its interval's start: one sample decoded a tile, where the exact
+//! frame could cost a GOP of decoding. Pixels are bounded by the settings' limits.
 
 use std::fmt::{self, Write as _};
 use std::ops::Range;
 
-use super::{output_size, ThumbError};
+use super::{output_size, PixelSize, ThumbError};
 use crate::media::{TrackIndex, TrackKind};
 use crate::package::Title;
 
@@ -92,7 +78,7 @@ pub struct Storyboard {
     /// Tiles down a full sheet (> 0).
     pub rows: u32,
     /// Tile width and height in pixels (> 0).
-    pub tile: (u32, u32),
+    pub tile: PixelSize,
 }
 
 /// How the settings lay storyboards out.
@@ -133,8 +119,9 @@ impl Storyboard {
     pub fn new(
         duration_ms: u64,
         interval_ms: u64,
-        (columns, rows): (u32, u32),
-        tile: (u32, u32),
+        columns: u32,
+        rows: u32,
+        tile: PixelSize,
     ) -> Result<Self, ThumbError> {
         let board = Self {
             duration_ms,
@@ -144,8 +131,12 @@ impl Storyboard {
             rows,
             tile,
         };
-        let (w, h) = board.full_sheet_size();
-        let zero = interval_ms == 0 || columns == 0 || rows == 0 || tile.0 == 0 || tile.1 == 0;
+        let PixelSize {
+            width: w,
+            height: h,
+        } = board.full_sheet_size();
+        let zero = interval_ms == 0 || columns == 0 || rows == 0;
+        let zero = zero || tile.width == 0 || tile.height == 0;
         if zero || w > MAX_SHEET_SIDE || h > MAX_SHEET_SIDE || board.tile_count() > MAX_TILES {
             return Err(ThumbError::BadSize {
                 width: w,
@@ -167,13 +158,14 @@ impl Storyboard {
         track: &TrackIndex,
         layout: StoryboardLayout,
     ) -> Result<Self, ThumbError> {
-        let picture = (u32::from(track.codec.width), u32::from(track.codec.height));
-        let display = (track.tkhd_width >> 16, track.tkhd_height >> 16);
-        let tile = output_size(picture, display, (Some(layout.tile_width), None))?;
+        let picture = PixelSize::new(u32::from(track.codec.width), u32::from(track.codec.height));
+        let display = PixelSize::new(track.tkhd_width >> 16, track.tkhd_height >> 16);
+        let tile = output_size(picture, display, Some(layout.tile_width), None)?;
         // Finite and non-negative by construction; saturating casts all the same.
         let to_ms = |secs: f64| (secs * 1000.0).round().clamp(0.0, u64::MAX as f64) as u64;
         let duration_ms = to_ms(title.period_duration_secs());
-        let board = Self::new(duration_ms, layout.interval_ms, layout.grid, tile)?;
+        let (columns, rows) = layout.grid;
+        let board = Self::new(duration_ms, layout.interval_ms, columns, rows, tile)?;
         Ok(board.with_offset(to_ms(title.dash_preroll_secs())))
     }
 
@@ -207,10 +199,10 @@ impl Storyboard {
     }
 
     /// Width and height of a full sheet, in pixels (saturating).
-    pub fn full_sheet_size(&self) -> (u32, u32) {
-        (
-            self.columns.saturating_mul(self.tile.0),
-            self.rows.saturating_mul(self.tile.1),
+    pub fn full_sheet_size(&self) -> PixelSize {
+        PixelSize::new(
+            self.columns.saturating_mul(self.tile.width),
+            self.rows.saturating_mul(self.tile.height),
         )
     }
 
@@ -222,11 +214,12 @@ impl Storyboard {
     }
 
     /// Width and height of sheet `sheet`: full width, the rows it uses.
-    pub fn sheet_size(&self, sheet: u32) -> Option<(u32, u32)> {
+    pub fn sheet_size(&self, sheet: u32) -> Option<PixelSize> {
         let tiles = self.tiles_of_sheet(sheet)?;
         let rows = (tiles.end - tiles.start).div_ceil(u64::from(self.columns.max(1)));
         let rows = u32::try_from(rows).ok()?;
-        Some((self.full_sheet_size().0, rows.checked_mul(self.tile.1)?))
+        let height = rows.checked_mul(self.tile.height)?;
+        Some(PixelSize::new(self.full_sheet_size().width, height))
     }
 
     /// Tile `index` (title-wide, 0-based).
@@ -239,8 +232,8 @@ impl Storyboard {
         Tile {
             sheet: u32::try_from(index / per_sheet + 1).unwrap_or(u32::MAX),
             at: (
-                place(on_sheet % columns, self.tile.0),
-                place(on_sheet / columns, self.tile.1),
+                place(on_sheet % columns, self.tile.width),
+                place(on_sheet / columns, self.tile.height),
             ),
             start_ms,
             end_ms: start_ms
@@ -295,8 +288,8 @@ impl Storyboard {
                 StoryboardPart::Sheet(tile.sheet),
                 tile.at.0,
                 tile.at.1,
-                self.tile.0,
-                self.tile.1
+                self.tile.width,
+                self.tile.height
             );
             start = end;
         }
@@ -346,13 +339,13 @@ mod tests {
     #[test]
     fn cues_tile_the_duration_and_sheets_fill_row_by_row() {
         // 3.5 s at 1 s a tile on 2x2 sheets: 4 tiles, one full sheet and a one-row one.
-        let board = Storyboard::new(3_500, 1_000, (2, 2), (160, 90)).unwrap();
-        let board5 = Storyboard::new(4_500, 1_000, (2, 2), (160, 90)).unwrap();
+        let board = Storyboard::new(3_500, 1_000, 2, 2, PixelSize::new(160, 90)).unwrap();
+        let board5 = Storyboard::new(4_500, 1_000, 2, 2, PixelSize::new(160, 90)).unwrap();
         assert_eq!(board.tile_count(), 4);
         assert_eq!(board.sheet_count(), 1);
         assert_eq!(board5.sheet_count(), 2);
-        assert_eq!(board5.sheet_size(1), Some((320, 180)));
-        assert_eq!(board5.sheet_size(2), Some((320, 90)));
+        assert_eq!(board5.sheet_size(1), Some(PixelSize::new(320, 180)));
+        assert_eq!(board5.sheet_size(2), Some(PixelSize::new(320, 90)));
         assert_eq!(board5.sheet_size(3), None);
         assert_eq!(board5.tiles_of_sheet(0), None);
         assert_eq!(
@@ -389,7 +382,7 @@ mod tests {
     fn cues_start_at_the_key_frames_their_tiles_show() {
         // Key frames at 0, 0.9 and 2.4 s, a tile a second: tile 1 (1 s) and tile 2 (2 s)
         // both show the key frame of 0.9 s, so tile 1 has no cue and tile 2's starts there.
-        let board = Storyboard::new(3_500, 1_000, (2, 2), (160, 90)).unwrap();
+        let board = Storyboard::new(3_500, 1_000, 2, 2, PixelSize::new(160, 90)).unwrap();
         let keys = [0, 900, 2_400];
         assert_eq!(
             board.vtt(&keys),
@@ -410,9 +403,9 @@ mod tests {
 
     #[test]
     fn oversized_or_empty_layouts_are_refused() {
-        assert!(Storyboard::new(1_000, 0, (2, 2), (160, 90)).is_err());
-        assert!(Storyboard::new(1_000, 1_000, (200, 2), (160, 90)).is_err());
-        assert!(Storyboard::new(u64::MAX, 100, (2, 2), (160, 90)).is_err());
-        assert!(Storyboard::new(1_000, 1_000, (2, 2), (160, 0)).is_err());
+        assert!(Storyboard::new(1_000, 0, 2, 2, PixelSize::new(160, 90)).is_err());
+        assert!(Storyboard::new(1_000, 1_000, 200, 2, PixelSize::new(160, 90)).is_err());
+        assert!(Storyboard::new(u64::MAX, 100, 2, 2, PixelSize::new(160, 90)).is_err());
+        assert!(Storyboard::new(1_000, 1_000, 2, 2, PixelSize::new(160, 0)).is_err());
     }
 }

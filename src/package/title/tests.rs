@@ -90,7 +90,7 @@ fn a_title_shorter_than_half_the_target_still_has_a_rate() {
 }
 
 /// Given a title, then its version token is FNV-1a of its identity, segment duration and
-/// packager format 3 (issue 27 changed TS, SAMPLE-AES and audio pre-roll bytes, so every
+/// packager format 3 (which changed TS, SAMPLE-AES and audio pre-roll bytes, so every
 /// title's URLs moved once, and a CDN never mixes old and new segments of one title); a
 /// turned title gets the same token as an upright one of the same identity.
 #[test]

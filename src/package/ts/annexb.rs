@@ -6,10 +6,6 @@
 //! pure function of the sample sizes, known before any byte is read. Files with 1- or
 //! 2-byte lengths (rare; no encoder in common use writes them) would need every sample read
 //! to know its size, and are refused for TS (`package::ts`), never guessed.
-//!
-//! The rewriter works on the bytes as they stream, in chunks of any size: it writes the
-//! start code over the length field byte by byte and reads the length meanwhile, so it
-//! holds four bytes of state, never a sample.
 
 /// The start code written before every NAL unit.
 pub const START_CODE: [u8; 4] = [0, 0, 0, 1];

@@ -2,21 +2,9 @@
 //! sizes, so nothing needs the sample bytes to know a segment's length, its continuity
 //! counters, or the byte range of a key frame.
 //!
-//! A segment is a list of units, each a whole number of 188-byte packets:
-//! - PSI: the PAT and PMT, at the start of the segment and again before every video key
-//!   frame (so each key frame's byte range, PSI included, decodes alone: I-frame playlists);
-//! - a PES: one video frame or one audio frame. Each audio frame states its own PTS:
-//!   readers time the second and later frames of a PES by guesswork (ffmpeg 5.1's
-//!   TS reader gives them the time of the frame before), which shows as audio jitter
-//!   against the source; one frame per PES costs about 5% more audio bytes;
-//! - a PCR packet: adaptation field only, on the PCR PID, where the PES on that PID are
-//!   more than [`MAX_PCR_GAP`] apart.
-//!
-//! Units are ordered by decode time (video before audio at equal times), which interleaves
-//! audio and video as they are decoded. Continuity counters continue across segments as
-//! if the title were one stream: segment k starts each PID's counter at the number of
-//! packets that PID carries in segments 0 to k-1 (mod 16), which [`TsLayout`] holds, built
-//! once per title and rendition by walking every segment.
+//! A segment is a list of units of whole 188-byte packets (PSI before every key frame, one
+//! PES per frame, PCR packets), ordered by decode time. Continuity counters continue
+//! across segments as if the title were one stream, from counts [`TsLayout`] holds.
 
 use std::ops::Range;
 

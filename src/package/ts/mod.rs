@@ -1,35 +1,12 @@
 //! MPEG-TS output (ISO/IEC 13818-1) for HLS: the same segments as the CMAF output (same
 //! `SegmentPlan`, same samples, same output timeline) as transport streams.
 //!
-//! - `program`: which tracks a TS rendition carries (video with the title's main audio
-//!   muxed in, or one audio track alone), their PIDs and how each codec is carried;
-//! - `layout`: where every packet of every segment goes, a pure function of the plan and
-//!   the sample sizes, so `Content-Length`, `Range`, playlist bandwidth, continuity
-//!   counters and I-frame byte ranges are all known before a byte is read;
-//! - `writer`: turns the source's sample bytes, as they stream, into those packets
-//!   (PES headers, ADTS headers, Annex B), holding a packet and a few bytes of state;
-//! - `offer`: the renditions of a title's TS output, measured;
-//! - `sample_aes`: HLS SAMPLE-AES (Apple's sample encryption of H.264, AAC, AC-3 and
-//!   E-AC-3 in TS), where a segment's layout follows from its encrypted samples;
-//! - `stream_kind`: how each codec is carried and signalled (stream types, SAMPLE-AES
-//!   descriptors), the table `program`, `psi` and `sample_aes` all read;
-//! - `packet`, `psi`, `adts`, `annexb`: packet and PES headers and the packetizer, PAT/PMT
-//!   with CRC32, ADTS headers, NAL length rewriting.
-//!
-//! Dependencies run one way, from `stream_kind`, `adts` and `annexb` up through `program`,
-//! `layout`, `packet` and `psi` (each using only those before it) to `writer`, then
-//! `sample_aes` and `offer`.
-//!
-//! Written here rather than taken from a crate: the muxers on crates.io (`mpeg2ts`,
-//! `mpegts`) build whole packets from whole frames in memory and know nothing of a layout
-//! fixed ahead of the bytes, which is what streaming with a known length needs.
-//!
-//! Timeline: PTS/DTS are the CMAF output times in 90 kHz plus [`TS_TIME_OFFSET`], so the
-//! title shift, B-frame delay and edit lists carry over exactly; WebVTT for TS maps
-//! `LOCAL:00:00:00.000` to `MPEGTS:` that offset.
-//!
-//! To look at a segment's bytes (in ffprobe, a TS analyser), ask a running server for it:
-//! `curl -o seg.ts http://HOST/vod/KEY/vTOKEN/seg-ts-t1-1.ts`.
+//! `program` says which tracks a rendition carries, `layout` where every packet goes before
+//! a byte is read, `writer` makes the packets as the source's bytes stream, `sample_aes`
+//! encrypts, `offer` measures the renditions; `stream_kind`, `packet`, `psi`, `adts` and
+//! `annexb` are the pieces below them. Written here rather than taken from a crate: the
+//! muxers on crates.io build whole packets from whole frames in memory and know nothing of
+//! a layout fixed ahead of the bytes, which streaming with a known length needs.
 
 mod adts;
 mod annexb;

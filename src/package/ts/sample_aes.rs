@@ -2,30 +2,11 @@
 //! Streaming"): each frame's payload is encrypted in place with AES-128-CBC, leaving the
 //! headers a demuxer needs clear, and the PMT says so.
 //!
-//! - H.264: slice NAL units (types 1 and 5) longer than 48 bytes, encrypted as they stand
-//!   in the byte stream, their emulation prevention bytes included ("Each NAL unit is
-//!   formed with start code emulation prevention applied"): the first 32 bytes stay
-//!   clear, then one 16-byte block in every 160 is encrypted (16 encrypted, up to 144
-//!   clear), a last block of 16 bytes or fewer clear. Emulation prevention is then
-//!   applied to the encrypted unit, so a prevention byte it held already gets one of its
-//!   own: a reader (ffmpeg's `hls_sample_encryption.c`, hls.js) removes one level,
-//!   decrypts, and hands its decoder the clear NAL unit, prevention bytes and all. The
-//!   CBC chain restarts from the playlist's IV in every NAL unit.
-//! - AAC (after the ADTS header), AC-3 and each E-AC-3 sync frame: the first 16 bytes
-//!   clear, then every whole block encrypted, a trailing partial block clear; the chain
-//!   restarts in every frame.
-//! - PMT: stream types 0xDB (H.264), 0xCF (AAC), 0xC1 (AC-3), 0xC2 (E-AC-3), each with a
-//!   `private_data_indicator_descriptor` ('zavc', 'aacd', 'ac3d', 'ec3d'); audio with the
-//!   'apad' registration descriptor holding the audio setup information (these tables
-//!   are in `stream_kind`, which the PMT writer reads).
-//!
-//! Emulation prevention over the encrypted unit makes its length depend on its ciphertext
-//! and on the prevention bytes it held, so a SAMPLE-AES segment's layout is known only
-//! after its video samples are encrypted: [`encrypt_segment`] takes the segment's clear
-//! samples whole and returns the writer over the encrypted ones. To keep the continuity
-//! counters of every later segment what the title's clear layout says, the video PID of
-//! each segment keeps its clear packet count modulo 16: a filler NAL unit (type 12) after
-//! the last frame makes up the difference. Written here: no crate implements the format.
+//! Emulation prevention over an encrypted H.264 unit makes its length depend on its
+//! ciphertext, so a SAMPLE-AES segment's layout is known only after its video samples are
+//! encrypted: [`encrypt_segment`] takes the segment's clear samples whole. A filler NAL unit
+//! keeps each segment's packet count what the clear layout says, modulo 16. Written here:
+//! no crate implements the format.
 
 use aes::cipher::{BlockModeEncrypt, InnerIvInit, KeyInit};
 use aes::Aes128;

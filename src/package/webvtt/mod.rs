@@ -1,18 +1,10 @@
 //! Text tracks to WebVTT: which text samples a subtitle resource needs, their cues on the
 //! output timeline, and the WebVTT files (render.rs).
 //!
-//! Invariants this module keeps:
-//! - cues sit on the same output timeline as audio and video: a text sample's source movie
-//!   time (its edit list applied) plus the title shift S of `plan.rs`, so output time =
-//!   source time + S for every track, text included;
-//! - HLS subtitle segments are cut at the title's segment times (the reference track's
-//!   segment starts, as every other track), numbered and timed like the reference
-//!   rendition's media playlist; a `tx3g` cue spanning a cut is written whole in both
-//!   segments, as RFC 8216 3.5 allows (players drop the duplicate); a `wvtt` cue is cut at
-//!   the segment's edges instead (see [`segment_cues`]);
-//! - sample payloads live in `mdat` and are read only when a subtitle resource is asked
-//!   for: [`plan_text_read`] lists the byte ranges (at most `max_text_read_bytes`), the
-//!   server reads them, and [`cues_from_samples`] turns them into cues.
+//! Cues sit on the same output timeline as audio and video (source time + the title shift
+//! of `plan.rs`); HLS subtitle segments are cut at the title's segment times. Sample
+//! payloads are read only when a subtitle is asked for: [`plan_text_read`] lists the byte
+//! ranges, the server reads them, and [`cues_from_samples`] turns them into cues.
 
 mod render;
 
@@ -103,17 +95,29 @@ impl SubtitlePlan {
         self.durations_us.len()
     }
 
-    /// The output time window (ns, end excluded) of segment `number` (1-based, as in
-    /// URLs), or `None` when the title has no such subtitle segment.
-    pub fn window(&self, number: u64) -> Option<(i128, i128)> {
+    /// The output time window of segment `number` (1-based, as in URLs), or `None` when
+    /// the title has no such subtitle segment.
+    pub fn window(&self, number: u64) -> Option<TimeWindow> {
         let k = usize::try_from(number.checked_sub(self.first_number)?).ok()?;
         if k >= self.segment_count() {
             return None;
         }
         let start = k.checked_sub(1).and_then(|j| self.cuts_ns.get(j)).copied();
         let end = self.cuts_ns.get(k).copied();
-        Some((start.unwrap_or(i128::MIN), end.unwrap_or(i128::MAX)))
+        Some(TimeWindow {
+            start_ns: start.unwrap_or(i128::MIN),
+            end_ns: end.unwrap_or(i128::MAX),
+        })
     }
+}
+
+/// A stretch of the output timeline, in ns, end excluded: the cues of one HLS subtitle
+/// segment. The first segment's starts at `i128::MIN` and the last one's ends at
+/// `i128::MAX`, so no cue falls outside every segment.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct TimeWindow {
+    pub start_ns: i128,
+    pub end_ns: i128,
 }
 
 /// The text samples one subtitle resource needs and the source bytes that hold them.
@@ -147,7 +151,7 @@ fn output_ns(track: &TextTrackIndex, shift_ns: i128, ticks: u64) -> i128 {
 pub fn plan_text_read(
     track: &TextTrackIndex,
     shift_ns: i128,
-    window: Option<(i128, i128)>,
+    window: Option<TimeWindow>,
     limits: &MediaLimits,
 ) -> Result<TextRead, MediaError> {
     let table = &track.samples;
@@ -160,7 +164,10 @@ pub fn plan_text_read(
     };
     let samples = match window {
         None => 0..n,
-        Some((from, to)) => {
+        Some(TimeWindow {
+            start_ns: from,
+            end_ns: to,
+        }) => {
             // Ends and starts are non-decreasing in decode order.
             let first = partition_point(n, |i| end_of(i) <= from);
             let end = partition_point(n, |i| start_of(i) < to);
@@ -308,15 +315,16 @@ pub fn cues_from_samples(
 /// that reaches an edge of the window may be such a piece, and loses its identifier:
 /// hls.js keeps only the first cue it sees with a given identifier, which would drop every
 /// piece but the first.
-pub fn segment_cues(format: TextFormat, cues: Vec<Cue>, window: (i128, i128)) -> Vec<Cue> {
+pub fn segment_cues(format: TextFormat, cues: Vec<Cue>, window: TimeWindow) -> Vec<Cue> {
+    let TimeWindow { start_ns, end_ns } = window;
     match format {
         TextFormat::Tx3g => cues,
         TextFormat::Wvtt => (cues.into_iter())
-            .filter(|cue| cue.end_ns.min(window.1) > cue.start_ns.max(window.0))
+            .filter(|cue| cue.end_ns.min(end_ns) > cue.start_ns.max(start_ns))
             .map(|mut cue| {
-                if cue.start_ns <= window.0 || cue.end_ns >= window.1 {
-                    cue.start_ns = cue.start_ns.max(window.0);
-                    cue.end_ns = cue.end_ns.min(window.1);
+                if cue.start_ns <= start_ns || cue.end_ns >= end_ns {
+                    cue.start_ns = cue.start_ns.max(start_ns);
+                    cue.end_ns = cue.end_ns.min(end_ns);
                     cue.payload.id = None;
                 }
                 cue

@@ -1,14 +1,9 @@
 //! WebVTT text (W3C WebVTT; RFC 8216 3.5 for HLS): the HLS segment and the DASH file.
 //!
-//! Both write the same cues; they differ in the timeline the cue times are on:
-//! - an HLS segment writes output times and maps them with
-//!   `X-TIMESTAMP-MAP=LOCAL:00:00:00.000,MPEGTS:0`: local time 0 is output (fMP4 media)
-//!   time 0, which is what hls.js and Safari compare against the video's timestamps
-//!   (hls.js subtracts the same initPTS from both);
-//! - the DASH file is on the Period timeline, where time 0 is output time S (every
-//!   Representation has `presentationTimeOffset` = S), so it writes output time - S, which
-//!   is the source movie time; when the Period shows video pre-roll it starts that much
-//!   earlier (`Title::dash_preroll_secs`), and the caller passes S less the pre-roll.
+//! Both write the same cues on different timelines: an HLS segment writes output times,
+//! mapped with `X-TIMESTAMP-MAP=LOCAL:00:00:00.000,MPEGTS:0`; the DASH file is on the
+//! Period timeline, output time less the title shift (less any video pre-roll the Period
+//! shows).
 
 use std::fmt::Write as _;
 

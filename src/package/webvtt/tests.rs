@@ -90,7 +90,7 @@ fn cues_in(
     track: &TextTrackIndex,
     file: &[u8],
     shift_ns: i128,
-    window: Option<(i128, i128)>,
+    window: Option<TimeWindow>,
 ) -> Vec<(i128, i128, String)> {
     let read = plan_text_read(track, shift_ns, window, &MediaLimits::default()).unwrap();
     let cues = cues_from_samples(track, shift_ns, &read, &fetch(file, &read)).unwrap();
@@ -110,9 +110,10 @@ fn subtitle_segments_follow_the_reference_rendition() {
     assert_eq!(plan.first_number, 1);
     assert_eq!(plan.durations_us, [4_000_000, 4_000_000, 2_000_000]);
     assert_eq!(plan.shift_ns, 0);
-    assert_eq!(plan.window(1), Some((i128::MIN, 4000 * MS)));
-    assert_eq!(plan.window(2), Some((4000 * MS, 8000 * MS)));
-    assert_eq!(plan.window(3), Some((8000 * MS, i128::MAX)));
+    let window = |start_ns, end_ns| Some(TimeWindow { start_ns, end_ns });
+    assert_eq!(plan.window(1), window(i128::MIN, 4000 * MS));
+    assert_eq!(plan.window(2), window(4000 * MS, 8000 * MS));
+    assert_eq!(plan.window(3), window(8000 * MS, i128::MAX));
     assert_eq!(plan.window(0), None);
     assert_eq!(plan.window(4), None);
 }

@@ -12,7 +12,7 @@ use bytes::Bytes;
 use crate::media::{parse_sidecar, MediaError};
 use crate::package::webvtt::{
     cues_from_samples, plan_text_read, render_dash_file, render_hls_segment, segment_cues, Cue,
-    SubtitlePlan,
+    SubtitlePlan, TimeWindow,
 };
 use crate::package::{PackageError, SidecarSubtitle};
 use crate::server::app::App;
@@ -36,7 +36,7 @@ pub enum SubtitleRequest {
 fn subtitle_window(
     plan: &SubtitlePlan,
     request: SubtitleRequest,
-) -> Result<Option<(i128, i128)>, PackageError> {
+) -> Result<Option<TimeWindow>, PackageError> {
     match request {
         SubtitleRequest::File => Ok(None),
         SubtitleRequest::Segment { number } => {
@@ -139,7 +139,7 @@ async fn sidecar_body(
             end_ns: c.end_ns + sidecar.offset_ns + plan.shift_ns,
             payload: c.payload,
         })
-        .filter(|c| window.is_none_or(|(from, to)| c.end_ns > from && c.start_ns < to))
+        .filter(|c| window.is_none_or(|w| c.end_ns > w.start_ns && c.start_ns < w.end_ns))
         .collect();
     let text = match window {
         Some(_) => render_hls_segment(&cues),

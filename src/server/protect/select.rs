@@ -13,7 +13,7 @@ use std::sync::Arc;
 use super::protector::Protector;
 use crate::crypto::drm::DrmId;
 use crate::crypto::{ContentKey, EncryptionPolicy, Scheme};
-use crate::package::Resource;
+use crate::package::{Resource, VersionToken};
 use crate::server::error::ServeError;
 use crate::server::titles::cached::CachedTitle;
 use crate::source::ObjectKey;
@@ -28,7 +28,7 @@ pub fn protected_token(
     scheme: Scheme,
     kid: &[u8; 16],
     drm: Option<&[DrmId]>,
-) -> String {
+) -> VersionToken {
     let mut hash: u64 = 0xcbf2_9ce4_8422_2325;
     let names = drm.map(|d| d.iter().map(|d| d.name()).collect::<Vec<_>>().join(","));
     let mut fields: Vec<&[u8]> = vec![clear.as_bytes(), scheme.name().as_bytes(), kid];
@@ -41,7 +41,7 @@ pub fn protected_token(
             hash = hash.wrapping_mul(0x0100_0000_01b3);
         }
     }
-    format!("{hash:016x}")
+    VersionToken::of_hash(hash)
 }
 
 /// A protected output, as a request selected it.
@@ -52,7 +52,7 @@ pub struct Protected {
     /// The title's key.
     pub key: Arc<ContentKey>,
     /// Its version token.
-    pub token: String,
+    pub token: VersionToken,
     /// Whether W3C ClearKey is signalled beside the key's DRM systems.
     pub clearkey: bool,
 }

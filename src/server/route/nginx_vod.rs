@@ -71,7 +71,7 @@ pub fn parse_nginx_route(locations: &NginxVodLocations, path: &str) -> Result<Ro
     let mut version = None;
     if let Some((before, folder)) = dir.rsplit_once('/') {
         if let Some(token) = parse_version_folder(folder) {
-            version = Some(token.to_owned());
+            version = Some(token.to_string());
             dir = before;
         }
     }

@@ -203,7 +203,7 @@ pub fn parse_route(path: &str) -> Result<Route, RouteError> {
     let mut version = None;
     if let Some((key_part, folder)) = encoded_key.rsplit_once('/') {
         if let Some(token) = parse_version_folder(folder) {
-            version = Some(token.to_owned());
+            version = Some(token.to_string());
             encoded_key = key_part;
         }
     }

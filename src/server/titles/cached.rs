@@ -15,7 +15,7 @@ use crate::package::{
     init_segment, render_iframe_playlist, render_media_playlist, render_media_playlist_with,
     render_mpd, render_mpd_with, render_multivariant_playlist, render_multivariant_playlist_with,
     render_subtitle_playlist, render_subtitle_playlist_with, split_document_track_id,
-    ManifestOptions, PackageError, Title, Windows,
+    ManifestOptions, PackageError, Title, VersionToken, Windows,
 };
 use crate::source::{ObjectIdentity, ObjectKey};
 
@@ -30,7 +30,7 @@ pub struct CachedTitle {
     /// The packaged title.
     pub title: Title,
     /// Its version token (`Title::version_token`), the folder its resources live in.
-    pub token: String,
+    pub token: VersionToken,
     /// A title document's own encryption policy, overriding the server's; `None` for plain
     /// MP4s and documents that do not say (see `server::protect`).
     pub encryption: Option<crate::crypto::EncryptionPolicy>,

@@ -6,23 +6,7 @@
 //! Why our own code: std has no `preadv2`, and no read into uninitialised memory
 //! (`read_buf` is unstable). Before this module every batch zeroed its answer, and every
 //! run zeroed a fresh scratch buffer too: with glibc's allocator, a tenth of a segment's
-//! CPU went to zeroing and allocating (docs/performance.md, issue 28).
-//!
-//! Reads that never wait for the disk ([`Wait::CachedOnly`]) use `preadv2` with
-//! `RWF_NOWAIT` (Linux 4.14+), on the runtime worker itself. A streamed segment is read in
-//! small batches (`stream_chunk_bytes`, 64 KiB by default, so a connection holds little
-//! memory). Sent to the blocking pool one by one, each batch cost a hand-off to a pool
-//! thread and back: with 1,000 streams of 16 KiB batches the kernel's scheduling of those
-//! hand-offs (futex waits and wake-ups) was most of the server's CPU. A media file being
-//! served is nearly always in the page cache, as nginx's `sendfile` also counts on, and
-//! `RWF_NOWAIT` reads only what is there: if any byte would need the disk, the call fails at
-//! once with `EAGAIN` and the batch goes to the blocking pool ([`Wait::Disk`]). Elsewhere
-//! (another OS or libc, an old kernel, a filesystem that refuses the flag) a cached-only
-//! read answers [`ScatterError::NotCached`] and the blocking path is used.
-//!
-//! This module holds the crate's `unsafe` blocks: the system calls take raw buffers. Every
-//! `iovec` points into the answer's next slot or into the scratch buffer, inside its
-//! length, and lives only for the calls of the function that made it.
+//! CPU went to zeroing and allocating (docs/performance.md).
 
 use std::fs::File;
 use std::mem::MaybeUninit;
@@ -143,7 +127,7 @@ thread_local! {
 /// front of `out`; the rest of `out`. One contiguous read and a copy from the cache cost
 /// less than a vectored read with a buffer per part and per gap: the kernel's copy slows
 /// with every small buffer (measured on the bench asset: a run of 181 samples of about
-/// 600 bytes with audio between them; docs/performance.md, issue 28).
+/// 600 bytes with audio between them; docs/performance.md).
 fn read_through<'o>(
     file: &File,
     fetch: ByteRange,

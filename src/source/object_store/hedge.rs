@@ -4,14 +4,6 @@
 //! Why: object stores answer a small share of requests far later than the rest (a busy
 //! node, a slow disk), and S3's own guidance is to retry slow requests rather than wait.
 //! A segment that waits on one such answer makes the viewer wait too.
-//!
-//! When: a request is hedged once its head has not come within twice the store's recent
-//! 95th percentile time to a head ([`Latencies`], over the last [`WINDOW`] answers, at
-//! least [`MIN_HEDGE_AFTER`]), or after a fixed time when one is configured. How often:
-//! at most `percent` hedges per 100 requests, with a small burst ([`HedgeBudget`]), so a
-//! store that slows down as a whole is not sent twice the load. Each hedge is counted
-//! (`vod_source_hedged_requests_total`), and so is each one that answered first
-//! (`vod_source_hedge_wins_total`).
 
 use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::Mutex;

@@ -1,23 +1,12 @@
-//! The identities of objects (size and ETag) as the source hands them out, and the first
-//! bytes of objects just opened.
+//! The identities of objects (size and ETag) as the source hands them out: reused, checked
+//! in the background, forgotten.
 //!
-//! Why: an identity is needed before every answer (it names the version folder and every
-//! read's `If-Match`), and asking the store costs a round trip. So:
-//! - an identity is reused as it is for `ttl` after it was last confirmed (by a HEAD, or
-//!   by any GET that carried it in `If-Match` and succeeded: a title being played keeps
-//!   its identity fresh at no cost);
-//! - past that, for `max_stale` more, it is still handed out at once while one HEAD checks
-//!   it in the background: a warm answer never waits on the store. A changed object found
-//!   by that check replaces the identity and moves the epoch, which drops what was kept for
-//!   the old one (`server::held`); a read of the old version still fails with `Changed`,
-//!   never mixing versions (`If-Match`);
-//! - past that, the request asks and waits, as for an object never seen.
-//!
-//! So a replaced object is seen within `ttl` plus one store round trip while it is being
-//! asked for, and within `ttl + max_stale` at worst.
-//!
-//! An object never seen is opened with GETs of its first (and maybe last) bytes, not a
-//! HEAD (`opening.rs`): the answer carries the size and ETag too, in the same round trip.
+//! Why: an identity is needed before every answer, and asking the store costs a round
+//! trip. So an identity is reused for `ttl` after it was last confirmed (any GET that
+//! carried it in `If-Match` confirms it), then for `max_stale` more handed out at once while
+//! one HEAD checks it in the background, and past that asked for again. A replaced object
+//! is seen within `ttl` plus one round trip while it is asked for; a read of the old
+//! version still fails with `Changed`, never mixing versions.
 
 use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
 use std::sync::{Arc, Mutex};

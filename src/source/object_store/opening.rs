@@ -6,15 +6,6 @@
 //! (`media::locate`): for a faststart file, `ftyp` and `moov`. So the open is a GET of the
 //! head of the object, kept ([`Opened`]) for the reads that follow; a file with `moov` at
 //! the end also needs its tail, and a long title's `moov` runs past the head.
-//!
-//! How much to read is learned from the catalogue ([`OpenShapes`]): each open notes what
-//! the reads after it went on to need (the head up to where, the tail from where), and the
-//! next opens read a head covering the 90th percentile of the last [`RECENT`] opens' needs
-//! (at least the configured bytes, at most [`MAX_OPEN_BYTES`]), and, once a tenth of them
-//! needed the tail, the tail too, at the same time, as the 90th percentile of the tails
-//! needed. So a catalogue of faststart files opens in one GET of the configured size, and
-//! one with `moov` at the end or long titles in one round trip of two GETs, rather than two
-//! round trips; the price is the bytes read and not used, counted as over-read.
 
 use std::sync::Mutex;
 use std::time::Duration;

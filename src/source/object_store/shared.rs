@@ -8,20 +8,6 @@
 //! gaps keeps their bytes for a while (a [`Span`]) instead of dropping them, and a stream
 //! whose ranges lie in a span's gaps takes them from it: the file's span is read once for
 //! both.
-//!
-//! Either may come first. The one that reads (the leader) also reads a little past both
-//! ends of its ranges ([`EDGE_BYTES`], within the over-read budget), where the other
-//! track's first and last samples of the same time sit. A stream that would need many
-//! GETs and finds no span waits a moment as an [`Interest`]: a leader that starts
-//! meanwhile takes its ranges into its own fetch, and the waiter takes them from it.
-//!
-//! Bounded: the gap bytes kept across all spans stay within the budget (the oldest span
-//! goes first); a span lives [`LINGER`] at most; a taker waits for a span's progress at
-//! most [`STALL`] before reading its ranges itself, so a leader's slow client never holds
-//! up the other segment. Gap bytes count as over-read when read, as any gap does
-//! (`vod_source_over_read_bytes_total`); those another stream took instead of reading them
-//! are counted in `vod_source_shared_bytes_total`, so the difference is what was read and
-//! never sent.
 
 use std::collections::HashMap;
 use std::sync::atomic::{AtomicU64, Ordering};
@@ -31,7 +17,7 @@ use std::time::{Duration, Instant};
 use bytes::{Bytes, BytesMut};
 use tokio::sync::{watch, Notify};
 
-use crate::source::identity::ObjectIdentity;
+use crate::source::identity::{ObjectIdentity, ObjectVersion};
 use crate::source::key::ObjectKey;
 use crate::source::range::ByteRange;
 use crate::source::runs::Run;
@@ -51,9 +37,6 @@ pub(super) const EDGE_BYTES: u64 = 64 * 1024;
 /// Plans of more GETs than this make a stream wait for a leader (an [`Interest`]).
 pub(super) const FEW_RUNS: usize = 2;
 
-/// One object version.
-type Version = (ObjectKey, ObjectIdentity);
-
 /// The spans and interests of one source.
 #[derive(Debug)]
 pub(super) struct SharedReads {
@@ -64,7 +47,7 @@ pub(super) struct SharedReads {
 
 #[derive(Debug, Default)]
 struct Registry {
-    objects: HashMap<Version, Shares>,
+    objects: HashMap<ObjectVersion, Shares>,
     /// Gap bytes of the spans registered (filled or to be filled).
     kept: u64,
 }
@@ -134,7 +117,7 @@ impl SharedReads {
     ) -> Vec<Option<Claim>> {
         let mut registry = self.lock();
         self.prune(&mut registry, Instant::now());
-        let version = (key.clone(), identity.clone());
+        let version = ObjectVersion::new(key.clone(), identity.clone());
         let Some(shares) = registry.objects.get(&version) else {
             return vec![None; ranges.len()];
         };
@@ -167,7 +150,7 @@ impl SharedReads {
             ranges,
             notify: Notify::new(),
         });
-        let version = (key.clone(), identity.clone());
+        let version = ObjectVersion::new(key.clone(), identity.clone());
         let notified = interest.notify.notified();
         tokio::pin!(notified);
         // Registered for wakeups before it is visible, so no leader's notice is missed.
@@ -193,7 +176,10 @@ impl SharedReads {
         window: ByteRange,
     ) -> Vec<ByteRange> {
         let registry = self.lock();
-        let Some(shares) = registry.objects.get(&(key.clone(), identity.clone())) else {
+        let Some(shares) = registry
+            .objects
+            .get(&ObjectVersion::new(key.clone(), identity.clone()))
+        else {
             return Vec::new();
         };
         (shares.interests.iter())
@@ -236,7 +222,7 @@ impl SharedReads {
         }
         registry.kept += spare;
         let shares = (registry.objects)
-            .entry((key.clone(), identity.clone()))
+            .entry(ObjectVersion::new(key.clone(), identity.clone()))
             .or_default();
         shares.spans.push(span.clone());
         for interest in &shares.interests {

@@ -3,13 +3,6 @@
 //!
 //! The options ([`ObjectStoreOptions`]) and the ways setting up can fail ([`StoreError`])
 //! are defined here, with the one function that reads them.
-//!
-//! One store per source: `object_store`'s builder for the URL's scheme, fed by the
-//! environment (`AWS_*`, `GOOGLE_*`, `AZURE_*`), then our settings: endpoint, plain HTTP,
-//! connect and read timeouts, retries with exponential backoff, and a pooled reqwest client
-//! wrapped so that each retry is counted (`object_store` retries inside its client and
-//! reports nothing). TLS uses rustls with ring, installed here, rather than the default
-//! aws-lc-rs, which needs a C toolchain and minutes of build.
 
 use std::sync::atomic::{AtomicU32, Ordering};
 use std::sync::Arc;

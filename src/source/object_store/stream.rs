@@ -6,20 +6,6 @@
 //! audio of most files) is many GETs, and one after another they cost a store round trip
 //! each (57 GETs, 1.3 s, for one audio segment at 20 ms). Opened together they cost about
 //! one.
-//!
-//! Memory stays bounded whatever the speeds:
-//! - runs of at most [`SMALL_RUN_BYTES`] are read whole by the task that opens them (their
-//!   connection goes back to the pool at once), and all the runs opened ahead of the one
-//!   streaming fetch at most [`READ_AHEAD_BYTES`] together (at least one run is always
-//!   opened ahead), at most `max_ahead` of them;
-//! - a larger run's body is read only as the consumer pulls, a chunk at a time, cut into
-//!   pieces of at most `chunk_bytes`;
-//! - each GET runs on its own task, aborted when the stream is dropped (the client went
-//!   away), so no request outlives the response it was for.
-//!
-//! The stream knows nothing of the source it reads for: it is handed a function that
-//! opens one run's GET (`ObjectStoreSource::open_run` for one object version), the
-//! counters to count the bodies in, and the shared reads of the source.
 
 use std::collections::VecDeque;
 use std::sync::Arc;
@@ -34,7 +20,7 @@ use super::shared::{Claim, SharedReads, SpanWriter, EDGE_BYTES, FEW_RUNS};
 use super::store::{io_error, map_error};
 use crate::source::counters::SourceCounters;
 use crate::source::error::SourceError;
-use crate::source::identity::ObjectIdentity;
+use crate::source::identity::{ObjectIdentity, ObjectVersion};
 use crate::source::key::ObjectKey;
 use crate::source::range::ByteRange;
 use crate::source::runs::{plan_runs, plan_runs_with_spare, Run, RunCursor};
@@ -143,7 +129,7 @@ impl RunStream {
     pub fn new(
         open_run: OpenRunFn,
         counters: Arc<SourceCounters>,
-        (key, identity): (ObjectKey, ObjectIdentity),
+        ObjectVersion { key, identity }: ObjectVersion,
         ranges: Vec<ByteRange>,
         planning: Planning,
         chunk_bytes: usize,

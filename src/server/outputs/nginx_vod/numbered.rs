@@ -34,7 +34,7 @@ use crate::package::protect::hls_ts_segment_iv;
 use crate::package::ts::{psi_segment, TsRendition};
 use crate::package::{
     module_duration_ms, muxed_init_segment, prepare_media_segment, prepare_muxed_segment,
-    render_stated_media_playlist, PackageError, Rendition, Resource, View,
+    render_stated_media_playlist, PackageError, Rendition, Resource, VersionToken, View,
 };
 use crate::server::app::App;
 use crate::server::error::ServeError;
@@ -187,7 +187,7 @@ pub async fn answer(
             ..place.clone()
         };
         // Encrypted, from the AES-128 output's version folder: its IV for that number.
-        let version = aes.as_ref().map(|aes| aes.token.clone());
+        let version = aes.as_ref().map(|aes| aes.token.to_string());
         let (key, view) = (key.clone(), view.clone());
         let answer = vod::answer(app, (key, version), resource, view, &place, Hold::Never);
         let mut answer = Box::pin(answer).await?;
@@ -244,7 +244,7 @@ const EMPTY_WINDOW_IVS: u64 = 1 << 40;
 /// AES-128 output, and the TS rendition whose IVs are used.
 struct TsAes {
     key: Arc<ContentKey>,
-    token: String,
+    token: VersionToken,
     track_id: u32,
 }
 

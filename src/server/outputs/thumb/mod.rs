@@ -18,8 +18,8 @@ use tracing::Instrument;
 
 use crate::media::TrackKind;
 use crate::package::thumb::{
-    decode_frame, encode_jpeg, output_size, pick_frame, JpegOptions, PickMode, ThumbError,
-    ThumbName,
+    decode_frame, encode_jpeg, output_size, pick_frame, JpegOptions, PickMode, PixelSize,
+    ThumbError, ThumbName,
 };
 use crate::package::{split_document_track_id, View};
 use crate::server::admission::Admitted;
@@ -112,7 +112,8 @@ pub async fn answer(
                 track.codec.fourcc,
                 &track.sample_description,
                 &samples,
-                (pick.rank, options.max_source_pixels),
+                pick.rank,
+                options.max_source_pixels,
             )?;
             let pixels = (picture.width as u64).saturating_mul(picture.height as u64);
             let (pw, ph) = (
@@ -127,8 +128,8 @@ pub async fn answer(
                     max: options.max_source_pixels,
                 });
             }
-            let display = (track.tkhd_width >> 16, track.tkhd_height >> 16);
-            let size = output_size((pw, ph), display, (name.width, name.height))?;
+            let display = PixelSize::new(track.tkhd_width >> 16, track.tkhd_height >> 16);
+            let size = output_size(PixelSize::new(pw, ph), display, name.width, name.height)?;
             let quality = u8::try_from(options.jpeg_quality.clamp(1, 100)).unwrap_or(90);
             encode_jpeg(
                 &picture,

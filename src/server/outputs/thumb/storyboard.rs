@@ -18,7 +18,7 @@ use bytes::Bytes;
 use super::{blocking, read_samples, sample_ranges, track_of, video_of, VideoSource, JPEG};
 use crate::package::thumb::{
     decode_frame, encode_rgb_jpeg, pick_frame, scaled_rgb, shown_key_frames_ms, FramePick,
-    JpegOptions, PickMode, Storyboard, StoryboardLayout, StoryboardPart, ThumbError,
+    JpegOptions, PickMode, PixelSize, Storyboard, StoryboardLayout, StoryboardPart, ThumbError,
 };
 use crate::package::{render_image_playlist, View};
 use crate::server::admission::Admitted;
@@ -165,7 +165,8 @@ async fn sheet(
                 track.codec.fourcc,
                 &track.sample_description,
                 run,
-                (pick.rank, max_pixels),
+                pick.rank,
+                max_pixels,
             )?;
             let pixels = (picture.width as u64).saturating_mul(picture.height as u64);
             if pixels > max_pixels {
@@ -187,7 +188,7 @@ async fn sheet(
         for (n, at) in tile_picks.into_iter().enumerate() {
             let place = board.tile(first + n as u64).at;
             if let Some(image) = tile_images.get(at) {
-                blit(&mut canvas, size.0, image, board.tile, place);
+                blit(&mut canvas, size.width, image, board.tile, place);
             }
         }
         encode_rgb_jpeg(&canvas, size, JpegOptions { quality })
@@ -197,7 +198,11 @@ async fn sheet(
 }
 
 /// Bytes of packed RGB of `size`, bounded by the sheet's limits.
-fn pixel_bytes((w, h): (u32, u32)) -> Result<usize, ThumbError> {
+fn pixel_bytes(size: PixelSize) -> Result<usize, ThumbError> {
+    let PixelSize {
+        width: w,
+        height: h,
+    } = size;
     let bytes = u64::from(w) * u64::from(h) * 3;
     usize::try_from(bytes).map_err(|_| ThumbError::BadSize {
         width: w,
@@ -208,8 +213,8 @@ fn pixel_bytes((w, h): (u32, u32)) -> Result<usize, ThumbError> {
 
 /// Copy packed RGB `tile` of `tile_size` into `canvas` (packed RGB, `canvas_width` wide)
 /// with its top left at `at`; rows or pixels falling outside are left out.
-fn blit(canvas: &mut [u8], canvas_width: u32, tile: &[u8], tile_size: (u32, u32), at: (u32, u32)) {
-    let row_bytes = tile_size.0 as usize * 3;
+fn blit(canvas: &mut [u8], canvas_width: u32, tile: &[u8], tile_size: PixelSize, at: (u32, u32)) {
+    let row_bytes = tile_size.width as usize * 3;
     let canvas_row = canvas_width as usize * 3;
     for (y, row) in tile.chunks_exact(row_bytes.max(1)).enumerate() {
         let start = (at.1 as usize + y) * canvas_row + at.0 as usize * 3;
@@ -227,8 +232,8 @@ mod tests {
     fn tiles_land_at_their_place_and_nothing_spills() {
         // A 4x2 canvas; a 2x1 tile at (2, 1) and one hanging off the bottom.
         let mut canvas = vec![0u8; 4 * 2 * 3];
-        blit(&mut canvas, 4, &[9; 6], (2, 1), (2, 1));
-        blit(&mut canvas, 4, &[7; 12], (2, 2), (0, 1));
+        blit(&mut canvas, 4, &[9; 6], PixelSize::new(2, 1), (2, 1));
+        blit(&mut canvas, 4, &[7; 12], PixelSize::new(2, 2), (0, 1));
         let row1 = &canvas[12..];
         assert_eq!(row1, &[7, 7, 7, 7, 7, 7, 9, 9, 9, 9, 9, 9]);
         assert!(canvas[..12].iter().all(|b| *b == 0));

@@ -1,18 +1,11 @@
-//! Ad breaks on a packaged title (issue 31): each break of a title document becomes a
-//! segment boundary in every rendition, and the facts the manifests state about it.
+//! Ad breaks on a packaged title: each break of a title document becomes a segment
+//! boundary in every rendition, and the facts the manifests state about it.
 //!
-//! A break asks for a time on the title's presentation timeline; it is cut at the key
-//! frame of the reference rendition (the first video) at or before that time, so that the
-//! segment after it starts with a key frame, and the manifests give the cut time, not the
-//! asked one (a break that moves says so). The plan is made again with those cuts forced
-//! (`plan::plan_segments_forced`), the other video rungs cut at the same key frames (a
-//! rung without one there is refused, as any misaligned ladder), audio at the first frame
-//! presented at or after the cut, text at the same cuts; so every rendition has a boundary
-//! there. Segment URLs stay what the plan numbers them, and the title's version covers the
-//! document, so a changed break schedule gives new URLs.
-//!
-//! The HLS tags (`hls/breaks.rs`), the DASH `EventStream` (`dash.rs`) and the SCTE-35
-//! splice they carry (`scte35.rs`) are all written from [`AdBreaks`].
+//! A break is cut at the reference rendition's key frame at or before its time, the plan
+//! made again with those cuts forced, and every other rendition cut there too (a ladder
+//! that cannot be is refused). The HLS tags (`hls/break_tags.rs`), the DASH `EventStream`
+//! (`dash.rs`) and the SCTE-35 splices they carry (`scte35.rs`) are all written from
+//! [`AdBreaks`].
 
 use super::ladder::align_videos;
 use super::plan::{plan_segments_forced, TrackPlan};

@@ -1,4 +1,4 @@
-//! The HLS playlists of a sequence (issue 31): the multivariant playlist lists the
+//! The HLS playlists of a sequence: the multivariant playlist lists the
 //! sequence's renditions once (the reference part's, each variant's rates the largest
 //! and its `CODECS` every codec over the parts); each media and subtitle playlist runs
 //! across every part, with `EXT-X-DISCONTINUITY` at each boundary (RFC 8216 4.3.2.3:
@@ -11,7 +11,7 @@
 use std::fmt::Write as _;
 
 use super::attrs::{Attrs, VERSION};
-use super::breaks::write_marks;
+use super::break_tags::{write_marks, SegmentStart};
 use super::media::{listed_segments, segment_micros};
 use super::multivariant::multivariant_of;
 use crate::package::signalling::ManifestOptions;
@@ -67,11 +67,11 @@ pub fn render_sequence_media_playlist(
         let _ = writeln!(out, "#EXT-X-MAP:{}", Attrs::default().uri(map, options).0);
         let mut elapsed_us = 0u64;
         for (number, micros) in (*first..).zip(durations) {
-            // Each part's program date and breaks, on its own clock (issue 31).
-            let at = (
-                number.saturating_sub(1) as usize,
-                i128::from(elapsed_us) * 1000,
-            );
+            // Each part's program date and breaks, on its own clock.
+            let at = SegmentStart {
+                segment: number.saturating_sub(1) as usize,
+                elapsed_ns: i128::from(elapsed_us) * 1000,
+            };
             write_marks(
                 &mut out,
                 &sequence_part.title.breaks,
@@ -114,10 +114,10 @@ pub fn render_sequence_subtitle_playlist(
         }
         let mut elapsed_us = 0u64;
         for (number, micros) in (plan.first_number..).zip(&plan.durations_us) {
-            let at = (
-                number.saturating_sub(1) as usize,
-                i128::from(elapsed_us) * 1000,
-            );
+            let at = SegmentStart {
+                segment: number.saturating_sub(1) as usize,
+                elapsed_ns: i128::from(elapsed_us) * 1000,
+            };
             write_marks(&mut out, &plan.breaks, at, number == plan.first_number, 0);
             elapsed_us = elapsed_us.saturating_add(*micros);
             let name = Resource::PartSubtitleSegment {

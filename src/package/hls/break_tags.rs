@@ -1,18 +1,22 @@
-//! Ad breaks in HLS media playlists (issue 31): the program date and, at each break, an
+//! Ad breaks in HLS media playlists: the program date and, at each break, an
 //! HLS Interstitial (`EXT-X-DATERANGE` of `CLASS="com.apple.hls.interstitial"`, RFC 8216bis
 //! 4.4.5.1 and Appendix D) carrying the break's SCTE-35 splice as `SCTE35-OUT`, and, when
 //! the server is told to, the `EXT-X-CUE-OUT`/`EXT-X-CUE-IN` pair older ad inserters read.
 //!
 //! Every media playlist of a title (video, audio, subtitles, I-frames; CMAF and MPEG-TS)
-//! gets the same `EXT-X-DATERANGE` lines, before the segment that starts at the break's
-//! cut, and `EXT-X-PROGRAM-DATE-TIME` on its first segment and again on each such segment
-//! (the clock of the title's presentation: see `package::breaks::AdBreaks::clock`), each
-//! the segment's own start. A break is an insertion point: `X-RESUME-OFFSET=0`, so the
-//! title resumes where it left off.
+//! gets the same lines, before the segment that starts at the break's cut.
 
 use std::fmt::Write as _;
 
-use crate::package::breaks::{asset_attribute, AdBreaks};
+use crate::package::break_cuts::{asset_attribute, AdBreaks};
+
+/// Where a listed segment starts: its index in the plan (0-based) and its start after the
+/// first segment listed, in nanoseconds.
+#[derive(Debug, Clone, Copy)]
+pub(super) struct SegmentStart {
+    pub segment: usize,
+    pub elapsed_ns: i128,
+}
 
 /// Write what goes before segment `segment` (0-based plan index) of a playlist, which
 /// starts `elapsed_ns` after the playlist's first segment (the sum of the durations
@@ -23,7 +27,10 @@ use crate::package::breaks::{asset_attribute, AdBreaks};
 pub(super) fn write_marks(
     out: &mut String,
     breaks: &AdBreaks,
-    (segment, elapsed_ns): (usize, i128),
+    SegmentStart {
+        segment,
+        elapsed_ns,
+    }: SegmentStart,
     first: bool,
     pts_adjustment: u64,
 ) {

@@ -1,4 +1,4 @@
-//! The MPD of a sequence (issue 31): one Period per part, each the part's own sets written
+//! The MPD of a sequence: one Period per part, each the part's own sets written
 //! by the single-title code (`period_sets`), joined by the Period continuity and
 //! connectivity descriptors where the parts allow it.
 
@@ -14,7 +14,7 @@ const PERIOD_CONTINUITY: &str = "urn:mpeg:dash:period-continuity:2015";
 /// without a new init segment.
 const PERIOD_CONNECTIVITY: &str = "urn:mpeg:dash:period-connectivity:2015";
 
-/// Render the MPD of a sequence (issue 31): one Period per part, starting where the
+/// Render the MPD of a sequence: one Period per part, starting where the
 /// previous one ends, each the part's own sets (the same AdaptationSet and Representation
 /// ids in every Period, since every part offers the sequence's renditions), its segments
 /// named by part (`seg-p2-f1-t1-$Number$.m4s`). A part whose init segments are those of
@@ -57,7 +57,7 @@ pub fn render_sequence_mpd(sequence: &Sequence, options: &ManifestOptions) -> St
         // A part without subtitles still lists the sequence's text sets, each an empty
         // WebVTT file: a player (GStreamer's dashdemux2) that meets a text stream only in a
         // later Period stalls at the boundary, and HLS gives that time empty cues too.
-        // The part's ad breaks (issue 31), from the Period's start.
+        // The part's ad breaks, from the Period's start.
         event_stream(&mut out, &part.title);
         let silent = part.title.index.text_tracks.is_empty() && part.title.sidecars.is_empty();
         let texts_of = reference.filter(|_| silent);

@@ -1,6 +1,6 @@
-//! Ad breaks (issue 31): a document's `"breaks"` and `"program_date_time"`, checked as
+//! Ad breaks: a document's `"breaks"` and `"program_date_time"`, checked as
 //! written. Whether each break falls inside the title, and where it is cut (the key frame
-//! at or before `at`), is known only once the files are read: `package::breaks` decides.
+//! at or before `at`), is known only once the files are read: `package::break_cuts` decides.
 //!
 //! Everything here ends up in manifest text (HLS quoted strings, XML attributes), so ids
 //! and asset URIs are held to a small alphabet rather than escaped later.
