@@ -132,6 +132,22 @@ pub async fn get(addr: SocketAddr, path: &str) -> Reply {
     request(addr, "GET", path, &[]).await
 }
 
+/// POST `body` (of type `content_type`) to `path`, with `Connection: close` and its
+/// `Content-Length`, and read the whole answer.
+pub async fn post(addr: SocketAddr, path: &str, content_type: &str, body: &[u8]) -> Reply {
+    let mut stream = TcpStream::connect(addr).await.expect("connect");
+    let head = format!(
+        "POST {path} HTTP/1.1\r\nHost: {addr}\r\nConnection: close\r\n\
+         Content-Type: {content_type}\r\nContent-Length: {}\r\n\r\n",
+        body.len()
+    );
+    stream.write_all(head.as_bytes()).await.expect("write");
+    stream.write_all(body).await.expect("write the body");
+    let mut raw = Vec::new();
+    stream.read_to_end(&mut raw).await.expect("read");
+    parse_reply(&raw, false)
+}
+
 fn parse_reply(raw: &[u8], head_only: bool) -> Reply {
     let split = raw
         .windows(4)
@@ -209,6 +225,25 @@ pub fn version_folder_in(master: &str) -> String {
         .expect("a variant URI");
     let (folder, _) = uri.split_once('/').expect("a version folder");
     format!("{folder}/")
+}
+
+/// The version folder (`v{token}/`, slash included) an MPD's segment templates point into
+/// (the folder of the first `initialization` attribute).
+pub fn dash_folder_in(mpd: &str) -> String {
+    let template = mpd
+        .split("initialization=\"")
+        .nth(1)
+        .expect("an initialization template");
+    let (folder, _) = template.split_once('/').expect("a version folder");
+    format!("{folder}/")
+}
+
+/// Settings with target segments of `ms` milliseconds and every other value its default.
+pub fn segments_of(ms: u32) -> Settings {
+    Settings {
+        segment_duration_ms: ms,
+        ..Default::default()
+    }
 }
 
 /// The version folder (`v{token}/`) the multivariant playlist of `key` points into.
