@@ -18,10 +18,7 @@ use vodpack::crypto::{Secret, TokenSigner};
 const URL_SECRET: &str = "filters test url secret 0123456";
 
 fn settings() -> Settings {
-    Settings {
-        segment_duration_ms: 1000,
-        ..Settings::default()
-    }
+    common::segments_of(1000)
 }
 
 /// The ladder fixture's files, plus `ladder-ad.m4a` (a copy of the French audio, standing

@@ -133,10 +133,7 @@ async fn start_key_server() -> KeyServer {
 }
 
 async fn start(key_server: &KeyServer, policy: &str, timeout_ms: u64) -> TestServer {
-    let mut settings = Settings {
-        segment_duration_ms: 1000,
-        ..Default::default()
-    };
+    let mut settings = common::segments_of(1000);
     settings.protect.encryption = EncryptionPolicy::parse(policy).unwrap();
     settings.protect.cpix = Some(CpixOptions {
         url: key_server.url.clone(),

@@ -29,10 +29,7 @@ const BUCKET: &str = "media";
 
 /// Settings with 1 s segments (more segments per fixture).
 fn one_second() -> Settings {
-    Settings {
-        segment_duration_ms: 1000,
-        ..Default::default()
-    }
+    common::segments_of(1000)
 }
 
 /// Every resource of `key`: both masters (CMAF and MPEG-TS), the MPD, the media

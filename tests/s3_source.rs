@@ -45,10 +45,7 @@ async fn bucket_with(files: &[(&str, &str)]) -> (TempDir, S3Server) {
 
 /// Settings with 1 s segments (more segments per fixture).
 fn one_second() -> Settings {
-    Settings {
-        segment_duration_ms: 1000,
-        ..Default::default()
-    }
+    common::segments_of(1000)
 }
 
 /// vodpack over the bucket of `s3` with `options`.

@@ -8,10 +8,7 @@ use common::{get, start_server_with, version_folder_in, TempDir};
 use vodpack::config::Settings;
 
 fn settings() -> Settings {
-    Settings {
-        segment_duration_ms: 1000,
-        ..Settings::default()
-    }
+    common::segments_of(1000)
 }
 
 /// Lines of a multivariant playlist starting with `prefix`.

@@ -87,21 +87,7 @@ fn source_of(folder: &TempDir, name: &str) -> String {
 /// Presentation times (s) of the key frames of the first video stream of `source`, from
 /// ffprobe's packet flags.
 pub(super) async fn key_frame_times(source: &str) -> Vec<f64> {
-    let out = run_tool(
-        "ffprobe",
-        args(&[
-            "-v",
-            "error",
-            "-select_streams",
-            "v:0",
-            "-show_entries",
-            "packet=pts_time,flags",
-            "-of",
-            "csv=p=0",
-            source,
-        ]),
-    )
-    .await;
+    let out = ffprobe_show(source, Some("v:0"), "packet=pts_time,flags", "csv=p=0").await;
     let mut times: Vec<f64> = String::from_utf8_lossy(&out)
         .lines()
         .filter_map(|l| {

@@ -263,10 +263,7 @@ fn check_samples(
 }
 
 async fn start_cbcs(root: &Path) -> TestServer {
-    let mut settings = Settings {
-        segment_duration_ms: 1000,
-        ..Default::default()
-    };
+    let mut settings = common::segments_of(1000);
     settings.protect.encryption = EncryptionPolicy::parse("hls=sample-aes,dash=cbcs").unwrap();
     let secret = Secret::from_text("cbcs layout key secret, 32 bytes", "test").unwrap();
     settings.protect.key_secret = Some(secret);

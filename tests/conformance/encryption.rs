@@ -125,10 +125,7 @@ async fn decoded(path: &str, key: Option<&str>) -> Vec<String> {
 /// representation.
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn cenc_and_cbcs_dash_decrypt_to_the_clear_frames() {
-    if !tools_available().await {
-        return;
-    }
-    let clear = start().await;
+    let Some(clear) = start().await else { return };
     let dir = TempDir::new("encryption-dash");
     for scheme in ["cenc", "cbcs"] {
         let server = start_encrypted(&format!("dash={scheme}")).await;
@@ -187,10 +184,7 @@ async fn cenc_and_cbcs_dash_decrypt_to_the_clear_frames() {
 /// and its playlist IV is byte for byte the clear segment.
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn aes_128_ts_decodes_to_the_clear_frames() {
-    if !tools_available().await {
-        return;
-    }
-    let clear = start().await;
+    let Some(clear) = start().await else { return };
     let server = start_encrypted("hls=aes-128").await;
     for fixture in [
         "h264-aac-3s.mp4",
@@ -262,10 +256,7 @@ async fn aes_128_ts_decodes_to_the_clear_frames() {
 /// read here.
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn sample_aes_ts_decodes_to_the_clear_frames() {
-    if !tools_available().await {
-        return;
-    }
-    let clear = start().await;
+    let Some(clear) = start().await else { return };
     let server = start_encrypted("hls=sample-aes").await;
     let dir = TempDir::new("sample-aes");
     for (fixture, selectors) in [
@@ -309,10 +300,7 @@ async fn sample_aes_ts_of_a_long_title_decodes_to_the_source_frames() {
     let server = start_encrypted_over(dir.path(), 6000, "hls=sample-aes").await;
     let clear = common::start_server_with(
         dir.path(),
-        Settings {
-            segment_duration_ms: 6000,
-            ..Default::default()
-        },
+        common::segments_of(6000),
     )
     .await;
     let file = sample_aes_playlist(&server, fixture, dir.path()).await;
@@ -499,10 +487,7 @@ fn cbc_decrypt(data: &[u8], key: &[u8], iv: &str) -> Vec<u8> {
 /// frames as the clear HLS output.
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn aes_128_hls_decodes_to_the_clear_frames() {
-    if !tools_available().await {
-        return;
-    }
-    let clear = start().await;
+    let Some(clear) = start().await else { return };
     let server = start_encrypted("hls=aes-128").await;
     for fixture in ["h264-aac-3s.mp4", "hevc-aac-3s.mp4"] {
         let master = fetch_ok(&server, &format!("/vod/{fixture}/master.m3u8"))

@@ -13,15 +13,17 @@ pub(crate) async fn tools_available() -> bool {
 }
 
 /// A server over the fixtures with 1 s target segments.
-pub(crate) async fn start() -> TestServer {
-    common::start_server_with(
-        &common::fixtures(),
-        Settings {
-            segment_duration_ms: 1000,
-            ..Default::default()
-        },
-    )
-    .await
+pub(crate) async fn fixtures_server() -> TestServer {
+    common::start_server_with(&common::fixtures(), common::segments_of(1000)).await
+}
+
+/// [`fixtures_server`] for a test that reads its output with ffmpeg and ffprobe; None (the
+/// test skips, or fails under `VODPACK_REQUIRE_TOOLS=1`) when they are not here.
+pub(crate) async fn start() -> Option<TestServer> {
+    match tools_available().await {
+        true => Some(fixtures_server().await),
+        false => None,
+    }
 }
 
 /// GET `path`, asserting a 200 answer.

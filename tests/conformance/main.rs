@@ -163,10 +163,7 @@ const SYNC_TOLERANCE_S: f64 = 0.001;
 /// 25 ms for audio-only titles), and a title duration within the same tolerance.
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn hls_and_dash_show_the_source_streams_and_durations() {
-    if !tools_available().await {
-        return;
-    }
-    let server = start().await;
+    let Some(server) = start().await else { return };
     for &fixture in FIXTURES {
         let source_input = Via::Source.input(&server, fixture);
         let source = probe_streams(&source_input).await;
@@ -297,10 +294,7 @@ async fn hls_and_dash_show_the_source_streams_and_durations() {
 /// same number of frames with the same MD5 of each decoded picture, in the same order.
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn hls_and_dash_decode_to_the_source_frames() {
-    if !tools_available().await {
-        return;
-    }
-    let server = start().await;
+    let Some(server) = start().await else { return };
     for &fixture in FIXTURES {
         let source = probe_streams(&Via::Source.input(&server, fixture)).await;
         if source.count("video") == 0 {
@@ -343,10 +337,7 @@ async fn hls_and_dash_decode_to_the_source_frames() {
 /// In the two-language title, each rendition carries its own language's audio.
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn hls_and_dash_decode_to_the_source_audio() {
-    if !tools_available().await {
-        return;
-    }
-    let server = start().await;
+    let Some(server) = start().await else { return };
     for &fixture in FIXTURES {
         let source_input = Via::Source.input(&server, fixture);
         let source = probe_streams(&source_input).await;
@@ -418,10 +409,7 @@ async fn hls_and_dash_decode_to_the_source_audio() {
 /// and DASH, and no output timestamp is negative.
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn hls_and_dash_keep_the_audio_video_timing() {
-    if !tools_available().await {
-        return;
-    }
-    let server = start().await;
+    let Some(server) = start().await else { return };
     for &fixture in FIXTURES {
         let source_input = Via::Source.input(&server, fixture);
         let source = probe_streams(&source_input).await;
@@ -498,10 +486,7 @@ async fn hls_and_dash_keep_the_audio_video_timing() {
 /// symptom of a file packaged without its samples, can never pass.
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn manifests_state_the_source_duration_within_one_frame() {
-    if !tools_available().await {
-        return;
-    }
-    let server = start().await;
+    let Some(server) = start().await else { return };
     for &fixture in FIXTURES {
         let source_input = Via::Source.input(&server, fixture);
         let tracks = source_tracks(&source_input).await;
@@ -572,10 +557,7 @@ async fn manifests_state_the_source_duration_within_one_frame() {
 /// 1 s targets, every fixture (3 s or longer) is cut into at least 3 segments.
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn hls_media_playlists_list_servable_fragments() {
-    if !tools_available().await {
-        return;
-    }
-    let server = start().await;
+    let Some(server) = start().await else { return };
     for &fixture in FIXTURES {
         let base = format!("/vod/{fixture}/");
         let master = fetch_ok(&server, &format!("{base}master.m3u8"))

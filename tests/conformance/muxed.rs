@@ -31,10 +31,7 @@ async fn packet_list(input: &str, selector: &str) -> (Vec<(f64, String)>, f64) {
 /// reading the muxed playlist over HTTP gets the same.
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn muxed_fmp4_plays_what_the_cmaf_renditions_play() {
-    if !tools_available().await {
-        return;
-    }
-    let server = start_nginx().await;
+    let Some(server) = start_nginx().await else { return };
     let dir = common::TempDir::new("muxed-fmp4");
     let mut checked = 0;
     for &fixture in FIXTURES {
@@ -152,10 +149,7 @@ async fn muxed_fmp4_plays_what_the_cmaf_renditions_play() {
 /// renditions of those tracks.
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_muxed_stream_reads_each_track_from_its_own_file() {
-    if !tools_available().await {
-        return;
-    }
-    let server = start_nginx().await;
+    let Some(server) = start_nginx().await else { return };
     let base = format!("/hls/{}/", urlset());
     let muxed = server.url(&format!("{base}index-f1-f2-v1-a1.m3u8"));
     let probe = probe_streams(&muxed).await;
@@ -180,7 +174,7 @@ async fn a_muxed_stream_reads_each_track_from_its_own_file() {
 /// end), then each is that slice of the whole segment, and HEAD states the whole length.
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn ranges_of_muxed_segments_are_slices_of_the_whole() {
-    let server = start_nginx().await;
+    let server = nginx_server().await;
     let path = "/hls/h264-aac-3s.mp4/seg-2-v1-a1.m4s";
     let whole = fetch_ok(&server, path).await.body;
     let video = fetch_ok(&server, "/hls/h264-aac-3s.mp4/seg-2-v1.m4s")
@@ -228,7 +222,7 @@ async fn ranges_of_muxed_segments_are_slices_of_the_whole() {
 /// stays the multivariant playlist, and `master-v1-a2.m3u8` the redirect to a view.
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_muxed_playlist_names_its_own_tracks() {
-    let server = start_nginx().await;
+    let server = nginx_server().await;
     let base = "/hls/h264-aac-2lang-3s.mp4/";
     let playlist = MediaPlaylist::parse(
         &fetch_ok(&server, &format!("{base}index-v1-a2.m3u8"))

@@ -208,21 +208,7 @@ async fn video_frames(input: &str, extra: &[&str]) -> Vec<String> {
 /// Whether ffprobe reads the first video packet of `input` as a key frame (true for an
 /// input without video packets: an empty window's segment).
 async fn starts_on_a_key_frame(input: &str) -> bool {
-    let out = run_tool(
-        "ffprobe",
-        args(&[
-            "-v",
-            "error",
-            "-select_streams",
-            "v:0",
-            "-show_entries",
-            "packet=flags",
-            "-of",
-            "csv=p=0",
-            input,
-        ]),
-    )
-    .await;
+    let out = ffprobe_show(input, Some("v:0"), "packet=flags", "csv=p=0").await;
     let text = String::from_utf8_lossy(&out).into_owned();
     text.lines().next().is_none_or(|flags| flags.contains('K'))
 }

@@ -43,10 +43,7 @@ impl Title {
         let name = make(folder.path(), recipe).await;
         let server = common::start_server_with(
             folder.path(),
-            Settings {
-                segment_duration_ms: 6000,
-                ..Default::default()
-            },
+            common::segments_of(6000),
         )
         .await;
         let movie = movie_timing(&folder.path().join(name));
@@ -210,19 +207,7 @@ impl SourceReading {
 /// What `SourceReading::gaps` holds, read with ffprobe (`start_time`, `duration` of each
 /// stream and of the format).
 async fn source_gaps(input: &str) -> Vec<(String, f64, f64)> {
-    let out = run_tool(
-        "ffprobe",
-        args(&[
-            "-v",
-            "error",
-            "-show_entries",
-            "stream=codec_type,start_time,duration:format=start_time,duration",
-            "-of",
-            "compact=p=0:nk=0",
-            input,
-        ]),
-    )
-    .await;
+    let out = ffprobe_show(input, None, "stream=codec_type,start_time,duration:format=start_time,duration", "compact=p=0:nk=0").await;
     let text = String::from_utf8_lossy(&out);
     let field = |line: &str, name: &str| {
         line.split('|')

@@ -73,10 +73,7 @@ async fn sequence_folder_with(document: &str) -> (TempDir, TestServer) {
     std::fs::write(folder.path().join("sequence.json"), document).expect("document");
     let server = common::start_server_with(
         folder.path(),
-        Settings {
-            segment_duration_ms: 1000,
-            ..Default::default()
-        },
+        common::segments_of(1000),
     )
     .await;
     (folder, server)

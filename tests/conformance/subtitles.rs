@@ -21,10 +21,7 @@ use super::{FIXTURES, KNOWN_CUES, SYNC_TOLERANCE_S};
 ///   so output time = file time + the video's `presentationTimeOffset`.
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn hls_and_dash_carry_the_source_cues() {
-    if !tools_available().await {
-        return;
-    }
-    let server = start().await;
+    let Some(server) = start().await else { return };
     let mut checked = 0;
     for &fixture in FIXTURES {
         let source_input = Via::Source.input(&server, fixture);

@@ -40,10 +40,7 @@ fn ladder_source(name: &str) -> String {
 /// whichever variant plays.
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn ladder_variants_decode_to_their_own_sources() {
-    if !tools_available().await {
-        return;
-    }
-    let server = start().await;
+    let Some(server) = start().await else { return };
     let base = format!("/vod/{LADDER_DOCUMENT}/");
     let master = fetch_ok(&server, &format!("{base}master.m3u8"))
         .await
@@ -121,7 +118,7 @@ async fn ladder_variants_decode_to_their_own_sources() {
 /// audio group's most demanding rendition, each segment over its `EXTINF`.
 #[tokio::test]
 async fn ladder_bandwidths_match_the_segments() {
-    let server = start().await;
+    let server = fixtures_server().await;
     let base = format!("/vod/{LADDER_DOCUMENT}/");
     let master = fetch_ok(&server, &format!("{base}master.m3u8"))
         .await
@@ -197,10 +194,7 @@ async fn ladder_bandwidths_match_the_segments() {
 /// overlap it; the DASH file on the Period timeline (source time).
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn ladder_sidecar_subtitles_keep_their_cues() {
-    if !tools_available().await {
-        return;
-    }
-    let server = start().await;
+    let Some(server) = start().await else { return };
     let base = format!("/vod/{LADDER_DOCUMENT}/");
     let master = fetch_ok(&server, &format!("{base}master.m3u8"))
         .await

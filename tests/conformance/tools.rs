@@ -141,22 +141,27 @@ impl Probe {
     }
 }
 
+/// What ffprobe shows of `input`, errors aside: `entries` (its `-show_entries`) of the
+/// streams `selector` picks (all of them with None), written as `format` (its `-of`).
+pub(crate) async fn ffprobe_show(
+    input: &str,
+    selector: Option<&str>,
+    entries: &str,
+    format: &str,
+) -> Vec<u8> {
+    let mut command = args(&["-v", "error"]);
+    if let Some(selector) = selector {
+        command.extend(args(&["-select_streams", selector]));
+    }
+    command.extend(args(&["-show_entries", entries, "-of", format, input]));
+    run_tool("ffprobe", command).await
+}
+
 /// Probe the streams and format duration of `input`.
 pub(crate) async fn probe_streams(input: &str) -> Probe {
-    let out = run_tool(
-        "ffprobe",
-        args(&[
-            "-v",
-            "error",
-            "-show_entries",
-            "stream=codec_type,codec_name,pix_fmt,color_primaries,color_transfer\
-             :stream_tags=language,id:format=duration",
-            "-of",
-            "flat",
-            input,
-        ]),
-    )
-    .await;
+    let entries = "stream=codec_type,codec_name,pix_fmt,color_primaries,color_transfer\
+                   :stream_tags=language,id:format=duration";
+    let out = ffprobe_show(input, None, entries, "flat").await;
     parse_flat_probe(&String::from_utf8_lossy(&out))
 }
 
@@ -295,19 +300,7 @@ pub(crate) struct SourceTrack {
 
 /// The audio and video tracks of the file `input`.
 pub(crate) async fn source_tracks(input: &str) -> Vec<SourceTrack> {
-    let out = run_tool(
-        "ffprobe",
-        args(&[
-            "-v",
-            "error",
-            "-show_entries",
-            "stream=id,codec_type,duration",
-            "-of",
-            "compact=p=0",
-            input,
-        ]),
-    )
-    .await;
+    let out = ffprobe_show(input, None, "stream=id,codec_type,duration", "compact=p=0").await;
     let mut tracks = Vec::new();
     let mut counts = [0usize; 2];
     for line in String::from_utf8_lossy(&out).lines() {

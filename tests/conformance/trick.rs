@@ -44,10 +44,7 @@ fn iframe_entries(playlist: &str) -> Vec<IframeEntry> {
 /// per I-frame.
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn every_iframe_byte_range_decodes_to_one_key_frame() {
-    if !tools_available().await {
-        return;
-    }
-    let server = start().await;
+    let Some(server) = start().await else { return };
     let dir = TempDir::new("iframes");
     // The fixtures, and the ladder title (three video renditions, each with its own).
     for fixture in FIXTURES.iter().copied().chain(["ladder/ladder.json"]) {
@@ -189,21 +186,7 @@ fn quoted_xml(text: &str, name: &str) -> Option<String> {
 /// time, exact from ffprobe (ffmpeg's `framemd5` rounds to a guessed frame rate, and a
 /// lone frame has none), and its picture's MD5 from ffmpeg, in the same order.
 pub(crate) async fn frames_on_output_timeline(input: &str, selector: &str) -> Vec<Frame> {
-    let times = run_tool(
-        "ffprobe",
-        args(&[
-            "-v",
-            "error",
-            "-select_streams",
-            selector,
-            "-show_entries",
-            "frame=best_effort_timestamp_time",
-            "-of",
-            "csv=p=0",
-            input,
-        ]),
-    )
-    .await;
+    let times = ffprobe_show(input, Some(selector), "frame=best_effort_timestamp_time", "csv=p=0").await;
     let times: Vec<f64> = String::from_utf8_lossy(&times)
         .lines()
         .filter_map(|l| l.trim().trim_end_matches(',').parse().ok())
@@ -221,21 +204,7 @@ pub(crate) async fn frames_on_output_timeline(input: &str, selector: &str) -> Ve
 
 /// The key-frame flag of every video frame ffprobe decodes from `input`.
 async fn key_frame_flags(input: &str) -> Vec<bool> {
-    let out = run_tool(
-        "ffprobe",
-        args(&[
-            "-v",
-            "error",
-            "-select_streams",
-            "v:0",
-            "-show_entries",
-            "frame=key_frame",
-            "-of",
-            "csv=p=0",
-            input,
-        ]),
-    )
-    .await;
+    let out = ffprobe_show(input, Some("v:0"), "frame=key_frame", "csv=p=0").await;
     String::from_utf8_lossy(&out)
         .lines()
         .filter(|l| !l.trim().is_empty())

@@ -29,10 +29,7 @@ fn ts_fixtures() -> impl Iterator<Item = &'static str> {
 /// same streams (by kind and language) as the source.
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn ts_decodes_to_the_source_frames_and_audio() {
-    if !tools_available().await {
-        return;
-    }
-    let server = start().await;
+    let Some(server) = start().await else { return };
     for fixture in ts_fixtures() {
         let source_input = Via::Source.input(&server, fixture);
         let source = probe_streams(&source_input).await;
@@ -108,10 +105,7 @@ async fn ts_decodes_to_the_source_frames_and_audio() {
 /// packets are matched by position.
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn ts_keeps_the_cmaf_timeline_to_the_millisecond() {
-    if !tools_available().await {
-        return;
-    }
-    let server = start().await;
+    let Some(server) = start().await else { return };
     for fixture in ts_fixtures() {
         let source = probe_streams(&Via::Source.input(&server, fixture)).await;
         let (cmaf_input, ts_input) = (
@@ -158,10 +152,7 @@ async fn ts_keeps_the_cmaf_timeline_to_the_millisecond() {
 /// on its length; the audio group is the CMAF master's, the main audio muxed.
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn ts_playlists_list_the_cmaf_segments() {
-    if !tools_available().await {
-        return;
-    }
-    let server = start().await;
+    let Some(server) = start().await else { return };
     for fixture in FIXTURES.iter().copied() {
         let base = format!("/vod/{fixture}/");
         let master = fetch_ok(&server, &format!("{base}master-ts.m3u8"))
@@ -229,10 +220,7 @@ async fn ts_playlists_list_the_cmaf_segments() {
 /// range starting with PAT and PMT that decodes to one key frame.
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn ts_segments_are_well_formed_across_the_title() {
-    if !tools_available().await {
-        return;
-    }
-    let server = start().await;
+    let Some(server) = start().await else { return };
     let dir = std::env::temp_dir().join(format!("vodpack-ts-{}", std::process::id()));
     std::fs::create_dir_all(&dir).unwrap();
     for fixture in ts_fixtures() {
@@ -352,21 +340,7 @@ async fn ts_segments_are_well_formed_across_the_title() {
                 let file = dir.join(format!("iframe-{n}.ts"));
                 std::fs::write(&file, bytes).unwrap();
                 let file = file.to_string_lossy().into_owned();
-                let out = run_tool(
-                    "ffprobe",
-                    args(&[
-                        "-v",
-                        "error",
-                        "-select_streams",
-                        "v:0",
-                        "-show_entries",
-                        "packet=flags",
-                        "-of",
-                        "csv=p=0",
-                        &file,
-                    ]),
-                )
-                .await;
+                let out = ffprobe_show(&file, Some("v:0"), "packet=flags", "csv=p=0").await;
                 let flags = String::from_utf8_lossy(&out);
                 let flags: Vec<&str> = flags.lines().collect();
                 assert!(
@@ -526,10 +500,7 @@ impl<'a> TsBytes<'a> {
 /// decode to the source's PCM (the fixtures are in `fixtures/ts/`).
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn ts_carries_ac3_and_eac3_with_their_stream_types() {
-    if !tools_available().await {
-        return;
-    }
-    let server = start().await;
+    let Some(server) = start().await else { return };
     for (fixture, codec, stream_type, registration) in [
         ("ts/ac3-3s.mp4", "ac3", 0x81u8, b"AC-3"),
         ("ts/eac3-3s.mp4", "eac3", 0x87, b"EC-3"),
@@ -579,7 +550,7 @@ async fn ts_carries_ac3_and_eac3_with_their_stream_types() {
 /// never 404 or an empty 200.
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_title_ts_cannot_carry_is_a_422_pointing_at_master() {
-    let server = start().await;
+    let server = fixtures_server().await;
     let base = "/vod/ts/opus-3s.mp4";
     let reply = common::get(server.addr, &format!("{base}/master-ts.m3u8")).await;
     let text = reply.text();
