@@ -7,7 +7,7 @@ mod common;
 
 use base64::engine::general_purpose::URL_SAFE_NO_PAD;
 use base64::Engine as _;
-use common::logs::{captured_logs, now};
+use common::logs::{captured_logs, captured_text, now};
 use common::{
     dash_folder_in, fixtures, get, request, segments_of, start_server_with, version_folder_in,
     TestServer,
@@ -316,7 +316,7 @@ async fn no_secret_token_or_key_reaches_the_logs() {
     let licence_path = with_token(&in_title("clearkey.json"), &good);
     post(&server, &licence_path, &licence_body(&content.kid)).await;
     server.shutdown().await;
-    let logs = String::from_utf8_lossy(&captured_logs(Level::DEBUG).lock().unwrap()).into_owned();
+    let logs = captured_text(Level::DEBUG);
     assert!(
         logs.contains("access"),
         "the access log was captured: {logs}"

@@ -115,8 +115,21 @@ impl Reply {
 /// Send one request with `Connection: close` and read the whole answer.
 /// `head` is e.g. `GET /path HTTP/1.1` and `extra` more header lines.
 pub async fn request(addr: SocketAddr, method: &str, path: &str, extra: &[(&str, &str)]) -> Reply {
-    let mut stream = TcpStream::connect(addr).await.expect("connect");
-    let mut head = format!("{method} {path} HTTP/1.1\r\nHost: {addr}\r\nConnection: close\r\n");
+    let stream = TcpStream::connect(addr).await.expect("connect");
+    let raw = exchange(stream, &addr.to_string(), method, path, extra).await;
+    parse_reply(&raw, method == "HEAD")
+}
+
+/// Send one request with `Host: host`, `Connection: close` and the `extra` header lines on
+/// `stream`, and read the whole answer, as it came (see [`parse_reply`]).
+pub async fn exchange(
+    mut stream: TcpStream,
+    host: &str,
+    method: &str,
+    path: &str,
+    extra: &[(&str, &str)],
+) -> Vec<u8> {
+    let mut head = format!("{method} {path} HTTP/1.1\r\nHost: {host}\r\nConnection: close\r\n");
     for (k, v) in extra {
         head.push_str(&format!("{k}: {v}\r\n"));
     }
@@ -124,7 +137,7 @@ pub async fn request(addr: SocketAddr, method: &str, path: &str, extra: &[(&str,
     stream.write_all(head.as_bytes()).await.expect("write");
     let mut raw = Vec::new();
     stream.read_to_end(&mut raw).await.expect("read");
-    parse_reply(&raw, method == "HEAD")
+    raw
 }
 
 /// GET `path`.
@@ -148,7 +161,9 @@ pub async fn post(addr: SocketAddr, path: &str, content_type: &str, body: &[u8])
     parse_reply(&raw, false)
 }
 
-fn parse_reply(raw: &[u8], head_only: bool) -> Reply {
+/// The answer `raw` as a [`Reply`], its body de-chunked (none read for a HEAD when
+/// `head_only`).
+pub fn parse_reply(raw: &[u8], head_only: bool) -> Reply {
     let split = raw
         .windows(4)
         .position(|w| w == b"\r\n\r\n")
@@ -179,21 +194,19 @@ fn parse_reply(raw: &[u8], head_only: bool) -> Reply {
     }
 }
 
+/// The body of a chunked answer, its chunks joined (up to a chunk cut short).
 fn dechunk(mut raw: &[u8]) -> Vec<u8> {
     let mut out = Vec::new();
-    loop {
-        let Some(line_end) = raw.windows(2).position(|w| w == b"\r\n") else {
-            return out;
-        };
-        let size = usize::from_str_radix(String::from_utf8_lossy(&raw[..line_end]).trim(), 16)
-            .unwrap_or(0);
-        if size == 0 {
-            return out;
+    while let Some(end) = raw.windows(2).position(|w| w == b"\r\n") {
+        let size =
+            usize::from_str_radix(String::from_utf8_lossy(&raw[..end]).trim(), 16).unwrap_or(0);
+        if size == 0 || raw.len() < end + 2 + size {
+            break;
         }
-        let start = line_end + 2;
-        out.extend_from_slice(&raw[start..start + size]);
-        raw = &raw[start + size + 2..];
+        out.extend_from_slice(&raw[end + 2..end + 2 + size]);
+        raw = &raw[(end + 4 + size).min(raw.len())..];
     }
+    out
 }
 
 /// The paths a playlist at `path` links to: `URI="..."` attributes and URI lines,
@@ -242,6 +255,17 @@ pub fn dash_folder_in(mpd: &str) -> String {
 pub fn segments_of(ms: u32) -> Settings {
     Settings {
         segment_duration_ms: ms,
+        ..Default::default()
+    }
+}
+
+/// Settings with target segments of `ms` milliseconds under vodpack's own URLs and under
+/// nginx-vod-module's, served at nginx-vod's `locations` (`hls=/hls/,dash=/dash/`, say).
+pub fn nginx_vod_settings(ms: u32, locations: &str) -> Settings {
+    Settings {
+        segment_duration_ms: ms,
+        nginx_vod_segment_duration_ms: ms,
+        nginx_vod_locations: locations.parse().expect("nginx-vod locations"),
         ..Default::default()
     }
 }
@@ -299,8 +323,34 @@ impl Drop for TempDir {
 /// need it skip, unless `VODPACK_REQUIRE_TOOLS=1` (set by CI), which turns the skip into
 /// a failure.
 pub fn have_tool(name: &str) -> bool {
+    have_program(name, "-version")
+}
+
+/// A free port on 127.0.0.1 (bound and released, for a program that binds it itself).
+pub fn free_port() -> u16 {
+    let listener = std::net::TcpListener::bind("127.0.0.1:0").expect("bind");
+    listener.local_addr().expect("addr").port()
+}
+
+/// nginx started over the prefix `prefix` with the `nginx.conf` written there, its output
+/// discarded; the caller stops it.
+pub fn spawn_nginx(prefix: &Path) -> std::process::Child {
+    std::process::Command::new("nginx")
+        .arg("-p")
+        .arg(prefix)
+        .arg("-c")
+        .arg(prefix.join("nginx.conf"))
+        .stdin(std::process::Stdio::null())
+        .stdout(std::process::Stdio::null())
+        .stderr(std::process::Stdio::null())
+        .spawn()
+        .expect("start nginx")
+}
+
+/// [`have_tool`] for a program that tells its version with `version_flag` (`nginx -v`).
+pub fn have_program(name: &str, version_flag: &str) -> bool {
     let found = std::process::Command::new(name)
-        .arg("-version")
+        .arg(version_flag)
         .output()
         .map(|o| o.status.success())
         .unwrap_or(false);

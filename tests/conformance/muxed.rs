@@ -281,12 +281,7 @@ async fn a_muxed_playlist_names_its_own_tracks() {
 /// renditions: never clear bytes.
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn muxed_names_of_an_encrypted_output_say_where_the_single_tracks_are() {
-    let mut settings = Settings {
-        segment_duration_ms: 1000,
-        nginx_vod_segment_duration_ms: 1000,
-        nginx_vod_locations: "hls=/hls/".parse().unwrap(),
-        ..Default::default()
-    };
+    let mut settings = common::nginx_vod_settings(1000, "hls=/hls/");
     settings.protect.encryption = EncryptionPolicy::parse("hls=aes-128").unwrap();
     settings.protect.key_secret =
         Some(Secret::from_text("muxed test key secret 0123456789", "k").unwrap());

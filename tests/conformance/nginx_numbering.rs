@@ -164,12 +164,7 @@ async fn make_media(dir: &TempDir, names: &[&str]) {
 
 /// A server over `dir` with the peer's 6 s segments and the three nginx-vod locations.
 async fn start_over(dir: &TempDir) -> TestServer {
-    let settings = Settings {
-        segment_duration_ms: 6000,
-        nginx_vod_segment_duration_ms: 6000,
-        nginx_vod_locations: "hls=/hls/,hlsts=/hlsts/,dash=/dash/".parse().unwrap(),
-        ..Default::default()
-    };
+    let settings = common::nginx_vod_settings(6000, "hls=/hls/,hlsts=/hlsts/,dash=/dash/");
     common::start_server_with(dir.path(), settings).await
 }
 

@@ -20,12 +20,7 @@ pub(crate) fn urlset() -> String {
 pub(crate) async fn nginx_server() -> TestServer {
     common::start_server_with(
         &common::fixtures(),
-        Settings {
-            segment_duration_ms: 1000,
-            nginx_vod_segment_duration_ms: 1000,
-            nginx_vod_locations: "hls=/hls/,hlsts=/hlsts/,dash=/dash/".parse().unwrap(),
-            ..Default::default()
-        },
+        common::nginx_vod_settings(1000, "hls=/hls/,hlsts=/hlsts/,dash=/dash/"),
     )
     .await
 }

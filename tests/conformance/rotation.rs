@@ -86,12 +86,7 @@ fn turn_movie_a_quarter(file: &mut [u8]) {
 async fn serve(dir: &TempDir) -> TestServer {
     common::start_server_with(
         dir.path(),
-        Settings {
-            segment_duration_ms: 1000,
-            nginx_vod_segment_duration_ms: 1000,
-            nginx_vod_locations: "hls=/hls/,hlsts=/hlsts/,dash=/dash/".parse().unwrap(),
-            ..Default::default()
-        },
+        common::nginx_vod_settings(1000, "hls=/hls/,hlsts=/hlsts/,dash=/dash/"),
     )
     .await
 }

@@ -16,12 +16,7 @@ use crate::common::{self, TestServer};
 pub async fn start() -> TestServer {
     common::start_server_with(
         &common::fixtures(),
-        Settings {
-            segment_duration_ms: 1000,
-            nginx_vod_segment_duration_ms: 1000,
-            nginx_vod_locations: "hls=/hls/,dash=/dash/".parse().expect("locations"),
-            ..Default::default()
-        },
+        common::nginx_vod_settings(1000, "hls=/hls/,dash=/dash/"),
     )
     .await
 }
