@@ -2,6 +2,7 @@
 //! HTTP/1.1 client. Each test file includes this with `mod common;`.
 #![allow(dead_code)]
 
+pub mod bounded;
 pub mod frames;
 pub mod logs;
 

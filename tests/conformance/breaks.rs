@@ -398,9 +398,7 @@ async fn breaks_cut_every_rendition_at_the_key_frame_and_are_signalled() {
         (cuts[0] - 1.0).abs() < 1e-6 && (cuts[1] - 2.0).abs() < 1e-6,
         "the ladder's key frames are 1 s apart: cuts {cuts:?}"
     );
-    let master = fetch_ok(&server, &format!("{base}master.m3u8"))
-        .await
-        .text();
+    let master = fetch_text(&server, &format!("{base}master.m3u8")).await;
     let mut uris = master_playlist_uris(&master);
     let subtitles: Vec<String> = (master.lines())
         .filter(|l| l.contains("TYPE=SUBTITLES"))
@@ -420,7 +418,7 @@ async fn breaks_cut_every_rendition_at_the_key_frame_and_are_signalled() {
     // The title shift S: output time of the first picture less the source's.
     let mut shift: Option<f64> = None;
     for uri in &uris {
-        let playlist_text = fetch_ok(&server, &format!("{base}{uri}")).await.text();
+        let playlist_text = fetch_text(&server, &format!("{base}{uri}")).await;
         let video = uri.contains("-f1-t1") || uri.contains("-f2-t1") || uri.contains("-f3-t1");
         all_splices.push(check_interstitials(uri, &playlist_text, &cuts, video));
         let playlist = MediaPlaylist::parse(&playlist_text);
@@ -514,7 +512,7 @@ async fn breaks_cut_every_rendition_at_the_key_frame_and_are_signalled() {
     assert_ne!(all_splices[0][0].event_id, all_splices[0][1].event_id);
     // Subtitles and I-frames: the same interstitials, at boundaries at the cuts.
     for uri in &subtitles {
-        let text = fetch_ok(&server, &format!("{base}{uri}")).await.text();
+        let text = fetch_text(&server, &format!("{base}{uri}")).await;
         assert_eq!(
             check_interstitials(uri, &text, &cuts, true),
             all_splices[0],
@@ -522,7 +520,7 @@ async fn breaks_cut_every_rendition_at_the_key_frame_and_are_signalled() {
         );
     }
     for uri in &iframes {
-        let text = fetch_ok(&server, &format!("{base}{uri}")).await.text();
+        let text = fetch_text(&server, &format!("{base}{uri}")).await;
         assert_eq!(
             check_interstitials(uri, &text, &cuts, true),
             all_splices[0],
@@ -530,13 +528,11 @@ async fn breaks_cut_every_rendition_at_the_key_frame_and_are_signalled() {
         );
     }
     // MPEG-TS: the same splice, its times moved to the TS clock by pts_adjustment.
-    let master_ts = fetch_ok(&server, &format!("{base}master-ts.m3u8"))
-        .await
-        .text();
+    let master_ts = fetch_text(&server, &format!("{base}master-ts.m3u8")).await;
     let ts_uri = (master_ts.lines())
         .find(|l| !l.starts_with('#') && !l.is_empty())
         .expect("a TS variant");
-    let ts_text = fetch_ok(&server, &format!("{base}{ts_uri}")).await.text();
+    let ts_text = fetch_text(&server, &format!("{base}{ts_uri}")).await;
     let ts_splices = check_interstitials(ts_uri, &ts_text, &cuts, true);
     for (ts, cmaf) in ts_splices.iter().zip(&all_splices[0]) {
         assert_eq!(ts.pts_adjustment, 126_000, "1.4 s, the TS output's offset");
@@ -550,7 +546,7 @@ async fn breaks_cut_every_rendition_at_the_key_frame_and_are_signalled() {
         .collect();
     assert_eq!(ts_iframes.len(), 3, "{master_ts}");
     for uri in &ts_iframes {
-        let text = fetch_ok(&server, &format!("{base}{uri}")).await.text();
+        let text = fetch_text(&server, &format!("{base}{uri}")).await;
         assert_eq!(
             check_interstitials(uri, &text, &cuts, true),
             ts_splices,
@@ -558,9 +554,7 @@ async fn breaks_cut_every_rendition_at_the_key_frame_and_are_signalled() {
         );
     }
     // DASH: one SCTE-35 EventStream, an Event per break at its cut from the Period start.
-    let mpd = fetch_ok(&server, &format!("{base}manifest.mpd"))
-        .await
-        .text();
+    let mpd = fetch_text(&server, &format!("{base}manifest.mpd")).await;
     assert!(
         mpd.contains("xmlns:scte35=\"http://www.scte.org/schemas/35/2016\""),
         "{mpd}"
@@ -654,9 +648,9 @@ async fn the_cue_out_setting_adds_cue_tags_at_each_break() {
     let base = "/vod/breaks.json/";
     let mut folders = Vec::new();
     for server in [&plain, &cued] {
-        let master = fetch_ok(server, &format!("{base}master.m3u8")).await.text();
+        let master = fetch_text(server, &format!("{base}master.m3u8")).await;
         let uri = master_playlist_uris(&master).remove(0);
-        let playlist = fetch_ok(server, &format!("{base}{uri}")).await.text();
+        let playlist = fetch_text(server, &format!("{base}{uri}")).await;
         folders.push(uri[..uri.find('/').unwrap()].to_owned());
         let lines: Vec<&str> = playlist.lines().collect();
         let cue_outs: Vec<usize> = (0..lines.len())
@@ -690,19 +684,13 @@ async fn the_cue_out_setting_adds_cue_tags_at_each_break() {
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_url_clip_keeps_the_breaks_in_its_window() {
     let (folder, server) = breaks_folder(DOCUMENT, Settings::default()).await;
-    let whole_master = fetch_ok(&server, "/vod/breaks.json/master.m3u8")
-        .await
-        .text();
+    let whole_master = fetch_text(&server, "/vod/breaks.json/master.m3u8").await;
     let whole_uri = master_playlist_uris(&whole_master).remove(0);
-    let whole = fetch_ok(&server, &format!("/vod/breaks.json/{whole_uri}"))
-        .await
-        .text();
+    let whole = fetch_text(&server, &format!("/vod/breaks.json/{whole_uri}")).await;
     let base = "/vod/breaks.json/clip/2100-/";
-    let master = fetch_ok(&server, &format!("{base}master.m3u8"))
-        .await
-        .text();
+    let master = fetch_text(&server, &format!("{base}master.m3u8")).await;
     let uri = master_playlist_uris(&master).remove(0);
-    let clip = fetch_ok(&server, &format!("{base}{uri}")).await.text();
+    let clip = fetch_text(&server, &format!("{base}{uri}")).await;
     let (whole_tags, _) = interstitials(&whole);
     let (clip_tags, first) = interstitials(&clip);
     assert!(first.is_some(), "{clip}");
@@ -720,13 +708,9 @@ async fn a_url_clip_keeps_the_breaks_in_its_window() {
     // with it, at the same wall-clock time as without the clip.
     let clipped = DOCUMENT.replacen("\"breaks\"", "\"clip\": {\"from\": 1200}, \"breaks\"", 1);
     std::fs::write(folder.path().join("clipped.json"), clipped).expect("write");
-    let master = fetch_ok(&server, "/vod/clipped.json/master.m3u8")
-        .await
-        .text();
+    let master = fetch_text(&server, "/vod/clipped.json/master.m3u8").await;
     let uri = master_playlist_uris(&master).remove(0);
-    let text = fetch_ok(&server, &format!("/vod/clipped.json/{uri}"))
-        .await
-        .text();
+    let text = fetch_text(&server, &format!("/vod/clipped.json/{uri}")).await;
     let (tags, _) = interstitials(&text);
     let dates = |tags: &[Interstitial]| -> Vec<Option<String>> {
         tags.iter()
@@ -744,11 +728,9 @@ async fn a_url_clip_keeps_the_breaks_in_its_window() {
     std::fs::write(folder.path().join("undated.json"), undated).expect("write");
     let mut undated_dates = Vec::new();
     for base in ["/vod/undated.json/", "/vod/undated.json/clip/2100-/"] {
-        let master = fetch_ok(&server, &format!("{base}master.m3u8"))
-            .await
-            .text();
+        let master = fetch_text(&server, &format!("{base}master.m3u8")).await;
         let uri = master_playlist_uris(&master).remove(0);
-        let text = fetch_ok(&server, &format!("{base}{uri}")).await.text();
+        let text = fetch_text(&server, &format!("{base}{uri}")).await;
         let (tags, _) = interstitials(&text);
         undated_dates.push(dates(&tags).last().cloned().flatten());
     }
@@ -867,7 +849,7 @@ async fn the_preview_page_lists_the_breaks() {
     let (folder, server) = breaks_folder(DOCUMENT, Settings::default()).await;
     let reference = folder.path().join(FILES[0]).to_string_lossy().into_owned();
     let keys = key_frame_times(&reference).await;
-    let html = fetch_ok(&server, "/?key=breaks.json").await.text();
+    let html = fetch_text(&server, "/?key=breaks.json").await;
     let table = html
         .split("<table id=\"breaks\">")
         .nth(1)

@@ -272,9 +272,7 @@ async fn start_cbcs(root: &Path) -> TestServer {
 
 /// The video init segment and media segments of `fixture`'s DASH output.
 async fn dash_video(server: &TestServer, fixture: &str) -> (Vec<u8>, Vec<Vec<u8>>) {
-    let mpd = fetch_ok(server, &format!("/vod/{fixture}/manifest.mpd"))
-        .await
-        .text();
+    let mpd = fetch_text(server, &format!("/vod/{fixture}/manifest.mpd")).await;
     assert!(mpd.contains("value=\"cbcs\""), "{mpd}");
     let folder = mpd
         .split("initialization=\"")
@@ -314,10 +312,10 @@ fn resolve(base: &str, uri: &str) -> String {
 /// The video init segment and media segments of `fixture`'s HLS (fMP4) output.
 async fn hls_video(server: &TestServer, fixture: &str) -> (Vec<u8>, Vec<Vec<u8>>) {
     let master_path = format!("/vod/{fixture}/master.m3u8");
-    let master = fetch_ok(server, &master_path).await.text();
+    let master = fetch_text(server, &master_path).await;
     for uri in master_playlist_uris(&master) {
         let path = resolve(&master_path, &uri);
-        let playlist = fetch_ok(server, &path).await.text();
+        let playlist = fetch_text(server, &path).await;
         assert!(playlist.contains("METHOD=SAMPLE-AES"), "{playlist}");
         let map = playlist
             .lines()

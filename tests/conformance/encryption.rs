@@ -138,17 +138,13 @@ async fn cenc_and_cbcs_dash_decrypt_to_the_clear_frames() {
             "cbcs/h264-cabac-mbaff-avc3.mp4",
             "cbcs/hevc-2slices-wpp-hev1.mp4",
         ] {
-            let mpd = fetch_ok(&server, &format!("/vod/{fixture}/manifest.mpd"))
-                .await
-                .text();
+            let mpd = fetch_text(&server, &format!("/vod/{fixture}/manifest.mpd")).await;
             assert!(
                 mpd.contains(&format!("value=\"{scheme}\" cenc:default_KID=")),
                 "{mpd}"
             );
             let (folder, ids) = mpd_parts(&mpd);
-            let clear_mpd = fetch_ok(&clear, &format!("/vod/{fixture}/manifest.mpd"))
-                .await
-                .text();
+            let clear_mpd = fetch_text(&clear, &format!("/vod/{fixture}/manifest.mpd")).await;
             let (clear_folder, _) = mpd_parts(&clear_mpd);
             assert_ne!(
                 folder, clear_folder,
@@ -192,7 +188,7 @@ async fn aes_128_ts_decodes_to_the_clear_frames() {
         "h264-aac-2lang-3s.mp4",
     ] {
         let master_path = format!("/vod/{fixture}/master-ts.m3u8");
-        let master = fetch_ok(&server, &master_path).await.text();
+        let master = fetch_text(&server, &master_path).await;
         assert!(
             master.contains("#EXT-X-SESSION-KEY:METHOD=AES-128") && !master.contains("I-FRAME"),
             "{master}"
@@ -207,10 +203,8 @@ async fn aes_128_ts_decodes_to_the_clear_frames() {
         // Each segment: AES-128-CBC of the clear segment with the playlist's IV.
         let variant = master.lines().find(|l| !l.starts_with('#')).unwrap();
         let folder = variant.rsplit_once('/').unwrap().0;
-        let media = fetch_ok(&server, &format!("/vod/{fixture}/{variant}"))
-            .await
-            .text();
-        let clear_master = fetch_ok(&clear, &master_path).await.text();
+        let media = fetch_text(&server, &format!("/vod/{fixture}/{variant}")).await;
+        let clear_master = fetch_text(&clear, &master_path).await;
         let clear_variant = clear_master.lines().find(|l| !l.starts_with('#')).unwrap();
         let clear_folder = clear_variant.rsplit_once('/').unwrap().0;
         let key = fetch_ok(&server, &format!("/vod/{fixture}/{folder}/hls.key"))
@@ -341,9 +335,7 @@ fn hashes(frames: &[Frame]) -> Vec<String> {
 
 /// The URL of the first TS media playlist of `fixture`'s `master-ts.m3u8` on `server`.
 async fn clear_ts_media_playlist(server: &TestServer, fixture: &str) -> String {
-    let master = fetch_ok(server, &format!("/vod/{fixture}/master-ts.m3u8"))
-        .await
-        .text();
+    let master = fetch_text(server, &format!("/vod/{fixture}/master-ts.m3u8")).await;
     let variant = master.lines().find(|l| !l.starts_with('#')).unwrap();
     server.url(&format!("/vod/{fixture}/{variant}"))
 }
@@ -353,7 +345,7 @@ async fn clear_ts_media_playlist(server: &TestServer, fixture: &str) -> String {
 /// (see `sample_aes_ts_decodes_to_the_clear_frames`).
 async fn sample_aes_playlist(server: &TestServer, fixture: &str, dir: &Path) -> PathBuf {
     let master_path = format!("/vod/{fixture}/master-ts.m3u8");
-    let master = fetch_ok(server, &master_path).await.text();
+    let master = fetch_text(server, &master_path).await;
     assert!(
         master.contains("#EXT-X-SESSION-KEY:METHOD=SAMPLE-AES") && !master.contains("I-FRAME"),
         "{master}"
@@ -361,9 +353,7 @@ async fn sample_aes_playlist(server: &TestServer, fixture: &str, dir: &Path) -> 
     let variant = master.lines().find(|l| !l.starts_with('#')).unwrap();
     let media_url = server.url(&format!("/vod/{fixture}/{variant}"));
     let base = media_url.rsplit_once('/').unwrap().0.to_owned();
-    let media = fetch_ok(server, &format!("/vod/{fixture}/{variant}"))
-        .await
-        .text();
+    let media = fetch_text(server, &format!("/vod/{fixture}/{variant}")).await;
     let mut playlist = String::new();
     let (mut last, mut last_extinf) = (String::new(), String::new());
     for line in media.lines().filter(|l| *l != "#EXT-X-ENDLIST") {
@@ -490,9 +480,7 @@ async fn aes_128_hls_decodes_to_the_clear_frames() {
     let Some(clear) = start().await else { return };
     let server = start_encrypted("hls=aes-128").await;
     for fixture in ["h264-aac-3s.mp4", "hevc-aac-3s.mp4"] {
-        let master = fetch_ok(&server, &format!("/vod/{fixture}/master.m3u8"))
-            .await
-            .text();
+        let master = fetch_text(&server, &format!("/vod/{fixture}/master.m3u8")).await;
         assert!(
             master.contains("#EXT-X-SESSION-KEY:METHOD=AES-128"),
             "{master}"

@@ -33,6 +33,11 @@ pub(crate) async fn fetch_ok(server: &TestServer, path: &str) -> common::Reply {
     reply
 }
 
+/// GET `path`, asserting a 200 answer, as text.
+pub(crate) async fn fetch_text(server: &TestServer, path: &str) -> String {
+    fetch_ok(server, path).await.text()
+}
+
 /// The media playlist URIs of an HLS multivariant playlist: the line after each
 /// `#EXT-X-STREAM-INF` and the `URI` of each `#EXT-X-MEDIA` but subtitles (WebVTT, not
 /// CMAF: see `hls_and_dash_carry_the_source_cues`).

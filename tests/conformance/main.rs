@@ -495,9 +495,7 @@ async fn manifests_state_the_source_duration_within_one_frame() {
             .duration
             .expect("source format duration");
         let base = format!("/vod/{fixture}/");
-        let master = fetch_ok(&server, &format!("{base}master.m3u8"))
-            .await
-            .text();
+        let master = fetch_text(&server, &format!("{base}master.m3u8")).await;
         let mut checked = 0;
         for uri in master_playlist_uris(&master) {
             let track_id: u32 = uri
@@ -508,7 +506,7 @@ async fn manifests_state_the_source_duration_within_one_frame() {
             let Some(track) = tracks.iter().find(|t| t.track_id == track_id) else {
                 continue; // not an audio or video track (subtitles have their own tests)
             };
-            let playlist = fetch_ok(&server, &format!("{base}{uri}")).await.text();
+            let playlist = fetch_text(&server, &format!("{base}{uri}")).await;
             let media = MediaPlaylist::parse(&playlist);
             let total: f64 = media.extinfs.iter().sum();
             // EXTINF is written to the microsecond: allow that rounding per segment.
@@ -528,9 +526,7 @@ async fn manifests_state_the_source_duration_within_one_frame() {
         }
         assert_eq!(checked, tracks.len(), "{fixture}: one playlist per track");
 
-        let mpd = fetch_ok(&server, &format!("{base}manifest.mpd"))
-            .await
-            .text();
+        let mpd = fetch_text(&server, &format!("{base}manifest.mpd")).await;
         let stated =
             mpd_duration(&mpd).unwrap_or_else(|| panic!("{fixture}: no duration in\n{mpd}"));
         let frame = tracks
@@ -560,9 +556,7 @@ async fn hls_media_playlists_list_servable_fragments() {
     let Some(server) = start().await else { return };
     for &fixture in FIXTURES {
         let base = format!("/vod/{fixture}/");
-        let master = fetch_ok(&server, &format!("{base}master.m3u8"))
-            .await
-            .text();
+        let master = fetch_text(&server, &format!("{base}master.m3u8")).await;
         let playlists = master_playlist_uris(&master);
         assert!(
             !playlists.is_empty(),
@@ -570,7 +564,7 @@ async fn hls_media_playlists_list_servable_fragments() {
         );
         for uri in playlists {
             let path = format!("{base}{uri}");
-            let playlist = fetch_ok(&server, &path).await.text();
+            let playlist = fetch_text(&server, &path).await;
             let media = MediaPlaylist::parse(&playlist);
             let longest = media.extinfs.iter().copied().fold(0.0, f64::max);
             assert_eq!(

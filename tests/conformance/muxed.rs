@@ -40,14 +40,12 @@ async fn muxed_fmp4_plays_what_the_cmaf_renditions_play() {
             continue;
         }
         let base = format!("/hls/{fixture}/");
-        let text = fetch_ok(&server, &format!("{base}index-v1-a1.m3u8"))
-            .await
-            .text();
+        let text = fetch_text(&server, &format!("{base}index-v1-a1.m3u8")).await;
         let playlist = MediaPlaylist::parse(&text);
         let alone = |tokens: &'static str| {
             let path = format!("{base}index-{tokens}.m3u8");
             let server = &server;
-            async move { MediaPlaylist::parse(&fetch_ok(server, &path).await.text()) }
+            async move { MediaPlaylist::parse(&fetch_text(server, &path).await) }
         };
         let (video, audio) = (alone("v1").await, alone("a1").await);
         assert_eq!(
@@ -225,9 +223,7 @@ async fn a_muxed_playlist_names_its_own_tracks() {
     let server = nginx_server().await;
     let base = "/hls/h264-aac-2lang-3s.mp4/";
     let playlist = MediaPlaylist::parse(
-        &fetch_ok(&server, &format!("{base}index-v1-a2.m3u8"))
-            .await
-            .text(),
+        &fetch_text(&server, &format!("{base}index-v1-a2.m3u8")).await,
     );
     assert_eq!(playlist.map_uri.as_deref(), Some("init-v1-a2.mp4"));
     assert_eq!(
@@ -251,10 +247,8 @@ async fn a_muxed_playlist_names_its_own_tracks() {
             "{uri}"
         );
     }
-    let bare = fetch_ok(&server, &format!("{base}index.m3u8")).await.text();
-    let native = fetch_ok(&server, "/vod/h264-aac-2lang-3s.mp4/master.m3u8")
-        .await
-        .text();
+    let bare = fetch_text(&server, &format!("{base}index.m3u8")).await;
+    let native = fetch_text(&server, "/vod/h264-aac-2lang-3s.mp4/master.m3u8").await;
     assert_eq!(bare, native);
     let reply = common::get(server.addr, &format!("{base}master-v1-a2.m3u8")).await;
     assert_eq!(reply.status, 302, "{}", reply.text());

@@ -193,9 +193,7 @@ async fn nginx_vod_playlists_list_the_peer_segments() {
         for (location, extension) in [("hls", "m4s"), ("hlsts", "ts")] {
             for (tokens, want) in ["v1-a1", "v1", "a1"].iter().zip(playlists) {
                 let base = format!("/{location}/{file}.mp4/");
-                let text = fetch_ok(&server, &format!("{base}index-{tokens}.m3u8"))
-                    .await
-                    .text();
+                let text = fetch_text(&server, &format!("{base}index-{tokens}.m3u8")).await;
                 let what = format!("{base}index-{tokens}.m3u8");
                 assert_eq!(extinfs(&text), *want, "{what}: {text}");
                 let playlist = MediaPlaylist::parse(&text);
@@ -230,9 +228,7 @@ async fn nginx_vod_playlists_list_the_peer_segments() {
         ("a1", ["6.000", "3.021"]),
     ] {
         let base = "/hls/t-aac-tail.mp4/clipFrom/3000/";
-        let text = fetch_ok(&server, &format!("{base}index-{tokens}.m3u8"))
-            .await
-            .text();
+        let text = fetch_text(&server, &format!("{base}index-{tokens}.m3u8")).await;
         assert_eq!(extinfs(&text), want, "clipFrom/3000 {tokens}");
         for uri in MediaPlaylist::parse(&text).segments {
             fetch_ok(&server, &format!("{base}{uri}")).await;

@@ -287,9 +287,7 @@ async fn nginx_vod_names_vodpack_does_not_produce_say_why() {
         let theirs = body(&server, &format!("/vod/h264-aac-3s.mp4/{native}")).await;
         assert!(ours == theirs, "{nginx} differs from {native}");
     }
-    let master = fetch_ok(&server, "/hlsts/h264-aac-3s.mp4/master.m3u8")
-        .await
-        .text();
+    let master = fetch_text(&server, "/hlsts/h264-aac-3s.mp4/master.m3u8").await;
     assert!(master.contains("index-ts-t1.m3u8"), "{master}");
     // nginx-vod's I-frame playlist name is vodpack's I-frame playlist of that video, and
     // the key frames it names are served beside it.

@@ -73,7 +73,7 @@ impl Title {
             let mpd = match via {
                 Via::Dash => {
                     let path = format!("/vod/{}/manifest.mpd", self.name);
-                    Some(fetch_ok(&self.server, &path).await.text())
+                    Some(fetch_text(&self.server, &path).await)
                 }
                 _ => None,
             };
@@ -102,15 +102,11 @@ impl Title {
             Via::HlsTs => "master-ts.m3u8",
             _ => "master.m3u8",
         };
-        let master = fetch_ok(&self.server, &format!("{base}{master}"))
-            .await
-            .text();
+        let master = fetch_text(&self.server, &format!("{base}{master}")).await;
         let mut lines = master.lines().map(str::trim);
         lines.find(|line| line.starts_with("#EXT-X-STREAM-INF:"))?;
         let variant = lines.find(|line| !line.is_empty() && !line.starts_with('#'))?;
-        let playlist = fetch_ok(&self.server, &format!("{base}{variant}"))
-            .await
-            .text();
+        let playlist = fetch_text(&self.server, &format!("{base}{variant}")).await;
         Some(MediaPlaylist::parse(&playlist).extinfs.iter().sum())
     }
 }

@@ -122,20 +122,18 @@ async fn fetched_file(server: &TestServer, path: &str, dir: &TempDir, name: &str
 /// `initialization`), both as paths on the server.
 async fn init_segment_paths(server: &TestServer, key: &str) -> (String, String) {
     let base = format!("/vod/{key}/");
-    let master = fetch_ok(server, &format!("{base}master.m3u8")).await.text();
+    let master = fetch_text(server, &format!("{base}master.m3u8")).await;
     let variant = (master.lines())
         .skip_while(|l| !l.starts_with("#EXT-X-STREAM-INF"))
         .nth(1)
         .expect("a variant");
-    let playlist = fetch_ok(server, &format!("{base}{variant}")).await.text();
+    let playlist = fetch_text(server, &format!("{base}{variant}")).await;
     let map = MediaPlaylist::parse(&playlist)
         .map_uri
         .expect("an EXT-X-MAP");
     let folder = variant.rsplit_once('/').map_or("", |(folder, _)| folder);
     let hls = format!("{base}{folder}/{map}");
-    let mpd = fetch_ok(server, &format!("{base}manifest.mpd"))
-        .await
-        .text();
+    let mpd = fetch_text(server, &format!("{base}manifest.mpd")).await;
     let attribute = |from: &str, name: &str| -> String {
         let start = from.find(&format!("{name}=\"")).expect(name) + name.len() + 2;
         from[start..]
@@ -258,9 +256,7 @@ async fn nginx_vod_and_ladder_outputs_keep_the_source_rotation() {
     assert_eq!(orientation(&muxed).await, want, "nginx-vod init-v1-a1.mp4");
 
     let base = format!("/vod/{PORTRAIT_LADDER}/");
-    let master = fetch_ok(&server, &format!("{base}master.m3u8"))
-        .await
-        .text();
+    let master = fetch_text(&server, &format!("{base}master.m3u8")).await;
     let variants: Vec<&str> = (master.lines())
         .zip(master.lines().skip(1))
         .filter(|(tag, _)| tag.starts_with("#EXT-X-STREAM-INF"))

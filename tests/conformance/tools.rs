@@ -53,52 +53,20 @@ pub(crate) async fn run_tool(program: &'static str, args: Vec<String>) -> Vec<u8
 /// The blocking part of `run_tool`.
 pub(crate) fn run_bounded(program: &str, args: &[String]) -> Vec<u8> {
     let command_line = format!("{program} {}", args.join(" "));
-    let mut child = Command::new(program)
-        .args(args)
-        .stdin(Stdio::null())
-        .stdout(Stdio::piped())
-        .stderr(Stdio::piped())
-        .spawn()
-        .unwrap_or_else(|e| panic!("start {command_line}: {e}"));
-    // Drain both pipes on their own threads, so a child writing a lot never stalls on a
-    // full pipe while we wait for it.
-    let stdout = drain(child.stdout.take());
-    let stderr = drain(child.stderr.take());
-
-    let deadline = Instant::now() + TOOL_LIMIT;
-    let status = loop {
-        match child.try_wait() {
-            Ok(Some(status)) => break status,
-            Ok(None) if Instant::now() < deadline => {
-                std::thread::sleep(Duration::from_millis(10));
-            }
-            Ok(None) => {
-                let _ = child.kill();
-                let _ = child.wait();
-                panic!("{command_line}: still running after {TOOL_LIMIT:?}; killed");
-            }
-            Err(e) => panic!("{command_line}: wait: {e}"),
-        }
-    };
-    let stdout = stdout.join().expect("stdout reader");
-    let stderr = stderr.join().expect("stderr reader");
+    let mut command = Command::new(program);
+    command.args(args);
+    let run = common::bounded::run_bounded(command, TOOL_LIMIT);
+    assert!(
+        !run.timed_out,
+        "{command_line}: still running after {TOOL_LIMIT:?}; killed"
+    );
+    let status = run.status.expect("an exit status");
     assert!(
         status.success(),
         "{command_line}: {status}\n{}",
-        String::from_utf8_lossy(&stderr)
+        String::from_utf8_lossy(&run.stderr)
     );
-    stdout
-}
-
-/// Read `pipe` to its end on a new thread.
-pub(crate) fn drain<R: Read + Send + 'static>(pipe: Option<R>) -> std::thread::JoinHandle<Vec<u8>> {
-    std::thread::spawn(move || {
-        let mut bytes = Vec::new();
-        if let Some(mut pipe) = pipe {
-            let _ = pipe.read_to_end(&mut bytes);
-        }
-        bytes
-    })
+    run.stdout
 }
 
 /// `args` as owned strings.

@@ -49,9 +49,7 @@ async fn every_iframe_byte_range_decodes_to_one_key_frame() {
     // The fixtures, and the ladder title (three video renditions, each with its own).
     for fixture in FIXTURES.iter().copied().chain(["ladder/ladder.json"]) {
         let base = format!("/vod/{fixture}/");
-        let master = fetch_ok(&server, &format!("{base}master.m3u8"))
-            .await
-            .text();
+        let master = fetch_text(&server, &format!("{base}master.m3u8")).await;
         let variants = master
             .lines()
             .filter(|l| l.starts_with("#EXT-X-STREAM-INF:"))
@@ -73,7 +71,7 @@ async fn every_iframe_byte_range_decodes_to_one_key_frame() {
         let Some(uri) = iframe_uris.first() else {
             continue;
         };
-        let playlist = fetch_ok(&server, &format!("{base}{uri}")).await.text();
+        let playlist = fetch_text(&server, &format!("{base}{uri}")).await;
         let entries = iframe_entries(&playlist);
         // Together they last as long as the variant's media playlist.
         let media_uri = master
@@ -81,9 +79,7 @@ async fn every_iframe_byte_range_decodes_to_one_key_frame() {
             .skip_while(|l| !l.starts_with("#EXT-X-STREAM-INF:"))
             .find(|l| !l.starts_with('#'))
             .expect("a variant's media playlist");
-        let media = fetch_ok(&server, &format!("{base}{media_uri}"))
-            .await
-            .text();
+        let media = fetch_text(&server, &format!("{base}{media_uri}")).await;
         let media_total: f64 = MediaPlaylist::parse(&media).extinfs.iter().sum();
         let iframe_total: f64 = entries.iter().map(|e| e.duration).sum();
         assert!(
@@ -91,9 +87,7 @@ async fn every_iframe_byte_range_decodes_to_one_key_frame() {
             "{fixture}: I-frames last {iframe_total} s, the variant {media_total} s"
         );
         // DASH: the trick-play set lists the same key frames.
-        let mpd = fetch_ok(&server, &format!("{base}manifest.mpd"))
-            .await
-            .text();
+        let mpd = fetch_text(&server, &format!("{base}manifest.mpd")).await;
         assert!(
             mpd.contains("schemeIdUri=\"http://dashif.org/guidelines/trickmode\""),
             "{fixture}: no trick-play set\n{mpd}"
@@ -125,7 +119,7 @@ async fn check_iframes(
     let shown =
         frames_on_output_timeline(&Via::Hls.input(server, fixture), &format!("v:{variant}")).await;
     let folder = &uri[..uri.rfind('/').map_or(0, |i| i + 1)];
-    let playlist = fetch_ok(server, &format!("{base}{uri}")).await.text();
+    let playlist = fetch_text(server, &format!("{base}{uri}")).await;
     assert!(playlist.contains("#EXT-X-I-FRAMES-ONLY"), "{playlist}");
     let init_uri = MediaPlaylist::parse(&playlist)
         .map_uri

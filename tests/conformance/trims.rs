@@ -140,7 +140,7 @@ async fn a_trim_s_dash_audio_covers_the_period() {
     let dir = TempDir::new("conformance-trim-dash");
     make_trim(dir.path()).await;
     let server = common::start_server_with(dir.path(), Settings::default()).await;
-    let mpd = fetch_ok(&server, "/vod/trim.mp4/manifest.mpd").await.text();
+    let mpd = fetch_text(&server, "/vod/trim.mp4/manifest.mpd").await;
     let (video, audio) = (timeline(&mpd, "t1"), timeline(&mpd, "t2"));
     assert!(
         audio.start <= audio.offset,

@@ -155,9 +155,7 @@ async fn ts_playlists_list_the_cmaf_segments() {
     let Some(server) = start().await else { return };
     for fixture in FIXTURES.iter().copied() {
         let base = format!("/vod/{fixture}/");
-        let master = fetch_ok(&server, &format!("{base}master-ts.m3u8"))
-            .await
-            .text();
+        let master = fetch_text(&server, &format!("{base}master-ts.m3u8")).await;
         let uris = master_playlist_uris(&master);
         assert!(!uris.is_empty(), "{fixture}: no TS playlists in\n{master}");
         if let Some((_, kind)) = NOT_IN_TS.iter().find(|(n, _)| *n == fixture) {
@@ -179,7 +177,7 @@ async fn ts_playlists_list_the_cmaf_segments() {
             );
         }
         for uri in uris {
-            let playlist = fetch_ok(&server, &format!("{base}{uri}")).await.text();
+            let playlist = fetch_text(&server, &format!("{base}{uri}")).await;
             let media = MediaPlaylist::parse(&playlist);
             assert!(
                 media.map_uri.is_none(),
@@ -187,7 +185,7 @@ async fn ts_playlists_list_the_cmaf_segments() {
             );
             let cmaf_uri = uri.replace("index-ts-", "index-");
             let cmaf =
-                MediaPlaylist::parse(&fetch_ok(&server, &format!("{base}{cmaf_uri}")).await.text());
+                MediaPlaylist::parse(&fetch_text(&server, &format!("{base}{cmaf_uri}")).await);
             assert_eq!(
                 media.extinfs, cmaf.extinfs,
                 "{base}{uri}: EXTINFs differ from CMAF"
@@ -225,12 +223,10 @@ async fn ts_segments_are_well_formed_across_the_title() {
     std::fs::create_dir_all(&dir).unwrap();
     for fixture in ts_fixtures() {
         let base = format!("/vod/{fixture}/");
-        let master = fetch_ok(&server, &format!("{base}master-ts.m3u8"))
-            .await
-            .text();
+        let master = fetch_text(&server, &format!("{base}master-ts.m3u8")).await;
         for uri in master_playlist_uris(&master) {
             let folder = uri.rsplit_once('/').unwrap().0;
-            let playlist = fetch_ok(&server, &format!("{base}{uri}")).await.text();
+            let playlist = fetch_text(&server, &format!("{base}{uri}")).await;
             let media = MediaPlaylist::parse(&playlist);
             let mut all = Vec::new();
             let mut starts = Vec::new();
@@ -269,9 +265,7 @@ async fn ts_segments_are_well_formed_across_the_title() {
                         .find(|l| l.starts_with("#EXT-X-MEDIA:TYPE=AUDIO") && !l.contains("URI="))
                         .expect("the muxed audio's EXT-X-MEDIA");
                     let name = quoted_attribute(audio, "NAME").unwrap();
-                    let cmaf_master = fetch_ok(&server, &format!("{base}master.m3u8"))
-                        .await
-                        .text();
+                    let cmaf_master = fetch_text(&server, &format!("{base}master.m3u8")).await;
                     let line = (cmaf_master.lines())
                         .find(|l| l.contains(&format!("NAME=\"{name}\"")))
                         .expect("the same audio in the CMAF master");
@@ -314,9 +308,7 @@ async fn ts_segments_are_well_formed_across_the_title() {
                 master.contains(&iframes_uri),
                 "{what}: no I-frame playlist in\n{master}"
             );
-            let iframes = fetch_ok(&server, &format!("{base}{iframes_uri}"))
-                .await
-                .text();
+            let iframes = fetch_text(&server, &format!("{base}{iframes_uri}")).await;
             let ranges = byte_ranges(&iframes);
             assert!(
                 !ranges.is_empty(),
@@ -521,12 +513,10 @@ async fn ts_carries_ac3_and_eac3_with_their_stream_types() {
         );
         // The PMT, second packet of the first segment.
         let base = format!("/vod/{fixture}/");
-        let master = fetch_ok(&server, &format!("{base}master-ts.m3u8"))
-            .await
-            .text();
+        let master = fetch_text(&server, &format!("{base}master-ts.m3u8")).await;
         let uri = master_playlist_uris(&master).remove(0);
         let playlist =
-            MediaPlaylist::parse(&fetch_ok(&server, &format!("{base}{uri}")).await.text());
+            MediaPlaylist::parse(&fetch_text(&server, &format!("{base}{uri}")).await);
         let folder = uri.rsplit_once('/').unwrap().0;
         let segment = fetch_ok(&server, &format!("{base}{folder}/{}", playlist.segments[0])).await;
         let pmt = &segment.body[188..376];
@@ -556,9 +546,7 @@ async fn a_title_ts_cannot_carry_is_a_422_pointing_at_master() {
     let text = reply.text();
     assert_eq!(reply.status, 422, "master-ts.m3u8: {text}");
     assert!(text.contains("use master.m3u8"), "master-ts.m3u8: {text}");
-    let master = fetch_ok(&server, &format!("{base}/master.m3u8"))
-        .await
-        .text();
+    let master = fetch_text(&server, &format!("{base}/master.m3u8")).await;
     let uri = master_playlist_uris(&master).remove(0);
     let ts_uri = uri.replace("index-", "index-ts-");
     let reply = common::get(server.addr, &format!("{base}/{ts_uri}")).await;

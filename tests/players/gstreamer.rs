@@ -6,7 +6,8 @@ use std::time::{Duration, Instant};
 
 use tokio::sync::MutexGuard;
 
-use crate::bounded::{run_with_limit, runs, skip_or_fail, Bounded};
+use crate::common::bounded::{run_with_limit, Bounded};
+use crate::programs::{runs, skip_or_fail};
 use crate::common;
 use crate::media::{sequence_folder, start};
 use crate::titles::{carried_in_ts, title_path, TITLES};

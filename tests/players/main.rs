@@ -14,8 +14,8 @@
 //! `web_sequence`, `web_ad_breaks`, `web_storyboards`, `shaka_trick_play`, `gstreamer`);
 //! what they are run over (`titles`: the fixtures' table, `known_failures`, `media`: titles
 //! made with ffmpeg and the servers); how they are run (`jobs`: the runner's job list,
-//! `web_runner`: node and Chromium, `bounded`: a program killed with what it started past
-//! its time limit).
+//! `web_runner`: node and Chromium, `programs`: whether each program is here;
+//! `common::bounded` kills a run past its time limit with what it started).
 //!
 //! To extend: add a row to `titles::TITLES` (and to `known_failures::KNOWN_FAILURES` only
 //! for a player fault we have traced, to vodpack or to how a player meets the source, with
@@ -28,7 +28,7 @@
 #[path = "../common/mod.rs"]
 mod common;
 
-mod bounded;
+mod programs;
 mod gstreamer;
 mod jobs;
 mod known_failures;

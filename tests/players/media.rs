@@ -8,7 +8,7 @@ use std::time::Duration;
 
 use vodpack::config::Settings;
 
-use crate::bounded::run_with_limit;
+use crate::common::bounded::run_with_limit;
 use crate::common::{self, TestServer};
 
 /// vodpack over the fixtures with 1 s target segments, so the 3-4 s titles have several

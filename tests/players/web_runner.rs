@@ -8,7 +8,8 @@ use std::time::Duration;
 
 use tokio::sync::MutexGuard;
 
-use crate::bounded::{run_with_limit, runs, skip_or_fail};
+use crate::common::bounded::run_with_limit;
+use crate::programs::{runs, skip_or_fail};
 use crate::common;
 use crate::jobs::{job_list, Job};
 use crate::PLAYER_TURN;
