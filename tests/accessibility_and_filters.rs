@@ -24,19 +24,8 @@ fn settings() -> Settings {
 /// The ladder fixture's files, plus `ladder-ad.m4a` (a copy of the French audio, standing
 /// for an audio description track) and the documents `a11y.json` and `bad-role.json`.
 fn accessible_ladder() -> TempDir {
-    let dir = TempDir::new("a11y-ladder");
+    let dir = common::ladder_copy("a11y-ladder");
     let from = common::fixtures().join("ladder");
-    for file in [
-        "ladder-180p.mp4",
-        "ladder-270p.mp4",
-        "ladder-360p.mp4",
-        "ladder-fr.m4a",
-        "ladder-en.vtt",
-        "ladder-de.srt",
-        "ladder.json",
-    ] {
-        std::fs::copy(from.join(file), dir.path().join(file)).expect("copy fixture");
-    }
     std::fs::copy(from.join("ladder-fr.m4a"), dir.path().join("ladder-ad.m4a")).unwrap();
     write(
         dir.path(),

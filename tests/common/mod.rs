@@ -292,6 +292,18 @@ pub async fn traced_master_request(traceparent: &str) -> Reply {
     reply
 }
 
+/// A temporary folder (see [`TempDir::new`]) holding a copy of every file of the ladder
+/// fixture (`fixtures/ladder/`: three video rungs, French audio, English and German
+/// subtitles, `ladder.json`), for tests that add or replace files.
+pub fn ladder_copy(name: &str) -> TempDir {
+    let dir = TempDir::new(name);
+    for entry in std::fs::read_dir(fixtures().join("ladder")).expect("fixtures/ladder") {
+        let entry = entry.expect("a fixtures/ladder entry");
+        std::fs::copy(entry.path(), dir.path().join(entry.file_name())).expect("copy fixture");
+    }
+    dir
+}
+
 /// A temporary folder removed on drop, for tests that write files.
 pub struct TempDir(PathBuf);
 

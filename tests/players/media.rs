@@ -25,11 +25,7 @@ pub async fn start() -> TestServer {
 /// s, 352x288 at 25 fps, H.264 Constrained Baseline, one audio language) before the ladder
 /// title (three High-profile rungs at 30 fps, two audio languages).
 pub async fn sequence_folder(name: &str) -> common::TempDir {
-    let dir = common::TempDir::new(name);
-    for entry in std::fs::read_dir(common::fixtures().join("ladder")).expect("ladder") {
-        let entry = entry.expect("entry");
-        std::fs::copy(entry.path(), dir.path().join(entry.file_name())).expect("copy");
-    }
+    let dir = common::ladder_copy(name);
     make_title(
         &dir.path().join("ident.mp4"),
         "-f lavfi -i testsrc2=size=352x288:rate=25:duration=5 \
@@ -46,9 +42,17 @@ pub async fn sequence_folder(name: &str) -> common::TempDir {
     dir
 }
 
+/// A temporary folder named for `name` holding the title `file`, made with ffmpeg from
+/// `recipe` (see [`make_title`]).
+pub async fn folder_with_title(name: &str, file: &str, recipe: &str) -> common::TempDir {
+    let dir = common::TempDir::new(name);
+    make_title(&dir.path().join(file), recipe).await;
+    dir
+}
+
 /// Make the title `file` with ffmpeg from `recipe` (its inputs and codec options), or
 /// fail the test with ffmpeg's complaint.
-pub async fn make_title(file: &Path, recipe: &str) {
+async fn make_title(file: &Path, recipe: &str) {
     let mut command = Command::new("ffmpeg");
     command.args(["-v", "error", "-nostdin", "-y"]);
     command.args(recipe.split_whitespace());

@@ -4,8 +4,14 @@
 use crate::common;
 use crate::jobs::{json_string, Job, Run, Step};
 use crate::known_failures::hlsjs_title_shift;
-use crate::media::{copy_ad, make_title};
+use crate::media::{copy_ad, folder_with_title};
 use crate::web_runner::WebPlayers;
+
+/// The film of the ad-break story: 12 s, 640x360 at 25 fps, a key frame each second,
+/// stereo AAC at 48 kHz.
+const FILM: &str = "-f lavfi -i testsrc2=size=640x360:rate=25:duration=12 \
+     -f lavfi -i sine=frequency=440:sample_rate=48000:duration=12 \
+     -c:v libx264 -g 25 -pix_fmt yuv420p -c:a aac -ac 2 -shortest";
 
 /// Given a 12 s title made here (640x360 at 25 fps, a key frame each second, AAC) with a
 /// break at 7.5 s (cut at the key frame at 7 s) whose asset is another vodpack title
@@ -23,14 +29,7 @@ async fn web_players_play_a_title_with_ad_breaks_strictly() {
     let Some(players) = WebPlayers::ready(&["ffmpeg"]).await else {
         return;
     };
-    let dir = common::TempDir::new("breaks-players");
-    make_title(
-        &dir.path().join("film.mp4"),
-        "-f lavfi -i testsrc2=size=640x360:rate=25:duration=12 \
-         -f lavfi -i sine=frequency=440:sample_rate=48000:duration=12 \
-         -c:v libx264 -g 25 -pix_fmt yuv420p -c:a aac -ac 2 -shortest",
-    )
-    .await;
+    let dir = folder_with_title("breaks-players", "film.mp4", FILM).await;
     copy_ad(dir.path());
     let server = common::start_server(dir.path()).await;
     // X-ASSET-URI is absolute (RFC 8216bis D.2): this server's own URL of the ad.

@@ -5,8 +5,14 @@
 use crate::common;
 use crate::jobs::{Job, Step};
 use crate::known_failures::hlsjs_title_shift;
-use crate::media::{encrypting, encrypting_for_every_drm, make_title};
+use crate::media::{encrypting, encrypting_for_every_drm, folder_with_title};
 use crate::web_runner::WebPlayers;
+
+/// The long title of the SAMPLE-AES MPEG-TS story: 30 s, 640x360 at 25 fps, a key frame
+/// every 2 s with B-frames, AAC at 48 kHz.
+const LONG_TITLE: &str = "-f lavfi -i testsrc2=size=640x360:rate=25 \
+     -f lavfi -i sine=frequency=440:sample_rate=48000 -t 30 \
+     -c:v libx264 -preset veryfast -g 50 -bf 2 -c:a aac";
 
 /// Given the 3 s fixture served encrypted three ways (AES-128 HLS with `cenc` DASH;
 /// SAMPLE-AES HLS with `cbcs` DASH; and that `cbcs` output signalled for FairPlay,
@@ -77,14 +83,7 @@ async fn hlsjs_plays_sample_aes_ts_of_a_long_title_strictly() {
     let Some(players) = WebPlayers::ready(&["ffmpeg"]).await else {
         return;
     };
-    let dir = common::TempDir::new("sample-aes-long");
-    make_title(
-        &dir.path().join("long-30s.mp4"),
-        "-f lavfi -i testsrc2=size=640x360:rate=25 \
-         -f lavfi -i sine=frequency=440:sample_rate=48000 -t 30 \
-         -c:v libx264 -preset veryfast -g 50 -bf 2 -c:a aac",
-    )
-    .await;
+    let dir = folder_with_title("sample-aes-long", "long-30s.mp4", LONG_TITLE).await;
     let server = common::start_server_with(dir.path(), encrypting(6000, "hls=sample-aes")).await;
     let url = server.url("/vod/long-30s.mp4/master-ts.m3u8");
     let steps = vec![Step::Play(0.5), Step::PlayToEnd];
