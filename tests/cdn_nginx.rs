@@ -42,22 +42,17 @@ impl Drop for Nginx {
 /// X-Forwarded-For, and telling the cache's verdict in `X-Cache-Status`.
 fn cdn(prefix: &Path, port: u16, origin: SocketAddr) -> Nginx {
     let p = prefix.display();
-    let conf = format!(
-        "daemon off;\nmaster_process off;\npid {p}/nginx.pid;\nerror_log {p}/error.log warn;\n\
-         events {{ worker_connections 64; }}\n\
-         http {{\n  client_body_temp_path {p}/body;\n  proxy_temp_path {p}/proxy;\n  \
-         fastcgi_temp_path {p}/fastcgi;\n  uwsgi_temp_path {p}/uwsgi;\n  scgi_temp_path {p}/scgi;\n  \
-         access_log off;\n  \
+    let http = format!(
+        "access_log off;\n  \
          proxy_cache_path {p}/cache levels=1:2 keys_zone=cdn:1m max_size=64m inactive=10m use_temp_path=off;\n  \
          server {{\n    listen 127.0.0.1:{port};\n    location / {{\n      \
          proxy_pass http://{origin};\n      proxy_http_version 1.1;\n      \
          proxy_set_header Connection \"\";\n      \
          proxy_set_header X-Forwarded-For $proxy_add_x_forwarded_for;\n      \
          proxy_cache cdn;\n      proxy_cache_key $uri;\n      \
-         add_header X-Cache-Status $upstream_cache_status always;\n    }}\n  }}\n}}\n"
+         add_header X-Cache-Status $upstream_cache_status always;\n    }}\n  }}\n"
     );
-    std::fs::write(prefix.join("nginx.conf"), conf).expect("write nginx.conf");
-    let child = common::spawn_nginx(prefix);
+    let child = common::spawn_nginx(prefix, 64, &http);
     Nginx(child)
 }
 

@@ -165,16 +165,7 @@ fn front(prefix: &Path, port: u16, replicas: &[u16]) -> Process {
         .map(|p| format!("server 127.0.0.1:{p} max_fails=0;\n"))
         .collect();
     std::fs::write(prefix.join("vodpack-replicas.conf"), list).expect("write list");
-    let p = prefix.display();
-    let main = format!(
-        "daemon off;\nmaster_process off;\npid {p}/nginx.pid;\nerror_log {p}/error.log warn;\n\
-         events {{ worker_connections 1024; }}\n\
-         http {{\n  client_body_temp_path {p}/body;\n  proxy_temp_path {p}/proxy;\n  \
-         fastcgi_temp_path {p}/fastcgi;\n  uwsgi_temp_path {p}/uwsgi;\n  scgi_temp_path {p}/scgi;\n  \
-         include vodpack-front.conf;\n}}\n"
-    );
-    std::fs::write(prefix.join("nginx.conf"), main).expect("write nginx.conf");
-    let child = common::spawn_nginx(prefix);
+    let child = common::spawn_nginx(prefix, 1024, "include vodpack-front.conf;\n");
     Process {
         child,
         what: "nginx".into(),

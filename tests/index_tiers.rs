@@ -39,19 +39,8 @@ async fn every_resource(addr: SocketAddr, key: &str) -> Vec<String> {
     let mut all = vec![format!("{base}manifest.mpd")];
     for master in ["master.m3u8", "master-ts.m3u8"] {
         let master = format!("{base}{master}");
-        let reply = get(addr, &master).await;
-        assert_eq!(reply.status, 200, "{master}: {}", reply.text());
         all.push(master.clone());
-        for playlist in linked(&master, &reply.text()) {
-            let reply = get(addr, &playlist).await;
-            assert_eq!(reply.status, 200, "{playlist}");
-            all.push(playlist.clone());
-            for resource in linked(&playlist, &reply.text()) {
-                if !all.contains(&resource) {
-                    all.push(resource);
-                }
-            }
-        }
+        common::add_linked(addr, &master, &mut all).await;
     }
     all
 }

@@ -76,18 +76,7 @@ async fn every_resource(addr: SocketAddr, key: &str) -> Vec<String> {
     let base = vod_base(key);
     let master = format!("{base}master.m3u8");
     let mut all = vec![master.clone(), format!("{base}manifest.mpd")];
-    let reply = get(addr, &master).await;
-    assert_eq!(reply.status, 200, "{master}: {}", reply.text());
-    for playlist in linked(&master, &reply.text()) {
-        let reply = get(addr, &playlist).await;
-        assert_eq!(reply.status, 200, "{playlist}");
-        all.push(playlist.clone());
-        for resource in linked(&playlist, &reply.text()) {
-            if !all.contains(&resource) {
-                all.push(resource);
-            }
-        }
-    }
+    common::add_linked(addr, &master, &mut all).await;
     all
 }
 

@@ -11,7 +11,7 @@ mod common;
 use std::path::Path;
 use std::process::Command;
 
-use common::frames::{ffmpeg_rgb, first_key_frame, image_size, output_of, psnr};
+use common::frames::{ffmpeg_rgb, first_key_frame, image_size, output_of, probe_video, psnr};
 use common::{get, have_tool, start_server, start_server_with, TempDir};
 use vodpack::config::Settings;
 
@@ -21,13 +21,8 @@ const MIN_PSNR_DB: f64 = 35.0;
 /// Presentation times (s) of the video frames of `file`, in presentation order, as ffprobe
 /// reads them (edit lists applied).
 fn frame_times(file: &Path) -> Vec<f64> {
-    let out = Command::new("ffprobe")
-        .args(["-v", "error", "-select_streams", "v:0", "-show_entries"])
-        .args(["frame=pts_time", "-of", "csv=p=0"])
-        .arg(file)
-        .output()
-        .expect("ffprobe");
-    let mut times: Vec<f64> = String::from_utf8_lossy(&out.stdout)
+    let out = probe_video(file, "frame=pts_time");
+    let mut times: Vec<f64> = out
         .lines()
         .filter_map(|l| l.split(',').next()?.trim().parse().ok())
         .collect();
@@ -162,13 +157,8 @@ async fn frames_match_ffmpeg(
 
 /// The pixel format of the first video stream of `file`, as ffprobe names it.
 fn pixel_format(file: &Path) -> String {
-    let out = Command::new("ffprobe")
-        .args(["-v", "error", "-select_streams", "v:0", "-show_entries"])
-        .args(["stream=pix_fmt", "-of", "csv=p=0"])
-        .arg(file)
-        .output()
-        .expect("ffprobe");
-    String::from_utf8_lossy(&out.stdout).trim().to_owned()
+    let out = probe_video(file, "stream=pix_fmt");
+    out.trim().to_owned()
 }
 
 /// Given copies of a fixture whose first key frame has a NAL length running past the

@@ -33,16 +33,22 @@ pub fn ffmpeg_rgb(input: &Path, filter: &str) -> Vec<u8> {
     out.stdout
 }
 
+/// What ffprobe shows of the first video stream of `file` (or of an image): `entries` (its
+/// `-show_entries`), as CSV lines without their section names.
+pub fn probe_video(file: &Path, entries: &str) -> String {
+    let out = Command::new("ffprobe")
+        .args(["-v", "error", "-select_streams", "v:0", "-show_entries"])
+        .args([entries, "-of", "csv=p=0"])
+        .arg(file)
+        .output()
+        .expect("ffprobe");
+    String::from_utf8_lossy(&out.stdout).into_owned()
+}
+
 /// Width and height of an image, or of the first video stream of a video file, as ffprobe
 /// reads them.
 pub fn image_size(image: &Path) -> (u32, u32) {
-    let out = Command::new("ffprobe")
-        .args(["-v", "error", "-select_streams", "v:0", "-show_entries"])
-        .args(["stream=width,height", "-of", "csv=p=0"])
-        .arg(image)
-        .output()
-        .expect("ffprobe");
-    let text = String::from_utf8_lossy(&out.stdout);
+    let text = probe_video(image, "stream=width,height");
     let mut sides = text.trim().split(',').map(|s| s.parse().unwrap_or(0));
     (sides.next().unwrap_or(0), sides.next().unwrap_or(0))
 }

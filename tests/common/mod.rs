@@ -231,6 +231,24 @@ pub fn linked(path: &str, playlist: &str) -> Vec<String> {
     names.into_iter().map(|n| format!("{folder}{n}")).collect()
 }
 
+/// Add to `all` the media playlists the multivariant playlist at `master` links to and
+/// every resource they link to that `all` does not hold yet (inits, segments, keys),
+/// asserting that each playlist answers 200.
+pub async fn add_linked(addr: SocketAddr, master: &str, all: &mut Vec<String>) {
+    let reply = get(addr, master).await;
+    assert_eq!(reply.status, 200, "{master}: {}", reply.text());
+    for playlist in linked(master, &reply.text()) {
+        let reply = get(addr, &playlist).await;
+        assert_eq!(reply.status, 200, "{playlist}");
+        all.push(playlist.clone());
+        for resource in linked(&playlist, &reply.text()) {
+            if !all.contains(&resource) {
+                all.push(resource);
+            }
+        }
+    }
+}
+
 /// The version folder (`v{token}/`, slash included) a multivariant playlist points into.
 pub fn version_folder_in(master: &str) -> String {
     let uri = master
@@ -345,9 +363,19 @@ pub fn free_port() -> u16 {
     listener.local_addr().expect("addr").port()
 }
 
-/// nginx started over the prefix `prefix` with the `nginx.conf` written there, its output
-/// discarded; the caller stops it.
-pub fn spawn_nginx(prefix: &Path) -> std::process::Child {
+/// nginx in the foreground over the folder `prefix` (its pid, error log and temporary
+/// files there), with `worker_connections` and `http` as the body of its `http` block, its
+/// output discarded; the caller stops it.
+pub fn spawn_nginx(prefix: &Path, worker_connections: u32, http: &str) -> std::process::Child {
+    let p = prefix.display();
+    let conf = format!(
+        "daemon off;\nmaster_process off;\npid {p}/nginx.pid;\nerror_log {p}/error.log warn;\n\
+         events {{ worker_connections {worker_connections}; }}\n\
+         http {{\n  client_body_temp_path {p}/body;\n  proxy_temp_path {p}/proxy;\n  \
+         fastcgi_temp_path {p}/fastcgi;\n  uwsgi_temp_path {p}/uwsgi;\n  scgi_temp_path {p}/scgi;\n  \
+         {http}}}\n"
+    );
+    std::fs::write(prefix.join("nginx.conf"), conf).expect("write nginx.conf");
     std::process::Command::new("nginx")
         .arg("-p")
         .arg(prefix)
