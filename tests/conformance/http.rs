@@ -20,10 +20,10 @@ pub(crate) async fn fixtures_server() -> TestServer {
 /// [`fixtures_server`] for a test that reads its output with ffmpeg and ffprobe; None (the
 /// test skips, or fails under `VODPACK_REQUIRE_TOOLS=1`) when they are not here.
 pub(crate) async fn start() -> Option<TestServer> {
-    match tools_available().await {
-        true => Some(fixtures_server().await),
-        false => None,
+    if !tools_available().await {
+        return None;
     }
+    Some(fixtures_server().await)
 }
 
 /// GET `path`, asserting a 200 answer.

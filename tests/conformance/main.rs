@@ -29,6 +29,7 @@ mod nginx_peer_goldens;
 mod nginx_vod;
 mod recipes;
 mod rotation;
+mod scte35;
 mod sequences;
 mod subtitles;
 mod titles;

@@ -28,10 +28,10 @@ pub(crate) async fn nginx_server() -> TestServer {
 /// [`nginx_server`] for a test that reads its output with ffmpeg and ffprobe; None (the
 /// test skips, or fails under `VODPACK_REQUIRE_TOOLS=1`) when they are not here.
 pub(crate) async fn start_nginx() -> Option<TestServer> {
-    match tools_available().await {
-        true => Some(nginx_server().await),
-        false => None,
+    if !tools_available().await {
+        return None;
     }
+    Some(nginx_server().await)
 }
 
 /// Bytes of a 200 answer.

@@ -354,9 +354,9 @@ const SEQUENCE_WITH_BREAKS: &str = r#"{
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_sequence_s_breaks_are_signalled_in_the_part_they_fall_in() {
     use super::breaks::{
-        decode_splice, expected_cut, interstitials, key_frame_times, ms_after_eight,
-        plain_attribute, unhex,
+        expected_cut, interstitials, key_frame_times, ms_after_eight, plain_attribute,
     };
+    use super::scte35::{decode_splice, unhex};
     if !tools_available().await {
         return;
     }
