@@ -291,13 +291,25 @@ async fn the_clearkey_licence_answers_only_the_titles_kid() {
 async fn a_cors_origin_list_replaces_the_wildcard() {
     let server = start("none", SignedUrls::Off, &["https://player.example"]).await;
     let path = in_title("master.m3u8");
-    let ok = request(server.addr, "GET", &path, &[("Origin", "https://player.example")]).await;
+    let ok = request(
+        server.addr,
+        "GET",
+        &path,
+        &[("Origin", "https://player.example")],
+    )
+    .await;
     assert_eq!(
         ok.header("access-control-allow-origin"),
         Some("https://player.example")
     );
     assert_eq!(ok.header("vary"), Some("Origin"));
-    let other = request(server.addr, "GET", &path, &[("Origin", "https://evil.example")]).await;
+    let other = request(
+        server.addr,
+        "GET",
+        &path,
+        &[("Origin", "https://evil.example")],
+    )
+    .await;
     assert_eq!(other.header("access-control-allow-origin"), None);
     server.shutdown().await;
 }
@@ -417,7 +429,11 @@ async fn ts_beside_sample_aes_is_sample_encrypted() {
     let clear = start("none", SignedUrls::Off, &[]).await;
     let master_path = in_title("master-ts.m3u8");
     let clear_folder = version_folder_in(&get(clear.addr, &master_path).await.text());
-    let clear_segment = get(clear.addr, &in_title(&format!("{clear_folder}seg-ts-t1-1.ts"))).await;
+    let clear_segment = get(
+        clear.addr,
+        &in_title(&format!("{clear_folder}seg-ts-t1-1.ts")),
+    )
+    .await;
     clear.shutdown().await;
     let server = start("hls=sample-aes", SignedUrls::Off, &[]).await;
     let master = get(server.addr, &master_path).await;
@@ -514,7 +530,9 @@ async fn the_documented_key_derivation_gives_the_served_key_and_kid() {
 
     let mpd = get(server.addr, &in_title("manifest.mpd")).await.text();
     let hex_kid: String = kid[..16].iter().map(|b| format!("{b:02x}")).collect();
-    let uuid = [0..8, 8..12, 12..16, 16..20, 20..32].map(|r| &hex_kid[r]).join("-");
+    let uuid = [0..8, 8..12, 12..16, 16..20, 20..32]
+        .map(|r| &hex_kid[r])
+        .join("-");
     assert!(
         mpd.contains(&format!("cenc:default_KID=\"{uuid}\"")),
         "the MPD signals the documented KID {uuid}\n{mpd}"
@@ -545,7 +563,11 @@ async fn a_token_signed_by_the_documented_formula_is_accepted() {
         b"",
     ];
     let path = in_title("master.m3u8");
-    let documented = get(server.addr, &with_token(&path, &token(&nul_terminated(&parts)))).await;
+    let documented = get(
+        server.addr,
+        &with_token(&path, &token(&nul_terminated(&parts))),
+    )
+    .await;
     assert_eq!(documented.status, 200, "{}", documented.text());
     let undelimited = get(server.addr, &with_token(&path, &token(&parts.concat()))).await;
     assert_eq!(undelimited.status, 403);

@@ -11,8 +11,8 @@
 
 use super::common::{self, TempDir, TestServer};
 use super::http::*;
-use super::tools::*;
 use super::scte35::{decode_splice, unhex, Splice};
+use super::tools::*;
 use super::trick::frames_on_output_timeline;
 use vodpack::config::Settings;
 

@@ -292,11 +292,7 @@ async fn sample_aes_ts_of_a_long_title_decodes_to_the_source_frames() {
     let fixture = media_recipes::make(dir.path(), Recipe::aac_48k).await;
     let source = dir.path().join(fixture);
     let server = start_encrypted_over(dir.path(), 6000, "hls=sample-aes").await;
-    let clear = common::start_server_with(
-        dir.path(),
-        common::segments_of(6000),
-    )
-    .await;
+    let clear = common::start_server_with(dir.path(), common::segments_of(6000)).await;
     let file = sample_aes_playlist(&server, fixture, dir.path()).await;
     let clear_url = clear_ts_media_playlist(&clear, fixture).await;
     let source = source.to_string_lossy();

@@ -31,7 +31,9 @@ async fn packet_list(input: &str, selector: &str) -> (Vec<(f64, String)>, f64) {
 /// reading the muxed playlist over HTTP gets the same.
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn muxed_fmp4_plays_what_the_cmaf_renditions_play() {
-    let Some(server) = start_nginx().await else { return };
+    let Some(server) = start_nginx().await else {
+        return;
+    };
     let dir = common::TempDir::new("muxed-fmp4");
     let mut checked = 0;
     for &fixture in FIXTURES {
@@ -147,7 +149,9 @@ async fn muxed_fmp4_plays_what_the_cmaf_renditions_play() {
 /// renditions of those tracks.
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_muxed_stream_reads_each_track_from_its_own_file() {
-    let Some(server) = start_nginx().await else { return };
+    let Some(server) = start_nginx().await else {
+        return;
+    };
     let base = format!("/hls/{}/", urlset());
     let muxed = server.url(&format!("{base}index-f1-f2-v1-a1.m3u8"));
     let probe = probe_streams(&muxed).await;
@@ -222,9 +226,8 @@ async fn ranges_of_muxed_segments_are_slices_of_the_whole() {
 async fn a_muxed_playlist_names_its_own_tracks() {
     let server = nginx_server().await;
     let base = "/hls/h264-aac-2lang-3s.mp4/";
-    let playlist = MediaPlaylist::parse(
-        &fetch_text(&server, &format!("{base}index-v1-a2.m3u8")).await,
-    );
+    let playlist =
+        MediaPlaylist::parse(&fetch_text(&server, &format!("{base}index-v1-a2.m3u8")).await);
     assert_eq!(playlist.map_uri.as_deref(), Some("init-v1-a2.mp4"));
     assert_eq!(
         playlist.segments.first().map(String::as_str),

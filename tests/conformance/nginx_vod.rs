@@ -157,7 +157,9 @@ async fn nginx_vod_names_carry_the_samples_of_the_native_renditions() {
 /// frames decoded through vodpack's own `master.m3u8`.
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn nginx_vod_urls_decode_to_the_native_frames() {
-    let Some(server) = start_nginx().await else { return };
+    let Some(server) = start_nginx().await else {
+        return;
+    };
     for &fixture in FIXTURES {
         let native = server.url(&format!("/vod/{fixture}/master.m3u8"));
         if probe_streams(&native).await.count("video") == 0 {
@@ -190,7 +192,9 @@ async fn nginx_vod_urls_decode_to_the_native_frames() {
 /// to the frames of that file on its own.
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_urlset_decodes_rung_by_rung_to_its_files() {
-    let Some(server) = start_nginx().await else { return };
+    let Some(server) = start_nginx().await else {
+        return;
+    };
     let set = urlset();
     let master = body(&server, &format!("/hls/{set}/master.m3u8")).await;
     let master = String::from_utf8_lossy(&master).into_owned();

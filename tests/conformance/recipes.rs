@@ -41,11 +41,7 @@ impl Title {
     async fn make(recipe: fn(&Path) -> Recipe) -> Self {
         let folder = TempDir::new("recipe");
         let name = make(folder.path(), recipe).await;
-        let server = common::start_server_with(
-            folder.path(),
-            common::segments_of(6000),
-        )
-        .await;
+        let server = common::start_server_with(folder.path(), common::segments_of(6000)).await;
         let movie = movie_timing(&folder.path().join(name));
         Self {
             folder,
@@ -203,7 +199,13 @@ impl SourceReading {
 /// What `SourceReading::gaps` holds, read with ffprobe (`start_time`, `duration` of each
 /// stream and of the format).
 async fn source_gaps(input: &str) -> Vec<(String, f64, f64)> {
-    let out = ffprobe_show(input, None, "stream=codec_type,start_time,duration:format=start_time,duration", "compact=p=0:nk=0").await;
+    let out = ffprobe_show(
+        input,
+        None,
+        "stream=codec_type,start_time,duration:format=start_time,duration",
+        "compact=p=0:nk=0",
+    )
+    .await;
     let text = String::from_utf8_lossy(&out);
     let field = |line: &str, name: &str| {
         line.split('|')

@@ -94,7 +94,13 @@ async fn serve(dir: &TempDir) -> TestServer {
 /// The display matrix ffprobe finds on the first video stream of `input` (its nine numbers
 /// and the rotation ffprobe derives from them), or `None` when it has none.
 async fn orientation(input: &str) -> Option<String> {
-    let out = ffprobe_show(input, Some("v:0"), "stream_side_data=side_data_type,displaymatrix,rotation", "flat").await;
+    let out = ffprobe_show(
+        input,
+        Some("v:0"),
+        "stream_side_data=side_data_type,displaymatrix,rotation",
+        "flat",
+    )
+    .await;
     // The `programs.program.*` lines repeat the streams' for HLS; keep the streams'.
     let found: Vec<String> = String::from_utf8_lossy(&out)
         .lines()

@@ -71,11 +71,7 @@ async fn sequence_folder_with(document: &str) -> (TempDir, TestServer) {
     )
     .await;
     std::fs::write(folder.path().join("sequence.json"), document).expect("document");
-    let server = common::start_server_with(
-        folder.path(),
-        common::segments_of(1000),
-    )
-    .await;
+    let server = common::start_server_with(folder.path(), common::segments_of(1000)).await;
     (folder, server)
 }
 

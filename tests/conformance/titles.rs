@@ -220,8 +220,7 @@ async fn ladder_sidecar_subtitles_keep_their_cues() {
             .unwrap_or_else(|| panic!("{language} subtitles in {master}"));
         let uri = quoted_attribute(media, "URI").expect("URI");
         let folder = &uri[..uri.rfind('/').map_or(0, |i| i + 1)];
-        let playlist =
-            MediaPlaylist::parse(&fetch_text(&server, &format!("{base}{uri}")).await);
+        let playlist = MediaPlaylist::parse(&fetch_text(&server, &format!("{base}{uri}")).await);
         let mut got: Vec<VttCue> = Vec::new();
         let mut start = shift;
         for (segment, extinf) in playlist.segments.iter().zip(&playlist.extinfs) {

@@ -180,7 +180,13 @@ fn quoted_xml(text: &str, name: &str) -> Option<String> {
 /// time, exact from ffprobe (ffmpeg's `framemd5` rounds to a guessed frame rate, and a
 /// lone frame has none), and its picture's MD5 from ffmpeg, in the same order.
 pub(crate) async fn frames_on_output_timeline(input: &str, selector: &str) -> Vec<Frame> {
-    let times = ffprobe_show(input, Some(selector), "frame=best_effort_timestamp_time", "csv=p=0").await;
+    let times = ffprobe_show(
+        input,
+        Some(selector),
+        "frame=best_effort_timestamp_time",
+        "csv=p=0",
+    )
+    .await;
     let times: Vec<f64> = String::from_utf8_lossy(&times)
         .lines()
         .filter_map(|l| l.trim().trim_end_matches(',').parse().ok())

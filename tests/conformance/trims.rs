@@ -44,11 +44,7 @@ async fn a_trim_decodes_to_the_source_audio_frames_everywhere() {
     }
     let dir = TempDir::new("conformance-trim-audio");
     make_trim(dir.path()).await;
-    let server = common::start_server_with(
-        dir.path(),
-        common::segments_of(1000),
-    )
-    .await;
+    let server = common::start_server_with(dir.path(), common::segments_of(1000)).await;
     let source = dir.path().join("trim.mp4").to_string_lossy().into_owned();
     let want = frame_hashes(&source, "a:0").await;
     assert!(

@@ -515,8 +515,7 @@ async fn ts_carries_ac3_and_eac3_with_their_stream_types() {
         let base = format!("/vod/{fixture}/");
         let master = fetch_text(&server, &format!("{base}master-ts.m3u8")).await;
         let uri = master_playlist_uris(&master).remove(0);
-        let playlist =
-            MediaPlaylist::parse(&fetch_text(&server, &format!("{base}{uri}")).await);
+        let playlist = MediaPlaylist::parse(&fetch_text(&server, &format!("{base}{uri}")).await);
         let folder = uri.rsplit_once('/').unwrap().0;
         let segment = fetch_ok(&server, &format!("{base}{folder}/{}", playlist.segments[0])).await;
         let pmt = &segment.body[188..376];

@@ -6,10 +6,10 @@ use std::time::{Duration, Instant};
 
 use tokio::sync::MutexGuard;
 
-use crate::common::bounded::{run_with_limit, Bounded};
-use crate::programs::{runs, skip_or_fail};
 use crate::common;
+use crate::common::bounded::{run_with_limit, Bounded};
 use crate::media::{sequence_folder, start};
+use crate::programs::{runs, skip_or_fail};
 use crate::titles::{carried_in_ts, title_path, TITLES};
 use crate::PLAYER_TURN;
 

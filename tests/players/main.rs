@@ -28,11 +28,11 @@
 #[path = "../common/mod.rs"]
 mod common;
 
-mod programs;
 mod gstreamer;
 mod jobs;
 mod known_failures;
 mod media;
+mod programs;
 mod shaka_trick_play;
 mod titles;
 mod web_ad_breaks;

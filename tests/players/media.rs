@@ -82,7 +82,8 @@ const KEY_SECRET: &str = "players test key secret!";
 pub fn encrypting(ms: u32, policy: &str) -> Settings {
     let mut settings = common::segments_of(ms);
     settings.protect.encryption = vodpack::crypto::EncryptionPolicy::parse(policy).unwrap();
-    settings.protect.key_secret = Some(vodpack::crypto::Secret::from_text(KEY_SECRET, "k").unwrap());
+    settings.protect.key_secret =
+        Some(vodpack::crypto::Secret::from_text(KEY_SECRET, "k").unwrap());
     settings
 }
 

@@ -87,8 +87,15 @@ async fn hlsjs_plays_sample_aes_ts_of_a_long_title_strictly() {
     let server = common::start_server_with(dir.path(), encrypting(6000, "hls=sample-aes")).await;
     let url = server.url("/vod/long-30s.mp4/master-ts.m3u8");
     let steps = vec![Step::Play(0.5), Step::PlayToEnd];
-    let job = Job::new("hlsjs sample-aes ts long-30s.mp4".into(), "hlsjs", url, steps)
-        .known_failures(hlsjs_title_shift());
-    players.play(&[job], "players-sample-aes-long-jobs.json").await;
+    let job = Job::new(
+        "hlsjs sample-aes ts long-30s.mp4".into(),
+        "hlsjs",
+        url,
+        steps,
+    )
+    .known_failures(hlsjs_title_shift());
+    players
+        .play(&[job], "players-sample-aes-long-jobs.json")
+        .await;
     server.shutdown().await;
 }

@@ -8,10 +8,10 @@ use std::time::Duration;
 
 use tokio::sync::MutexGuard;
 
-use crate::common::bounded::run_with_limit;
-use crate::programs::{runs, skip_or_fail};
 use crate::common;
+use crate::common::bounded::run_with_limit;
 use crate::jobs::{job_list, Job};
+use crate::programs::{runs, skip_or_fail};
 use crate::PLAYER_TURN;
 
 /// The web players, ready to play, with this test's turn at the machine taken (see
