@@ -125,20 +125,8 @@ pub const TITLES: &[Title] = &[
     Title::new("h264-mp3-3s.mp4", 2.2).not_in_browser(),
     Title::new("hevc-main10-pq-aac-3s.mp4", 2.2).not_in_browser(),
     Title::new("hevc-main10-hlg-aac-3s.mp4", 2.2).not_in_browser(),
-    Title::new("h264-aac-movtext-3s.mp4", 2.2).cues(
-        Some("eng"),
-        &[
-            cue(0.5, 1.25, "Hello, world!"),
-            cue(1.8, 2.7, "Café & crème on two lines"),
-        ],
-    ),
-    Title::new("h264-aac-wvtt-3s.mp4", 2.2).cues(
-        Some("eng"),
-        &[
-            cue(0.5, 1.25, "Hello, world!"),
-            cue(1.0, 2.7, "Café & crème on two lines"),
-        ],
-    ),
+    Title::new("h264-aac-movtext-3s.mp4", 2.2).cues(Some("eng"), MOVTEXT_CUES),
+    Title::new("h264-aac-wvtt-3s.mp4", 2.2).cues(Some("eng"), WVTT_CUES),
     // A clip from inside a GOP (key frames every second) to inside another: playback
     // starts at the clip's start, the pre-roll from the key frame hidden (HLS) or shown
     // (DASH), as for a file cut by `ffmpeg -ss`.
@@ -154,13 +142,25 @@ pub const TITLES: &[Title] = &[
     Title::new("ladder/ladder.json", 3.2)
         .video_variants(3)
         .audio(2, Some("fr"))
-        .cues(
-            Some("en"),
-            &[
-                cue(0.5, 1.25, "Hello, ladder!"),
-                cue(1.8, 3.2, "Café & crème on two lines"),
-            ],
-        ),
+        .cues(Some("en"), LADDER_CUES),
+];
+
+/// The `tx3g` cues of `h264-aac-movtext-3s.mp4`.
+const MOVTEXT_CUES: &[Cue] = &[
+    cue(0.5, 1.25, "Hello, world!"),
+    cue(1.8, 2.7, "Café & crème on two lines"),
+];
+
+/// The `wvtt` cues of `h264-aac-wvtt-3s.mp4` (the second overlaps the first).
+const WVTT_CUES: &[Cue] = &[
+    cue(0.5, 1.25, "Hello, world!"),
+    cue(1.0, 2.7, "Café & crème on two lines"),
+];
+
+/// The English sidecar cues of the ladder title.
+const LADDER_CUES: &[Cue] = &[
+    cue(0.5, 1.25, "Hello, ladder!"),
+    cue(1.8, 3.2, "Café & crème on two lines"),
 ];
 
 /// Plain files whose players' lip sync at the start is checked against the source
