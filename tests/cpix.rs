@@ -15,7 +15,6 @@ use common::{fixtures, get, start_server_with, TestServer};
 use http_body_util::{BodyExt, Full};
 use hyper::service::service_fn;
 use hyper_util::rt::TokioIo;
-use vodpack::config::Settings;
 use vodpack::crypto::cpix::{cpix_kid, CpixMode, CpixOptions, WIDEVINE};
 use vodpack::crypto::keys::uuid_string;
 use vodpack::crypto::{EncryptionPolicy, Scheme};

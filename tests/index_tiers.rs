@@ -13,7 +13,7 @@ use std::net::SocketAddr;
 use std::path::{Path, PathBuf};
 use std::sync::Arc;
 
-use common::{get, linked, TempDir};
+use common::{get, TempDir};
 use s3::{s3_shelf, S3Server, VodServer};
 use vodpack::config::Settings;
 use vodpack::media::{decode_index, encode_index, load_index, max_index_bytes, MediaLimits};

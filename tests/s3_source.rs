@@ -16,7 +16,7 @@ use std::net::SocketAddr;
 use std::path::Path;
 use std::sync::Arc;
 
-use common::{get, linked, TempDir};
+use common::{get, TempDir};
 use s3::{S3Server, Tally, VodServer};
 use vodpack::config::Settings;
 use vodpack::media::{load_index, load_index_report, FragmentDiscovery, MediaLimits};

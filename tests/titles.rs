@@ -9,7 +9,7 @@ mod s3;
 use std::path::Path;
 use std::sync::Arc;
 
-use common::{get, start_server_with, version_folder_in, TempDir};
+use common::{get, start_server_with, version_folder_in};
 use vodpack::config::Settings;
 use vodpack::media::MediaLimits;
 use vodpack::source::ObjectStoreOptions;

@@ -4,7 +4,7 @@
 
 mod common;
 
-use common::{get, start_server_with, version_folder_in, TempDir};
+use common::{get, start_server_with, version_folder_in};
 use vodpack::config::Settings;
 
 fn settings() -> Settings {

@@ -12,8 +12,12 @@ pub mod logs;
 pub mod playlists;
 pub mod programs;
 
+// The helpers by their short names (`common::get`); each test binary uses some of them.
+#[allow(unused_imports)]
 pub use http::{exchange, get, parse_reply, post, request, Reply};
+#[allow(unused_imports)]
 pub use playlists::{add_linked, dash_folder_in, linked, version_folder, version_folder_in};
+#[allow(unused_imports)]
 pub use programs::{free_port, have_program, have_tool, spawn_nginx};
 
 use std::net::SocketAddr;

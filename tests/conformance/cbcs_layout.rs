@@ -12,7 +12,6 @@
 use std::path::{Path, PathBuf};
 use std::process::Command;
 
-use vodpack::config::Settings;
 use vodpack::crypto::{EncryptionPolicy, Secret};
 
 use super::common::{self, TestServer};

@@ -3,7 +3,6 @@
 
 use super::common::{self, TestServer};
 use super::webvtt::xml_attribute;
-use vodpack::config::Settings;
 /// Whether ffmpeg and ffprobe are both installed (see `common::have_tool`), checked on the
 /// blocking pool. A panic from `have_tool` (tools required but missing) is passed on.
 pub(crate) async fn tools_available() -> bool {

@@ -5,10 +5,9 @@
 
 use super::common;
 use super::http::*;
-use super::nginx_vod::{start_nginx, urlset};
+use super::nginx_vod::{nginx_server, start_nginx, urlset};
 use super::tools::*;
 use super::FIXTURES;
-use vodpack::config::Settings;
 use vodpack::crypto::{EncryptionPolicy, Secret};
 
 /// Each presented packet of `selector` in `input` as (pts, MD5 of its bytes), and how long

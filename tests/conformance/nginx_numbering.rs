@@ -27,7 +27,6 @@
 use super::common::{self, TempDir, TestServer};
 use super::http::*;
 use super::tools::*;
-use vodpack::config::Settings;
 
 /// The media: name and the ffmpeg arguments after the inputs' `-f lavfi -i` pairs.
 /// 320x180 H.264 (veryfast, 2 B-frames) and AAC, as `ffmpeg` encodes by default.

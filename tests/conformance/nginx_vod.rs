@@ -7,7 +7,6 @@ use super::common::{self, TestServer};
 use super::http::*;
 use super::tools::*;
 use super::FIXTURES;
-use vodpack::config::Settings;
 
 /// The rungs of the ladder fixture, in the urlset's order.
 const RUNGS: [&str; 3] = ["ladder-180p", "ladder-360p", "ladder-270p"];

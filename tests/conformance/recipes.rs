@@ -22,7 +22,6 @@ use super::common::{self, TempDir, TestServer};
 use super::lip_sync::*;
 use super::media_recipes::{make, Recipe};
 use super::*;
-use vodpack::config::Settings;
 
 /// The outputs every recipe is read through.
 const OUTPUTS: [Via; 3] = [Via::Hls, Via::Dash, Via::HlsTs];

@@ -13,7 +13,6 @@ use std::path::Path;
 use super::common::{self, TempDir, TestServer};
 use super::http::*;
 use super::tools::*;
-use vodpack::config::Settings;
 
 /// The turns `ffmpeg -metadata:s:v:0 rotate=N` is asked for.
 const ANGLES: [u32; 3] = [90, 180, 270];

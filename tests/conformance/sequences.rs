@@ -14,7 +14,6 @@ use std::path::Path;
 use super::common::{self, TempDir, TestServer};
 use super::http::*;
 use super::tools::*;
-use vodpack::config::Settings;
 
 /// Audio against video, per part: 2 ms (the bar).
 const AV_TOLERANCE_S: f64 = 0.002;

@@ -2,13 +2,12 @@
 //! packets, decoded frames and PCM, each read one stream at a time (see the note at the top
 //! of `main.rs` on ffmpeg's DASH reader).
 
-use std::io::Read;
 use std::path::Path;
-use std::process::{Command, Stdio};
-use std::time::{Duration, Instant};
+use std::process::Command;
 
 use super::common::{self, TestServer};
 use super::{AAC_FRAME, MP3_FRAME, TOOL_LIMIT};
+
 /// Where ffmpeg reads a title from.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub(crate) enum Via {
