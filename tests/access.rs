@@ -6,7 +6,7 @@
 
 mod common;
 
-use common::logs::{captured_logs, now};
+use common::logs::{access_line, captured_logs, captured_text, now};
 use common::{fixtures, request, start_server_with, TestServer};
 use tracing::Level;
 use vodpack::config::Settings;
@@ -117,11 +117,8 @@ async fn access_lines_carry_the_viewer_the_user_agent_and_the_trace_id() {
     assert_eq!(reply.status, 200, "{}", reply.text());
     assert_eq!(reply.header("x-trace-id"), Some(TRACE_ID));
     server.shutdown().await;
-    let logs = String::from_utf8_lossy(&captured_logs(Level::INFO).lock().unwrap()).into_owned();
-    let line = logs
-        .lines()
-        .find(|l| l.contains("access") && l.contains(TRACE_ID))
-        .unwrap_or_else(|| panic!("an access line with the trace id in {logs}"));
+    let logs = captured_text(Level::INFO);
+    let line = access_line(&logs, TRACE_ID);
     assert!(line.contains(&format!("client={VIEWER}")), "{line}");
     assert!(
         line.contains("user_agent=\"AccessStory/1.0 (viewer)\""),

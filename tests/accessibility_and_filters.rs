@@ -18,28 +18,14 @@ use vodpack::crypto::{Secret, TokenSigner};
 const URL_SECRET: &str = "filters test url secret 0123456";
 
 fn settings() -> Settings {
-    Settings {
-        segment_duration_ms: 1000,
-        ..Settings::default()
-    }
+    common::segments_of(1000)
 }
 
 /// The ladder fixture's files, plus `ladder-ad.m4a` (a copy of the French audio, standing
 /// for an audio description track) and the documents `a11y.json` and `bad-role.json`.
 fn accessible_ladder() -> TempDir {
-    let dir = TempDir::new("a11y-ladder");
+    let dir = common::ladder_copy("a11y-ladder");
     let from = common::fixtures().join("ladder");
-    for file in [
-        "ladder-180p.mp4",
-        "ladder-270p.mp4",
-        "ladder-360p.mp4",
-        "ladder-fr.m4a",
-        "ladder-en.vtt",
-        "ladder-de.srt",
-        "ladder.json",
-    ] {
-        std::fs::copy(from.join(file), dir.path().join(file)).expect("copy fixture");
-    }
     std::fs::copy(from.join("ladder-fr.m4a"), dir.path().join("ladder-ad.m4a")).unwrap();
     write(
         dir.path(),

@@ -11,12 +11,11 @@ mod common;
 
 use std::net::SocketAddr;
 use std::path::Path;
-use std::process::{Child, Command, Stdio};
+use std::process::Child;
 use std::time::Duration;
 
-use common::logs::{captured_logs, now};
-use common::{fixtures, start_server_with, TempDir};
-use tokio::io::{AsyncReadExt, AsyncWriteExt};
+use common::logs::{access_line, captured_logs, captured_text, now};
+use common::{fixtures, start_server_with, Reply, TempDir};
 use tracing::Level;
 use vodpack::config::Settings;
 use vodpack::crypto::settings::SignedUrls;
@@ -38,128 +37,39 @@ impl Drop for Nginx {
     }
 }
 
-fn nginx_available() -> bool {
-    let found = Command::new("nginx")
-        .arg("-v")
-        .output()
-        .is_ok_and(|o| o.status.success());
-    if !found && std::env::var("VODPACK_REQUIRE_TOOLS").is_ok_and(|v| v == "1") {
-        panic!("nginx is required (VODPACK_REQUIRE_TOOLS=1) but was not found");
-    }
-    if !found {
-        eprintln!("skipping: nginx not found (set VODPACK_REQUIRE_TOOLS=1 to fail instead)");
-    }
-    found
-}
-
-fn free_port() -> u16 {
-    let listener = std::net::TcpListener::bind("127.0.0.1:0").expect("bind");
-    listener.local_addr().expect("addr").port()
-}
-
 /// nginx as a CDN edge on `port` in front of `origin`: a cache keyed on `$uri` (the path,
 /// no query), honouring the origin's Cache-Control, appending the viewer to
 /// X-Forwarded-For, and telling the cache's verdict in `X-Cache-Status`.
 fn cdn(prefix: &Path, port: u16, origin: SocketAddr) -> Nginx {
     let p = prefix.display();
-    let conf = format!(
-        "daemon off;\nmaster_process off;\npid {p}/nginx.pid;\nerror_log {p}/error.log warn;\n\
-         events {{ worker_connections 64; }}\n\
-         http {{\n  client_body_temp_path {p}/body;\n  proxy_temp_path {p}/proxy;\n  \
-         fastcgi_temp_path {p}/fastcgi;\n  uwsgi_temp_path {p}/uwsgi;\n  scgi_temp_path {p}/scgi;\n  \
-         access_log off;\n  \
+    let http = format!(
+        "access_log off;\n  \
          proxy_cache_path {p}/cache levels=1:2 keys_zone=cdn:1m max_size=64m inactive=10m use_temp_path=off;\n  \
          server {{\n    listen 127.0.0.1:{port};\n    location / {{\n      \
          proxy_pass http://{origin};\n      proxy_http_version 1.1;\n      \
          proxy_set_header Connection \"\";\n      \
          proxy_set_header X-Forwarded-For $proxy_add_x_forwarded_for;\n      \
          proxy_cache cdn;\n      proxy_cache_key $uri;\n      \
-         add_header X-Cache-Status $upstream_cache_status always;\n    }}\n  }}\n}}\n"
+         add_header X-Cache-Status $upstream_cache_status always;\n    }}\n  }}\n"
     );
-    std::fs::write(prefix.join("nginx.conf"), conf).expect("write nginx.conf");
-    let child = Command::new("nginx")
-        .arg("-p")
-        .arg(prefix)
-        .arg("-c")
-        .arg(prefix.join("nginx.conf"))
-        .stdin(Stdio::null())
-        .stdout(Stdio::null())
-        .stderr(Stdio::null())
-        .spawn()
-        .expect("start nginx");
+    let child = common::spawn_nginx(prefix, 64, &http);
     Nginx(child)
 }
 
-/// A reply as the viewer saw it.
-struct Seen {
-    status: u16,
-    head: String,
-    body: Vec<u8>,
-}
-
-impl Seen {
-    fn header(&self, name: &str) -> Option<&str> {
-        self.head.lines().find_map(|l| {
-            let (k, v) = l.split_once(':')?;
-            k.trim().eq_ignore_ascii_case(name).then(|| v.trim())
-        })
-    }
-}
-
 /// GET `path` from the CDN at `edge` as the viewer (from 127.0.0.2), with `extra` headers.
-async fn viewer_get(edge: SocketAddr, path: &str, extra: &[(&str, &str)]) -> Seen {
+async fn viewer_get(edge: SocketAddr, path: &str, extra: &[(&str, &str)]) -> Reply {
     let exchange = async {
         let socket = tokio::net::TcpSocket::new_v4().expect("socket");
         socket
             .bind(SocketAddr::new(VIEWER.parse().unwrap(), 0))
             .expect("bind the viewer's address");
-        let mut stream = socket.connect(edge).await.expect("connect to the edge");
-        let mut head =
-            format!("GET {path} HTTP/1.1\r\nHost: video.example\r\nConnection: close\r\n");
-        for (k, v) in extra {
-            head.push_str(&format!("{k}: {v}\r\n"));
-        }
-        head.push_str("\r\n");
-        stream.write_all(head.as_bytes()).await.expect("write");
-        let mut raw = Vec::new();
-        stream.read_to_end(&mut raw).await.expect("read");
-        raw
+        let stream = socket.connect(edge).await.expect("connect to the edge");
+        common::exchange(stream, "video.example", "GET", path, extra).await
     };
     let raw = tokio::time::timeout(Duration::from_secs(30), exchange)
         .await
         .expect("an answer within 30 s");
-    let split = raw
-        .windows(4)
-        .position(|w| w == b"\r\n\r\n")
-        .expect("a response head");
-    let head = String::from_utf8_lossy(&raw[..split]).into_owned();
-    let status = head
-        .split(' ')
-        .nth(1)
-        .and_then(|s| s.parse().ok())
-        .expect("a status");
-    let mut body = raw[split + 4..].to_vec();
-    if head
-        .to_ascii_lowercase()
-        .contains("transfer-encoding: chunked")
-    {
-        body = dechunk(&body);
-    }
-    Seen { status, head, body }
-}
-
-fn dechunk(mut raw: &[u8]) -> Vec<u8> {
-    let mut out = Vec::new();
-    while let Some(end) = raw.windows(2).position(|w| w == b"\r\n") {
-        let size =
-            usize::from_str_radix(String::from_utf8_lossy(&raw[..end]).trim(), 16).unwrap_or(0);
-        if size == 0 || raw.len() < end + 2 + size {
-            break;
-        }
-        out.extend_from_slice(&raw[end + 2..end + 2 + size]);
-        raw = &raw[(end + 4 + size).min(raw.len())..];
-    }
-    out
+    common::parse_reply(&raw, false)
 }
 
 /// Given vodpack behind nginx as a path-keyed caching CDN, with signed entry manifests and
@@ -171,7 +81,7 @@ fn dechunk(mut raw: &[u8]) -> Vec<u8> {
 /// - the origin's access lines name the viewer's address and the trace id it sent.
 #[tokio::test]
 async fn behind_a_caching_cdn_tokens_bind_to_the_viewer_and_manifests_stay_private() {
-    if !nginx_available() {
+    if !common::have_program("nginx", "-v") {
         return;
     }
     captured_logs(Level::INFO);
@@ -183,7 +93,7 @@ async fn behind_a_caching_cdn_tokens_bind_to_the_viewer_and_manifests_stay_priva
     settings.protect.token_skew_secs = 30;
     let origin = start_server_with(&fixtures(), settings).await;
     let prefix = TempDir::new("cdn-nginx");
-    let port = free_port();
+    let port = common::free_port();
     let _nginx = cdn(prefix.path(), port, origin.addr);
     let edge = SocketAddr::from(([127, 0, 0, 1], port));
     let mut up = false;
@@ -263,11 +173,8 @@ async fn behind_a_caching_cdn_tokens_bind_to_the_viewer_and_manifests_stay_priva
     assert_eq!(first.body, second.body);
     origin.shutdown().await;
 
-    let logs = String::from_utf8_lossy(&captured_logs(Level::INFO).lock().unwrap()).into_owned();
-    let line = logs
-        .lines()
-        .find(|l| l.contains("access") && l.contains(TRACE_ID))
-        .unwrap_or_else(|| panic!("an access line with the trace id in {logs}"));
+    let logs = captured_text(Level::INFO);
+    let line = access_line(&logs, TRACE_ID);
     assert!(line.contains(&format!("client={VIEWER}")), "{line}");
     assert!(line.contains("CdnStory/1.0"), "{line}");
     let refusals = logs

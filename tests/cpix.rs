@@ -15,7 +15,6 @@ use common::{fixtures, get, start_server_with, TestServer};
 use http_body_util::{BodyExt, Full};
 use hyper::service::service_fn;
 use hyper_util::rt::TokioIo;
-use vodpack::config::Settings;
 use vodpack::crypto::cpix::{cpix_kid, CpixMode, CpixOptions, WIDEVINE};
 use vodpack::crypto::keys::uuid_string;
 use vodpack::crypto::{EncryptionPolicy, Scheme};
@@ -133,10 +132,7 @@ async fn start_key_server() -> KeyServer {
 }
 
 async fn start(key_server: &KeyServer, policy: &str, timeout_ms: u64) -> TestServer {
-    let mut settings = Settings {
-        segment_duration_ms: 1000,
-        ..Default::default()
-    };
+    let mut settings = common::segments_of(1000);
     settings.protect.encryption = EncryptionPolicy::parse(policy).unwrap();
     settings.protect.cpix = Some(CpixOptions {
         url: key_server.url.clone(),

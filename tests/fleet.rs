@@ -50,27 +50,6 @@ impl Drop for Process {
     }
 }
 
-/// Whether nginx is here (`nginx -v`); a skip, or a failure under `VODPACK_REQUIRE_TOOLS=1`.
-fn nginx_available() -> bool {
-    let found = Command::new("nginx")
-        .arg("-v")
-        .output()
-        .is_ok_and(|o| o.status.success());
-    if !found && std::env::var("VODPACK_REQUIRE_TOOLS").is_ok_and(|v| v == "1") {
-        panic!("nginx is required (VODPACK_REQUIRE_TOOLS=1) but was not found");
-    }
-    if !found {
-        eprintln!("skipping: nginx not found (set VODPACK_REQUIRE_TOOLS=1 to fail instead)");
-    }
-    found
-}
-
-/// A free port on 127.0.0.1 (bound and released: the replica binds it again at once).
-fn free_port() -> u16 {
-    let listener = std::net::TcpListener::bind("127.0.0.1:0").expect("bind");
-    listener.local_addr().expect("addr").port()
-}
-
 /// The key of title `i`.
 fn title(i: usize) -> String {
     format!("show-{i:03}.mp4")
@@ -186,25 +165,7 @@ fn front(prefix: &Path, port: u16, replicas: &[u16]) -> Process {
         .map(|p| format!("server 127.0.0.1:{p} max_fails=0;\n"))
         .collect();
     std::fs::write(prefix.join("vodpack-replicas.conf"), list).expect("write list");
-    let p = prefix.display();
-    let main = format!(
-        "daemon off;\nmaster_process off;\npid {p}/nginx.pid;\nerror_log {p}/error.log warn;\n\
-         events {{ worker_connections 1024; }}\n\
-         http {{\n  client_body_temp_path {p}/body;\n  proxy_temp_path {p}/proxy;\n  \
-         fastcgi_temp_path {p}/fastcgi;\n  uwsgi_temp_path {p}/uwsgi;\n  scgi_temp_path {p}/scgi;\n  \
-         include vodpack-front.conf;\n}}\n"
-    );
-    std::fs::write(prefix.join("nginx.conf"), main).expect("write nginx.conf");
-    let child = Command::new("nginx")
-        .arg("-p")
-        .arg(prefix)
-        .arg("-c")
-        .arg(prefix.join("nginx.conf"))
-        .stdin(Stdio::null())
-        .stdout(Stdio::null())
-        .stderr(Stdio::null())
-        .spawn()
-        .expect("start nginx");
+    let child = common::spawn_nginx(prefix, 1024, "include vodpack-front.conf;\n");
     Process {
         child,
         what: "nginx".into(),
@@ -259,7 +220,7 @@ async fn play(front: SocketAddr, i: usize) -> Result<(), String> {
 /// when it is restarted, then its titles come back to it, from its disk tier.
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn three_replicas_behind_nginx_share_one_warm_catalogue() {
-    if !nginx_available() {
+    if !common::have_program("nginx", "-v") {
         return;
     }
     let dir = TempDir::new("fleet");
@@ -271,7 +232,7 @@ async fn three_replicas_behind_nginx_share_one_warm_catalogue() {
         std::fs::hard_link(&first, bucket.join(title(i))).expect("hard link");
     }
     let s3 = S3Server::start(&dir.path().join("buckets")).await;
-    let ports: Vec<u16> = (0..3).map(|_| free_port()).collect();
+    let ports: Vec<u16> = (0..3).map(|_| common::free_port()).collect();
     let disks: Vec<PathBuf> = (0..3)
         .map(|r| dir.path().join(format!("disk-{r}")))
         .collect();
@@ -284,7 +245,7 @@ async fn three_replicas_behind_nginx_share_one_warm_catalogue() {
     }
     let prefix = dir.path().join("nginx");
     std::fs::create_dir_all(&prefix).expect("nginx prefix");
-    let front_port = free_port();
+    let front_port = common::free_port();
     let mut nginx = front(&prefix, front_port, &ports);
     let front_addr = SocketAddr::from(([127, 0, 0, 1], front_port));
     until_ok(front_addr, "/front/healthz", "nginx").await;

@@ -13,7 +13,7 @@ use std::net::SocketAddr;
 use std::path::{Path, PathBuf};
 use std::sync::Arc;
 
-use common::{get, linked, TempDir};
+use common::{get, TempDir};
 use s3::{s3_shelf, S3Server, VodServer};
 use vodpack::config::Settings;
 use vodpack::media::{decode_index, encode_index, load_index, max_index_bytes, MediaLimits};
@@ -29,10 +29,7 @@ const BUCKET: &str = "media";
 
 /// Settings with 1 s segments (more segments per fixture).
 fn one_second() -> Settings {
-    Settings {
-        segment_duration_ms: 1000,
-        ..Default::default()
-    }
+    common::segments_of(1000)
 }
 
 /// Every resource of `key`: both masters (CMAF and MPEG-TS), the MPD, the media
@@ -42,19 +39,8 @@ async fn every_resource(addr: SocketAddr, key: &str) -> Vec<String> {
     let mut all = vec![format!("{base}manifest.mpd")];
     for master in ["master.m3u8", "master-ts.m3u8"] {
         let master = format!("{base}{master}");
-        let reply = get(addr, &master).await;
-        assert_eq!(reply.status, 200, "{master}: {}", reply.text());
         all.push(master.clone());
-        for playlist in linked(&master, &reply.text()) {
-            let reply = get(addr, &playlist).await;
-            assert_eq!(reply.status, 200, "{playlist}");
-            all.push(playlist.clone());
-            for resource in linked(&playlist, &reply.text()) {
-                if !all.contains(&resource) {
-                    all.push(resource);
-                }
-            }
-        }
+        common::add_linked(addr, &master, &mut all).await;
     }
     all
 }

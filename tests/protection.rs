@@ -7,8 +7,11 @@ mod common;
 
 use base64::engine::general_purpose::URL_SAFE_NO_PAD;
 use base64::Engine as _;
-use common::logs::{captured_logs, now};
-use common::{fixtures, request, start_server_with, version_folder_in, TestServer};
+use common::logs::{captured_logs, captured_text, now};
+use common::{
+    dash_folder_in, fixtures, get, request, segments_of, start_server_with, version_folder_in,
+    TestServer,
+};
 use tracing::Level;
 use vodpack::config::Settings;
 use vodpack::crypto::keys::hex;
@@ -19,15 +22,15 @@ const KEY_SECRET: &str = "protection test key secret 0123";
 const URL_SECRET: &str = "protection test url secret 4567";
 const FIXTURE: &str = "h264-aac-3s.mp4";
 
+/// A server over the fixtures with 1 s segments, the access log on and every log line
+/// captured: outputs encrypted as `policy` says, with this binary's key and URL secrets,
+/// URLs signed as `signed` says, and `cors` as the allowed origins.
 async fn start(policy: &str, signed: SignedUrls, cors: &[&str]) -> TestServer {
     captured_logs(Level::DEBUG);
-    let mut settings = Settings {
-        segment_duration_ms: 1000,
-        ..Default::default()
-    };
+    let mut settings = segments_of(1000);
     settings.server.access_log = true;
     settings.protect.encryption = EncryptionPolicy::parse(policy).unwrap();
-    settings.protect.key_secret = Some(Secret::from_text(KEY_SECRET, "k").unwrap());
+    settings.protect.key_secret = Some(key_secret());
     settings.protect.signed_urls = signed;
     settings.protect.url_secret = Some(Secret::from_text(URL_SECRET, "u").unwrap());
     settings.protect.token_skew_secs = 30;
@@ -35,20 +38,42 @@ async fn start(policy: &str, signed: SignedUrls, cors: &[&str]) -> TestServer {
     start_server_with(&fixtures(), settings).await
 }
 
+/// The secret this binary's content keys are derived from.
+fn key_secret() -> Secret {
+    Secret::from_text(KEY_SECRET, "k").unwrap()
+}
+
+/// The key and KID the server derives for the fixture.
+fn fixture_content_key() -> vodpack::crypto::keys::ContentKey {
+    SecretKeyProvider::new(key_secret()).derive(FIXTURE)
+}
+
+/// A token signer with the server's URL secret (and its 30 s skew).
 fn signer() -> TokenSigner {
     TokenSigner::new(Secret::from_text(URL_SECRET, "u").unwrap(), 30)
 }
 
+/// A token for every path of the fixture's title, valid for ten minutes.
+fn good_token() -> String {
+    signer().sign(&title_prefix(), now() + 600, None)
+}
+
+/// The path prefix of the fixture's title: `/vod/FIXTURE/`.
 fn title_prefix() -> String {
     format!("/vod/{FIXTURE}/")
 }
 
+/// The path of `rest` under the fixture's title: `/vod/FIXTURE/rest`.
+fn in_title(rest: &str) -> String {
+    format!("{}{rest}", title_prefix())
+}
+
+/// `path` with `token` as its query.
 fn with_token(path: &str, token: &str) -> String {
     format!("{path}?token={token}")
 }
 
-const LICENCE_TYPE: (&str, &str) = ("Content-Type", "application/json");
-
+/// An EME ClearKey licence request for `kid`.
 fn licence_body(kid: &[u8; 16]) -> String {
     format!(
         "{{\"kids\":[\"{}\"],\"type\":\"temporary\"}}",
@@ -56,34 +81,9 @@ fn licence_body(kid: &[u8; 16]) -> String {
     )
 }
 
-/// POST `body` to `path`.
+/// POST the licence request `body` (JSON) to `path`.
 async fn post(server: &TestServer, path: &str, body: &str) -> common::Reply {
-    use tokio::io::{AsyncReadExt, AsyncWriteExt};
-    let mut stream = tokio::net::TcpStream::connect(server.addr).await.unwrap();
-    let head = format!(
-        "POST {path} HTTP/1.1\r\nHost: {}\r\nConnection: close\r\n{}: {}\r\nContent-Length: {}\r\n\r\n{body}",
-        server.addr,
-        LICENCE_TYPE.0,
-        LICENCE_TYPE.1,
-        body.len()
-    );
-    stream.write_all(head.as_bytes()).await.unwrap();
-    let mut raw = Vec::new();
-    stream.read_to_end(&mut raw).await.unwrap();
-    let text = String::from_utf8_lossy(&raw).into_owned();
-    let (head, body) = text.split_once("\r\n\r\n").unwrap_or((&text, ""));
-    let status = head.split(' ').nth(1).unwrap().parse().unwrap();
-    let headers = head
-        .lines()
-        .skip(1)
-        .filter_map(|l| l.split_once(": "))
-        .map(|(k, v)| (k.to_owned(), v.to_owned()))
-        .collect();
-    common::Reply {
-        status,
-        headers,
-        body: body.as_bytes().to_vec(),
-    }
+    common::post(server.addr, path, "application/json", body.as_bytes()).await
 }
 
 /// Given signed URLs on every path, when a protected route is asked for without a token,
@@ -92,25 +92,13 @@ async fn post(server: &TestServer, path: &str, body: &str) -> common::Reply {
 #[tokio::test]
 async fn every_protected_route_needs_a_valid_token() {
     let server = start("hls=aes-128,dash=cenc", SignedUrls::All, &[]).await;
-    let good = signer().sign(&title_prefix(), now() + 600, None);
-    let master = request(
-        server.addr,
-        "GET",
-        &with_token(&format!("/vod/{FIXTURE}/master.m3u8"), &good),
-        &[],
-    )
-    .await;
+    let good = good_token();
+    let master = get(server.addr, &with_token(&in_title("master.m3u8"), &good)).await;
     assert_eq!(master.status, 200, "{}", master.text());
     let master = master.text();
     assert!(master.contains(&format!("?token={good}")), "{master}");
-    let folder = version_folder_in(&master).trim_end_matches('/').to_owned();
-    let mpd = request(
-        server.addr,
-        "GET",
-        &with_token(&format!("/vod/{FIXTURE}/manifest.mpd"), &good),
-        &[],
-    )
-    .await;
+    let folder = version_folder_in(&master);
+    let mpd = get(server.addr, &with_token(&in_title("manifest.mpd"), &good)).await;
     assert_eq!(mpd.status, 200);
     let mpd = mpd.text();
     assert!(mpd.contains(&format!("$Number$.m4s?token={good}")), "{mpd}");
@@ -118,21 +106,9 @@ async fn every_protected_route_needs_a_valid_token() {
         mpd.contains(&format!("clearkey.json?token={good}</dashif:Laurl>")),
         "{mpd}"
     );
-    let dash_folder = mpd
-        .split("initialization=\"")
-        .nth(1)
-        .unwrap()
-        .split('/')
-        .next()
-        .unwrap()
-        .to_owned();
-    let media = request(
-        server.addr,
-        "GET",
-        &with_token(&format!("/vod/{FIXTURE}/{folder}/index-t1.m3u8"), &good),
-        &[],
-    )
-    .await;
+    let dash_folder = dash_folder_in(&mpd);
+    let media_path = in_title(&format!("{folder}index-t1.m3u8"));
+    let media = get(server.addr, &with_token(&media_path, &good)).await;
     assert_eq!(media.status, 200);
     assert!(
         media
@@ -141,20 +117,18 @@ async fn every_protected_route_needs_a_valid_token() {
         "{}",
         media.text()
     );
-    let kid = SecretKeyProvider::new(Secret::from_text(KEY_SECRET, "k").unwrap())
-        .derive(FIXTURE)
-        .kid;
+    let kid = fixture_content_key().kid;
 
     let gets = [
-        format!("/vod/{FIXTURE}/master.m3u8"),
-        format!("/vod/{FIXTURE}/manifest.mpd"),
-        format!("/vod/{FIXTURE}/{folder}/index-t1.m3u8"),
-        format!("/vod/{FIXTURE}/{folder}/init-t1.mp4"),
-        format!("/vod/{FIXTURE}/{folder}/seg-t1-1.m4s"),
-        format!("/vod/{FIXTURE}/{dash_folder}/seg-t2-2.m4s"),
-        format!("/vod/{FIXTURE}/{folder}/hls.key"),
+        in_title("master.m3u8"),
+        in_title("manifest.mpd"),
+        in_title(&format!("{folder}index-t1.m3u8")),
+        in_title(&format!("{folder}init-t1.mp4")),
+        in_title(&format!("{folder}seg-t1-1.m4s")),
+        in_title(&format!("{dash_folder}seg-t2-2.m4s")),
+        in_title(&format!("{folder}hls.key")),
     ];
-    let licence = format!("/vod/{FIXTURE}/clearkey.json");
+    let licence = in_title("clearkey.json");
     let tampered = good.replacen('.', "0.", 1);
     let expired = signer().sign(&title_prefix(), now() - 120, None);
     let other_title = signer().sign("/vod/hevc-aac-3s.mp4/", now() + 600, None);
@@ -177,14 +151,14 @@ async fn every_protected_route_needs_a_valid_token() {
             };
             let reply = match path == &licence {
                 true => post(&server, &target, &licence_body(&kid)).await,
-                false => request(server.addr, "GET", &target, &[]).await,
+                false => get(server.addr, &target).await,
             };
             assert_eq!(reply.status, 403, "{target}");
             assert_eq!(reply.text(), "forbidden\n", "no detail for {target}");
         }
     }
     for path in &gets {
-        let reply = request(server.addr, "GET", &with_token(path, &good), &[]).await;
+        let reply = get(server.addr, &with_token(path, &good)).await;
         assert_eq!(reply.status, 200, "{path}: {}", reply.text());
     }
     let reply = post(&server, &with_token(&licence, &good), &licence_body(&kid)).await;
@@ -197,52 +171,17 @@ async fn every_protected_route_needs_a_valid_token() {
 #[tokio::test]
 async fn entry_mode_guards_manifests_keys_and_licences_only() {
     let server = start("hls=aes-128", SignedUrls::Entry, &[]).await;
-    let good = signer().sign(&title_prefix(), now() + 600, None);
-    assert_eq!(
-        request(
-            server.addr,
-            "GET",
-            &format!("/vod/{FIXTURE}/master.m3u8"),
-            &[]
-        )
-        .await
-        .status,
-        403
-    );
-    let master = request(
-        server.addr,
-        "GET",
-        &with_token(&format!("/vod/{FIXTURE}/master.m3u8"), &good),
-        &[],
-    )
-    .await;
+    let good = good_token();
+    let master_path = in_title("master.m3u8");
+    assert_eq!(get(server.addr, &master_path).await.status, 403);
+    let master = get(server.addr, &with_token(&master_path, &good)).await;
     assert_eq!(master.status, 200);
-    let folder = version_folder_in(&master.text())
-        .trim_end_matches('/')
-        .to_owned();
-    let segment = request(
-        server.addr,
-        "GET",
-        &format!("/vod/{FIXTURE}/{folder}/seg-t1-1.m4s"),
-        &[],
-    )
-    .await;
+    let folder = version_folder_in(&master.text());
+    let segment = get(server.addr, &in_title(&format!("{folder}seg-t1-1.m4s"))).await;
     assert_eq!(segment.status, 200);
-    let key = request(
-        server.addr,
-        "GET",
-        &format!("/vod/{FIXTURE}/{folder}/hls.key"),
-        &[],
-    )
-    .await;
-    assert_eq!(key.status, 403);
-    let key = request(
-        server.addr,
-        "GET",
-        &with_token(&format!("/vod/{FIXTURE}/{folder}/hls.key"), &good),
-        &[],
-    )
-    .await;
+    let key_path = in_title(&format!("{folder}hls.key"));
+    assert_eq!(get(server.addr, &key_path).await.status, 403);
+    let key = get(server.addr, &with_token(&key_path, &good)).await;
     assert_eq!(key.status, 200);
     assert_eq!(key.body.len(), 16);
     assert_eq!(key.header("cache-control"), Some("no-store, private"));
@@ -255,17 +194,7 @@ async fn entry_mode_guards_manifests_keys_and_licences_only() {
 #[tokio::test]
 async fn the_clear_folder_is_closed_when_every_output_is_encrypted() {
     let clear = start("none", SignedUrls::Off, &[]).await;
-    let clear_master = request(
-        clear.addr,
-        "GET",
-        &format!("/vod/{FIXTURE}/master.m3u8"),
-        &[],
-    )
-    .await
-    .text();
-    let clear_folder = version_folder_in(&clear_master)
-        .trim_end_matches('/')
-        .to_owned();
+    let clear_folder = version_folder_in(&get(clear.addr, &in_title("master.m3u8")).await.text());
     clear.shutdown().await;
     let server = start("hls=aes-128,dash=cbcs", SignedUrls::Off, &[]).await;
     for name in [
@@ -276,25 +205,12 @@ async fn the_clear_folder_is_closed_when_every_output_is_encrypted() {
         "index-ts-t1.m3u8",
         "seg-ts-t1-1.ts",
     ] {
-        for path in [
-            format!("/vod/{FIXTURE}/{clear_folder}/{name}"),
-            format!("/vod/{FIXTURE}/{name}"),
-        ] {
-            assert_eq!(
-                request(server.addr, "GET", &path, &[]).await.status,
-                404,
-                "{path}"
-            );
+        for path in [in_title(&format!("{clear_folder}{name}")), in_title(name)] {
+            assert_eq!(get(server.addr, &path).await.status, 404, "{path}");
         }
     }
     // MPEG-TS is offered encrypted (AES-128), with its key, and without I-frame playlists.
-    let master_ts = request(
-        server.addr,
-        "GET",
-        &format!("/vod/{FIXTURE}/master-ts.m3u8"),
-        &[],
-    )
-    .await;
+    let master_ts = get(server.addr, &in_title("master-ts.m3u8")).await;
     assert_eq!(master_ts.status, 200);
     let master_ts = master_ts.text();
     assert!(
@@ -303,64 +219,38 @@ async fn the_clear_folder_is_closed_when_every_output_is_encrypted() {
     );
     // Trick play is clear only: an encrypted output offers no I-frame playlist and no
     // trick-play set, and its folder serves no key frame.
-    let master = request(
-        server.addr,
-        "GET",
-        &format!("/vod/{FIXTURE}/master.m3u8"),
-        &[],
-    )
-    .await
-    .text();
+    let master = get(server.addr, &in_title("master.m3u8")).await.text();
     assert!(!master.contains("#EXT-X-I-FRAME-STREAM-INF"), "{master}");
-    let mpd = request(
-        server.addr,
-        "GET",
-        &format!("/vod/{FIXTURE}/manifest.mpd"),
-        &[],
-    )
-    .await
-    .text();
+    let mpd = get(server.addr, &in_title("manifest.mpd")).await.text();
     assert!(
         !mpd.contains("trickmode") && mpd.contains("<AdaptationSet"),
         "{mpd}"
     );
-    let folder = version_folder_in(&master).trim_end_matches('/').to_owned();
+    let folder = version_folder_in(&master);
     for name in ["iframes-t1.m3u8", "ifr-t1-1.m4s", "iframes-ts-t1.m3u8"] {
-        let path = format!("/vod/{FIXTURE}/{folder}/{name}");
-        assert_eq!(
-            request(server.addr, "GET", &path, &[]).await.status,
-            404,
-            "{path}"
-        );
+        let path = in_title(&format!("{folder}{name}"));
+        assert_eq!(get(server.addr, &path).await.status, 404, "{path}");
     }
     // The TS playlist and segments are in the encrypted folder, with their keys.
-    let ts_playlist = request(
-        server.addr,
-        "GET",
-        &format!("/vod/{FIXTURE}/{folder}/index-ts-t1.m3u8"),
-        &[],
-    )
-    .await;
+    let ts_playlist = get(server.addr, &in_title(&format!("{folder}index-ts-t1.m3u8"))).await;
     assert_eq!(ts_playlist.status, 200);
     assert!(ts_playlist.text().contains("#EXT-X-KEY:METHOD=AES-128"));
-    let path = format!("/vod/{FIXTURE}/{folder}/seg-ts-t1-1.ts");
-    let segment = request(server.addr, "GET", &path, &[]).await;
+    let segment = get(server.addr, &in_title(&format!("{folder}seg-ts-t1-1.ts"))).await;
     assert_eq!(segment.status, 200);
     assert_eq!(segment.body.len() % 16, 0, "whole AES blocks");
     let clear_ts = segment.body.chunks(188).all(|p| p.first() == Some(&0x47));
     assert!(!clear_ts, "the segment is not clear TS packets");
     server.shutdown().await;
     let half = start("dash=cenc", SignedUrls::Off, &[]).await;
-    let path = format!("/vod/{FIXTURE}/{clear_folder}/seg-t1-1.m4s");
-    assert_eq!(request(half.addr, "GET", &path, &[]).await.status, 200);
+    let path = in_title(&format!("{clear_folder}seg-t1-1.m4s"));
+    assert_eq!(get(half.addr, &path).await.status, 200);
     half.shutdown().await;
     // HLS encrypted, DASH clear: the clear folder stays open for DASH, but MPEG-TS (HLS
     // only) is never served from it clear.
     let hls_only = start("hls=aes-128", SignedUrls::Off, &[]).await;
     for name in ["index-ts-t1.m3u8", "seg-ts-t1-1.ts"] {
-        let path = format!("/vod/{FIXTURE}/{clear_folder}/{name}");
-        let status = request(hls_only.addr, "GET", &path, &[]).await.status;
-        assert_eq!(status, 404, "{path}");
+        let path = in_title(&format!("{clear_folder}{name}"));
+        assert_eq!(get(hls_only.addr, &path).await.status, 404, "{path}");
     }
     hls_only.shutdown().await;
 }
@@ -371,9 +261,8 @@ async fn the_clear_folder_is_closed_when_every_output_is_encrypted() {
 #[tokio::test]
 async fn the_clearkey_licence_answers_only_the_titles_kid() {
     let server = start("dash=cenc", SignedUrls::Off, &[]).await;
-    let content =
-        SecretKeyProvider::new(Secret::from_text(KEY_SECRET, "k").unwrap()).derive(FIXTURE);
-    let path = format!("/vod/{FIXTURE}/clearkey.json");
+    let content = fixture_content_key();
+    let path = in_title("clearkey.json");
     let reply = post(&server, &path, &licence_body(&content.kid)).await;
     assert_eq!(reply.status, 200, "{}", reply.text());
     assert_eq!(reply.header("cache-control"), Some("no-store, private"));
@@ -384,7 +273,7 @@ async fn the_clearkey_licence_answers_only_the_titles_kid() {
     let other = post(&server, &path, &licence_body(&[9; 16])).await;
     let json: serde_json::Value = serde_json::from_slice(&other.body).unwrap();
     assert_eq!(json["keys"].as_array().unwrap().len(), 0);
-    assert_eq!(request(server.addr, "GET", &path, &[]).await.status, 405);
+    assert_eq!(get(server.addr, &path).await.status, 405);
     assert_eq!(post(&server, &path, "{not json").await.status, 400);
     let missing = post(
         &server,
@@ -401,7 +290,7 @@ async fn the_clearkey_licence_answers_only_the_titles_kid() {
 #[tokio::test]
 async fn a_cors_origin_list_replaces_the_wildcard() {
     let server = start("none", SignedUrls::Off, &["https://player.example"]).await;
-    let path = format!("/vod/{FIXTURE}/master.m3u8");
+    let path = in_title("master.m3u8");
     let ok = request(
         server.addr,
         "GET",
@@ -430,41 +319,16 @@ async fn a_cors_origin_list_replaces_the_wildcard() {
 #[tokio::test]
 async fn no_secret_token_or_key_reaches_the_logs() {
     let server = start("hls=aes-128,dash=cenc", SignedUrls::All, &[]).await;
-    let good = signer().sign(&title_prefix(), now() + 600, None);
-    let content =
-        SecretKeyProvider::new(Secret::from_text(KEY_SECRET, "k").unwrap()).derive(FIXTURE);
-    let master = request(
-        server.addr,
-        "GET",
-        &with_token(&format!("/vod/{FIXTURE}/master.m3u8"), &good),
-        &[],
-    )
-    .await;
-    let folder = version_folder_in(&master.text())
-        .trim_end_matches('/')
-        .to_owned();
-    request(
-        server.addr,
-        "GET",
-        &with_token(&format!("/vod/{FIXTURE}/{folder}/hls.key"), &good),
-        &[],
-    )
-    .await;
-    request(
-        server.addr,
-        "GET",
-        &format!("/vod/{FIXTURE}/{folder}/hls.key?token=bad.{good}"),
-        &[],
-    )
-    .await;
-    post(
-        &server,
-        &with_token(&format!("/vod/{FIXTURE}/clearkey.json"), &good),
-        &licence_body(&content.kid),
-    )
-    .await;
+    let good = good_token();
+    let content = fixture_content_key();
+    let master = get(server.addr, &with_token(&in_title("master.m3u8"), &good)).await;
+    let key_path = in_title(&format!("{}hls.key", version_folder_in(&master.text())));
+    get(server.addr, &with_token(&key_path, &good)).await;
+    get(server.addr, &format!("{key_path}?token=bad.{good}")).await;
+    let licence_path = with_token(&in_title("clearkey.json"), &good);
+    post(&server, &licence_path, &licence_body(&content.kid)).await;
     server.shutdown().await;
-    let logs = String::from_utf8_lossy(&captured_logs(Level::DEBUG).lock().unwrap()).into_owned();
+    let logs = captured_text(Level::DEBUG);
     assert!(
         logs.contains("access"),
         "the access log was captured: {logs}"
@@ -488,77 +352,40 @@ async fn no_secret_token_or_key_reaches_the_logs() {
 async fn a_title_document_sets_its_own_encryption() {
     let dir = common::TempDir::new("protection-doc");
     std::fs::copy(fixtures().join(FIXTURE), dir.path().join(FIXTURE)).unwrap();
-    std::fs::write(
-        dir.path().join("title.json"),
-        format!("{{\"video\":[{{\"file\":\"{FIXTURE}\"}}],\"encryption\":\"dash=cenc\"}}"),
-    )
-    .unwrap();
-    std::fs::write(
-        dir.path().join("bad.json"),
-        format!("{{\"video\":[{{\"file\":\"{FIXTURE}\"}}],\"encryption\":\"dash=rot13\"}}"),
-    )
-    .unwrap();
+    for (document, policy) in [("title.json", "dash=cenc"), ("bad.json", "dash=rot13")] {
+        std::fs::write(
+            dir.path().join(document),
+            format!("{{\"video\":[{{\"file\":\"{FIXTURE}\"}}],\"encryption\":\"{policy}\"}}"),
+        )
+        .unwrap();
+    }
     let mut settings = Settings::default();
-    settings.protect.key_secret = Some(Secret::from_text(KEY_SECRET, "k").unwrap());
+    settings.protect.key_secret = Some(key_secret());
     let server = start_server_with(dir.path(), settings).await;
-    let mpd = request(server.addr, "GET", "/vod/title.json/manifest.mpd", &[]).await;
+    let mpd = get(server.addr, "/vod/title.json/manifest.mpd").await;
     assert_eq!(mpd.status, 200, "{}", mpd.text());
     assert!(mpd.text().contains("value=\"cenc\" cenc:default_KID="));
-    let master = request(server.addr, "GET", "/vod/title.json/master.m3u8", &[]).await;
+    let master = get(server.addr, "/vod/title.json/master.m3u8").await;
     assert_eq!(master.status, 200);
     assert!(!master.text().contains("EXT-X-SESSION-KEY"));
-    let plain = request(
-        server.addr,
-        "GET",
-        &format!("/vod/{FIXTURE}/manifest.mpd"),
-        &[],
-    )
-    .await;
+    let plain = get(server.addr, &in_title("manifest.mpd")).await;
     assert!(!plain.text().contains("ContentProtection"));
-    let licence = post(
-        &server,
-        "/vod/title.json/clearkey.json",
-        &licence_body(&[1; 16]),
-    )
-    .await;
+    let licence_path = "/vod/title.json/clearkey.json";
+    let licence = post(&server, licence_path, &licence_body(&[1; 16])).await;
     assert_eq!(licence.status, 200);
-    let bad = request(server.addr, "GET", "/vod/bad.json/manifest.mpd", &[]).await;
+    let bad = get(server.addr, "/vod/bad.json/manifest.mpd").await;
     assert_eq!(bad.status, 422, "{}", bad.text());
     server.shutdown().await;
 }
 
 /// Given encrypted segments (AES-128 whole-segment, CMAF and MPEG-TS, and `cenc`), when a
-/// byte range is asked
-/// for, then the answer is exactly that range of the whole encrypted segment, and HEAD
-/// states the whole length.
+/// byte range is asked for, then the answer is exactly that range of the whole encrypted
+/// segment, and HEAD states the whole length.
 #[tokio::test]
 async fn ranges_of_encrypted_segments_are_slices_of_the_whole() {
     let server = start("hls=aes-128,dash=cenc", SignedUrls::Off, &[]).await;
-    let master = request(
-        server.addr,
-        "GET",
-        &format!("/vod/{FIXTURE}/master.m3u8"),
-        &[],
-    )
-    .await;
-    let hls = version_folder_in(&master.text());
-    let mpd = request(
-        server.addr,
-        "GET",
-        &format!("/vod/{FIXTURE}/manifest.mpd"),
-        &[],
-    )
-    .await;
-    let dash = mpd
-        .text()
-        .split("initialization=\"")
-        .nth(1)
-        .unwrap()
-        .split('/')
-        .next()
-        .unwrap()
-        .to_owned()
-        + "/";
+    let hls = version_folder_in(&get(server.addr, &in_title("master.m3u8")).await.text());
+    let dash = dash_folder_in(&get(server.addr, &in_title("manifest.mpd")).await.text());
     for (folder, names) in [
         (
             hls,
@@ -567,8 +394,8 @@ async fn ranges_of_encrypted_segments_are_slices_of_the_whole() {
         (dash, ["seg-t1-2.m4s", "seg-t2-1.m4s"].as_slice()),
     ] {
         for name in names {
-            let path = format!("/vod/{FIXTURE}/{folder}{name}");
-            let whole = request(server.addr, "GET", &path, &[]).await;
+            let path = in_title(&format!("{folder}{name}"));
+            let whole = get(server.addr, &path).await;
             assert_eq!(whole.status, 200);
             assert_ranges_are_slices(&server, &path, &whole.body).await;
         }
@@ -600,19 +427,16 @@ async fn assert_ranges_are_slices(server: &TestServer, path: &str, whole: &[u8])
 #[tokio::test]
 async fn ts_beside_sample_aes_is_sample_encrypted() {
     let clear = start("none", SignedUrls::Off, &[]).await;
-    let master_path = format!("/vod/{FIXTURE}/master-ts.m3u8");
-    let clear_master = request(clear.addr, "GET", &master_path, &[]).await.text();
-    let clear_folder = version_folder_in(&clear_master);
-    let clear_segment = request(
+    let master_path = in_title("master-ts.m3u8");
+    let clear_folder = version_folder_in(&get(clear.addr, &master_path).await.text());
+    let clear_segment = get(
         clear.addr,
-        "GET",
-        &format!("/vod/{FIXTURE}/{clear_folder}seg-ts-t1-1.ts"),
-        &[],
+        &in_title(&format!("{clear_folder}seg-ts-t1-1.ts")),
     )
     .await;
     clear.shutdown().await;
     let server = start("hls=sample-aes", SignedUrls::Off, &[]).await;
-    let master = request(server.addr, "GET", &master_path, &[]).await;
+    let master = get(server.addr, &master_path).await;
     assert_eq!(master.status, 200);
     let master = master.text();
     assert!(
@@ -622,37 +446,25 @@ async fn ts_beside_sample_aes_is_sample_encrypted() {
         "{master}"
     );
     let folder = version_folder_in(&master);
-    let playlist = request(
-        server.addr,
-        "GET",
-        &format!("/vod/{FIXTURE}/{folder}index-ts-t1.m3u8"),
-        &[],
-    )
-    .await
-    .text();
+    let playlist = get(server.addr, &in_title(&format!("{folder}index-ts-t1.m3u8")))
+        .await
+        .text();
     assert_eq!(playlist.matches("#EXT-X-KEY:").count(), 1, "{playlist}");
     assert!(
         playlist.contains("#EXT-X-KEY:METHOD=SAMPLE-AES,URI=\"hls.key\",IV=0x"),
         "{playlist}"
     );
-    let key = request(
-        server.addr,
-        "GET",
-        &format!("/vod/{FIXTURE}/{folder}hls.key"),
-        &[],
-    )
-    .await;
+    let key = get(server.addr, &in_title(&format!("{folder}hls.key"))).await;
     assert_eq!((key.status, key.body.len()), (200, 16));
     for path in [
-        format!("/vod/{FIXTURE}/{clear_folder}index-ts-t1.m3u8"),
-        format!("/vod/{FIXTURE}/{clear_folder}seg-ts-t1-1.ts"),
-        format!("/vod/{FIXTURE}/{folder}iframes-ts-t1.m3u8"),
+        in_title(&format!("{clear_folder}index-ts-t1.m3u8")),
+        in_title(&format!("{clear_folder}seg-ts-t1-1.ts")),
+        in_title(&format!("{folder}iframes-ts-t1.m3u8")),
     ] {
-        let status = request(server.addr, "GET", &path, &[]).await.status;
-        assert_eq!(status, 404, "{path}");
+        assert_eq!(get(server.addr, &path).await.status, 404, "{path}");
     }
-    let path = format!("/vod/{FIXTURE}/{folder}seg-ts-t1-1.ts");
-    let whole = request(server.addr, "GET", &path, &[]).await;
+    let path = in_title(&format!("{folder}seg-ts-t1-1.ts"));
+    let whole = get(server.addr, &path).await;
     assert_eq!(whole.status, 200);
     // Transport packets still, with the SAMPLE-AES PMT, and not the clear segment.
     assert!(whole
@@ -663,22 +475,15 @@ async fn ts_beside_sample_aes_is_sample_encrypted() {
     assert_ne!(whole.body, clear_segment.body);
     assert_ranges_are_slices(&server, &path, &whole.body).await;
     // HEVC is outside Apple's sample encryption: its TS output is not offered at all.
-    let hevc = request(
-        server.addr,
-        "GET",
-        "/vod/hevc-aac-3s.mp4/master-ts.m3u8",
-        &[],
-    )
-    .await;
+    let hevc = get(server.addr, "/vod/hevc-aac-3s.mp4/master-ts.m3u8").await;
     assert_eq!(hevc.status, 404, "{}", hevc.text());
     assert!(hevc.text().contains("master.m3u8"), "{}", hevc.text());
-    let cmaf = request(server.addr, "GET", "/vod/hevc-aac-3s.mp4/master.m3u8", &[]).await;
+    let cmaf = get(server.addr, "/vod/hevc-aac-3s.mp4/master.m3u8").await;
     assert_eq!(cmaf.status, 200);
     let hevc_folder = version_folder_in(&cmaf.text());
     for name in ["index-ts-t1.m3u8", "seg-ts-t1-1.ts"] {
         let path = format!("/vod/hevc-aac-3s.mp4/{hevc_folder}{name}");
-        let status = request(server.addr, "GET", &path, &[]).await.status;
-        assert_eq!(status, 404, "{path}");
+        assert_eq!(get(server.addr, &path).await.status, 404, "{path}");
     }
     server.shutdown().await;
 }
@@ -717,42 +522,17 @@ async fn the_documented_key_derivation_gives_the_served_key_and_kid() {
         &nul_terminated(&[b"vodpack key id v1", title_key]),
     );
 
-    let master = request(
-        server.addr,
-        "GET",
-        &format!("/vod/{FIXTURE}/master.m3u8"),
-        &[],
-    )
-    .await
-    .text();
+    let master = get(server.addr, &in_title("master.m3u8")).await.text();
     let folder = version_folder_in(&master);
-    let served = request(
-        server.addr,
-        "GET",
-        &format!("/vod/{FIXTURE}/{folder}hls.key"),
-        &[],
-    )
-    .await;
+    let served = get(server.addr, &in_title(&format!("{folder}hls.key"))).await;
     assert_eq!(served.status, 200);
     assert_eq!(served.body, key[..16], "hls.key is the documented key");
 
-    let mpd = request(
-        server.addr,
-        "GET",
-        &format!("/vod/{FIXTURE}/manifest.mpd"),
-        &[],
-    )
-    .await
-    .text();
+    let mpd = get(server.addr, &in_title("manifest.mpd")).await.text();
     let hex_kid: String = kid[..16].iter().map(|b| format!("{b:02x}")).collect();
-    let uuid = format!(
-        "{}-{}-{}-{}-{}",
-        &hex_kid[..8],
-        &hex_kid[8..12],
-        &hex_kid[12..16],
-        &hex_kid[16..20],
-        &hex_kid[20..]
-    );
+    let uuid = [0..8, 8..12, 12..16, 16..20, 20..32]
+        .map(|r| &hex_kid[r])
+        .join("-");
     assert!(
         mpd.contains(&format!("cenc:default_KID=\"{uuid}\"")),
         "the MPD signals the documented KID {uuid}\n{mpd}"
@@ -782,22 +562,14 @@ async fn a_token_signed_by_the_documented_formula_is_accepted() {
         prefix.as_bytes(),
         b"",
     ];
-    let path = format!("/vod/{FIXTURE}/master.m3u8");
-    let documented = request(
+    let path = in_title("master.m3u8");
+    let documented = get(
         server.addr,
-        "GET",
         &with_token(&path, &token(&nul_terminated(&parts))),
-        &[],
     )
     .await;
     assert_eq!(documented.status, 200, "{}", documented.text());
-    let undelimited = request(
-        server.addr,
-        "GET",
-        &with_token(&path, &token(&parts.concat())),
-        &[],
-    )
-    .await;
+    let undelimited = get(server.addr, &with_token(&path, &token(&parts.concat()))).await;
     assert_eq!(undelimited.status, 403);
     server.shutdown().await;
 }
@@ -852,23 +624,15 @@ async fn a_cbcs_slice_header_that_cannot_be_read_is_a_422_for_its_segment_only()
     let file = std::fs::read(fixtures().join("h264-3s-video-only.mp4")).unwrap();
     std::fs::write(dir.path().join("bad.mp4"), with_pps_id_out_of_range(&file)).unwrap();
     for (scheme, first) in [("cbcs", 422), ("cenc", 200)] {
-        let mut settings = Settings {
-            segment_duration_ms: 1000,
-            ..Default::default()
-        };
+        let mut settings = segments_of(1000);
         settings.protect.encryption = EncryptionPolicy::parse(&format!("dash={scheme}")).unwrap();
-        settings.protect.key_secret = Some(Secret::from_text(KEY_SECRET, "k").unwrap());
+        settings.protect.key_secret = Some(key_secret());
         let server = start_server_with(dir.path(), settings).await;
-        let mpd = request(server.addr, "GET", "/vod/bad.mp4/manifest.mpd", &[]).await;
+        let mpd = get(server.addr, "/vod/bad.mp4/manifest.mpd").await;
         assert_eq!(mpd.status, 200);
-        let mpd = mpd.text();
-        let folder = mpd
-            .split("initialization=\"")
-            .nth(1)
-            .and_then(|s| s.split('/').next())
-            .unwrap();
-        let seg = |n: u32| format!("/vod/bad.mp4/{folder}/seg-t1-{n}.m4s");
-        let one = request(server.addr, "GET", &seg(1), &[]).await;
+        let folder = dash_folder_in(&mpd.text());
+        let seg = |n: u32| format!("/vod/bad.mp4/{folder}seg-t1-{n}.m4s");
+        let one = get(server.addr, &seg(1)).await;
         assert_eq!(one.status, first, "{scheme}: {}", one.text());
         if first == 422 {
             let reason = one.text();
@@ -877,7 +641,7 @@ async fn a_cbcs_slice_header_that_cannot_be_read_is_a_422_for_its_segment_only()
                 "{reason}"
             );
         }
-        let two = request(server.addr, "GET", &seg(2), &[]).await;
+        let two = get(server.addr, &seg(2)).await;
         assert_eq!(two.status, 200, "{scheme}: {}", two.text());
         server.shutdown().await;
     }
@@ -891,29 +655,23 @@ async fn a_cbcs_slice_header_that_cannot_be_read_is_a_422_for_its_segment_only()
 async fn the_nginx_vod_key_mode_serves_the_module_s_key_and_the_ts_decrypts_with_it() {
     use aes::cipher::{block_padding::Pkcs7, BlockModeDecrypt, KeyIvInit};
     use vodpack::crypto::nginx_vod_keys::NginxVodKeys;
-    let mut settings = Settings {
-        segment_duration_ms: 1000,
-        ..Default::default()
-    };
+    let mut settings = segments_of(1000);
     settings.protect.encryption = EncryptionPolicy::parse("hls=aes-128").unwrap();
     settings.protect.nginx_vod_keys =
         Some(NginxVodKeys::new("secret-$vod_filepath", "/srv/media/").unwrap());
     let server = start_server_with(&fixtures(), settings).await;
     // `printf 'secret-/srv/media/h264-aac-3s.mp4' | md5sum`
     let expected = "e7168a83b974ff95b2aad4fbebe85fd7";
-    let base = format!("/vod/{FIXTURE}/");
-    let master = request(server.addr, "GET", &format!("{base}master-ts.m3u8"), &[]).await;
+    let master = get(server.addr, &in_title("master-ts.m3u8")).await;
     assert_eq!(master.status, 200, "{}", master.text());
     let variant = (master.text().lines())
         .find(|l| !l.starts_with('#') && !l.is_empty())
         .expect("a variant")
         .to_owned();
-    let playlist_path = format!("{base}{variant}");
+    let playlist_path = in_title(&variant);
     let folder = &playlist_path[..playlist_path.rfind('/').unwrap() + 1];
-    let playlist = request(server.addr, "GET", &playlist_path, &[])
-        .await
-        .text();
-    let key = request(server.addr, "GET", &format!("{folder}hls.key"), &[]).await;
+    let playlist = get(server.addr, &playlist_path).await.text();
+    let key = get(server.addr, &format!("{folder}hls.key")).await;
     assert_eq!(key.status, 200);
     assert_eq!(hex(&key.body), expected, "the module's key for this file");
 
@@ -931,9 +689,7 @@ async fn the_nginx_vod_key_mode_serves_the_module_s_key_and_the_ts_decrypts_with
     let iv: Vec<u8> = (0..16)
         .map(|i| u8::from_str_radix(&iv[2 * i..2 * i + 2], 16).unwrap())
         .collect();
-    let mut body = request(server.addr, "GET", &format!("{folder}{segment}"), &[])
-        .await
-        .body;
+    let mut body = get(server.addr, &format!("{folder}{segment}")).await.body;
     let key: [u8; 16] = key.body.try_into().unwrap();
     let iv: [u8; 16] = iv.try_into().unwrap();
     let decryptor = cbc::Decryptor::<aes::Aes128>::new(&key.into(), &iv.into());

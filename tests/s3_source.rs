@@ -16,7 +16,7 @@ use std::net::SocketAddr;
 use std::path::Path;
 use std::sync::Arc;
 
-use common::{get, linked, TempDir};
+use common::{get, TempDir};
 use s3::{S3Server, Tally, VodServer};
 use vodpack::config::Settings;
 use vodpack::media::{load_index, load_index_report, FragmentDiscovery, MediaLimits};
@@ -45,10 +45,7 @@ async fn bucket_with(files: &[(&str, &str)]) -> (TempDir, S3Server) {
 
 /// Settings with 1 s segments (more segments per fixture).
 fn one_second() -> Settings {
-    Settings {
-        segment_duration_ms: 1000,
-        ..Default::default()
-    }
+    common::segments_of(1000)
 }
 
 /// vodpack over the bucket of `s3` with `options`.
@@ -79,18 +76,7 @@ async fn every_resource(addr: SocketAddr, key: &str) -> Vec<String> {
     let base = vod_base(key);
     let master = format!("{base}master.m3u8");
     let mut all = vec![master.clone(), format!("{base}manifest.mpd")];
-    let reply = get(addr, &master).await;
-    assert_eq!(reply.status, 200, "{master}: {}", reply.text());
-    for playlist in linked(&master, &reply.text()) {
-        let reply = get(addr, &playlist).await;
-        assert_eq!(reply.status, 200, "{playlist}");
-        all.push(playlist.clone());
-        for resource in linked(&playlist, &reply.text()) {
-            if !all.contains(&resource) {
-                all.push(resource);
-            }
-        }
-    }
+    common::add_linked(addr, &master, &mut all).await;
     all
 }
 

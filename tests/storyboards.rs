@@ -11,7 +11,7 @@ mod common;
 use std::path::Path;
 use std::process::Command;
 
-use common::frames::{ffmpeg_rgb, first_key_frame, image_size, psnr};
+use common::frames::{ffmpeg_rgb, first_key_frame, image_size, probe_video, psnr};
 use common::{get, have_tool, start_server_with, TempDir};
 use vodpack::config::{Settings, StoryboardGrid};
 
@@ -68,13 +68,8 @@ fn parse_cues(vtt: &str) -> Vec<Cue> {
 /// Presentation times (s) of the video's frames in presentation order, and which are key
 /// frames, as ffprobe reads them.
 fn frames(file: &Path) -> Vec<(f64, bool)> {
-    let out = Command::new("ffprobe")
-        .args(["-v", "error", "-select_streams", "v:0", "-show_entries"])
-        .args(["frame=pts_time,key_frame", "-of", "csv=p=0"])
-        .arg(file)
-        .output()
-        .expect("ffprobe");
-    let mut frames: Vec<(f64, bool)> = String::from_utf8_lossy(&out.stdout)
+    let out = probe_video(file, "frame=pts_time,key_frame");
+    let mut frames: Vec<(f64, bool)> = out
         .lines()
         .filter_map(|l| {
             let mut fields = l.split(',');
@@ -336,13 +331,8 @@ async fn a_sheet_with_a_broken_key_frame_is_a_422_and_the_server_stays_healthy()
 /// list applied (a pre-roll before the edit's start has negative times): time (s) and
 /// whether it is a key frame.
 fn packets(file: &Path) -> Vec<(f64, bool)> {
-    let out = Command::new("ffprobe")
-        .args(["-v", "error", "-select_streams", "v:0", "-show_entries"])
-        .args(["packet=pts_time,flags", "-of", "csv=p=0"])
-        .arg(file)
-        .output()
-        .expect("ffprobe");
-    let mut packets: Vec<(f64, bool)> = String::from_utf8_lossy(&out.stdout)
+    let out = probe_video(file, "packet=pts_time,flags");
+    let mut packets: Vec<(f64, bool)> = out
         .lines()
         .filter_map(|l| {
             let mut fields = l.split(',');

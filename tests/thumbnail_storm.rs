@@ -16,6 +16,7 @@ use std::process::{Child, Command, Stdio};
 use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
 use std::sync::Arc;
 
+use common::frames::output_of;
 use common::{get, have_tool, linked, Reply, TempDir};
 
 /// Thumbnail requests sent at once.
@@ -96,20 +97,15 @@ async fn start(root: &Path) -> Server {
 
 /// A 4 s 1080p H.264 clip of `testsrc2`, one key frame every 2 s, with B-frames.
 fn hd_clip(path: &Path) {
-    let out = Command::new("ffmpeg")
-        .args(["-v", "error", "-y", "-f", "lavfi", "-i"])
-        .arg("testsrc2=size=1920x1080:rate=25:duration=4")
-        .args([
-            "-pix_fmt", "yuv420p", "-c:v", "libx264", "-preset", "veryfast",
-        ])
-        .args(["-g", "50", "-bf", "2"])
-        .arg(path)
-        .output()
-        .expect("ffmpeg");
-    assert!(
-        out.status.success(),
-        "{}",
-        String::from_utf8_lossy(&out.stderr)
+    output_of(
+        Command::new("ffmpeg")
+            .args(["-v", "error", "-y", "-f", "lavfi", "-i"])
+            .arg("testsrc2=size=1920x1080:rate=25:duration=4")
+            .args([
+                "-pix_fmt", "yuv420p", "-c:v", "libx264", "-preset", "veryfast",
+            ])
+            .args(["-g", "50", "-bf", "2"])
+            .arg(path),
     );
 }
 

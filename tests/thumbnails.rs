@@ -11,7 +11,7 @@ mod common;
 use std::path::Path;
 use std::process::Command;
 
-use common::frames::{ffmpeg_rgb, first_key_frame, image_size, psnr};
+use common::frames::{ffmpeg_rgb, first_key_frame, image_size, output_of, probe_video, psnr};
 use common::{get, have_tool, start_server, start_server_with, TempDir};
 use vodpack::config::Settings;
 
@@ -21,13 +21,8 @@ const MIN_PSNR_DB: f64 = 35.0;
 /// Presentation times (s) of the video frames of `file`, in presentation order, as ffprobe
 /// reads them (edit lists applied).
 fn frame_times(file: &Path) -> Vec<f64> {
-    let out = Command::new("ffprobe")
-        .args(["-v", "error", "-select_streams", "v:0", "-show_entries"])
-        .args(["frame=pts_time", "-of", "csv=p=0"])
-        .arg(file)
-        .output()
-        .expect("ffprobe");
-    let mut times: Vec<f64> = String::from_utf8_lossy(&out.stdout)
+    let out = probe_video(file, "frame=pts_time");
+    let mut times: Vec<f64> = out
         .lines()
         .filter_map(|l| l.split(',').next()?.trim().parse().ok())
         .collect();
@@ -56,7 +51,7 @@ async fn every_h264_fixture_gives_ffmpegs_frame_at_several_times() {
     let mut report = Vec::new();
     for name in &names {
         let file = fixtures.join(name);
-        assert_eq!(video_size(&file), (320, 180), "{name}");
+        assert_eq!(image_size(&file), (320, 180), "{name}");
         report.extend(frames_match_ffmpeg(&server, (name, &file), scratch.path()).await);
     }
     eprintln!("{}", report.join("\n"));
@@ -108,7 +103,7 @@ async fn frames_match_ffmpeg(
 ) -> Vec<String> {
     let times = frame_times(file);
     let last = times.len().checked_sub(1).expect("frames");
-    let natural = video_size(file);
+    let natural = image_size(file);
     let narrow = (160, (160 * natural.1 + natural.0 / 2) / natural.0);
     // Pictures of more than 8 bits, or not 4:2:0, are brought to 8-bit 4:2:0 by ffmpeg
     // before its RGB conversion, as thumbnails are: ffmpeg's direct 10-bit conversion
@@ -162,26 +157,8 @@ async fn frames_match_ffmpeg(
 
 /// The pixel format of the first video stream of `file`, as ffprobe names it.
 fn pixel_format(file: &Path) -> String {
-    let out = Command::new("ffprobe")
-        .args(["-v", "error", "-select_streams", "v:0", "-show_entries"])
-        .args(["stream=pix_fmt", "-of", "csv=p=0"])
-        .arg(file)
-        .output()
-        .expect("ffprobe");
-    String::from_utf8_lossy(&out.stdout).trim().to_owned()
-}
-
-/// Width and height of the first video stream of `file`, as ffprobe reads them.
-fn video_size(file: &Path) -> (u32, u32) {
-    let out = Command::new("ffprobe")
-        .args(["-v", "error", "-select_streams", "v:0", "-show_entries"])
-        .args(["stream=width,height", "-of", "csv=p=0"])
-        .arg(file)
-        .output()
-        .expect("ffprobe");
-    let text = String::from_utf8_lossy(&out.stdout);
-    let mut sides = text.trim().split(',').map(|s| s.parse().unwrap_or(0));
-    (sides.next().unwrap_or(0), sides.next().unwrap_or(0))
+    let out = probe_video(file, "stream=pix_fmt");
+    out.trim().to_owned()
 }
 
 /// Given copies of a fixture whose first key frame has a NAL length running past the
@@ -357,27 +334,22 @@ async fn nginx_vod_thumbnail_names_answer_under_its_locations() {
 /// coded, pixel aspect `sar`, converted to Y'CbCr and tagged with matrix `matrix` (an
 /// ffmpeg colour space name), limited range, GOPs of 25 frames with B-frames.
 fn colour_clip(path: &Path, size: (u32, u32), sar: &str, matrix: &str) {
-    let out = Command::new("ffmpeg")
-        .args(["-v", "error", "-y", "-f", "lavfi", "-i"])
-        .arg(format!(
-            "testsrc2=size={}x{}:rate=25:duration=2",
-            size.0, size.1
-        ))
-        .args(["-vf"])
-        .arg(format!(
-            "scale=out_color_matrix={matrix}:out_range=tv,format=yuv420p,setsar={sar}"
-        ))
-        .args(["-c:v", "libx264", "-preset", "veryfast", "-crf", "16"])
-        .args(["-g", "25", "-bf", "2", "-colorspace", matrix])
-        .args(["-color_primaries", "bt709", "-color_trc", "bt709"])
-        .args(["-color_range", "tv"])
-        .arg(path)
-        .output()
-        .expect("ffmpeg");
-    assert!(
-        out.status.success(),
-        "{}",
-        String::from_utf8_lossy(&out.stderr)
+    output_of(
+        Command::new("ffmpeg")
+            .args(["-v", "error", "-y", "-f", "lavfi", "-i"])
+            .arg(format!(
+                "testsrc2=size={}x{}:rate=25:duration=2",
+                size.0, size.1
+            ))
+            .args(["-vf"])
+            .arg(format!(
+                "scale=out_color_matrix={matrix}:out_range=tv,format=yuv420p,setsar={sar}"
+            ))
+            .args(["-c:v", "libx264", "-preset", "veryfast", "-crf", "16"])
+            .args(["-g", "25", "-bf", "2", "-colorspace", matrix])
+            .args(["-color_primaries", "bt709", "-color_trc", "bt709"])
+            .args(["-color_range", "tv"])
+            .arg(path),
     );
 }
 

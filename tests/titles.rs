@@ -9,7 +9,7 @@ mod s3;
 use std::path::Path;
 use std::sync::Arc;
 
-use common::{get, start_server_with, version_folder_in, TempDir};
+use common::{get, start_server_with, version_folder_in};
 use vodpack::config::Settings;
 use vodpack::media::MediaLimits;
 use vodpack::source::ObjectStoreOptions;
@@ -33,24 +33,6 @@ fn settings() -> Settings {
         },
         ..Settings::default()
     }
-}
-
-/// A folder holding the ladder fixture's files, for tests that add or replace files.
-fn ladder_copy(name: &str) -> TempDir {
-    let dir = TempDir::new(name);
-    let from = common::fixtures().join("ladder");
-    for file in [
-        "ladder-180p.mp4",
-        "ladder-270p.mp4",
-        "ladder-360p.mp4",
-        "ladder-fr.m4a",
-        "ladder-en.vtt",
-        "ladder-de.srt",
-        "ladder.json",
-    ] {
-        std::fs::copy(from.join(file), dir.path().join(file)).expect("copy fixture");
-    }
-    dir
 }
 
 fn write(dir: &Path, name: &str, text: &str) {
@@ -142,7 +124,7 @@ async fn a_title_document_serves_its_ladder_over_hls_and_dash() {
 /// playlist of the old version is gone (404), never mixed with the new file.
 #[tokio::test]
 async fn replacing_any_named_file_gives_a_new_version() {
-    let dir = ladder_copy("replace");
+    let dir = common::ladder_copy("replace");
     let server = start_server_with(dir.path(), settings()).await;
     let first = get(server.addr, "/vod/ladder.json/master.m3u8")
         .await
@@ -170,7 +152,7 @@ async fn replacing_any_named_file_gives_a_new_version() {
 /// loaded once (the per-file cache is shared and single-flight).
 #[tokio::test]
 async fn files_shared_by_documents_are_loaded_once() {
-    let dir = ladder_copy("shared");
+    let dir = common::ladder_copy("shared");
     let doc = std::fs::read_to_string(dir.path().join("ladder.json")).unwrap();
     write(dir.path(), "again.json", &doc);
     let server = start_server_with(dir.path(), settings()).await;
@@ -187,7 +169,7 @@ async fn files_shared_by_documents_are_loaded_once() {
 /// one-line reason naming what is wrong (and, for an entry, which one).
 #[tokio::test]
 async fn bad_documents_are_refused_naming_the_entry() {
-    let dir = ladder_copy("bad");
+    let dir = common::ladder_copy("bad");
     let d = dir.path();
     let mid_gop = "h264-aac-edit-mid-gop.mp4";
     std::fs::copy(common::fixtures().join(mid_gop), d.join(mid_gop)).unwrap();
@@ -303,7 +285,7 @@ async fn bad_documents_are_refused_naming_the_entry() {
 /// resources answer 422 with the reason, while the video plays on.
 #[tokio::test]
 async fn a_broken_sidecar_is_refused_on_its_own_resources() {
-    let dir = ladder_copy("broken-sidecar");
+    let dir = common::ladder_copy("broken-sidecar");
     write(dir.path(), "ladder-en.vtt", "this is not WebVTT");
     let server = start_server_with(dir.path(), settings()).await;
     let master = get(server.addr, "/vod/ladder.json/master.m3u8").await;
@@ -343,7 +325,7 @@ async fn a_broken_sidecar_is_refused_on_its_own_resources() {
 /// is asked for), and at most one HEAD per object; a second request reads nothing.
 #[tokio::test]
 async fn a_ladder_in_a_bucket_loads_each_object_with_a_single_files_gets() {
-    let dir = ladder_copy("s3");
+    let dir = common::ladder_copy("s3");
     std::fs::create_dir_all(dir.path().join("media/t")).unwrap();
     for entry in std::fs::read_dir(dir.path()).unwrap() {
         let path = entry.unwrap().path();
@@ -384,7 +366,7 @@ async fn a_ladder_in_a_bucket_loads_each_object_with_a_single_files_gets() {
 /// naming the part, and the server stays healthy: a good sequence beside them plays.
 #[tokio::test]
 async fn bad_sequences_are_refused_naming_the_part() {
-    let dir = ladder_copy("bad-sequences");
+    let dir = common::ladder_copy("bad-sequences");
     write(
         dir.path(),
         "good.json",

@@ -4,14 +4,11 @@
 
 mod common;
 
-use common::{get, start_server_with, version_folder_in, TempDir};
+use common::{get, start_server_with, version_folder_in};
 use vodpack::config::Settings;
 
 fn settings() -> Settings {
-    Settings {
-        segment_duration_ms: 1000,
-        ..Settings::default()
-    }
+    common::segments_of(1000)
 }
 
 /// Lines of a multivariant playlist starting with `prefix`.
@@ -101,18 +98,8 @@ async fn a_clip_lives_in_its_own_version_folder() {
 /// is a 422 naming the field.
 #[tokio::test]
 async fn a_title_document_clip_cuts_the_whole_ladder() {
-    let dir = TempDir::new("views-doc-clip");
+    let dir = common::ladder_copy("views-doc-clip");
     let from = common::fixtures().join("ladder");
-    for file in [
-        "ladder-180p.mp4",
-        "ladder-270p.mp4",
-        "ladder-360p.mp4",
-        "ladder-fr.m4a",
-        "ladder-en.vtt",
-        "ladder-de.srt",
-    ] {
-        std::fs::copy(from.join(file), dir.path().join(file)).expect("copy fixture");
-    }
     let document = std::fs::read_to_string(from.join("ladder.json")).expect("ladder.json");
     let with_clip = |clip: &str| document.replacen('{', &format!("{{\n  \"clip\": {clip},"), 1);
     std::fs::write(

@@ -3,35 +3,52 @@
 //! an image's size, PSNR, and where a file's first key frame lies (to break it).
 
 use std::path::Path;
-use std::process::Command;
+use std::process::{Command, Output};
+
+/// What `command` (an ffmpeg run, say) wrote, failing the test with its stderr when it
+/// does not succeed.
+pub fn output_of(command: &mut Command) -> Output {
+    let program = command.get_program().to_string_lossy().into_owned();
+    let out = command
+        .output()
+        .unwrap_or_else(|e| panic!("start {program}: {e}"));
+    assert!(
+        out.status.success(),
+        "{program}: {}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    out
+}
 
 /// Raw RGB of an image or of frame `n` (presentation order) of a video, through ffmpeg,
 /// with `filter` applied.
 pub fn ffmpeg_rgb(input: &Path, filter: &str) -> Vec<u8> {
-    let out = Command::new("ffmpeg")
-        .args(["-v", "error", "-i"])
-        .arg(input)
-        .args(["-vf", filter, "-frames:v", "1", "-f", "rawvideo"])
-        .args(["-pix_fmt", "rgb24", "-"])
-        .output()
-        .expect("ffmpeg");
-    assert!(
-        out.status.success(),
-        "{}",
-        String::from_utf8_lossy(&out.stderr)
+    let out = output_of(
+        Command::new("ffmpeg")
+            .args(["-v", "error", "-i"])
+            .arg(input)
+            .args(["-vf", filter, "-frames:v", "1", "-f", "rawvideo"])
+            .args(["-pix_fmt", "rgb24", "-"]),
     );
     out.stdout
 }
 
-/// Width and height of an image, as ffprobe reads it.
-pub fn image_size(image: &Path) -> (u32, u32) {
+/// What ffprobe shows of the first video stream of `file` (or of an image): `entries` (its
+/// `-show_entries`), as CSV lines without their section names.
+pub fn probe_video(file: &Path, entries: &str) -> String {
     let out = Command::new("ffprobe")
-        .args(["-v", "error", "-show_entries", "stream=width,height"])
-        .args(["-of", "csv=p=0"])
-        .arg(image)
+        .args(["-v", "error", "-select_streams", "v:0", "-show_entries"])
+        .args([entries, "-of", "csv=p=0"])
+        .arg(file)
         .output()
         .expect("ffprobe");
-    let text = String::from_utf8_lossy(&out.stdout);
+    String::from_utf8_lossy(&out.stdout).into_owned()
+}
+
+/// Width and height of an image, or of the first video stream of a video file, as ffprobe
+/// reads them.
+pub fn image_size(image: &Path) -> (u32, u32) {
+    let text = probe_video(image, "stream=width,height");
     let mut sides = text.trim().split(',').map(|s| s.parse().unwrap_or(0));
     (sides.next().unwrap_or(0), sides.next().unwrap_or(0))
 }

@@ -22,6 +22,19 @@ pub fn captured_logs(max_level: tracing::Level) -> &'static Arc<Mutex<Vec<u8>>> 
     })
 }
 
+/// Every log line captured so far, as text (see [`captured_logs`]).
+pub fn captured_text(max_level: tracing::Level) -> String {
+    String::from_utf8_lossy(&captured_logs(max_level).lock().unwrap()).into_owned()
+}
+
+/// The access log line of `logs` that holds `needle` (a trace id, say), or a panic
+/// showing every line.
+pub fn access_line<'a>(logs: &'a str, needle: &str) -> &'a str {
+    logs.lines()
+        .find(|l| l.contains("access") && l.contains(needle))
+        .unwrap_or_else(|| panic!("an access line with {needle} in {logs}"))
+}
+
 struct LogSink(Arc<Mutex<Vec<u8>>>);
 
 impl Write for LogSink {

@@ -1,16 +1,29 @@
-//! Test support: start the real server in-process on 127.0.0.1:0 over a folder, and a tiny
-//! HTTP/1.1 client. Each test file includes this with `mod common;`.
+//! Test support, included by each test file with `mod common;`: the real server started
+//! in-process on 127.0.0.1:0 over a folder (`start_server*`, settings for it, the fixtures
+//! and temporary folders); a tiny HTTP/1.1 client (`http`); what the manifests link to
+//! (`playlists`); outside programs (`programs`, `bounded`, `frames`: ffmpeg's pictures);
+//! captured logs (`logs`).
 #![allow(dead_code)]
 
+pub mod bounded;
 pub mod frames;
+pub mod http;
 pub mod logs;
+pub mod playlists;
+pub mod programs;
+
+// The helpers by their short names (`common::get`); each test binary uses some of them.
+#[allow(unused_imports)]
+pub use http::{exchange, get, parse_reply, post, request, Reply};
+#[allow(unused_imports)]
+pub use playlists::{add_linked, dash_folder_in, linked, version_folder, version_folder_in};
+#[allow(unused_imports)]
+pub use programs::{free_port, have_program, have_tool, spawn_nginx};
 
 use std::net::SocketAddr;
 use std::path::{Path, PathBuf};
 use std::sync::Arc;
 
-use tokio::io::{AsyncReadExt, AsyncWriteExt};
-use tokio::net::TcpStream;
 use tokio::sync::oneshot;
 use vodpack::config::Settings;
 use vodpack::server::{self, App};
@@ -89,131 +102,23 @@ pub async fn start_server(root: &Path) -> TestServer {
     start_server_with(root, Settings::default()).await
 }
 
-/// A response as the tiny client saw it.
-#[derive(Debug)]
-pub struct Reply {
-    pub status: u16,
-    pub headers: Vec<(String, String)>,
-    pub body: Vec<u8>,
-}
-
-impl Reply {
-    /// The first header named `name` (case-insensitive).
-    pub fn header(&self, name: &str) -> Option<&str> {
-        self.headers
-            .iter()
-            .find(|(k, _)| k.eq_ignore_ascii_case(name))
-            .map(|(_, v)| v.as_str())
-    }
-
-    /// The body as UTF-8 text.
-    pub fn text(&self) -> String {
-        String::from_utf8_lossy(&self.body).into_owned()
+/// Settings with target segments of `ms` milliseconds and every other value its default.
+pub fn segments_of(ms: u32) -> Settings {
+    Settings {
+        segment_duration_ms: ms,
+        ..Default::default()
     }
 }
 
-/// Send one request with `Connection: close` and read the whole answer.
-/// `head` is e.g. `GET /path HTTP/1.1` and `extra` more header lines.
-pub async fn request(addr: SocketAddr, method: &str, path: &str, extra: &[(&str, &str)]) -> Reply {
-    let mut stream = TcpStream::connect(addr).await.expect("connect");
-    let mut head = format!("{method} {path} HTTP/1.1\r\nHost: {addr}\r\nConnection: close\r\n");
-    for (k, v) in extra {
-        head.push_str(&format!("{k}: {v}\r\n"));
+/// Settings with target segments of `ms` milliseconds under vodpack's own URLs and under
+/// nginx-vod-module's, served at nginx-vod's `locations` (`hls=/hls/,dash=/dash/`, say).
+pub fn nginx_vod_settings(ms: u32, locations: &str) -> Settings {
+    Settings {
+        segment_duration_ms: ms,
+        nginx_vod_segment_duration_ms: ms,
+        nginx_vod_locations: locations.parse().expect("nginx-vod locations"),
+        ..Default::default()
     }
-    head.push_str("\r\n");
-    stream.write_all(head.as_bytes()).await.expect("write");
-    let mut raw = Vec::new();
-    stream.read_to_end(&mut raw).await.expect("read");
-    parse_reply(&raw, method == "HEAD")
-}
-
-/// GET `path`.
-pub async fn get(addr: SocketAddr, path: &str) -> Reply {
-    request(addr, "GET", path, &[]).await
-}
-
-fn parse_reply(raw: &[u8], head_only: bool) -> Reply {
-    let split = raw
-        .windows(4)
-        .position(|w| w == b"\r\n\r\n")
-        .expect("response head");
-    let head = String::from_utf8_lossy(&raw[..split]).into_owned();
-    let mut lines = head.split("\r\n");
-    let status_line = lines.next().expect("status line");
-    let status: u16 = status_line
-        .split(' ')
-        .nth(1)
-        .and_then(|s| s.parse().ok())
-        .expect("status code");
-    let headers: Vec<(String, String)> = lines
-        .filter_map(|l| l.split_once(':'))
-        .map(|(k, v)| (k.trim().to_owned(), v.trim().to_owned()))
-        .collect();
-    let mut body = raw[split + 4..].to_vec();
-    let chunked = headers
-        .iter()
-        .any(|(k, v)| k.eq_ignore_ascii_case("transfer-encoding") && v.contains("chunked"));
-    if chunked && !head_only {
-        body = dechunk(&body);
-    }
-    Reply {
-        status,
-        headers,
-        body,
-    }
-}
-
-fn dechunk(mut raw: &[u8]) -> Vec<u8> {
-    let mut out = Vec::new();
-    loop {
-        let Some(line_end) = raw.windows(2).position(|w| w == b"\r\n") else {
-            return out;
-        };
-        let size = usize::from_str_radix(String::from_utf8_lossy(&raw[..line_end]).trim(), 16)
-            .unwrap_or(0);
-        if size == 0 {
-            return out;
-        }
-        let start = line_end + 2;
-        out.extend_from_slice(&raw[start..start + size]);
-        raw = &raw[start + size + 2..];
-    }
-}
-
-/// The paths a playlist at `path` links to: `URI="..."` attributes and URI lines,
-/// resolved against the playlist's folder.
-pub fn linked(path: &str, playlist: &str) -> Vec<String> {
-    let folder = &path[..path.rfind('/').map_or(0, |i| i + 1)];
-    let mut names = Vec::new();
-    for line in playlist.lines() {
-        if let Some(tag) = line.strip_prefix('#') {
-            let mut rest = tag;
-            while let Some(at) = rest.find("URI=\"") {
-                let value = &rest[at + 5..];
-                let Some(end) = value.find('"') else { break };
-                names.push(value[..end].to_owned());
-                rest = &value[end..];
-            }
-        } else if !line.trim().is_empty() {
-            names.push(line.trim().to_owned());
-        }
-    }
-    names.into_iter().map(|n| format!("{folder}{n}")).collect()
-}
-
-/// The version folder (`v{token}/`, slash included) a multivariant playlist points into.
-pub fn version_folder_in(master: &str) -> String {
-    let uri = master
-        .lines()
-        .find(|l| !l.starts_with('#') && !l.is_empty())
-        .expect("a variant URI");
-    let (folder, _) = uri.split_once('/').expect("a version folder");
-    format!("{folder}/")
-}
-
-/// The version folder (`v{token}/`) the multivariant playlist of `key` points into.
-pub async fn version_folder(addr: SocketAddr, key: &str) -> String {
-    version_folder_in(&get(addr, &format!("/vod/{key}/master.m3u8")).await.text())
 }
 
 /// Serve the fixtures, ask for the main fixture's master playlist with this W3C
@@ -230,6 +135,18 @@ pub async fn traced_master_request(traceparent: &str) -> Reply {
     .await;
     server.shutdown().await;
     reply
+}
+
+/// A temporary folder (see [`TempDir::new`]) holding a copy of every file of the ladder
+/// fixture (`fixtures/ladder/`: three video rungs, French audio, English and German
+/// subtitles, `ladder.json`), for tests that add or replace files.
+pub fn ladder_copy(name: &str) -> TempDir {
+    let dir = TempDir::new(name);
+    for entry in std::fs::read_dir(fixtures().join("ladder")).expect("fixtures/ladder") {
+        let entry = entry.expect("a fixtures/ladder entry");
+        std::fs::copy(entry.path(), dir.path().join(entry.file_name())).expect("copy fixture");
+    }
+    dir
 }
 
 /// A temporary folder removed on drop, for tests that write files.
@@ -258,22 +175,4 @@ impl Drop for TempDir {
     fn drop(&mut self) {
         let _ = std::fs::remove_dir_all(&self.0);
     }
-}
-
-/// Whether an outside program (ffmpeg, ffprobe) is available. When it is not, tests that
-/// need it skip, unless `VODPACK_REQUIRE_TOOLS=1` (set by CI), which turns the skip into
-/// a failure.
-pub fn have_tool(name: &str) -> bool {
-    let found = std::process::Command::new(name)
-        .arg("-version")
-        .output()
-        .map(|o| o.status.success())
-        .unwrap_or(false);
-    if !found && std::env::var("VODPACK_REQUIRE_TOOLS").is_ok_and(|v| v == "1") {
-        panic!("{name} is required (VODPACK_REQUIRE_TOOLS=1) but was not found");
-    }
-    if !found {
-        eprintln!("skipping: {name} not found (set VODPACK_REQUIRE_TOOLS=1 to fail instead)");
-    }
-    found
 }

@@ -4,13 +4,14 @@
 //! Given the document, when every manifest and the segments around each break are read,
 //! then: each break is an HLS Interstitial with the document's attributes in every media
 //! playlist (CMAF, MPEG-TS, subtitles, I-frames) and an SCTE-35 event in the MPD; its
-//! SCTE-35 `splice_insert`, read by the small decoder below (written from ANSI/SCTE 35,
-//! not from vodpack), says the same break; and every rendition is cut at the source's key
+//! SCTE-35 `splice_insert`, read by the small decoder in `scte35.rs` (written from ANSI/SCTE
+//! 35, not from vodpack), says the same break; and every rendition is cut at the source's key
 //! frame at or before the break (found with ffprobe in the source file), the segments on
 //! either side decoding to the source's own pictures.
 
 use super::common::{self, TempDir, TestServer};
 use super::http::*;
+use super::scte35::{decode_splice, unhex, Splice};
 use super::tools::*;
 use super::trick::frames_on_output_timeline;
 use vodpack::config::Settings;
@@ -87,21 +88,7 @@ fn source_of(folder: &TempDir, name: &str) -> String {
 /// Presentation times (s) of the key frames of the first video stream of `source`, from
 /// ffprobe's packet flags.
 pub(super) async fn key_frame_times(source: &str) -> Vec<f64> {
-    let out = run_tool(
-        "ffprobe",
-        args(&[
-            "-v",
-            "error",
-            "-select_streams",
-            "v:0",
-            "-show_entries",
-            "packet=pts_time,flags",
-            "-of",
-            "csv=p=0",
-            source,
-        ]),
-    )
-    .await;
+    let out = ffprobe_show(source, Some("v:0"), "packet=pts_time,flags", "csv=p=0").await;
     let mut times: Vec<f64> = String::from_utf8_lossy(&out)
         .lines()
         .filter_map(|l| {
@@ -180,147 +167,6 @@ pub(super) fn ms_after_eight(date: &str) -> i64 {
         .collect();
     let secs = (parts[0] - 20.0) * 3600.0 + parts[1] * 60.0 + parts[2];
     (secs * 1000.0).round() as i64
-}
-
-/// A `splice_info_section` as read here, straight from ANSI/SCTE 35 (2023r1) 9.6
-/// (Table 5), 9.7.3 (Table 8), 9.8.1 and 9.8.2 (Tables 14, 15), with its CRC_32
-/// recomputed as ISO/IEC 13818-1 Annex A defines it.
-#[derive(Debug, PartialEq, Eq)]
-pub(super) struct Splice {
-    pub(super) pts_adjustment: u64,
-    pub(super) event_id: u32,
-    pub(super) out_of_network: bool,
-    pub(super) program_splice: bool,
-    pub(super) immediate: bool,
-    pub(super) pts_time: Option<u64>,
-    pub(super) auto_return: bool,
-    pub(super) duration: u64,
-    pub(super) descriptors: Vec<(u8, Vec<u8>)>,
-}
-
-/// MSB-first bit reader over a byte slice.
-struct Bits<'a> {
-    bytes: &'a [u8],
-    at: usize,
-}
-
-impl Bits<'_> {
-    fn read(&mut self, n: usize) -> u64 {
-        let mut value = 0u64;
-        for _ in 0..n {
-            let byte = self.bytes[self.at / 8];
-            value = value << 1 | u64::from(byte >> (7 - self.at % 8) & 1);
-            self.at += 1;
-        }
-        value
-    }
-}
-
-fn mpeg_crc32(bytes: &[u8]) -> u32 {
-    let mut crc = 0xFFFF_FFFFu32;
-    for &b in bytes {
-        for bit in (0..8).rev() {
-            let top = (crc >> 31) ^ u32::from(b >> bit & 1);
-            crc <<= 1;
-            if top == 1 {
-                crc ^= 0x04C1_1DB7;
-            }
-        }
-    }
-    crc
-}
-
-pub(super) fn decode_splice(section: &[u8]) -> Splice {
-    let mut r = Bits {
-        bytes: section,
-        at: 0,
-    };
-    assert_eq!(r.read(8), 0xFC, "table_id");
-    assert_eq!(r.read(1), 0, "section_syntax_indicator");
-    assert_eq!(r.read(1), 0, "private_indicator");
-    r.read(2); // sap_type
-    let section_length = r.read(12) as usize;
-    assert_eq!(section.len(), 3 + section_length, "section_length");
-    assert_eq!(r.read(8), 0, "protocol_version");
-    assert_eq!(r.read(1), 0, "encrypted_packet");
-    r.read(6); // encryption_algorithm
-    let pts_adjustment = r.read(33);
-    r.read(8); // cw_index
-    r.read(12); // tier
-    let command_length = r.read(12) as usize;
-    assert_eq!(r.read(8), 5, "splice_command_type: splice_insert");
-    let command_start = r.at / 8;
-    let event_id = r.read(32) as u32;
-    assert_eq!(r.read(1), 0, "splice_event_cancel_indicator");
-    r.read(7);
-    let out_of_network = r.read(1) == 1;
-    let program_splice = r.read(1) == 1;
-    let duration_flag = r.read(1) == 1;
-    let immediate = r.read(1) == 1;
-    r.read(4); // event_id_compliance_flag, reserved
-    assert!(program_splice, "component splices are not expected");
-    let pts_time = if !immediate {
-        let specified = r.read(1) == 1;
-        if specified {
-            r.read(6);
-            Some(r.read(33))
-        } else {
-            r.read(7);
-            None
-        }
-    } else {
-        None
-    };
-    let (mut auto_return, mut duration) = (false, 0);
-    if duration_flag {
-        auto_return = r.read(1) == 1;
-        r.read(6);
-        duration = r.read(33);
-    }
-    r.read(16); // unique_program_id
-    r.read(8); // avail_num
-    r.read(8); // avails_expected
-    assert_eq!(
-        r.at / 8 - command_start,
-        command_length,
-        "splice_command_length"
-    );
-    let loop_length = r.read(16) as usize;
-    let loop_end = r.at / 8 + loop_length;
-    let mut descriptors = Vec::new();
-    while r.at / 8 < loop_end {
-        let tag = r.read(8) as u8;
-        let len = r.read(8) as usize;
-        let body = (0..len).map(|_| r.read(8) as u8).collect();
-        descriptors.push((tag, body));
-    }
-    let crc_at = section.len() - 4;
-    assert_eq!(
-        r.at / 8,
-        crc_at,
-        "nothing between the descriptors and CRC_32"
-    );
-    let crc = u32::from_be_bytes(section[crc_at..].try_into().unwrap());
-    assert_eq!(crc, mpeg_crc32(&section[..crc_at]), "CRC_32");
-    Splice {
-        pts_adjustment,
-        event_id,
-        out_of_network,
-        program_splice,
-        immediate,
-        pts_time,
-        auto_return,
-        duration,
-        descriptors,
-    }
-}
-
-pub(super) fn unhex(text: &str) -> Vec<u8> {
-    let digits = text.strip_prefix("0x").expect("0x hex");
-    (0..digits.len())
-        .step_by(2)
-        .map(|i| u8::from_str_radix(&digits[i..i + 2], 16).expect("hex"))
-        .collect()
 }
 
 /// Every `EXT-X-DATERANGE` of a media playlist is one of the two breaks, as the document
@@ -412,9 +258,7 @@ async fn breaks_cut_every_rendition_at_the_key_frame_and_are_signalled() {
         (cuts[0] - 1.0).abs() < 1e-6 && (cuts[1] - 2.0).abs() < 1e-6,
         "the ladder's key frames are 1 s apart: cuts {cuts:?}"
     );
-    let master = fetch_ok(&server, &format!("{base}master.m3u8"))
-        .await
-        .text();
+    let master = fetch_text(&server, &format!("{base}master.m3u8")).await;
     let mut uris = master_playlist_uris(&master);
     let subtitles: Vec<String> = (master.lines())
         .filter(|l| l.contains("TYPE=SUBTITLES"))
@@ -434,7 +278,7 @@ async fn breaks_cut_every_rendition_at_the_key_frame_and_are_signalled() {
     // The title shift S: output time of the first picture less the source's.
     let mut shift: Option<f64> = None;
     for uri in &uris {
-        let playlist_text = fetch_ok(&server, &format!("{base}{uri}")).await.text();
+        let playlist_text = fetch_text(&server, &format!("{base}{uri}")).await;
         let video = uri.contains("-f1-t1") || uri.contains("-f2-t1") || uri.contains("-f3-t1");
         all_splices.push(check_interstitials(uri, &playlist_text, &cuts, video));
         let playlist = MediaPlaylist::parse(&playlist_text);
@@ -528,7 +372,7 @@ async fn breaks_cut_every_rendition_at_the_key_frame_and_are_signalled() {
     assert_ne!(all_splices[0][0].event_id, all_splices[0][1].event_id);
     // Subtitles and I-frames: the same interstitials, at boundaries at the cuts.
     for uri in &subtitles {
-        let text = fetch_ok(&server, &format!("{base}{uri}")).await.text();
+        let text = fetch_text(&server, &format!("{base}{uri}")).await;
         assert_eq!(
             check_interstitials(uri, &text, &cuts, true),
             all_splices[0],
@@ -536,7 +380,7 @@ async fn breaks_cut_every_rendition_at_the_key_frame_and_are_signalled() {
         );
     }
     for uri in &iframes {
-        let text = fetch_ok(&server, &format!("{base}{uri}")).await.text();
+        let text = fetch_text(&server, &format!("{base}{uri}")).await;
         assert_eq!(
             check_interstitials(uri, &text, &cuts, true),
             all_splices[0],
@@ -544,13 +388,11 @@ async fn breaks_cut_every_rendition_at_the_key_frame_and_are_signalled() {
         );
     }
     // MPEG-TS: the same splice, its times moved to the TS clock by pts_adjustment.
-    let master_ts = fetch_ok(&server, &format!("{base}master-ts.m3u8"))
-        .await
-        .text();
+    let master_ts = fetch_text(&server, &format!("{base}master-ts.m3u8")).await;
     let ts_uri = (master_ts.lines())
         .find(|l| !l.starts_with('#') && !l.is_empty())
         .expect("a TS variant");
-    let ts_text = fetch_ok(&server, &format!("{base}{ts_uri}")).await.text();
+    let ts_text = fetch_text(&server, &format!("{base}{ts_uri}")).await;
     let ts_splices = check_interstitials(ts_uri, &ts_text, &cuts, true);
     for (ts, cmaf) in ts_splices.iter().zip(&all_splices[0]) {
         assert_eq!(ts.pts_adjustment, 126_000, "1.4 s, the TS output's offset");
@@ -564,7 +406,7 @@ async fn breaks_cut_every_rendition_at_the_key_frame_and_are_signalled() {
         .collect();
     assert_eq!(ts_iframes.len(), 3, "{master_ts}");
     for uri in &ts_iframes {
-        let text = fetch_ok(&server, &format!("{base}{uri}")).await.text();
+        let text = fetch_text(&server, &format!("{base}{uri}")).await;
         assert_eq!(
             check_interstitials(uri, &text, &cuts, true),
             ts_splices,
@@ -572,9 +414,7 @@ async fn breaks_cut_every_rendition_at_the_key_frame_and_are_signalled() {
         );
     }
     // DASH: one SCTE-35 EventStream, an Event per break at its cut from the Period start.
-    let mpd = fetch_ok(&server, &format!("{base}manifest.mpd"))
-        .await
-        .text();
+    let mpd = fetch_text(&server, &format!("{base}manifest.mpd")).await;
     assert!(
         mpd.contains("xmlns:scte35=\"http://www.scte.org/schemas/35/2016\""),
         "{mpd}"
@@ -668,9 +508,9 @@ async fn the_cue_out_setting_adds_cue_tags_at_each_break() {
     let base = "/vod/breaks.json/";
     let mut folders = Vec::new();
     for server in [&plain, &cued] {
-        let master = fetch_ok(server, &format!("{base}master.m3u8")).await.text();
+        let master = fetch_text(server, &format!("{base}master.m3u8")).await;
         let uri = master_playlist_uris(&master).remove(0);
-        let playlist = fetch_ok(server, &format!("{base}{uri}")).await.text();
+        let playlist = fetch_text(server, &format!("{base}{uri}")).await;
         folders.push(uri[..uri.find('/').unwrap()].to_owned());
         let lines: Vec<&str> = playlist.lines().collect();
         let cue_outs: Vec<usize> = (0..lines.len())
@@ -704,19 +544,13 @@ async fn the_cue_out_setting_adds_cue_tags_at_each_break() {
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_url_clip_keeps_the_breaks_in_its_window() {
     let (folder, server) = breaks_folder(DOCUMENT, Settings::default()).await;
-    let whole_master = fetch_ok(&server, "/vod/breaks.json/master.m3u8")
-        .await
-        .text();
+    let whole_master = fetch_text(&server, "/vod/breaks.json/master.m3u8").await;
     let whole_uri = master_playlist_uris(&whole_master).remove(0);
-    let whole = fetch_ok(&server, &format!("/vod/breaks.json/{whole_uri}"))
-        .await
-        .text();
+    let whole = fetch_text(&server, &format!("/vod/breaks.json/{whole_uri}")).await;
     let base = "/vod/breaks.json/clip/2100-/";
-    let master = fetch_ok(&server, &format!("{base}master.m3u8"))
-        .await
-        .text();
+    let master = fetch_text(&server, &format!("{base}master.m3u8")).await;
     let uri = master_playlist_uris(&master).remove(0);
-    let clip = fetch_ok(&server, &format!("{base}{uri}")).await.text();
+    let clip = fetch_text(&server, &format!("{base}{uri}")).await;
     let (whole_tags, _) = interstitials(&whole);
     let (clip_tags, first) = interstitials(&clip);
     assert!(first.is_some(), "{clip}");
@@ -734,13 +568,9 @@ async fn a_url_clip_keeps_the_breaks_in_its_window() {
     // with it, at the same wall-clock time as without the clip.
     let clipped = DOCUMENT.replacen("\"breaks\"", "\"clip\": {\"from\": 1200}, \"breaks\"", 1);
     std::fs::write(folder.path().join("clipped.json"), clipped).expect("write");
-    let master = fetch_ok(&server, "/vod/clipped.json/master.m3u8")
-        .await
-        .text();
+    let master = fetch_text(&server, "/vod/clipped.json/master.m3u8").await;
     let uri = master_playlist_uris(&master).remove(0);
-    let text = fetch_ok(&server, &format!("/vod/clipped.json/{uri}"))
-        .await
-        .text();
+    let text = fetch_text(&server, &format!("/vod/clipped.json/{uri}")).await;
     let (tags, _) = interstitials(&text);
     let dates = |tags: &[Interstitial]| -> Vec<Option<String>> {
         tags.iter()
@@ -758,11 +588,9 @@ async fn a_url_clip_keeps_the_breaks_in_its_window() {
     std::fs::write(folder.path().join("undated.json"), undated).expect("write");
     let mut undated_dates = Vec::new();
     for base in ["/vod/undated.json/", "/vod/undated.json/clip/2100-/"] {
-        let master = fetch_ok(&server, &format!("{base}master.m3u8"))
-            .await
-            .text();
+        let master = fetch_text(&server, &format!("{base}master.m3u8")).await;
         let uri = master_playlist_uris(&master).remove(0);
-        let text = fetch_ok(&server, &format!("{base}{uri}")).await.text();
+        let text = fetch_text(&server, &format!("{base}{uri}")).await;
         let (tags, _) = interstitials(&text);
         undated_dates.push(dates(&tags).last().cloned().flatten());
     }
@@ -881,7 +709,7 @@ async fn the_preview_page_lists_the_breaks() {
     let (folder, server) = breaks_folder(DOCUMENT, Settings::default()).await;
     let reference = folder.path().join(FILES[0]).to_string_lossy().into_owned();
     let keys = key_frame_times(&reference).await;
-    let html = fetch_ok(&server, "/?key=breaks.json").await.text();
+    let html = fetch_text(&server, "/?key=breaks.json").await;
     let table = html
         .split("<table id=\"breaks\">")
         .nth(1)

@@ -12,7 +12,6 @@
 use std::path::{Path, PathBuf};
 use std::process::Command;
 
-use vodpack::config::Settings;
 use vodpack::crypto::{EncryptionPolicy, Secret};
 
 use super::common::{self, TestServer};
@@ -263,10 +262,7 @@ fn check_samples(
 }
 
 async fn start_cbcs(root: &Path) -> TestServer {
-    let mut settings = Settings {
-        segment_duration_ms: 1000,
-        ..Default::default()
-    };
+    let mut settings = common::segments_of(1000);
     settings.protect.encryption = EncryptionPolicy::parse("hls=sample-aes,dash=cbcs").unwrap();
     let secret = Secret::from_text("cbcs layout key secret, 32 bytes", "test").unwrap();
     settings.protect.key_secret = Some(secret);
@@ -275,9 +271,7 @@ async fn start_cbcs(root: &Path) -> TestServer {
 
 /// The video init segment and media segments of `fixture`'s DASH output.
 async fn dash_video(server: &TestServer, fixture: &str) -> (Vec<u8>, Vec<Vec<u8>>) {
-    let mpd = fetch_ok(server, &format!("/vod/{fixture}/manifest.mpd"))
-        .await
-        .text();
+    let mpd = fetch_text(server, &format!("/vod/{fixture}/manifest.mpd")).await;
     assert!(mpd.contains("value=\"cbcs\""), "{mpd}");
     let folder = mpd
         .split("initialization=\"")
@@ -317,10 +311,10 @@ fn resolve(base: &str, uri: &str) -> String {
 /// The video init segment and media segments of `fixture`'s HLS (fMP4) output.
 async fn hls_video(server: &TestServer, fixture: &str) -> (Vec<u8>, Vec<Vec<u8>>) {
     let master_path = format!("/vod/{fixture}/master.m3u8");
-    let master = fetch_ok(server, &master_path).await.text();
+    let master = fetch_text(server, &master_path).await;
     for uri in master_playlist_uris(&master) {
         let path = resolve(&master_path, &uri);
-        let playlist = fetch_ok(server, &path).await.text();
+        let playlist = fetch_text(server, &path).await;
         assert!(playlist.contains("METHOD=SAMPLE-AES"), "{playlist}");
         let map = playlist
             .lines()

@@ -47,10 +47,7 @@ fn clip_path(fixture: &str, from: u64, to: Option<u64>, name: &str) -> String {
 /// at most two reordered frames from at or after TO.
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn clips_decode_to_the_source_frames_in_their_interval() {
-    if !tools_available().await {
-        return;
-    }
-    let server = start().await;
+    let Some(server) = start().await else { return };
     for &(fixture, from, to, what) in CLIPS {
         let source = frame_hashes(&Via::Source.input(&server, fixture), "v:0").await;
         let (from_s, to_s) = (
@@ -122,10 +119,7 @@ async fn clips_decode_to_the_source_frames_in_their_interval() {
 /// the first source audio frame at or after FROM are found in the output by their bytes.
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn clips_keep_audio_and_video_together_to_the_millisecond() {
-    if !tools_available().await {
-        return;
-    }
-    let server = start().await;
+    let Some(server) = start().await else { return };
     for &(fixture, from, to, what) in CLIPS {
         let source_input = Via::Source.input(&server, fixture);
         let from_s = from as f64 / 1000.0;
@@ -162,7 +156,7 @@ async fn clips_keep_audio_and_video_together_to_the_millisecond() {
 /// numbers get 400 with the reason; a clip's resources live in their own version folder.
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn impossible_clips_are_refused_with_the_reason() {
-    let server = start().await;
+    let server = fixtures_server().await;
     for (path, reason) in [
         (
             "/vod/h264-aac-3s.mp4/clip/9000-10000/master.m3u8",

@@ -125,10 +125,7 @@ async fn decoded(path: &str, key: Option<&str>) -> Vec<String> {
 /// representation.
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn cenc_and_cbcs_dash_decrypt_to_the_clear_frames() {
-    if !tools_available().await {
-        return;
-    }
-    let clear = start().await;
+    let Some(clear) = start().await else { return };
     let dir = TempDir::new("encryption-dash");
     for scheme in ["cenc", "cbcs"] {
         let server = start_encrypted(&format!("dash={scheme}")).await;
@@ -141,17 +138,13 @@ async fn cenc_and_cbcs_dash_decrypt_to_the_clear_frames() {
             "cbcs/h264-cabac-mbaff-avc3.mp4",
             "cbcs/hevc-2slices-wpp-hev1.mp4",
         ] {
-            let mpd = fetch_ok(&server, &format!("/vod/{fixture}/manifest.mpd"))
-                .await
-                .text();
+            let mpd = fetch_text(&server, &format!("/vod/{fixture}/manifest.mpd")).await;
             assert!(
                 mpd.contains(&format!("value=\"{scheme}\" cenc:default_KID=")),
                 "{mpd}"
             );
             let (folder, ids) = mpd_parts(&mpd);
-            let clear_mpd = fetch_ok(&clear, &format!("/vod/{fixture}/manifest.mpd"))
-                .await
-                .text();
+            let clear_mpd = fetch_text(&clear, &format!("/vod/{fixture}/manifest.mpd")).await;
             let (clear_folder, _) = mpd_parts(&clear_mpd);
             assert_ne!(
                 folder, clear_folder,
@@ -187,10 +180,7 @@ async fn cenc_and_cbcs_dash_decrypt_to_the_clear_frames() {
 /// and its playlist IV is byte for byte the clear segment.
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn aes_128_ts_decodes_to_the_clear_frames() {
-    if !tools_available().await {
-        return;
-    }
-    let clear = start().await;
+    let Some(clear) = start().await else { return };
     let server = start_encrypted("hls=aes-128").await;
     for fixture in [
         "h264-aac-3s.mp4",
@@ -198,7 +188,7 @@ async fn aes_128_ts_decodes_to_the_clear_frames() {
         "h264-aac-2lang-3s.mp4",
     ] {
         let master_path = format!("/vod/{fixture}/master-ts.m3u8");
-        let master = fetch_ok(&server, &master_path).await.text();
+        let master = fetch_text(&server, &master_path).await;
         assert!(
             master.contains("#EXT-X-SESSION-KEY:METHOD=AES-128") && !master.contains("I-FRAME"),
             "{master}"
@@ -213,10 +203,8 @@ async fn aes_128_ts_decodes_to_the_clear_frames() {
         // Each segment: AES-128-CBC of the clear segment with the playlist's IV.
         let variant = master.lines().find(|l| !l.starts_with('#')).unwrap();
         let folder = variant.rsplit_once('/').unwrap().0;
-        let media = fetch_ok(&server, &format!("/vod/{fixture}/{variant}"))
-            .await
-            .text();
-        let clear_master = fetch_ok(&clear, &master_path).await.text();
+        let media = fetch_text(&server, &format!("/vod/{fixture}/{variant}")).await;
+        let clear_master = fetch_text(&clear, &master_path).await;
         let clear_variant = clear_master.lines().find(|l| !l.starts_with('#')).unwrap();
         let clear_folder = clear_variant.rsplit_once('/').unwrap().0;
         let key = fetch_ok(&server, &format!("/vod/{fixture}/{folder}/hls.key"))
@@ -262,10 +250,7 @@ async fn aes_128_ts_decodes_to_the_clear_frames() {
 /// read here.
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn sample_aes_ts_decodes_to_the_clear_frames() {
-    if !tools_available().await {
-        return;
-    }
-    let clear = start().await;
+    let Some(clear) = start().await else { return };
     let server = start_encrypted("hls=sample-aes").await;
     let dir = TempDir::new("sample-aes");
     for (fixture, selectors) in [
@@ -307,14 +292,7 @@ async fn sample_aes_ts_of_a_long_title_decodes_to_the_source_frames() {
     let fixture = media_recipes::make(dir.path(), Recipe::aac_48k).await;
     let source = dir.path().join(fixture);
     let server = start_encrypted_over(dir.path(), 6000, "hls=sample-aes").await;
-    let clear = common::start_server_with(
-        dir.path(),
-        Settings {
-            segment_duration_ms: 6000,
-            ..Default::default()
-        },
-    )
-    .await;
+    let clear = common::start_server_with(dir.path(), common::segments_of(6000)).await;
     let file = sample_aes_playlist(&server, fixture, dir.path()).await;
     let clear_url = clear_ts_media_playlist(&clear, fixture).await;
     let source = source.to_string_lossy();
@@ -353,9 +331,7 @@ fn hashes(frames: &[Frame]) -> Vec<String> {
 
 /// The URL of the first TS media playlist of `fixture`'s `master-ts.m3u8` on `server`.
 async fn clear_ts_media_playlist(server: &TestServer, fixture: &str) -> String {
-    let master = fetch_ok(server, &format!("/vod/{fixture}/master-ts.m3u8"))
-        .await
-        .text();
+    let master = fetch_text(server, &format!("/vod/{fixture}/master-ts.m3u8")).await;
     let variant = master.lines().find(|l| !l.starts_with('#')).unwrap();
     server.url(&format!("/vod/{fixture}/{variant}"))
 }
@@ -365,7 +341,7 @@ async fn clear_ts_media_playlist(server: &TestServer, fixture: &str) -> String {
 /// (see `sample_aes_ts_decodes_to_the_clear_frames`).
 async fn sample_aes_playlist(server: &TestServer, fixture: &str, dir: &Path) -> PathBuf {
     let master_path = format!("/vod/{fixture}/master-ts.m3u8");
-    let master = fetch_ok(server, &master_path).await.text();
+    let master = fetch_text(server, &master_path).await;
     assert!(
         master.contains("#EXT-X-SESSION-KEY:METHOD=SAMPLE-AES") && !master.contains("I-FRAME"),
         "{master}"
@@ -373,9 +349,7 @@ async fn sample_aes_playlist(server: &TestServer, fixture: &str, dir: &Path) -> 
     let variant = master.lines().find(|l| !l.starts_with('#')).unwrap();
     let media_url = server.url(&format!("/vod/{fixture}/{variant}"));
     let base = media_url.rsplit_once('/').unwrap().0.to_owned();
-    let media = fetch_ok(server, &format!("/vod/{fixture}/{variant}"))
-        .await
-        .text();
+    let media = fetch_text(server, &format!("/vod/{fixture}/{variant}")).await;
     let mut playlist = String::new();
     let (mut last, mut last_extinf) = (String::new(), String::new());
     for line in media.lines().filter(|l| *l != "#EXT-X-ENDLIST") {
@@ -499,15 +473,10 @@ fn cbc_decrypt(data: &[u8], key: &[u8], iv: &str) -> Vec<u8> {
 /// frames as the clear HLS output.
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn aes_128_hls_decodes_to_the_clear_frames() {
-    if !tools_available().await {
-        return;
-    }
-    let clear = start().await;
+    let Some(clear) = start().await else { return };
     let server = start_encrypted("hls=aes-128").await;
     for fixture in ["h264-aac-3s.mp4", "hevc-aac-3s.mp4"] {
-        let master = fetch_ok(&server, &format!("/vod/{fixture}/master.m3u8"))
-            .await
-            .text();
+        let master = fetch_text(&server, &format!("/vod/{fixture}/master.m3u8")).await;
         assert!(
             master.contains("#EXT-X-SESSION-KEY:METHOD=AES-128"),
             "{master}"

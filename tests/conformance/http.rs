@@ -3,7 +3,6 @@
 
 use super::common::{self, TestServer};
 use super::webvtt::xml_attribute;
-use vodpack::config::Settings;
 /// Whether ffmpeg and ffprobe are both installed (see `common::have_tool`), checked on the
 /// blocking pool. A panic from `have_tool` (tools required but missing) is passed on.
 pub(crate) async fn tools_available() -> bool {
@@ -13,15 +12,17 @@ pub(crate) async fn tools_available() -> bool {
 }
 
 /// A server over the fixtures with 1 s target segments.
-pub(crate) async fn start() -> TestServer {
-    common::start_server_with(
-        &common::fixtures(),
-        Settings {
-            segment_duration_ms: 1000,
-            ..Default::default()
-        },
-    )
-    .await
+pub(crate) async fn fixtures_server() -> TestServer {
+    common::start_server_with(&common::fixtures(), common::segments_of(1000)).await
+}
+
+/// [`fixtures_server`] for a test that reads its output with ffmpeg and ffprobe; None (the
+/// test skips, or fails under `VODPACK_REQUIRE_TOOLS=1`) when they are not here.
+pub(crate) async fn start() -> Option<TestServer> {
+    if !tools_available().await {
+        return None;
+    }
+    Some(fixtures_server().await)
 }
 
 /// GET `path`, asserting a 200 answer.
@@ -29,6 +30,11 @@ pub(crate) async fn fetch_ok(server: &TestServer, path: &str) -> common::Reply {
     let reply = common::get(server.addr, path).await;
     assert_eq!(reply.status, 200, "GET {path}: {}", reply.text());
     reply
+}
+
+/// GET `path`, asserting a 200 answer, as text.
+pub(crate) async fn fetch_text(server: &TestServer, path: &str) -> String {
+    fetch_ok(server, path).await.text()
 }
 
 /// The media playlist URIs of an HLS multivariant playlist: the line after each

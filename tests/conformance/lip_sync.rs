@@ -8,7 +8,7 @@
 use std::path::Path;
 
 use super::boxes::MovieTiming;
-use super::tools::{args, decode_pcm, packets, packets_with, run_tool};
+use super::tools::{args, decode_pcm, ffprobe_show, packets, packets_with, run_tool};
 
 /// The most two A/V offsets may differ: the output keeps the source's lip sync.
 pub(crate) const LIP_SYNC_TOLERANCE_S: f64 = 0.002;
@@ -99,21 +99,7 @@ pub(crate) fn parse_timed_framemd5(text: &str) -> Vec<Decoded> {
 /// presentation order: in decode order a kept P-picture comes before the last B-pictures
 /// of the pre-roll.
 pub(crate) async fn preroll_packets(input: &str, selector: &str) -> usize {
-    let out = run_tool(
-        "ffprobe",
-        args(&[
-            "-v",
-            "error",
-            "-select_streams",
-            selector,
-            "-show_entries",
-            "packet=pts_time,flags",
-            "-of",
-            "csv=p=0",
-            input,
-        ]),
-    )
-    .await;
+    let out = ffprobe_show(input, Some(selector), "packet=pts_time,flags", "csv=p=0").await;
     let text = String::from_utf8_lossy(&out);
     let packets: Vec<(f64, bool)> = (text.lines())
         .filter_map(|line| {

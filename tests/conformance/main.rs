@@ -29,6 +29,7 @@ mod nginx_peer_goldens;
 mod nginx_vod;
 mod recipes;
 mod rotation;
+mod scte35;
 mod sequences;
 mod subtitles;
 mod titles;
@@ -163,10 +164,7 @@ const SYNC_TOLERANCE_S: f64 = 0.001;
 /// 25 ms for audio-only titles), and a title duration within the same tolerance.
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn hls_and_dash_show_the_source_streams_and_durations() {
-    if !tools_available().await {
-        return;
-    }
-    let server = start().await;
+    let Some(server) = start().await else { return };
     for &fixture in FIXTURES {
         let source_input = Via::Source.input(&server, fixture);
         let source = probe_streams(&source_input).await;
@@ -297,10 +295,7 @@ async fn hls_and_dash_show_the_source_streams_and_durations() {
 /// same number of frames with the same MD5 of each decoded picture, in the same order.
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn hls_and_dash_decode_to_the_source_frames() {
-    if !tools_available().await {
-        return;
-    }
-    let server = start().await;
+    let Some(server) = start().await else { return };
     for &fixture in FIXTURES {
         let source = probe_streams(&Via::Source.input(&server, fixture)).await;
         if source.count("video") == 0 {
@@ -343,10 +338,7 @@ async fn hls_and_dash_decode_to_the_source_frames() {
 /// In the two-language title, each rendition carries its own language's audio.
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn hls_and_dash_decode_to_the_source_audio() {
-    if !tools_available().await {
-        return;
-    }
-    let server = start().await;
+    let Some(server) = start().await else { return };
     for &fixture in FIXTURES {
         let source_input = Via::Source.input(&server, fixture);
         let source = probe_streams(&source_input).await;
@@ -418,10 +410,7 @@ async fn hls_and_dash_decode_to_the_source_audio() {
 /// and DASH, and no output timestamp is negative.
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn hls_and_dash_keep_the_audio_video_timing() {
-    if !tools_available().await {
-        return;
-    }
-    let server = start().await;
+    let Some(server) = start().await else { return };
     for &fixture in FIXTURES {
         let source_input = Via::Source.input(&server, fixture);
         let source = probe_streams(&source_input).await;
@@ -498,10 +487,7 @@ async fn hls_and_dash_keep_the_audio_video_timing() {
 /// symptom of a file packaged without its samples, can never pass.
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn manifests_state_the_source_duration_within_one_frame() {
-    if !tools_available().await {
-        return;
-    }
-    let server = start().await;
+    let Some(server) = start().await else { return };
     for &fixture in FIXTURES {
         let source_input = Via::Source.input(&server, fixture);
         let tracks = source_tracks(&source_input).await;
@@ -510,9 +496,7 @@ async fn manifests_state_the_source_duration_within_one_frame() {
             .duration
             .expect("source format duration");
         let base = format!("/vod/{fixture}/");
-        let master = fetch_ok(&server, &format!("{base}master.m3u8"))
-            .await
-            .text();
+        let master = fetch_text(&server, &format!("{base}master.m3u8")).await;
         let mut checked = 0;
         for uri in master_playlist_uris(&master) {
             let track_id: u32 = uri
@@ -523,7 +507,7 @@ async fn manifests_state_the_source_duration_within_one_frame() {
             let Some(track) = tracks.iter().find(|t| t.track_id == track_id) else {
                 continue; // not an audio or video track (subtitles have their own tests)
             };
-            let playlist = fetch_ok(&server, &format!("{base}{uri}")).await.text();
+            let playlist = fetch_text(&server, &format!("{base}{uri}")).await;
             let media = MediaPlaylist::parse(&playlist);
             let total: f64 = media.extinfs.iter().sum();
             // EXTINF is written to the microsecond: allow that rounding per segment.
@@ -543,9 +527,7 @@ async fn manifests_state_the_source_duration_within_one_frame() {
         }
         assert_eq!(checked, tracks.len(), "{fixture}: one playlist per track");
 
-        let mpd = fetch_ok(&server, &format!("{base}manifest.mpd"))
-            .await
-            .text();
+        let mpd = fetch_text(&server, &format!("{base}manifest.mpd")).await;
         let stated =
             mpd_duration(&mpd).unwrap_or_else(|| panic!("{fixture}: no duration in\n{mpd}"));
         let frame = tracks
@@ -572,15 +554,10 @@ async fn manifests_state_the_source_duration_within_one_frame() {
 /// 1 s targets, every fixture (3 s or longer) is cut into at least 3 segments.
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn hls_media_playlists_list_servable_fragments() {
-    if !tools_available().await {
-        return;
-    }
-    let server = start().await;
+    let Some(server) = start().await else { return };
     for &fixture in FIXTURES {
         let base = format!("/vod/{fixture}/");
-        let master = fetch_ok(&server, &format!("{base}master.m3u8"))
-            .await
-            .text();
+        let master = fetch_text(&server, &format!("{base}master.m3u8")).await;
         let playlists = master_playlist_uris(&master);
         assert!(
             !playlists.is_empty(),
@@ -588,7 +565,7 @@ async fn hls_media_playlists_list_servable_fragments() {
         );
         for uri in playlists {
             let path = format!("{base}{uri}");
-            let playlist = fetch_ok(&server, &path).await.text();
+            let playlist = fetch_text(&server, &path).await;
             let media = MediaPlaylist::parse(&playlist);
             let longest = media.extinfs.iter().copied().fold(0.0, f64::max);
             assert_eq!(

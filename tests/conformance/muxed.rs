@@ -5,10 +5,9 @@
 
 use super::common;
 use super::http::*;
-use super::nginx_vod::{start_nginx, urlset};
+use super::nginx_vod::{nginx_server, start_nginx, urlset};
 use super::tools::*;
 use super::FIXTURES;
-use vodpack::config::Settings;
 use vodpack::crypto::{EncryptionPolicy, Secret};
 
 /// Each presented packet of `selector` in `input` as (pts, MD5 of its bytes), and how long
@@ -31,10 +30,9 @@ async fn packet_list(input: &str, selector: &str) -> (Vec<(f64, String)>, f64) {
 /// reading the muxed playlist over HTTP gets the same.
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn muxed_fmp4_plays_what_the_cmaf_renditions_play() {
-    if !tools_available().await {
+    let Some(server) = start_nginx().await else {
         return;
-    }
-    let server = start_nginx().await;
+    };
     let dir = common::TempDir::new("muxed-fmp4");
     let mut checked = 0;
     for &fixture in FIXTURES {
@@ -43,14 +41,12 @@ async fn muxed_fmp4_plays_what_the_cmaf_renditions_play() {
             continue;
         }
         let base = format!("/hls/{fixture}/");
-        let text = fetch_ok(&server, &format!("{base}index-v1-a1.m3u8"))
-            .await
-            .text();
+        let text = fetch_text(&server, &format!("{base}index-v1-a1.m3u8")).await;
         let playlist = MediaPlaylist::parse(&text);
         let alone = |tokens: &'static str| {
             let path = format!("{base}index-{tokens}.m3u8");
             let server = &server;
-            async move { MediaPlaylist::parse(&fetch_ok(server, &path).await.text()) }
+            async move { MediaPlaylist::parse(&fetch_text(server, &path).await) }
         };
         let (video, audio) = (alone("v1").await, alone("a1").await);
         assert_eq!(
@@ -152,10 +148,9 @@ async fn muxed_fmp4_plays_what_the_cmaf_renditions_play() {
 /// renditions of those tracks.
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_muxed_stream_reads_each_track_from_its_own_file() {
-    if !tools_available().await {
+    let Some(server) = start_nginx().await else {
         return;
-    }
-    let server = start_nginx().await;
+    };
     let base = format!("/hls/{}/", urlset());
     let muxed = server.url(&format!("{base}index-f1-f2-v1-a1.m3u8"));
     let probe = probe_streams(&muxed).await;
@@ -180,7 +175,7 @@ async fn a_muxed_stream_reads_each_track_from_its_own_file() {
 /// end), then each is that slice of the whole segment, and HEAD states the whole length.
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn ranges_of_muxed_segments_are_slices_of_the_whole() {
-    let server = start_nginx().await;
+    let server = nginx_server().await;
     let path = "/hls/h264-aac-3s.mp4/seg-2-v1-a1.m4s";
     let whole = fetch_ok(&server, path).await.body;
     let video = fetch_ok(&server, "/hls/h264-aac-3s.mp4/seg-2-v1.m4s")
@@ -228,13 +223,10 @@ async fn ranges_of_muxed_segments_are_slices_of_the_whole() {
 /// stays the multivariant playlist, and `master-v1-a2.m3u8` the redirect to a view.
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_muxed_playlist_names_its_own_tracks() {
-    let server = start_nginx().await;
+    let server = nginx_server().await;
     let base = "/hls/h264-aac-2lang-3s.mp4/";
-    let playlist = MediaPlaylist::parse(
-        &fetch_ok(&server, &format!("{base}index-v1-a2.m3u8"))
-            .await
-            .text(),
-    );
+    let playlist =
+        MediaPlaylist::parse(&fetch_text(&server, &format!("{base}index-v1-a2.m3u8")).await);
     assert_eq!(playlist.map_uri.as_deref(), Some("init-v1-a2.mp4"));
     assert_eq!(
         playlist.segments.first().map(String::as_str),
@@ -257,10 +249,8 @@ async fn a_muxed_playlist_names_its_own_tracks() {
             "{uri}"
         );
     }
-    let bare = fetch_ok(&server, &format!("{base}index.m3u8")).await.text();
-    let native = fetch_ok(&server, "/vod/h264-aac-2lang-3s.mp4/master.m3u8")
-        .await
-        .text();
+    let bare = fetch_text(&server, &format!("{base}index.m3u8")).await;
+    let native = fetch_text(&server, "/vod/h264-aac-2lang-3s.mp4/master.m3u8").await;
     assert_eq!(bare, native);
     let reply = common::get(server.addr, &format!("{base}master-v1-a2.m3u8")).await;
     assert_eq!(reply.status, 302, "{}", reply.text());
@@ -287,12 +277,7 @@ async fn a_muxed_playlist_names_its_own_tracks() {
 /// renditions: never clear bytes.
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn muxed_names_of_an_encrypted_output_say_where_the_single_tracks_are() {
-    let mut settings = Settings {
-        segment_duration_ms: 1000,
-        nginx_vod_segment_duration_ms: 1000,
-        nginx_vod_locations: "hls=/hls/".parse().unwrap(),
-        ..Default::default()
-    };
+    let mut settings = common::nginx_vod_settings(1000, "hls=/hls/");
     settings.protect.encryption = EncryptionPolicy::parse("hls=aes-128").unwrap();
     settings.protect.key_secret =
         Some(Secret::from_text("muxed test key secret 0123456789", "k").unwrap());

@@ -27,7 +27,6 @@
 use super::common::{self, TempDir, TestServer};
 use super::http::*;
 use super::tools::*;
-use vodpack::config::Settings;
 
 /// The media: name and the ffmpeg arguments after the inputs' `-f lavfi -i` pairs.
 /// 320x180 H.264 (veryfast, 2 B-frames) and AAC, as `ffmpeg` encodes by default.
@@ -164,12 +163,7 @@ async fn make_media(dir: &TempDir, names: &[&str]) {
 
 /// A server over `dir` with the peer's 6 s segments and the three nginx-vod locations.
 async fn start_over(dir: &TempDir) -> TestServer {
-    let settings = Settings {
-        segment_duration_ms: 6000,
-        nginx_vod_segment_duration_ms: 6000,
-        nginx_vod_locations: "hls=/hls/,hlsts=/hlsts/,dash=/dash/".parse().unwrap(),
-        ..Default::default()
-    };
+    let settings = common::nginx_vod_settings(6000, "hls=/hls/,hlsts=/hlsts/,dash=/dash/");
     common::start_server_with(dir.path(), settings).await
 }
 
@@ -198,9 +192,7 @@ async fn nginx_vod_playlists_list_the_peer_segments() {
         for (location, extension) in [("hls", "m4s"), ("hlsts", "ts")] {
             for (tokens, want) in ["v1-a1", "v1", "a1"].iter().zip(playlists) {
                 let base = format!("/{location}/{file}.mp4/");
-                let text = fetch_ok(&server, &format!("{base}index-{tokens}.m3u8"))
-                    .await
-                    .text();
+                let text = fetch_text(&server, &format!("{base}index-{tokens}.m3u8")).await;
                 let what = format!("{base}index-{tokens}.m3u8");
                 assert_eq!(extinfs(&text), *want, "{what}: {text}");
                 let playlist = MediaPlaylist::parse(&text);
@@ -235,9 +227,7 @@ async fn nginx_vod_playlists_list_the_peer_segments() {
         ("a1", ["6.000", "3.021"]),
     ] {
         let base = "/hls/t-aac-tail.mp4/clipFrom/3000/";
-        let text = fetch_ok(&server, &format!("{base}index-{tokens}.m3u8"))
-            .await
-            .text();
+        let text = fetch_text(&server, &format!("{base}index-{tokens}.m3u8")).await;
         assert_eq!(extinfs(&text), want, "clipFrom/3000 {tokens}");
         for uri in MediaPlaylist::parse(&text).segments {
             fetch_ok(&server, &format!("{base}{uri}")).await;

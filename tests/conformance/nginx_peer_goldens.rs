@@ -135,7 +135,7 @@ async fn the_locations_list_the_peer_s_segments_with_its_defaults() {
             let peer_text = String::from_utf8(golden(&format!("{file}/{location}/{name}")))
                 .expect("a text playlist");
             let peer = MediaPlaylist::parse(&peer_text);
-            let ours_text = fetch_ok(&server, &path).await.text();
+            let ours_text = fetch_text(&server, &path).await;
             let ours = MediaPlaylist::parse(&ours_text);
             assert_eq!(millis(&ours), millis(&peer), "{path}:\n{ours_text}");
             let names = |p: &MediaPlaylist| -> Vec<String> {
@@ -167,9 +167,7 @@ async fn the_locations_list_the_peer_s_segments_with_its_defaults() {
         assert!(!timelines.is_empty(), "{file}: {mpd}");
         for (id, durations) in timelines {
             let track = id.trim_end_matches("-x3");
-            let stated = fetch_ok(&server, &format!("/hls/{file}/index-{track}.m3u8"))
-                .await
-                .text();
+            let stated = fetch_text(&server, &format!("/hls/{file}/index-{track}.m3u8")).await;
             let stated: Vec<u64> = (MediaPlaylist::parse(&stated).extinfs.iter())
                 .map(|s| (s * 1000.0).round() as u64)
                 .collect();
@@ -208,21 +206,7 @@ async fn video_frames(input: &str, extra: &[&str]) -> Vec<String> {
 /// Whether ffprobe reads the first video packet of `input` as a key frame (true for an
 /// input without video packets: an empty window's segment).
 async fn starts_on_a_key_frame(input: &str) -> bool {
-    let out = run_tool(
-        "ffprobe",
-        args(&[
-            "-v",
-            "error",
-            "-select_streams",
-            "v:0",
-            "-show_entries",
-            "packet=flags",
-            "-of",
-            "csv=p=0",
-            input,
-        ]),
-    )
-    .await;
+    let out = ffprobe_show(input, Some("v:0"), "packet=flags", "csv=p=0").await;
     let text = String::from_utf8_lossy(&out).into_owned();
     text.lines().next().is_none_or(|flags| flags.contains('K'))
 }
@@ -242,9 +226,7 @@ async fn every_segment_decodes_alone_and_together_they_are_the_source() {
         let source = video_frames(&source_of(file).to_string_lossy(), &[]).await;
         for (location, extension) in [("hls", "mp4"), ("hlsts", "ts")] {
             let base = format!("/{location}/{file}/");
-            let text = fetch_ok(&server, &format!("{base}index-v1.m3u8"))
-                .await
-                .text();
+            let text = fetch_text(&server, &format!("{base}index-v1.m3u8")).await;
             let playlist = MediaPlaylist::parse(&text);
             let init = match &playlist.map_uri {
                 Some(uri) => {
@@ -315,9 +297,7 @@ async fn the_key_mode_gives_the_peer_s_keys_and_both_outputs_decrypt_alike() {
             "{file}: vodpack's key is the peer's"
         );
         // The same key under vodpack's own URLs.
-        let master = fetch_ok(&server, &format!("/vod/{file}/master-ts.m3u8"))
-            .await
-            .text();
+        let master = fetch_text(&server, &format!("/vod/{file}/master-ts.m3u8")).await;
         let variant = (master.lines())
             .find(|l| !l.starts_with('#') && !l.is_empty())
             .expect("a variant")
@@ -330,9 +310,7 @@ async fn the_key_mode_gives_the_peer_s_keys_and_both_outputs_decrypt_alike() {
         let peer_text =
             String::from_utf8(golden(&format!("{file}/hlsenc/index-v1-a1.m3u8"))).unwrap();
         let peer = MediaPlaylist::parse(&peer_text);
-        let text = fetch_ok(&server, &format!("{base}index-v1-a1.m3u8"))
-            .await
-            .text();
+        let text = fetch_text(&server, &format!("{base}index-v1-a1.m3u8")).await;
         let ours = MediaPlaylist::parse(&text);
         assert_eq!(millis(&ours), millis(&peer), "{base}: {text}");
         let names = |p: &MediaPlaylist| -> Vec<String> {

@@ -7,7 +7,6 @@ use super::common::{self, TestServer};
 use super::http::*;
 use super::tools::*;
 use super::FIXTURES;
-use vodpack::config::Settings;
 
 /// The rungs of the ladder fixture, in the urlset's order.
 const RUNGS: [&str; 3] = ["ladder-180p", "ladder-360p", "ladder-270p"];
@@ -17,17 +16,21 @@ pub(crate) fn urlset() -> String {
 }
 
 /// A server over the fixtures with 1 s segments and the three nginx-vod locations.
-pub(crate) async fn start_nginx() -> TestServer {
+pub(crate) async fn nginx_server() -> TestServer {
     common::start_server_with(
         &common::fixtures(),
-        Settings {
-            segment_duration_ms: 1000,
-            nginx_vod_segment_duration_ms: 1000,
-            nginx_vod_locations: "hls=/hls/,hlsts=/hlsts/,dash=/dash/".parse().unwrap(),
-            ..Default::default()
-        },
+        common::nginx_vod_settings(1000, "hls=/hls/,hlsts=/hlsts/,dash=/dash/"),
     )
     .await
+}
+
+/// [`nginx_server`] for a test that reads its output with ffmpeg and ffprobe; None (the
+/// test skips, or fails under `VODPACK_REQUIRE_TOOLS=1`) when they are not here.
+pub(crate) async fn start_nginx() -> Option<TestServer> {
+    if !tools_available().await {
+        return None;
+    }
+    Some(nginx_server().await)
 }
 
 /// Bytes of a 200 answer.
@@ -61,7 +64,7 @@ fn mdat_payload(segment: &[u8]) -> &[u8] {
 /// the native rendition: their `mdat` payloads joined are the native segments' joined.
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn nginx_vod_names_carry_the_samples_of_the_native_renditions() {
-    let server = start_nginx().await;
+    let server = nginx_server().await;
     for &fixture in FIXTURES {
         let master = body(&server, &format!("/vod/{fixture}/master.m3u8")).await;
         let master = String::from_utf8_lossy(&master).into_owned();
@@ -153,10 +156,9 @@ async fn nginx_vod_names_carry_the_samples_of_the_native_renditions() {
 /// frames decoded through vodpack's own `master.m3u8`.
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn nginx_vod_urls_decode_to_the_native_frames() {
-    if !tools_available().await {
+    let Some(server) = start_nginx().await else {
         return;
-    }
-    let server = start_nginx().await;
+    };
     for &fixture in FIXTURES {
         let native = server.url(&format!("/vod/{fixture}/master.m3u8"));
         if probe_streams(&native).await.count("video") == 0 {
@@ -189,10 +191,9 @@ async fn nginx_vod_urls_decode_to_the_native_frames() {
 /// to the frames of that file on its own.
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_urlset_decodes_rung_by_rung_to_its_files() {
-    if !tools_available().await {
+    let Some(server) = start_nginx().await else {
         return;
-    }
-    let server = start_nginx().await;
+    };
     let set = urlset();
     let master = body(&server, &format!("/hls/{set}/master.m3u8")).await;
     let master = String::from_utf8_lossy(&master).into_owned();
@@ -227,7 +228,7 @@ async fn a_urlset_decodes_rung_by_rung_to_its_files() {
 /// malformed nginx-vod name or parameter a 400.
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn nginx_vod_names_vodpack_does_not_produce_say_why() {
-    let server = start_nginx().await;
+    let server = nginx_server().await;
     for (path, status, reason) in [
         (
             "/dash/h264-aac-3s.mp4/fragment-1-v1-a1-x3.m4s",
@@ -289,9 +290,7 @@ async fn nginx_vod_names_vodpack_does_not_produce_say_why() {
         let theirs = body(&server, &format!("/vod/h264-aac-3s.mp4/{native}")).await;
         assert!(ours == theirs, "{nginx} differs from {native}");
     }
-    let master = fetch_ok(&server, "/hlsts/h264-aac-3s.mp4/master.m3u8")
-        .await
-        .text();
+    let master = fetch_text(&server, "/hlsts/h264-aac-3s.mp4/master.m3u8").await;
     assert!(master.contains("index-ts-t1.m3u8"), "{master}");
     // nginx-vod's I-frame playlist name is vodpack's I-frame playlist of that video, and
     // the key frames it names are served beside it.

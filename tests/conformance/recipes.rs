@@ -22,7 +22,6 @@ use super::common::{self, TempDir, TestServer};
 use super::lip_sync::*;
 use super::media_recipes::{make, Recipe};
 use super::*;
-use vodpack::config::Settings;
 
 /// The outputs every recipe is read through.
 const OUTPUTS: [Via; 3] = [Via::Hls, Via::Dash, Via::HlsTs];
@@ -41,14 +40,7 @@ impl Title {
     async fn make(recipe: fn(&Path) -> Recipe) -> Self {
         let folder = TempDir::new("recipe");
         let name = make(folder.path(), recipe).await;
-        let server = common::start_server_with(
-            folder.path(),
-            Settings {
-                segment_duration_ms: 6000,
-                ..Default::default()
-            },
-        )
-        .await;
+        let server = common::start_server_with(folder.path(), common::segments_of(6000)).await;
         let movie = movie_timing(&folder.path().join(name));
         Self {
             folder,
@@ -76,7 +68,7 @@ impl Title {
             let mpd = match via {
                 Via::Dash => {
                     let path = format!("/vod/{}/manifest.mpd", self.name);
-                    Some(fetch_ok(&self.server, &path).await.text())
+                    Some(fetch_text(&self.server, &path).await)
                 }
                 _ => None,
             };
@@ -105,15 +97,11 @@ impl Title {
             Via::HlsTs => "master-ts.m3u8",
             _ => "master.m3u8",
         };
-        let master = fetch_ok(&self.server, &format!("{base}{master}"))
-            .await
-            .text();
+        let master = fetch_text(&self.server, &format!("{base}{master}")).await;
         let mut lines = master.lines().map(str::trim);
         lines.find(|line| line.starts_with("#EXT-X-STREAM-INF:"))?;
         let variant = lines.find(|line| !line.is_empty() && !line.starts_with('#'))?;
-        let playlist = fetch_ok(&self.server, &format!("{base}{variant}"))
-            .await
-            .text();
+        let playlist = fetch_text(&self.server, &format!("{base}{variant}")).await;
         Some(MediaPlaylist::parse(&playlist).extinfs.iter().sum())
     }
 }
@@ -210,17 +198,11 @@ impl SourceReading {
 /// What `SourceReading::gaps` holds, read with ffprobe (`start_time`, `duration` of each
 /// stream and of the format).
 async fn source_gaps(input: &str) -> Vec<(String, f64, f64)> {
-    let out = run_tool(
-        "ffprobe",
-        args(&[
-            "-v",
-            "error",
-            "-show_entries",
-            "stream=codec_type,start_time,duration:format=start_time,duration",
-            "-of",
-            "compact=p=0:nk=0",
-            input,
-        ]),
+    let out = ffprobe_show(
+        input,
+        None,
+        "stream=codec_type,start_time,duration:format=start_time,duration",
+        "compact=p=0:nk=0",
     )
     .await;
     let text = String::from_utf8_lossy(&out);

@@ -13,7 +13,6 @@ use std::path::Path;
 use super::common::{self, TempDir, TestServer};
 use super::http::*;
 use super::tools::*;
-use vodpack::config::Settings;
 
 /// The turns `ffmpeg -metadata:s:v:0 rotate=N` is asked for.
 const ANGLES: [u32; 3] = [90, 180, 270];
@@ -86,12 +85,7 @@ fn turn_movie_a_quarter(file: &mut [u8]) {
 async fn serve(dir: &TempDir) -> TestServer {
     common::start_server_with(
         dir.path(),
-        Settings {
-            segment_duration_ms: 1000,
-            nginx_vod_segment_duration_ms: 1000,
-            nginx_vod_locations: "hls=/hls/,hlsts=/hlsts/,dash=/dash/".parse().unwrap(),
-            ..Default::default()
-        },
+        common::nginx_vod_settings(1000, "hls=/hls/,hlsts=/hlsts/,dash=/dash/"),
     )
     .await
 }
@@ -99,19 +93,11 @@ async fn serve(dir: &TempDir) -> TestServer {
 /// The display matrix ffprobe finds on the first video stream of `input` (its nine numbers
 /// and the rotation ffprobe derives from them), or `None` when it has none.
 async fn orientation(input: &str) -> Option<String> {
-    let out = run_tool(
-        "ffprobe",
-        args(&[
-            "-v",
-            "error",
-            "-select_streams",
-            "v:0",
-            "-show_entries",
-            "stream_side_data=side_data_type,displaymatrix,rotation",
-            "-of",
-            "flat",
-            input,
-        ]),
+    let out = ffprobe_show(
+        input,
+        Some("v:0"),
+        "stream_side_data=side_data_type,displaymatrix,rotation",
+        "flat",
     )
     .await;
     // The `programs.program.*` lines repeat the streams' for HLS; keep the streams'.
@@ -141,20 +127,18 @@ async fn fetched_file(server: &TestServer, path: &str, dir: &TempDir, name: &str
 /// `initialization`), both as paths on the server.
 async fn init_segment_paths(server: &TestServer, key: &str) -> (String, String) {
     let base = format!("/vod/{key}/");
-    let master = fetch_ok(server, &format!("{base}master.m3u8")).await.text();
+    let master = fetch_text(server, &format!("{base}master.m3u8")).await;
     let variant = (master.lines())
         .skip_while(|l| !l.starts_with("#EXT-X-STREAM-INF"))
         .nth(1)
         .expect("a variant");
-    let playlist = fetch_ok(server, &format!("{base}{variant}")).await.text();
+    let playlist = fetch_text(server, &format!("{base}{variant}")).await;
     let map = MediaPlaylist::parse(&playlist)
         .map_uri
         .expect("an EXT-X-MAP");
     let folder = variant.rsplit_once('/').map_or("", |(folder, _)| folder);
     let hls = format!("{base}{folder}/{map}");
-    let mpd = fetch_ok(server, &format!("{base}manifest.mpd"))
-        .await
-        .text();
+    let mpd = fetch_text(server, &format!("{base}manifest.mpd")).await;
     let attribute = |from: &str, name: &str| -> String {
         let start = from.find(&format!("{name}=\"")).expect(name) + name.len() + 2;
         from[start..]
@@ -277,9 +261,7 @@ async fn nginx_vod_and_ladder_outputs_keep_the_source_rotation() {
     assert_eq!(orientation(&muxed).await, want, "nginx-vod init-v1-a1.mp4");
 
     let base = format!("/vod/{PORTRAIT_LADDER}/");
-    let master = fetch_ok(&server, &format!("{base}master.m3u8"))
-        .await
-        .text();
+    let master = fetch_text(&server, &format!("{base}master.m3u8")).await;
     let variants: Vec<&str> = (master.lines())
         .zip(master.lines().skip(1))
         .filter(|(tag, _)| tag.starts_with("#EXT-X-STREAM-INF"))

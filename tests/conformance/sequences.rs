@@ -14,7 +14,6 @@ use std::path::Path;
 use super::common::{self, TempDir, TestServer};
 use super::http::*;
 use super::tools::*;
-use vodpack::config::Settings;
 
 /// Audio against video, per part: 2 ms (the issue's bar).
 const AV_TOLERANCE_S: f64 = 0.002;
@@ -71,14 +70,7 @@ async fn sequence_folder_with(document: &str) -> (TempDir, TestServer) {
     )
     .await;
     std::fs::write(folder.path().join("sequence.json"), document).expect("document");
-    let server = common::start_server_with(
-        folder.path(),
-        Settings {
-            segment_duration_ms: 1000,
-            ..Default::default()
-        },
-    )
-    .await;
+    let server = common::start_server_with(folder.path(), common::segments_of(1000)).await;
     (folder, server)
 }
 
@@ -166,9 +158,7 @@ async fn hls_sequence_parts_decode_to_their_own_sources() {
     }
     let (folder, server) = sequence_folder().await;
     let base = "/vod/sequence.json/";
-    let master = fetch_ok(&server, &format!("{base}master.m3u8"))
-        .await
-        .text();
+    let master = fetch_text(&server, &format!("{base}master.m3u8")).await;
     let uris = master_playlist_uris(&master);
     assert_eq!(uris.len(), 5, "3 variants and 2 audio renditions: {master}");
     for line in master
@@ -185,7 +175,7 @@ async fn hls_sequence_parts_decode_to_their_own_sources() {
     let mut shifts: Vec<Vec<(String, f64)>> = vec![Vec::new(), Vec::new()];
     for uri in &uris {
         let (folder_name, name) = uri.split_once('/').expect("versioned");
-        let playlist = fetch_ok(&server, &format!("{base}{uri}")).await.text();
+        let playlist = fetch_text(&server, &format!("{base}{uri}")).await;
         assert_eq!(
             playlist.matches("#EXT-X-DISCONTINUITY").count(),
             1,
@@ -297,9 +287,7 @@ async fn dash_sequence_periods_decode_to_their_own_sources() {
     }
     let (folder, server) = sequence_folder().await;
     let base = "/vod/sequence.json/";
-    let mpd = fetch_ok(&server, &format!("{base}manifest.mpd"))
-        .await
-        .text();
+    let mpd = fetch_text(&server, &format!("{base}manifest.mpd")).await;
     let reps = mpd_periods(&mpd);
     assert_eq!(mpd.matches("<Period ").count(), 2, "{mpd}");
     let ids = |p: usize| -> Vec<&str> {
@@ -361,9 +349,9 @@ const SEQUENCE_WITH_BREAKS: &str = r#"{
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_sequence_s_breaks_are_signalled_in_the_part_they_fall_in() {
     use super::breaks::{
-        decode_splice, expected_cut, interstitials, key_frame_times, ms_after_eight,
-        plain_attribute, unhex,
+        expected_cut, interstitials, key_frame_times, ms_after_eight, plain_attribute,
     };
+    use super::scte35::{decode_splice, unhex};
     if !tools_available().await {
         return;
     }
@@ -376,14 +364,12 @@ async fn a_sequence_s_breaks_are_signalled_in_the_part_they_fall_in() {
         "the film's key frame at 2 s: {cuts:?}"
     );
     let base = "/vod/sequence.json/";
-    let master = fetch_ok(&server, &format!("{base}master.m3u8"))
-        .await
-        .text();
+    let master = fetch_text(&server, &format!("{base}master.m3u8")).await;
     let uris = master_playlist_uris(&master);
     assert_eq!(uris.len(), 5, "{master}");
     let mut event_ids = Vec::new();
     for uri in &uris {
-        let playlist = fetch_ok(&server, &format!("{base}{uri}")).await.text();
+        let playlist = fetch_text(&server, &format!("{base}{uri}")).await;
         let video =
             !(master.lines()).any(|l| l.starts_with("#EXT-X-MEDIA") && l.contains(uri.as_str()));
         let (found, first_date) = interstitials(&playlist);
@@ -432,9 +418,7 @@ async fn a_sequence_s_breaks_are_signalled_in_the_part_they_fall_in() {
         2,
         "one splice id per break, the same in every playlist"
     );
-    let mpd = fetch_ok(&server, &format!("{base}manifest.mpd"))
-        .await
-        .text();
+    let mpd = fetch_text(&server, &format!("{base}manifest.mpd")).await;
     let periods: Vec<&str> = mpd.split("<Period ").skip(1).collect();
     assert_eq!(periods.len(), 2, "{mpd}");
     assert!(

@@ -21,10 +21,7 @@ use super::{FIXTURES, KNOWN_CUES, SYNC_TOLERANCE_S};
 ///   so output time = file time + the video's `presentationTimeOffset`.
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn hls_and_dash_carry_the_source_cues() {
-    if !tools_available().await {
-        return;
-    }
-    let server = start().await;
+    let Some(server) = start().await else { return };
     let mut checked = 0;
     for &fixture in FIXTURES {
         let source_input = Via::Source.input(&server, fixture);
@@ -113,7 +110,7 @@ async fn hls_cues(
     language: Option<&str>,
     shift: f64,
 ) -> Vec<VttCue> {
-    let master = fetch_ok(server, &format!("{base}master.m3u8")).await.text();
+    let master = fetch_text(server, &format!("{base}master.m3u8")).await;
     let media: Vec<&str> = (master.lines())
         .filter(|l| l.starts_with("#EXT-X-MEDIA:TYPE=SUBTITLES"))
         .collect();
@@ -136,13 +133,13 @@ async fn hls_cues(
     }
     let uri = quoted_attribute(media[0], "URI").expect("URI");
     let folder = &uri[..uri.rfind('/').map_or(0, |i| i + 1)];
-    let playlist = MediaPlaylist::parse(&fetch_ok(server, &format!("{base}{uri}")).await.text());
+    let playlist = MediaPlaylist::parse(&fetch_text(server, &format!("{base}{uri}")).await);
     let video_uri = master
         .lines()
         .skip_while(|l| !l.starts_with("#EXT-X-STREAM-INF:"))
         .nth(1)
         .expect("a variant");
-    let video = MediaPlaylist::parse(&fetch_ok(server, &format!("{base}{video_uri}")).await.text());
+    let video = MediaPlaylist::parse(&fetch_text(server, &format!("{base}{video_uri}")).await);
     assert_eq!(
         playlist.extinfs, video.extinfs,
         "{base}{uri}: segment durations"
@@ -196,9 +193,7 @@ async fn hls_cues(
 /// The cues of the DASH text AdaptationSet of the title at `base`, on the output timeline
 /// (file time + the video's presentationTimeOffset). Checks its `lang` and MIME type.
 async fn dash_cues(server: &TestServer, base: &str, language: Option<&str>) -> Vec<VttCue> {
-    let mpd = fetch_ok(server, &format!("{base}manifest.mpd"))
-        .await
-        .text();
+    let mpd = fetch_text(server, &format!("{base}manifest.mpd")).await;
     let sets: Vec<&str> = mpd.split("<AdaptationSet").skip(1).collect();
     let text_sets: Vec<&&str> = sets
         .iter()
@@ -220,7 +215,7 @@ async fn dash_cues(server: &TestServer, base: &str, language: Option<&str>) -> V
         .unwrap();
     let offset: f64 =
         xml_attribute(video, "presentationTimeOffset").map_or(0.0, |o| o.parse().unwrap());
-    let vtt = WebVtt::parse(&fetch_ok(server, &format!("{base}{url}")).await.text());
+    let vtt = WebVtt::parse(&fetch_text(server, &format!("{base}{url}")).await);
     assert_eq!(vtt.timestamp_map, None, "{url}: no X-TIMESTAMP-MAP in DASH");
     (vtt.cues.into_iter())
         .map(|c| VttCue {

@@ -40,14 +40,9 @@ fn ladder_source(name: &str) -> String {
 /// whichever variant plays.
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn ladder_variants_decode_to_their_own_sources() {
-    if !tools_available().await {
-        return;
-    }
-    let server = start().await;
+    let Some(server) = start().await else { return };
     let base = format!("/vod/{LADDER_DOCUMENT}/");
-    let master = fetch_ok(&server, &format!("{base}master.m3u8"))
-        .await
-        .text();
+    let master = fetch_text(&server, &format!("{base}master.m3u8")).await;
     let uris = master_playlist_uris(&master);
     assert_eq!(uris.len(), 5, "3 variants and 2 audio renditions: {master}");
     let mut shifts = Vec::new();
@@ -85,9 +80,7 @@ async fn ladder_variants_decode_to_their_own_sources() {
         );
     }
     // DASH: the video AdaptationSet's Representations in order, each its own source.
-    let mpd = fetch_ok(&server, &format!("{base}manifest.mpd"))
-        .await
-        .text();
+    let mpd = fetch_text(&server, &format!("{base}manifest.mpd")).await;
     let ids: Vec<String> = (mpd.split("<Representation id=\"").skip(1))
         .filter_map(|rest| rest.split('"').next().map(str::to_owned))
         .collect();
@@ -121,15 +114,13 @@ async fn ladder_variants_decode_to_their_own_sources() {
 /// audio group's most demanding rendition, each segment over its `EXTINF`.
 #[tokio::test]
 async fn ladder_bandwidths_match_the_segments() {
-    let server = start().await;
+    let server = fixtures_server().await;
     let base = format!("/vod/{LADDER_DOCUMENT}/");
-    let master = fetch_ok(&server, &format!("{base}master.m3u8"))
-        .await
-        .text();
+    let master = fetch_text(&server, &format!("{base}master.m3u8")).await;
     // (segment bytes, EXTINF seconds) of each media playlist.
     let mut measured: Vec<(String, Vec<(u64, f64)>)> = Vec::new();
     for uri in master_playlist_uris(&master) {
-        let text = fetch_ok(&server, &format!("{base}{uri}")).await.text();
+        let text = fetch_text(&server, &format!("{base}{uri}")).await;
         let playlist = MediaPlaylist::parse(&text);
         let folder = uri.rsplit_once('/').map_or("", |(f, _)| f);
         let mut segments = Vec::new();
@@ -197,14 +188,9 @@ async fn ladder_bandwidths_match_the_segments() {
 /// overlap it; the DASH file on the Period timeline (source time).
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn ladder_sidecar_subtitles_keep_their_cues() {
-    if !tools_available().await {
-        return;
-    }
-    let server = start().await;
+    let Some(server) = start().await else { return };
     let base = format!("/vod/{LADDER_DOCUMENT}/");
-    let master = fetch_ok(&server, &format!("{base}master.m3u8"))
-        .await
-        .text();
+    let master = fetch_text(&server, &format!("{base}master.m3u8")).await;
     let variant = master_playlist_uris(&master)
         .into_iter()
         .find(|u| u.contains("-f1-t1"))
@@ -212,9 +198,7 @@ async fn ladder_sidecar_subtitles_keep_their_cues() {
     let source_video = common::fixtures().join(LADDER_FILES[0]);
     let shift = first_pts(&server.url(&format!("{base}{variant}")), "v:0").await
         - first_pts(&source_video.to_string_lossy(), "v:0").await;
-    let mpd = fetch_ok(&server, &format!("{base}manifest.mpd"))
-        .await
-        .text();
+    let mpd = fetch_text(&server, &format!("{base}manifest.mpd")).await;
     for (file, language) in [
         ("ladder/ladder-en.vtt", "en"),
         ("ladder/ladder-de.srt", "de"),
@@ -236,14 +220,11 @@ async fn ladder_sidecar_subtitles_keep_their_cues() {
             .unwrap_or_else(|| panic!("{language} subtitles in {master}"));
         let uri = quoted_attribute(media, "URI").expect("URI");
         let folder = &uri[..uri.rfind('/').map_or(0, |i| i + 1)];
-        let playlist =
-            MediaPlaylist::parse(&fetch_ok(&server, &format!("{base}{uri}")).await.text());
+        let playlist = MediaPlaylist::parse(&fetch_text(&server, &format!("{base}{uri}")).await);
         let mut got: Vec<VttCue> = Vec::new();
         let mut start = shift;
         for (segment, extinf) in playlist.segments.iter().zip(&playlist.extinfs) {
-            let text = fetch_ok(&server, &format!("{base}{folder}{segment}"))
-                .await
-                .text();
+            let text = fetch_text(&server, &format!("{base}{folder}{segment}")).await;
             let vtt = WebVtt::parse(&text);
             assert_eq!(vtt.timestamp_map, Some((0.0, 0)), "{segment}");
             for cue in vtt.cues {
@@ -266,7 +247,7 @@ async fn ladder_sidecar_subtitles_keep_their_cues() {
             .nth(1)
             .and_then(|r| r.split("</BaseURL>").next())
             .expect("BaseURL");
-        let dash = WebVtt::parse(&fetch_ok(&server, &format!("{base}{url}")).await.text()).cues;
+        let dash = WebVtt::parse(&fetch_text(&server, &format!("{base}{url}")).await).cues;
         for (via, cues, offset) in [("HLS", &got, shift), ("DASH", &dash, 0.0)] {
             assert_eq!(cues.len(), want.len(), "{file} via {via}: {cues:?}");
             for (got, want) in cues.iter().zip(&want) {

@@ -2,13 +2,12 @@
 //! packets, decoded frames and PCM, each read one stream at a time (see the note at the top
 //! of `main.rs` on ffmpeg's DASH reader).
 
-use std::io::Read;
 use std::path::Path;
-use std::process::{Command, Stdio};
-use std::time::{Duration, Instant};
+use std::process::Command;
 
 use super::common::{self, TestServer};
 use super::{AAC_FRAME, MP3_FRAME, TOOL_LIMIT};
+
 /// Where ffmpeg reads a title from.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub(crate) enum Via {
@@ -53,52 +52,20 @@ pub(crate) async fn run_tool(program: &'static str, args: Vec<String>) -> Vec<u8
 /// The blocking part of `run_tool`.
 pub(crate) fn run_bounded(program: &str, args: &[String]) -> Vec<u8> {
     let command_line = format!("{program} {}", args.join(" "));
-    let mut child = Command::new(program)
-        .args(args)
-        .stdin(Stdio::null())
-        .stdout(Stdio::piped())
-        .stderr(Stdio::piped())
-        .spawn()
-        .unwrap_or_else(|e| panic!("start {command_line}: {e}"));
-    // Drain both pipes on their own threads, so a child writing a lot never stalls on a
-    // full pipe while we wait for it.
-    let stdout = drain(child.stdout.take());
-    let stderr = drain(child.stderr.take());
-
-    let deadline = Instant::now() + TOOL_LIMIT;
-    let status = loop {
-        match child.try_wait() {
-            Ok(Some(status)) => break status,
-            Ok(None) if Instant::now() < deadline => {
-                std::thread::sleep(Duration::from_millis(10));
-            }
-            Ok(None) => {
-                let _ = child.kill();
-                let _ = child.wait();
-                panic!("{command_line}: still running after {TOOL_LIMIT:?}; killed");
-            }
-            Err(e) => panic!("{command_line}: wait: {e}"),
-        }
-    };
-    let stdout = stdout.join().expect("stdout reader");
-    let stderr = stderr.join().expect("stderr reader");
+    let mut command = Command::new(program);
+    command.args(args);
+    let run = common::bounded::run_bounded(command, TOOL_LIMIT);
+    assert!(
+        !run.timed_out,
+        "{command_line}: still running after {TOOL_LIMIT:?}; killed"
+    );
+    let status = run.status.expect("an exit status");
     assert!(
         status.success(),
         "{command_line}: {status}\n{}",
-        String::from_utf8_lossy(&stderr)
+        String::from_utf8_lossy(&run.stderr)
     );
-    stdout
-}
-
-/// Read `pipe` to its end on a new thread.
-pub(crate) fn drain<R: Read + Send + 'static>(pipe: Option<R>) -> std::thread::JoinHandle<Vec<u8>> {
-    std::thread::spawn(move || {
-        let mut bytes = Vec::new();
-        if let Some(mut pipe) = pipe {
-            let _ = pipe.read_to_end(&mut bytes);
-        }
-        bytes
-    })
+    run.stdout
 }
 
 /// `args` as owned strings.
@@ -141,22 +108,27 @@ impl Probe {
     }
 }
 
+/// What ffprobe shows of `input`, errors aside: `entries` (its `-show_entries`) of the
+/// streams `selector` picks (all of them with None), written as `format` (its `-of`).
+pub(crate) async fn ffprobe_show(
+    input: &str,
+    selector: Option<&str>,
+    entries: &str,
+    format: &str,
+) -> Vec<u8> {
+    let mut command = args(&["-v", "error"]);
+    if let Some(selector) = selector {
+        command.extend(args(&["-select_streams", selector]));
+    }
+    command.extend(args(&["-show_entries", entries, "-of", format, input]));
+    run_tool("ffprobe", command).await
+}
+
 /// Probe the streams and format duration of `input`.
 pub(crate) async fn probe_streams(input: &str) -> Probe {
-    let out = run_tool(
-        "ffprobe",
-        args(&[
-            "-v",
-            "error",
-            "-show_entries",
-            "stream=codec_type,codec_name,pix_fmt,color_primaries,color_transfer\
-             :stream_tags=language,id:format=duration",
-            "-of",
-            "flat",
-            input,
-        ]),
-    )
-    .await;
+    let entries = "stream=codec_type,codec_name,pix_fmt,color_primaries,color_transfer\
+                   :stream_tags=language,id:format=duration";
+    let out = ffprobe_show(input, None, entries, "flat").await;
     parse_flat_probe(&String::from_utf8_lossy(&out))
 }
 
@@ -295,19 +267,7 @@ pub(crate) struct SourceTrack {
 
 /// The audio and video tracks of the file `input`.
 pub(crate) async fn source_tracks(input: &str) -> Vec<SourceTrack> {
-    let out = run_tool(
-        "ffprobe",
-        args(&[
-            "-v",
-            "error",
-            "-show_entries",
-            "stream=id,codec_type,duration",
-            "-of",
-            "compact=p=0",
-            input,
-        ]),
-    )
-    .await;
+    let out = ffprobe_show(input, None, "stream=id,codec_type,duration", "compact=p=0").await;
     let mut tracks = Vec::new();
     let mut counts = [0usize; 2];
     for line in String::from_utf8_lossy(&out).lines() {

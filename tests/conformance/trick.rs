@@ -44,17 +44,12 @@ fn iframe_entries(playlist: &str) -> Vec<IframeEntry> {
 /// per I-frame.
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn every_iframe_byte_range_decodes_to_one_key_frame() {
-    if !tools_available().await {
-        return;
-    }
-    let server = start().await;
+    let Some(server) = start().await else { return };
     let dir = TempDir::new("iframes");
     // The fixtures, and the ladder title (three video renditions, each with its own).
     for fixture in FIXTURES.iter().copied().chain(["ladder/ladder.json"]) {
         let base = format!("/vod/{fixture}/");
-        let master = fetch_ok(&server, &format!("{base}master.m3u8"))
-            .await
-            .text();
+        let master = fetch_text(&server, &format!("{base}master.m3u8")).await;
         let variants = master
             .lines()
             .filter(|l| l.starts_with("#EXT-X-STREAM-INF:"))
@@ -76,7 +71,7 @@ async fn every_iframe_byte_range_decodes_to_one_key_frame() {
         let Some(uri) = iframe_uris.first() else {
             continue;
         };
-        let playlist = fetch_ok(&server, &format!("{base}{uri}")).await.text();
+        let playlist = fetch_text(&server, &format!("{base}{uri}")).await;
         let entries = iframe_entries(&playlist);
         // Together they last as long as the variant's media playlist.
         let media_uri = master
@@ -84,9 +79,7 @@ async fn every_iframe_byte_range_decodes_to_one_key_frame() {
             .skip_while(|l| !l.starts_with("#EXT-X-STREAM-INF:"))
             .find(|l| !l.starts_with('#'))
             .expect("a variant's media playlist");
-        let media = fetch_ok(&server, &format!("{base}{media_uri}"))
-            .await
-            .text();
+        let media = fetch_text(&server, &format!("{base}{media_uri}")).await;
         let media_total: f64 = MediaPlaylist::parse(&media).extinfs.iter().sum();
         let iframe_total: f64 = entries.iter().map(|e| e.duration).sum();
         assert!(
@@ -94,9 +87,7 @@ async fn every_iframe_byte_range_decodes_to_one_key_frame() {
             "{fixture}: I-frames last {iframe_total} s, the variant {media_total} s"
         );
         // DASH: the trick-play set lists the same key frames.
-        let mpd = fetch_ok(&server, &format!("{base}manifest.mpd"))
-            .await
-            .text();
+        let mpd = fetch_text(&server, &format!("{base}manifest.mpd")).await;
         assert!(
             mpd.contains("schemeIdUri=\"http://dashif.org/guidelines/trickmode\""),
             "{fixture}: no trick-play set\n{mpd}"
@@ -128,7 +119,7 @@ async fn check_iframes(
     let shown =
         frames_on_output_timeline(&Via::Hls.input(server, fixture), &format!("v:{variant}")).await;
     let folder = &uri[..uri.rfind('/').map_or(0, |i| i + 1)];
-    let playlist = fetch_ok(server, &format!("{base}{uri}")).await.text();
+    let playlist = fetch_text(server, &format!("{base}{uri}")).await;
     assert!(playlist.contains("#EXT-X-I-FRAMES-ONLY"), "{playlist}");
     let init_uri = MediaPlaylist::parse(&playlist)
         .map_uri
@@ -189,19 +180,11 @@ fn quoted_xml(text: &str, name: &str) -> Option<String> {
 /// time, exact from ffprobe (ffmpeg's `framemd5` rounds to a guessed frame rate, and a
 /// lone frame has none), and its picture's MD5 from ffmpeg, in the same order.
 pub(crate) async fn frames_on_output_timeline(input: &str, selector: &str) -> Vec<Frame> {
-    let times = run_tool(
-        "ffprobe",
-        args(&[
-            "-v",
-            "error",
-            "-select_streams",
-            selector,
-            "-show_entries",
-            "frame=best_effort_timestamp_time",
-            "-of",
-            "csv=p=0",
-            input,
-        ]),
+    let times = ffprobe_show(
+        input,
+        Some(selector),
+        "frame=best_effort_timestamp_time",
+        "csv=p=0",
     )
     .await;
     let times: Vec<f64> = String::from_utf8_lossy(&times)
@@ -221,21 +204,7 @@ pub(crate) async fn frames_on_output_timeline(input: &str, selector: &str) -> Ve
 
 /// The key-frame flag of every video frame ffprobe decodes from `input`.
 async fn key_frame_flags(input: &str) -> Vec<bool> {
-    let out = run_tool(
-        "ffprobe",
-        args(&[
-            "-v",
-            "error",
-            "-select_streams",
-            "v:0",
-            "-show_entries",
-            "frame=key_frame",
-            "-of",
-            "csv=p=0",
-            input,
-        ]),
-    )
-    .await;
+    let out = ffprobe_show(input, Some("v:0"), "frame=key_frame", "csv=p=0").await;
     String::from_utf8_lossy(&out)
         .lines()
         .filter(|l| !l.trim().is_empty())

@@ -44,14 +44,7 @@ async fn a_trim_decodes_to_the_source_audio_frames_everywhere() {
     }
     let dir = TempDir::new("conformance-trim-audio");
     make_trim(dir.path()).await;
-    let server = common::start_server_with(
-        dir.path(),
-        Settings {
-            segment_duration_ms: 1000,
-            ..Default::default()
-        },
-    )
-    .await;
+    let server = common::start_server_with(dir.path(), common::segments_of(1000)).await;
     let source = dir.path().join("trim.mp4").to_string_lossy().into_owned();
     let want = frame_hashes(&source, "a:0").await;
     assert!(
@@ -143,7 +136,7 @@ async fn a_trim_s_dash_audio_covers_the_period() {
     let dir = TempDir::new("conformance-trim-dash");
     make_trim(dir.path()).await;
     let server = common::start_server_with(dir.path(), Settings::default()).await;
-    let mpd = fetch_ok(&server, "/vod/trim.mp4/manifest.mpd").await.text();
+    let mpd = fetch_text(&server, "/vod/trim.mp4/manifest.mpd").await;
     let (video, audio) = (timeline(&mpd, "t1"), timeline(&mpd, "t2"));
     assert!(
         audio.start <= audio.offset,
@@ -152,19 +145,7 @@ async fn a_trim_s_dash_audio_covers_the_period() {
     );
     let source = dir.path().join("trim.mp4").to_string_lossy().into_owned();
     // ffprobe names the fields in its own order: codec_type before duration.
-    let probe = run_tool(
-        "ffprobe",
-        args(&[
-            "-v",
-            "error",
-            "-show_entries",
-            "stream=codec_type,duration",
-            "-of",
-            "csv=p=0",
-            &source,
-        ]),
-    )
-    .await;
+    let probe = ffprobe_show(&source, None, "stream=codec_type,duration", "csv=p=0").await;
     let probe = String::from_utf8_lossy(&probe).into_owned();
     let duration = |kind: &str| -> f64 {
         (probe.lines())

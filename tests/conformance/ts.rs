@@ -29,10 +29,7 @@ fn ts_fixtures() -> impl Iterator<Item = &'static str> {
 /// same streams (by kind and language) as the source.
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn ts_decodes_to_the_source_frames_and_audio() {
-    if !tools_available().await {
-        return;
-    }
-    let server = start().await;
+    let Some(server) = start().await else { return };
     for fixture in ts_fixtures() {
         let source_input = Via::Source.input(&server, fixture);
         let source = probe_streams(&source_input).await;
@@ -108,10 +105,7 @@ async fn ts_decodes_to_the_source_frames_and_audio() {
 /// packets are matched by position.
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn ts_keeps_the_cmaf_timeline_to_the_millisecond() {
-    if !tools_available().await {
-        return;
-    }
-    let server = start().await;
+    let Some(server) = start().await else { return };
     for fixture in ts_fixtures() {
         let source = probe_streams(&Via::Source.input(&server, fixture)).await;
         let (cmaf_input, ts_input) = (
@@ -158,15 +152,10 @@ async fn ts_keeps_the_cmaf_timeline_to_the_millisecond() {
 /// on its length; the audio group is the CMAF master's, the main audio muxed.
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn ts_playlists_list_the_cmaf_segments() {
-    if !tools_available().await {
-        return;
-    }
-    let server = start().await;
+    let Some(server) = start().await else { return };
     for fixture in FIXTURES.iter().copied() {
         let base = format!("/vod/{fixture}/");
-        let master = fetch_ok(&server, &format!("{base}master-ts.m3u8"))
-            .await
-            .text();
+        let master = fetch_text(&server, &format!("{base}master-ts.m3u8")).await;
         let uris = master_playlist_uris(&master);
         assert!(!uris.is_empty(), "{fixture}: no TS playlists in\n{master}");
         if let Some((_, kind)) = NOT_IN_TS.iter().find(|(n, _)| *n == fixture) {
@@ -188,7 +177,7 @@ async fn ts_playlists_list_the_cmaf_segments() {
             );
         }
         for uri in uris {
-            let playlist = fetch_ok(&server, &format!("{base}{uri}")).await.text();
+            let playlist = fetch_text(&server, &format!("{base}{uri}")).await;
             let media = MediaPlaylist::parse(&playlist);
             assert!(
                 media.map_uri.is_none(),
@@ -196,7 +185,7 @@ async fn ts_playlists_list_the_cmaf_segments() {
             );
             let cmaf_uri = uri.replace("index-ts-", "index-");
             let cmaf =
-                MediaPlaylist::parse(&fetch_ok(&server, &format!("{base}{cmaf_uri}")).await.text());
+                MediaPlaylist::parse(&fetch_text(&server, &format!("{base}{cmaf_uri}")).await);
             assert_eq!(
                 media.extinfs, cmaf.extinfs,
                 "{base}{uri}: EXTINFs differ from CMAF"
@@ -229,20 +218,15 @@ async fn ts_playlists_list_the_cmaf_segments() {
 /// range starting with PAT and PMT that decodes to one key frame.
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn ts_segments_are_well_formed_across_the_title() {
-    if !tools_available().await {
-        return;
-    }
-    let server = start().await;
+    let Some(server) = start().await else { return };
     let dir = std::env::temp_dir().join(format!("vodpack-ts-{}", std::process::id()));
     std::fs::create_dir_all(&dir).unwrap();
     for fixture in ts_fixtures() {
         let base = format!("/vod/{fixture}/");
-        let master = fetch_ok(&server, &format!("{base}master-ts.m3u8"))
-            .await
-            .text();
+        let master = fetch_text(&server, &format!("{base}master-ts.m3u8")).await;
         for uri in master_playlist_uris(&master) {
             let folder = uri.rsplit_once('/').unwrap().0;
-            let playlist = fetch_ok(&server, &format!("{base}{uri}")).await.text();
+            let playlist = fetch_text(&server, &format!("{base}{uri}")).await;
             let media = MediaPlaylist::parse(&playlist);
             let mut all = Vec::new();
             let mut starts = Vec::new();
@@ -281,9 +265,7 @@ async fn ts_segments_are_well_formed_across_the_title() {
                         .find(|l| l.starts_with("#EXT-X-MEDIA:TYPE=AUDIO") && !l.contains("URI="))
                         .expect("the muxed audio's EXT-X-MEDIA");
                     let name = quoted_attribute(audio, "NAME").unwrap();
-                    let cmaf_master = fetch_ok(&server, &format!("{base}master.m3u8"))
-                        .await
-                        .text();
+                    let cmaf_master = fetch_text(&server, &format!("{base}master.m3u8")).await;
                     let line = (cmaf_master.lines())
                         .find(|l| l.contains(&format!("NAME=\"{name}\"")))
                         .expect("the same audio in the CMAF master");
@@ -326,9 +308,7 @@ async fn ts_segments_are_well_formed_across_the_title() {
                 master.contains(&iframes_uri),
                 "{what}: no I-frame playlist in\n{master}"
             );
-            let iframes = fetch_ok(&server, &format!("{base}{iframes_uri}"))
-                .await
-                .text();
+            let iframes = fetch_text(&server, &format!("{base}{iframes_uri}")).await;
             let ranges = byte_ranges(&iframes);
             assert!(
                 !ranges.is_empty(),
@@ -352,21 +332,7 @@ async fn ts_segments_are_well_formed_across_the_title() {
                 let file = dir.join(format!("iframe-{n}.ts"));
                 std::fs::write(&file, bytes).unwrap();
                 let file = file.to_string_lossy().into_owned();
-                let out = run_tool(
-                    "ffprobe",
-                    args(&[
-                        "-v",
-                        "error",
-                        "-select_streams",
-                        "v:0",
-                        "-show_entries",
-                        "packet=flags",
-                        "-of",
-                        "csv=p=0",
-                        &file,
-                    ]),
-                )
-                .await;
+                let out = ffprobe_show(&file, Some("v:0"), "packet=flags", "csv=p=0").await;
                 let flags = String::from_utf8_lossy(&out);
                 let flags: Vec<&str> = flags.lines().collect();
                 assert!(
@@ -526,10 +492,7 @@ impl<'a> TsBytes<'a> {
 /// decode to the source's PCM (the fixtures are in `fixtures/ts/`).
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn ts_carries_ac3_and_eac3_with_their_stream_types() {
-    if !tools_available().await {
-        return;
-    }
-    let server = start().await;
+    let Some(server) = start().await else { return };
     for (fixture, codec, stream_type, registration) in [
         ("ts/ac3-3s.mp4", "ac3", 0x81u8, b"AC-3"),
         ("ts/eac3-3s.mp4", "eac3", 0x87, b"EC-3"),
@@ -550,12 +513,9 @@ async fn ts_carries_ac3_and_eac3_with_their_stream_types() {
         );
         // The PMT, second packet of the first segment.
         let base = format!("/vod/{fixture}/");
-        let master = fetch_ok(&server, &format!("{base}master-ts.m3u8"))
-            .await
-            .text();
+        let master = fetch_text(&server, &format!("{base}master-ts.m3u8")).await;
         let uri = master_playlist_uris(&master).remove(0);
-        let playlist =
-            MediaPlaylist::parse(&fetch_ok(&server, &format!("{base}{uri}")).await.text());
+        let playlist = MediaPlaylist::parse(&fetch_text(&server, &format!("{base}{uri}")).await);
         let folder = uri.rsplit_once('/').unwrap().0;
         let segment = fetch_ok(&server, &format!("{base}{folder}/{}", playlist.segments[0])).await;
         let pmt = &segment.body[188..376];
@@ -579,15 +539,13 @@ async fn ts_carries_ac3_and_eac3_with_their_stream_types() {
 /// never 404 or an empty 200.
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_title_ts_cannot_carry_is_a_422_pointing_at_master() {
-    let server = start().await;
+    let server = fixtures_server().await;
     let base = "/vod/ts/opus-3s.mp4";
     let reply = common::get(server.addr, &format!("{base}/master-ts.m3u8")).await;
     let text = reply.text();
     assert_eq!(reply.status, 422, "master-ts.m3u8: {text}");
     assert!(text.contains("use master.m3u8"), "master-ts.m3u8: {text}");
-    let master = fetch_ok(&server, &format!("{base}/master.m3u8"))
-        .await
-        .text();
+    let master = fetch_text(&server, &format!("{base}/master.m3u8")).await;
     let uri = master_playlist_uris(&master).remove(0);
     let ts_uri = uri.replace("index-", "index-ts-");
     let reply = common::get(server.addr, &format!("{base}/{ts_uri}")).await;

@@ -499,6 +499,8 @@ pub mod json {
         }
     }
 
+    /// Given a vodpack JSON log line (escapes, numbers, null, nested objects) and a Docker
+    /// exec array, then the reader gives their values; malformed JSON is an error.
     #[test]
     fn reads_what_vodpack_and_docker_write() {
         let line = r#"{"timestamp":"2026-11-29T21:24:41.53Z","level":"WARN","status":422,"ok":true,"n":null,"x":-1.5e3,"span":{"vod.key":"a b\"c\u00e9.mp4"},"list":[]}"#;
