@@ -436,12 +436,7 @@ mod tests {
     #[test]
     fn hevc_over_the_pixel_limit_is_refused_before_decoding() {
         let (config, samples) = fixture_run("hevc-aac-3s.mp4", 1);
-        let refused = decode(
-            LibavCodec::Hevc,
-            config.as_deref(),
-            &samples,
-            (0, 320 * 179),
-        );
+        let refused = decode(LibavCodec::Hevc, config.as_deref(), &samples, 0, 320 * 179);
         assert!(
             matches!(
                 refused,
@@ -453,12 +448,7 @@ mod tests {
             ),
             "{refused:?}"
         );
-        let ok = decode(
-            LibavCodec::Hevc,
-            config.as_deref(),
-            &samples,
-            (0, 320 * 180),
-        );
+        let ok = decode(LibavCodec::Hevc, config.as_deref(), &samples, 0, 320 * 180);
         assert_eq!(ok.map(|p| (p.width, p.height)), Ok((320, 180)));
     }
 
@@ -467,11 +457,11 @@ mod tests {
     #[test]
     fn ten_bit_av1_becomes_eight_bit_planes_and_obeys_the_limit() {
         let (config, samples) = fixture_run("av1-10bit-pq-aac-3s.mp4", 2);
-        let picture = decode(LibavCodec::Av1, config.as_deref(), &samples, (1, 1 << 20)).unwrap();
+        let picture = decode(LibavCodec::Av1, config.as_deref(), &samples, 1, 1 << 20).unwrap();
         assert_eq!((picture.width, picture.height), (320, 180));
         assert_eq!(picture.y.len(), 320 * 180);
         assert_eq!((picture.u.len(), picture.v.len()), (160 * 90, 160 * 90));
-        assert!(decode(LibavCodec::Av1, config.as_deref(), &samples, (1, 320 * 179)).is_err());
+        assert!(decode(LibavCodec::Av1, config.as_deref(), &samples, 1, 320 * 179).is_err());
     }
 
     /// Given an empty sample or a sample of HEVC fed as VP9, then a reason, never a picture
@@ -480,9 +470,9 @@ mod tests {
     fn empty_or_foreign_samples_are_undecodable() {
         let (config, samples) = fixture_run("hevc-aac-3s.mp4", 1);
         let empty = [Bytes::new()];
-        let refused = decode(LibavCodec::Hevc, config.as_deref(), &empty, (0, 1 << 20));
+        let refused = decode(LibavCodec::Hevc, config.as_deref(), &empty, 0, 1 << 20);
         assert!(matches!(refused, Err(ThumbError::Undecodable { .. })));
-        let foreign = decode(LibavCodec::Vp9, None, &samples, (0, 1 << 20));
+        let foreign = decode(LibavCodec::Vp9, None, &samples, 0, 1 << 20);
         assert!(
             matches!(foreign, Err(ThumbError::Undecodable { .. })),
             "{foreign:?}"
