@@ -76,9 +76,9 @@ impl Default for Settings {
             root: PathBuf::from("fixtures"),
             source: None,
             segment_duration_ms: 6000,
-            // A streaming connection holds two in its channel and at most about one more
-            // in hyper's write queue. Smaller chunks hold less but cost more system calls
-            // per byte: measured in docs/performance.md.
+            // A streaming connection holds the chunk being sent and the one being read
+            // (`server::respond::stream`). Smaller chunks hold less but cost more system
+            // calls per byte: measured in docs/performance.md.
             stream_chunk_bytes: 64 * 1024,
             metadata_cache_bytes: 256 * 1024 * 1024,
             index_cache_dir: None,

@@ -7,7 +7,7 @@
 //! The title's version is deliberately not an input: licences and entitlements are issued
 //! per title, and a re-uploaded file must not invalidate the keys players already hold.
 //! Keystream reuse across versions is prevented by the IVs instead, which do depend on the
-//! version (see `package::protect`). Secrets never reach a log line: [`Secret`]'s `Debug`
+//! version (see `package::encrypt`). Secrets never reach a log line: [`Secret`]'s `Debug`
 //! is redacted and no error message carries key material.
 
 use std::fmt;

@@ -19,6 +19,7 @@
 mod breaks;
 mod dash;
 mod edit;
+pub mod encrypt;
 mod error;
 mod filter;
 pub mod fmp4;
@@ -26,7 +27,6 @@ mod hls;
 mod ladder;
 mod names;
 mod plan;
-pub mod protect;
 pub mod scte35;
 mod sequence;
 mod signalling;

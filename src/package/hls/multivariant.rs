@@ -13,7 +13,7 @@ use super::attrs::{
 };
 use crate::media::TrackKind;
 use crate::package::names::track_label;
-use crate::package::protect::manifest::{hls_drm_lines, key_attributes, HlsKey};
+use crate::package::encrypt::manifest::{hls_drm_lines, key_attributes, HlsKey};
 use crate::package::signalling::ManifestOptions;
 use crate::package::trick;
 use crate::package::{Rendition, Resource, Title};

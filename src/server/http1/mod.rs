@@ -1,26 +1,12 @@
-//! HTTP/1.x, served by our own code: `httparse` reads a request head, `http`'s types
-//! carry it to the service, and the answer is written back. Serving a held manifest is
-//! mostly this layer's work, and hyper's connection took about 8,800 instructions of the
-//! ~10,800 per held answer, against about 2,900 for a tokio loop around `httparse`
-//! (callgrind, issue 28; docs/performance.md, "Decisions on chunk size and gap reads",
-//! item 10): with hyper, vodpack could not match nginx-vod-module's CPU per cached
-//! manifest on one worker. Only what an origin needs is here:
-//!
-//! - GET, HEAD, OPTIONS and small POST bodies (a licence request) with
-//!   `Content-Length`; a request with `Transfer-Encoding` is answered 411 and the
-//!   connection closes, so where the next request starts is never in doubt;
-//! - keep-alive by version and `Connection`, pipelined requests answered in order;
-//! - every answer framed by `Content-Length` (all of ours have one; an answer of unknown
-//!   length runs to the close);
-//! - a head timeout counted from the end of the last answer, and closing between
-//!   answers when the server drains.
-//!
-//! No HTTP/2, no upgrades, no chunked bodies: a CDN or proxy in front speaks HTTP/1.1
-//! to an origin.
-//!
-//! - `head.rs`: a request head from the read buffer, and why one is refused;
-//! - `answer_head.rs`: an answer's head as bytes;
-//! - `conn.rs`: one connection's loop.
+//! HTTP/1.x, served by our own code: `httparse` reads a request head (`head.rs`), `http`'s
+//! types carry it to the service, and the answer's head is written back
+//! (`answer_head.rs`), one connection's loop in `conn.rs`. Why not hyper: its connection
+//! took about 8,800 of the ~10,800 instructions of a held answer, against about 2,900
+//! here (callgrind; docs/performance.md). Only what an origin needs: GET, HEAD, OPTIONS
+//! and small `Content-Length` POST bodies (`Transfer-Encoding` is 411 and closes),
+//! keep-alive and pipelining in order, answers framed by `Content-Length`, a head timeout
+//! from the end of the last answer, closing between answers when draining. No HTTP/2, no
+//! upgrades, no chunked bodies: a CDN or proxy speaks HTTP/1.1 to an origin.
 
 mod answer_head;
 mod conn;
