@@ -4,9 +4,9 @@
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::Arc;
 
+use super::access::protector::Protector;
 use super::admission::{Admission, AdmissionLimits};
 use super::held::Answers;
-use super::access::protector::Protector;
 use super::titles::catalog::Catalog;
 use super::titles::tiers::IndexShelves;
 use crate::config::Settings;

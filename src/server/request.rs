@@ -16,14 +16,14 @@ use tracing::field::Empty;
 use tracing::{Instrument, Span};
 use tracing_opentelemetry::OpenTelemetrySpanExt;
 
+use super::access::manifest::RequestPlace;
+use super::access::protector::ClientAddr;
 use super::admission::Admitted;
 use super::app::App;
 use super::body::ResponseBody;
 use super::client::{client_addr, PeerAddr};
 use super::cors::narrow_cors;
 use super::error::ServeError;
-use super::access::manifest::RequestPlace;
-use super::access::protector::ClientAddr;
 use super::log_context::{self, RequestFacts};
 use super::outputs::nginx_vod::by_name::{by_name, NginxAnswer};
 use super::outputs::thumb::storyboard::storyboard;
@@ -31,11 +31,11 @@ use super::outputs::thumb::thumbnail;
 use super::outputs::{cmaf, dash, health, hls, keys, sequence, subtitles, ts};
 use super::respond::answer::{Answer, MANIFEST};
 use super::respond::reply::{error_response, preflight, redirect, respond};
+use super::route::nginx_names::NginxName;
 use super::route::nginx_vod::parse_nginx_route;
 use super::route::path_error::RouteError;
 use super::route::paths::{parse_route, Route};
 use super::title_request::{Hold, TitleRequest, TitleRoute};
-use super::route::nginx_names::NginxName;
 use crate::package::{Resource, View};
 use crate::source::ObjectKey;
 use crate::telemetry::{extract_parent, trace_id_of, ShedLabels, REQUEST_SPAN_TARGET};
@@ -267,7 +267,13 @@ where
             version,
             view,
             name,
-        } => within(deadline, Box::pin(thumbnail(app, shared(), (key, version), view, name))).await,
+        } => {
+            within(
+                deadline,
+                Box::pin(thumbnail(app, shared(), (key, version), view, name)),
+            )
+            .await
+        }
         Route::Storyboard {
             key,
             version,
@@ -357,9 +363,9 @@ async fn title_answer(
 /// that is none.
 async fn output_answer(req: &TitleRequest<'_>) -> Result<Answer, ServeError> {
     match req.resource {
-        Resource::Multivariant | Resource::MediaPlaylist { .. } | Resource::IframePlaylist { .. } => {
-            hls::hls_playlist(req).await
-        }
+        Resource::Multivariant
+        | Resource::MediaPlaylist { .. }
+        | Resource::IframePlaylist { .. } => hls::hls_playlist(req).await,
         Resource::Mpd => dash::mpd(req).await,
         Resource::Init { .. } | Resource::Segment { .. } | Resource::KeyFrame { .. } => {
             Box::pin(cmaf::cmaf_segment(req)).await
@@ -375,9 +381,9 @@ async fn output_answer(req: &TitleRequest<'_>) -> Result<Answer, ServeError> {
         Resource::PartInit { .. }
         | Resource::PartSegment { .. }
         | Resource::PartSubtitleSegment { .. }
-        | Resource::PartSubtitleFile { .. } => {
-            Err(ServeError::NoRendition(req.resource.track_id().unwrap_or(0)))
-        }
+        | Resource::PartSubtitleFile { .. } => Err(ServeError::NoRendition(
+            req.resource.track_id().unwrap_or(0),
+        )),
     }
 }
 

@@ -128,15 +128,14 @@ impl<'r> TitleRequest<'r> {
             options.filtered = filter.left_out(&cached.title)?;
             etag = filtered_tag(&etag, &options.filtered);
         }
-        let cache_control = if resource.kind().is_manifest()
-            && app.protect.carried_token(place.query).is_some()
-        {
-            PRIVATE_MANIFEST
-        } else if version.is_some() {
-            IMMUTABLE
-        } else {
-            MANIFEST
-        };
+        let cache_control =
+            if resource.kind().is_manifest() && app.protect.carried_token(place.query).is_some() {
+                PRIVATE_MANIFEST
+            } else if version.is_some() {
+                IMMUTABLE
+            } else {
+                MANIFEST
+            };
         // A title document's tracks are files of their own, so its answers are not held.
         let reuse = reuse.filter(|_| !is_title_document(&key));
         Ok(TitleRequest {

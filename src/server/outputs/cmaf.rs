@@ -53,7 +53,8 @@ fn init(req: &TitleRequest<'_>, track_id: u32) -> Result<Answer, ServeError> {
     let kind = req.rendition(track_id)?.kind;
     let cached = &req.cached;
     let not_found = || ServeError::NoRendition(track_id);
-    let clear = (cached.caches.inits.init_segment(&cached.title, track_id)).ok_or_else(not_found)?;
+    let clear =
+        (cached.caches.inits.init_segment(&cached.title, track_id)).ok_or_else(not_found)?;
     let init = match &req.protected {
         Some(p) if p.scheme != Scheme::Aes128 => {
             let rendition = cached.title.rendition(track_id).ok_or_else(not_found)?;
@@ -127,7 +128,14 @@ async fn segment(
     .await?;
     let segment = match &req.protected {
         Some(p) => {
-            Box::pin(encrypted(req, (&key, &identity), (track_id, number), prepared, p)).await?
+            Box::pin(encrypted(
+                req,
+                (&key, &identity),
+                (track_id, number),
+                prepared,
+                p,
+            ))
+            .await?
         }
         None => {
             let ranges = prepared.ranges.len();
@@ -212,7 +220,14 @@ async fn encrypted(
         SampleEntryFormat::Audio => Vec::new(),
     };
     let base = iv_base(&cached.token, &p.key.kid);
-    let sealed = encrypt_segment(&prepared.header, &tp, (track_id, samples), sizes, &nals, base)?;
+    let sealed = encrypt_segment(
+        &prepared.header,
+        &tp,
+        (track_id, samples),
+        sizes,
+        &nals,
+        base,
+    )?;
     Ok(CmafSegment {
         prepared: PreparedSegment {
             header: sealed.header,

@@ -39,7 +39,11 @@ fn iframe_playlist(req: &TitleRequest<'_>, track_id: u32) -> Result<Answer, Serv
     if req.protected.is_some() {
         return Err(ServeError::trick_play_not_offered());
     }
-    let playlist = (req.cached.caches.hls.iframe_playlist(&req.cached.title, track_id))
-        .ok_or(ServeError::NoVideoRendition(track_id))?;
+    let playlist = (req
+        .cached
+        .caches
+        .hls
+        .iframe_playlist(&req.cached.title, track_id))
+    .ok_or(ServeError::NoVideoRendition(track_id))?;
     Ok(req.answer(Content::Inline(playlist), M3U8))
 }

@@ -32,8 +32,8 @@ use crate::server::respond::answer::{
 };
 use crate::server::title_request::TitleRequest;
 use crate::server::titles::cached::CachedTitle;
-use crate::server::titles::subtitle_text::{subtitle_body, SubtitleRequest, TextSource};
 use crate::server::titles::kept::TsAt;
+use crate::server::titles::subtitle_text::{subtitle_body, SubtitleRequest, TextSource};
 use crate::server::titles::ts_layout::{ts_output, ts_rendition_named};
 use crate::source::{ByteRange, MediaSource, ObjectIdentity, ObjectKey};
 

@@ -104,9 +104,7 @@ pub async fn respond<B>(
         Content::Segment(segment) if segment.cipher.is_none() => {
             Box::pin(segment_body(app, segment, window, admitted)).await
         }
-        Content::Segment(segment) => {
-            Box::pin(encrypted_body(app, segment, window, admitted)).await
-        }
+        Content::Segment(segment) => Box::pin(encrypted_body(app, segment, window, admitted)).await,
         Content::Ts(job) => Box::pin(ts_body(app, job, window, admitted)).await,
     };
     match body {
@@ -163,7 +161,8 @@ async fn encrypted_body(
     let payload = ranges.iter().map(|r| r.len).sum();
     let chunk = body_chunk_bytes(app.settings.stream_chunk_bytes, payload);
     let key = read.key;
-    let chunks = (app.catalog.source().clone()).stream_ranges(key.clone(), read.identity, ranges, chunk);
+    let chunks =
+        (app.catalog.source().clone()).stream_ranges(key.clone(), read.identity, ranges, chunk);
     let header = bytes::Bytes::from(prepared.header);
     let encrypted = encrypted_stream(&key, (header, cipher), chunks, window);
     start_stream(app, None, encrypted, window.len, admitted).await

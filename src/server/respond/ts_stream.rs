@@ -26,7 +26,11 @@ use crate::source::{ByteRange, InterleavedReads, ObjectIdentity, ObjectKey};
 /// # Errors
 /// The packager's error for a segment TS cannot carry; [`ServeError::Internal`] if the
 /// work is lost.
-pub async fn ts_chunks(app: &App, job: TsSegmentJob, window: ByteRange) -> Result<TsBody, ServeError> {
+pub async fn ts_chunks(
+    app: &App,
+    job: TsSegmentJob,
+    window: ByteRange,
+) -> Result<TsBody, ServeError> {
     let (start, end) = (window.start, window.end());
     let TsSegmentJob {
         cached,

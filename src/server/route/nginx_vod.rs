@@ -7,10 +7,10 @@
 
 use percent_encoding::percent_decode_str;
 
-use super::path_error::RouteError;
 use super::nginx_names::{
     parse_av_tokens, parse_name, urlset_document, NginxOutput, URLSET_SUFFIX,
 };
+use super::path_error::RouteError;
 use super::paths::Route;
 use crate::config::NginxVodLocations;
 use crate::media::TrackKind;

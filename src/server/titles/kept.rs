@@ -201,10 +201,8 @@ impl SubtitlesKept {
             .or_else(|| Some(texts.len() + sidecars?))?;
         let slot = self.playlists.get(pos)?;
         Some(
-            slot.get_or_init(|| {
-                Bytes::from(render_subtitle_playlist(self.plan(title), track_id))
-            })
-            .clone(),
+            slot.get_or_init(|| Bytes::from(render_subtitle_playlist(self.plan(title), track_id)))
+                .clone(),
         )
     }
 

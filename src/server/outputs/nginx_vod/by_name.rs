@@ -26,7 +26,10 @@ pub enum NginxAnswer {
     /// The native resource it stands for, answered as its own name is but never held; with
     /// `unversioned`, under the manifest cache policy whatever its folder (the name
     /// carries none).
-    Native { route: TitleRoute, unversioned: bool },
+    Native {
+        route: TitleRoute,
+        unversioned: bool,
+    },
     /// A 302 to this location.
     Redirect(String),
 }

@@ -24,10 +24,10 @@ use crate::package::{
     module_duration_ms, muxed_init_segment, prepare_media_segment, prepare_muxed_segment,
     render_stated_media_playlist, PackageError, Rendition, Resource, View,
 };
-use crate::server::app::App;
-use crate::server::error::ServeError;
 use crate::server::access::manifest::{manifest_options, RequestPlace};
 use crate::server::access::select::protected_token;
+use crate::server::app::App;
+use crate::server::error::ServeError;
 use crate::server::offload::assemble_off_runtime;
 use crate::server::respond::answer::{
     Answer, CmafSegment, Content, SegmentRead, M3U8, MANIFEST, MP2T,

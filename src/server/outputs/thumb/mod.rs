@@ -26,8 +26,8 @@ use crate::server::admission::Admitted;
 use crate::server::app::App;
 use crate::server::error::ServeError;
 use crate::server::respond::answer::{Answer, Content, IMMUTABLE, MANIFEST};
-use crate::server::titles::load::load_view_until;
 use crate::server::titles::cached::CachedTitle;
+use crate::server::titles::load::load_view_until;
 use crate::source::{ByteRange, ObjectIdentity, ObjectKey};
 
 /// Content type of thumbnails.
