@@ -287,11 +287,8 @@ where
         Route::NginxVod { key, view, name } => {
             let answer = nginx_answer(app, (key, view), &name, &place);
             match tokio::time::timeout(deadline, Box::pin(answer)).await {
-                Ok(Ok(NginxAnswer::Redirect(location))) => return redirect(&location),
-                Ok(Ok(NginxAnswer::Answer(answer))) => Ok(answer),
-                Ok(Ok(NginxAnswer::Native { .. })) => {
-                    Err(ServeError::Internal("an nginx-vod name left unanswered"))
-                }
+                Ok(Ok(NginxReply::Redirect(location))) => return redirect(&location),
+                Ok(Ok(NginxReply::Answer(answer))) => Ok(answer),
                 Ok(Err(e)) => Err(e),
                 Err(_) => Err(ServeError::DeadlineExceeded),
             }
@@ -311,6 +308,13 @@ where
     (tokio::time::timeout(deadline, answer).await).unwrap_or(Err(ServeError::DeadlineExceeded))
 }
 
+/// What an nginx-vod name is answered with, once answered.
+enum NginxReply {
+    Answer(Answer),
+    /// A 302 to this location.
+    Redirect(String),
+}
+
 /// What nginx-vod name `name` of the title at `key` as `view` shows it is answered with:
 /// the native resource it stands for answered here, through the same dispatch as its own
 /// name (never held; under the manifest cache policy when the name carries no folder).
@@ -322,16 +326,17 @@ async fn nginx_answer(
     (key, view): (ObjectKey, View),
     name: &NginxName,
     place: &RequestPlace<'_>,
-) -> Result<NginxAnswer, ServeError> {
+) -> Result<NginxReply, ServeError> {
     Ok(match by_name(app, key, view, name, place).await? {
         NginxAnswer::Native { route, unversioned } => {
             let mut answer = Box::pin(title_answer(app, route, place, Hold::Never)).await?;
             if unversioned {
                 answer.cache_control = MANIFEST;
             }
-            NginxAnswer::Answer(answer)
+            NginxReply::Answer(answer)
         }
-        answer => answer,
+        NginxAnswer::Answer(answer) => NginxReply::Answer(answer),
+        NginxAnswer::Redirect(location) => NginxReply::Redirect(location),
     })
 }
 

@@ -80,3 +80,63 @@ pub fn encrypt_segment(
         layouts,
     })
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::crypto::keys::ContentKey;
+    use crate::media::TrackKind;
+    use crate::package::prepare_media_segment;
+
+    /// An audio segment is encrypted whole sample by sample: one protected span per sample,
+    /// the `cenc` IVs counted by sample in the track, `cbcs` the constant IV and every
+    /// block; the header is the one the box writer makes from those IVs.
+    #[test]
+    fn an_audio_segment_encrypts_whole_samples_with_the_schemes_ivs() {
+        let (title, _) = crate::package::fmp4::tests::fixture("h264-aac-3s.mp4", 1000);
+        let pos = (title.index.tracks.iter())
+            .position(|t| t.kind == TrackKind::Audio)
+            .unwrap();
+        let track = &title.index.tracks[pos];
+        let clear = prepare_media_segment(&title.index, &title.plan, pos, 1).unwrap();
+        let samples = title.plan.tracks[pos].samples(1).unwrap();
+        let sizes = &track.samples.sizes[samples.clone()];
+        for scheme in [Scheme::Cenc, Scheme::Cbcs] {
+            let tp = TrackProtection {
+                scheme,
+                key: ContentKey {
+                    kid: [0x11; 16],
+                    key: [0x22; 16],
+                    systems: Vec::new(),
+                },
+                constant_iv: [0x33; 16],
+                format: SampleEntryFormat::Audio,
+            };
+            let track_samples = (track.track_id, samples.clone());
+            let sealed = encrypt_segment(&clear.header, &tp, track_samples, sizes, &[], 7).unwrap();
+            assert_eq!(sealed.layouts.len(), sizes.len());
+            for (k, (layout, size)) in sealed.layouts.iter().zip(sizes).enumerate() {
+                let iv = match scheme {
+                    Scheme::Cbcs => [0x33; 16],
+                    _ => cenc_sample_iv(7, track.track_id, (samples.start + k) as u64),
+                };
+                assert_eq!(layout.iv, iv);
+                assert_eq!(
+                    layout.subsamples,
+                    [Subsample {
+                        clear: 0,
+                        protected: *size
+                    }]
+                );
+            }
+            let ivs: Vec<[u8; 16]> = sealed.layouts.iter().map(|l| l.iv).collect();
+            let header = protect_segment_header(&clear.header, &tp, &ivs, &[]).unwrap();
+            assert_eq!(sealed.header, header);
+            let mode = match scheme {
+                Scheme::Cbcs => SampleMode::CbcPattern { crypt: 0, skip: 0 },
+                _ => SampleMode::Ctr,
+            };
+            assert_eq!(sealed.mode, mode);
+        }
+    }
+}
