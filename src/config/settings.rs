@@ -77,9 +77,8 @@ impl Default for Settings {
             source: None,
             segment_duration_ms: 6000,
             // A streaming connection holds the chunk being sent and the one being read
-            // (`server::respond::stream`; no channel, nothing made ahead). Smaller chunks
-            // hold less but cost more system calls per byte: measured in
-            // docs/performance.md.
+            // (`server::respond::stream`). Smaller chunks hold less but cost more system
+            // calls per byte: measured in docs/performance.md.
             stream_chunk_bytes: 64 * 1024,
             metadata_cache_bytes: 256 * 1024 * 1024,
             index_cache_dir: None,

@@ -1,7 +1,7 @@
 //! DRM systems as plain data: which system ([`DrmId`]: FairPlay, Widevine, PlayReady,
 //! ClearKey) and what it signals ([`DrmSystem`]: its `pssh` box, its HLS key URI and
 //! playlist lines, PlayReady's header object), as a key server supplies them or the raw-key
-//! builders (`crypto::raw_drm`) make them. The HLS and DASH writers (`package::protect`)
+//! builders (`crypto::raw_drm`) make them. The HLS and DASH writers (`package::encrypt`)
 //! and the init segment writer take these as they are.
 //!
 //! Everything here may come from a key server, which is hostile input: the checks

@@ -1,10 +1,14 @@
 //! Content keys and where they come from: the [`KeyProvider`] trait and the `secret`
 //! provider, which derives every title's key and KID from one configured secret.
 //!
-//! Derived, not stored, so every replica that has the secret computes the same key; the
-//! title's version is deliberately not an input (a re-uploaded file must not invalidate
-//! the keys players hold), and keystream reuse across versions is prevented by the IVs
-//! instead (`package::protect`). Secrets never reach a log line.
+//! Derivation is HMAC-SHA256(secret, label || title key), truncated to 16 bytes, with
+//! distinct labels for the key and the KID, so every replica that has the secret computes
+//! the same key with nothing stored, and a KID reveals nothing about its key.
+//! The title's version is deliberately not an input: licences and entitlements are issued
+//! per title, and a re-uploaded file must not invalidate the keys players already hold.
+//! Keystream reuse across versions is prevented by the IVs instead, which do depend on the
+//! version (see `package::encrypt`). Secrets never reach a log line: [`Secret`]'s `Debug`
+//! is redacted and no error message carries key material.
 
 use std::fmt;
 use std::path::Path;

@@ -6,7 +6,7 @@
 //! streaming sample encryptors for Common Encryption (`cenc` AES-CTR, `cbcs` AES-CBC with
 //! the 1:9 pattern, ISO/IEC 23001-7) and HLS AES-128 whole-segment encryption
 //! ([`cipher`]), and the HMAC-SHA256 URL tokens ([`token`]). It knows nothing of boxes or
-//! manifests: `package::protect` writes those, `server` asks this module for keys and for
+//! manifests: `package::encrypt` writes those, `server` asks this module for keys and for
 //! a yes or no on a token.
 
 pub mod cipher;

@@ -16,7 +16,7 @@ mod trick_play;
 
 use std::fmt::Write as _;
 
-use super::protect::manifest::{dash_content_protection, DASH_PROTECTION_NAMESPACES};
+use super::encrypt::manifest::{dash_content_protection, DASH_PROTECTION_NAMESPACES};
 use super::signalling::ManifestOptions;
 use super::{split_document_track_id, Rendition, Resource, Title};
 use crate::media::{CodecInfo, TrackIndex, TrackKind, CICP_UNSPECIFIED};

@@ -10,6 +10,7 @@
 mod break_cuts;
 mod dash;
 mod edit;
+pub mod encrypt;
 mod error;
 mod filter;
 pub mod fmp4;
@@ -17,7 +18,6 @@ mod hls;
 mod ladder;
 mod names;
 mod plan;
-pub mod protect;
 pub mod scte35;
 mod sequence;
 mod signalling;

@@ -61,7 +61,7 @@ impl Default for ManifestOptions {
 /// The protection a manifest signals.
 ///
 /// HLS: `EXT-X-SESSION-KEY` in multivariant playlists and `EXT-X-KEY` in media playlists,
-/// by method (`protect::manifest::HlsKey`: AES-128 with an IV per segment, SAMPLE-AES
+/// by method (`encrypt::manifest::HlsKey`: AES-128 with an IV per segment, SAMPLE-AES
 /// MPEG-TS with one IV per rendition, SAMPLE-AES `cbcs` fMP4 with W3C ClearKey and a line
 /// per DRM system of the key). DASH: `ContentProtection` in each audio and video
 /// AdaptationSet.
@@ -71,7 +71,7 @@ pub struct ManifestProtection {
     pub scheme: Scheme,
     /// The title's key: its KID is signalled, its DRM systems' `pssh` data go in the MPD.
     pub key: Arc<ContentKey>,
-    /// The clear version token: HLS IVs derive from it and the KID (`protect::hls_*_iv`),
+    /// The clear version token: HLS IVs derive from it and the KID (`encrypt::hls_*_iv`),
     /// as the encrypted segments' do.
     pub clear_token: VersionToken,
     /// The HLS key resource's name (`hls.key`): relative in media playlists (they live in

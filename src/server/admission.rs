@@ -1,22 +1,13 @@
 //! Admission: caps on connections and on requests in flight, decided before any source read.
 //!
-//! Requests fall in three classes with separate limits, so a storm of segment requests
-//! after a CDN purge cannot starve playlists (which players need to keep going) and
-//! neither can starve health checks and metrics (never shed). A request over its class's
-//! limit is shed with 503 and `Retry-After`, costing no read and no parse. A segment's
-//! permit is held until its body has been streamed, so the segment limit bounds the streams
-//! in flight and with them the memory they hold.
-//!
-//! Segment requests over the limit first wait in a short queue, up to as many as the limit
-//! and for at most [`SEGMENT_QUEUE_WAIT`], for a place a finished stream gives back: the
-//! burst of a premiere, when thousands of viewers start at once, is served a moment later
-//! instead of shed (issue 28). What cannot start within the wait, or finds the queue full,
-//! is shed as before. Playlists are not queued: they are short, and their limit is there so
-//! that a segment storm cannot starve them.
-//!
-//! Thumbnails (issue 30) are a class of their own: a decode costs far more CPU than a
-//! segment, so they have their own small limit (about one per core) and queue, with the
-//! wait a setting, and cannot take places that segments need.
+//! Three classes with separate limits, so a segment storm after a CDN purge cannot starve
+//! playlists, and neither can starve health checks and metrics (never shed); thumbnails
+//! are a fourth, with their own small limit and queue, since a decode costs far more CPU.
+//! Over its limit a request is shed with 503 and `Retry-After`, costing no read or parse;
+//! a segment first waits in a short queue (at most [`SEGMENT_QUEUE_WAIT`]) for a place a
+//! finished stream gives back, so a premiere's burst is served a moment later instead of
+//! shed. A segment's permit is held until its body is streamed, so the limit bounds the
+//! streams in flight and the memory they hold.
 
 use std::sync::atomic::{AtomicUsize, Ordering};
 use std::sync::Arc;

@@ -4,12 +4,13 @@
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::Arc;
 
+use super::access::protector::Protector;
 use super::admission::{Admission, AdmissionLimits};
 use super::held::Answers;
-use super::protect::protector::Protector;
 use super::titles::catalog::Catalog;
 use super::titles::tiers::IndexShelves;
 use crate::config::Settings;
+use crate::package::thumb::StoryboardLayout;
 use crate::source::MediaSource;
 use crate::telemetry::Metrics;
 
@@ -27,7 +28,7 @@ pub struct App {
     /// Encryption policy, keys and token checks.
     pub protect: Protector,
     /// Answers to plain manifest requests, held within the identity window
-    /// (`respond::held`).
+    /// (`server::held`).
     pub answers: Answers,
     draining: AtomicBool,
 }
@@ -89,6 +90,17 @@ impl App {
     /// True once shutdown has begun.
     pub fn is_draining(&self) -> bool {
         self.draining.load(Ordering::Relaxed)
+    }
+
+    /// The storyboard layout the settings ask for (the storyboard output's, and what
+    /// manifests signal).
+    pub fn storyboard_layout(&self) -> StoryboardLayout {
+        let options = self.settings.storyboards;
+        StoryboardLayout {
+            interval_ms: options.interval_ms,
+            grid: (options.grid.columns, options.grid.rows),
+            tile_width: options.tile_width,
+        }
     }
 
     /// The Prometheus exposition, with the cache gauges read at scrape time.

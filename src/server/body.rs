@@ -2,13 +2,10 @@
 //!
 //! A streamed body (a segment) is *pulled*: no producer task and no channel. The
 //! connection's own task makes or reads the next chunk once the last one is written
-//! (`http1/conn.rs`), so nothing is made ahead of the socket and no chunk crosses between
-//! tasks; a stream holds one chunk at a time (`respond/stream.rs` starts every segment
-//! body, `respond/ts_stream.rs` makes MPEG-TS's chunks).
-//! A client that stops reading stops the polling, and the connection's send timeout
-//! (`send_timeout.rs`) closes it; dropping the body drops its source reads. It replaced a
-//! bounded channel fed by a producer task, which held one more chunk per stream and a task
-//! hop per chunk (82 -> 55-61 KiB per stream under 1,000 streams).
+//! (`http1/conn.rs`), so nothing is made ahead of the socket and a stream holds one chunk
+//! at a time (`respond/stream.rs` starts every segment body). A client that stops reading
+//! stops the polling, and the send timeout (`send_timeout.rs`) closes it. It replaced a
+//! channel fed by a producer task (82 -> 55-61 KiB per stream under 1,000 streams).
 
 use std::pin::Pin;
 use std::task::{Context, Poll};

@@ -5,7 +5,7 @@
 //!
 //! Why not a `watch` channel (as hyper-util's `GracefulShutdown` has): its `changed()`
 //! future, polled every time the connection is, takes the channel's waiter lock: about
-//! 4 % of a held manifest answer's instructions (callgrind, issue 28). Here a connection
+//! 4 % of a held manifest answer's instructions (callgrind). Here a connection
 //! hands over its task's waker once, on its first poll, and reads one flag when it
 //! decides whether to go on.
 

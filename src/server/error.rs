@@ -10,14 +10,16 @@
 
 use http::StatusCode;
 
-use super::route::error::RouteError;
+use super::route::path_error::RouteError;
 use super::titles::catalog::TitleError;
 use super::titles::documents::DocumentTitleError;
 use super::titles::load::LoadError;
+use super::titles::subtitle_text::SubtitleTextError;
+use super::titles::ts_layout::TsLayoutError;
 use super::titles::views::ViewLoadError;
 use crate::crypto::KeyError;
 use crate::media::MediaError;
-use crate::package::protect::ProtectError;
+use crate::package::encrypt::ProtectError;
 use crate::package::thumb::ThumbError;
 use crate::package::{FilterError, PackageError, ViewError};
 use crate::source::SourceError;
@@ -176,6 +178,12 @@ impl ErrorAnswer {
 }
 
 impl ServeError {
+    /// Why an encrypted output has no I-frame playlists or key frames: they are not
+    /// encrypted (fail closed).
+    pub fn trick_play_not_offered() -> Self {
+        ServeError::NotOffered("trick play is not offered for encrypted outputs".into())
+    }
+
     /// The answer to this error: the one table.
     pub fn answer(&self) -> ErrorAnswer {
         use StatusCode as S;
@@ -367,6 +375,30 @@ fn protect_answer(e: &ProtectError) -> ErrorAnswer {
         }
         ProtectError::Layout { .. } => {
             ErrorAnswer::new(StatusCode::INTERNAL_SERVER_ERROR, "encryption failed").detail(e)
+        }
+    }
+}
+
+impl From<SubtitleTextError> for ServeError {
+    fn from(e: SubtitleTextError) -> Self {
+        match e {
+            SubtitleTextError::Package(e) => e.into(),
+            SubtitleTextError::Media(e) => e.into(),
+            SubtitleTextError::Source(e) => e.into(),
+            SubtitleTextError::TooLarge { size, max } => ServeError::SubtitleTooLarge { size, max },
+            SubtitleTextError::Malformed { key, reason } => {
+                ServeError::SubtitleMalformed { key, reason }
+            }
+        }
+    }
+}
+
+impl From<TsLayoutError> for ServeError {
+    fn from(e: TsLayoutError) -> Self {
+        match e {
+            TsLayoutError::Package(e) => e.into(),
+            TsLayoutError::Lost => ServeError::Internal("TS layout failed"),
+            TsLayoutError::NoRendition(track_id) => ServeError::NoTsRendition(track_id),
         }
     }
 }

@@ -1,25 +1,13 @@
 //! Answers held in memory: the whole `200` answer to a `GET` of a manifest of a plain file,
-//! kept under its request path until the file's identity window ends.
-//!
-//! Why: a cached manifest is a few hundred bytes taken from the cached title, yet building
-//! its answer (routing, the identity and title lookups, the version check, the entity tag,
-//! the headers) cost more CPU than the whole HTTP exchange (then hyper's), which on its own
-//! cost about what nginx-vod-module's answer does (docs/performance.md). nginx-vod-module keeps a
-//! response cache for the same reason (`vod_response_cache`).
-//!
-//! Correctness rests on two rules:
-//! - An answer is kept only until the instant the source stops reusing the identity it
-//!   was built from (`MediaSource::identify_until`), so a replaced file is seen exactly as
-//!   without this map; a source that reuses no identity gets nothing kept.
-//! - Only the plainest requests are answered here: `GET`, no query, and none of the
-//!   headers that change an answer (conditionals, `Range`, `traceparent`). The map is not
-//!   used at all when anything is configured per request (signed URLs, a CORS origin list,
-//!   access logs, request spans exported or logged); without an origin list, `Origin`
-//!   changes nothing. Everything else takes the full path (`server::request`), which is also
-//!   what fills the map (`outputs::vod`).
-//!
-//! Bounded: at most [`MAX_ANSWERS`] answers and [`MAX_BYTES`] of paths and bodies; past
-//! either, an answer is simply not kept (expired ones are dropped first).
+//! kept under its request path until the file's identity window ends, because building it
+//! cost more CPU than the whole HTTP exchange (docs/performance.md; nginx-vod-module's
+//! `vod_response_cache` is there for the same reason). Correct because an answer is kept
+//! only until the source stops reusing the identity it was built from
+//! (`MediaSource::identify_until`), and only the plainest requests are answered here
+//! (`GET`, no query, no conditionals, `Range` or `traceparent`; never with signed URLs, a
+//! CORS origin list, access logs or exported spans). Everything else takes the full path
+//! (`server::request`), which fills the map (`TitleRequest::held`). Bounded by
+//! [`MAX_ANSWERS`] and [`MAX_BYTES`]; past either, an answer is not kept.
 
 use std::collections::HashMap;
 use std::sync::RwLock;
@@ -126,14 +114,14 @@ impl Answers {
     /// The held answer to `req`, if it is a plain `GET` of a manifest whose answer is held
     /// and still current with the source at the identity epoch `epoch` gives. Any other
     /// request (a segment's) costs a few comparisons here.
-    pub fn answer<B>(&self, req: &Request<B>, epoch: impl FnOnce() -> u64) -> Option<Given> {
+    pub fn answer_to<B>(&self, req: &Request<B>, epoch: impl FnOnce() -> u64) -> Option<Given> {
         if !self.plain(req) {
             return None;
         }
         self.held_answer(req.uri().path(), Instant::now(), epoch())
     }
 
-    /// [`Answers::answer`] as of `now` (tests).
+    /// [`Answers::answer_to`] as of `now` (tests).
     #[cfg(test)]
     fn answer_at<B>(&self, req: &Request<B>, now: Instant, epoch: u64) -> Option<Given> {
         self.plain(req)

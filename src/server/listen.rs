@@ -1,21 +1,25 @@
-//! The accept loop: one task per connection, HTTP/1.x (`http1/`) on tokio. Connections
-//! over the cap get a 503 and are closed before their request is read; each connection
-//! gets the send timeout (`send_timeout.rs`) and the head timeout (`http1/conn.rs`); on
-//! shutdown the listener closes, the server is marked draining (so `/readyz` answers 503),
+//! The accept loop: one task per connection, HTTP/1.x (`http1/`) on tokio, each request
+//! handed to the service it is given (`service.rs` gives its own). Connections over the
+//! cap get a 503 and are closed before their request is read; each connection gets the
+//! send timeout (`send_timeout.rs`) and the head timeout (`http1/conn.rs`); on shutdown
+//! the listener closes, the server is marked draining (so `/readyz` answers 503),
 //! in-flight requests finish up to the drain deadline.
 
 use std::future::Future;
 use std::sync::Arc;
 use std::time::Duration;
 
+use bytes::Bytes;
+use http::{Request, Response};
+use http_body_util::Full;
 use tokio::net::TcpListener;
 
 use super::app::App;
+use super::body::ResponseBody;
 use super::client::PeerAddr;
 use super::drain::Drain;
 use super::http1;
 use super::send_timeout::SendTimeout;
-use super::service::handle;
 
 /// What a connection takes from a client: a request head of 16 KiB at most (twice
 /// nginx's default 8 KiB buffer), a body of 64 KiB at most (a licence request; its route
@@ -27,16 +31,22 @@ const LIMITS: http1::Limits = http1::Limits {
     max_body_bytes: 64 * 1024,
 };
 
-/// Serve `app` on `listener` until `shutdown` completes, then drain.
+/// Serve `app` on `listener`, each request answered by `handle`, until `shutdown`
+/// completes, then drain.
 ///
 /// # Errors
 /// Never for a single connection (those are logged); only if the listener itself fails
 /// irrecoverably, which `accept` backs off from.
-pub async fn run(
+pub async fn serve<H, F>(
     listener: TcpListener,
     app: Arc<App>,
     shutdown: impl Future<Output = ()>,
-) -> std::io::Result<()> {
+    handle: H,
+) -> std::io::Result<()>
+where
+    H: Fn(Arc<App>, Request<Full<Bytes>>) -> F + Copy + Send + 'static,
+    F: Future<Output = Response<ResponseBody>> + Send + 'static,
+{
     let drain = Drain::new();
     tokio::pin!(shutdown);
     loop {
@@ -63,7 +73,7 @@ pub async fn run(
         // access log reads it.
         let reads_peer = app.protect.reads_client_addr() || app.settings.server.access_log;
         let client_addr = reads_peer.then(|| peer.ip());
-        let service = move |mut req: http::Request<_>| {
+        let service = move |mut req: Request<Full<Bytes>>| {
             if let Some(ip) = client_addr {
                 req.extensions_mut().insert(PeerAddr(ip));
             }

@@ -1,14 +1,11 @@
 //! What a request's log lines say about it, without the `request` span.
 //!
-//! The `request` span is for traces (OTLP) only: the log layer leaves it out (its target,
-//! `telemetry::REQUEST_SPAN_TARGET`, is switched off in the log filter by `telemetry::init`),
-//! because formatting its fields for the log layer on every request cost about a third of
-//! a cached playlist's CPU (callgrind, docs/performance.md). The few lines that need to say
-//! which request they are about (a failed request, a cut stream) name it themselves:
-//! [`scope`] keeps the request's route label and path in a task-local for the request's
-//! future, and [`facts`] reads them back. The path is an `http::Uri` (a reference-counted
-//! clone of the request's), and the object key is parsed from it only when a line is
-//! written, so a request that logs nothing pays one clone.
+//! The `request` span is for traces (OTLP) only: the log filter leaves it out, because
+//! formatting its fields on every request cost about a third of a cached playlist's CPU
+//! (callgrind, docs/performance.md). The few lines that name their request (a failed
+//! request, a cut stream) read it here: [`scope`] keeps the route label and path (an
+//! `http::Uri`, a cheap clone) in a task-local, [`facts`] reads them back, and the object
+//! key is parsed only when a line is written.
 
 use std::future::Future;
 

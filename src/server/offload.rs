@@ -2,7 +2,7 @@
 //! runs on the blocking pool, inside its `segment.assemble` span, so a long segment never
 //! holds a worker that other connections need. A segment of few samples is built on the
 //! worker itself ([`assemble`]): its header takes microseconds, less than the hop to the
-//! blocking pool and back (issue 28: the hop was most of a cached fMP4 segment's CPU
+//! blocking pool and back (the hop was most of a cached fMP4 segment's CPU
 //! beyond the bytes themselves, docs/performance.md).
 
 use tracing::{Instrument, Span};

@@ -1,12 +1,11 @@
 //! One request's life, as a straight line of steps: route -> `request` span (continuing the
-//! caller's trace) -> preflight, signed-URL check, method and admission -> the output that
-//! owns the route (`outputs/`) -> the response (`respond::reply`: conditionals, HEAD,
-//! Range, streaming) -> CORS, trace id, metrics and the access log.
+//! caller's trace) -> preflight, signed-URL check, method and admission -> the one dispatch
+//! to the output that owns the route (`outputs/`) -> the response (`respond::reply`:
+//! conditionals, HEAD, Range, streaming) -> CORS, trace id, metrics and the access log.
 //!
-//! Rare or long branches (segments, MPEG-TS, subtitles, encryption, licences, nginx-vod
-//! names, loads on a miss) are awaited as boxed futures. A request's future is built and
-//! moved several times before it first runs; kept inline, those branches made it 11 KiB,
-//! and copying it was a visible part of a cached manifest's cost (docs/performance.md).
+//! Rare or long branches are awaited as boxed futures: kept inline they made a request's
+//! future 11 KiB, and copying it was a visible part of a cached manifest's cost
+//! (docs/performance.md).
 
 use std::sync::Arc;
 use std::time::{Duration, Instant};
@@ -17,6 +16,8 @@ use tracing::field::Empty;
 use tracing::{Instrument, Span};
 use tracing_opentelemetry::OpenTelemetrySpanExt;
 
+use super::access::manifest::RequestPlace;
+use super::access::protector::ClientAddr;
 use super::admission::Admitted;
 use super::app::App;
 use super::body::ResponseBody;
@@ -24,15 +25,19 @@ use super::client::{client_addr, PeerAddr};
 use super::cors::narrow_cors;
 use super::error::ServeError;
 use super::log_context::{self, RequestFacts};
-use super::outputs::nginx_vod::answer::NginxAnswer;
-use super::outputs::vod::Hold;
-use super::outputs::{health, keys, nginx_vod, thumb, vod};
-use super::protect::manifest::RequestPlace;
-use super::protect::protector::ClientAddr;
+use super::outputs::nginx_vod::by_name::{by_name, NginxAnswer};
+use super::outputs::thumb::storyboard::storyboard;
+use super::outputs::thumb::thumbnail;
+use super::outputs::{cmaf, dash, health, hls, keys, sequence, subtitles, ts};
+use super::respond::answer::{Answer, MANIFEST};
 use super::respond::reply::{error_response, preflight, redirect, respond};
-use super::route::error::RouteError;
+use super::route::nginx_names::NginxName;
 use super::route::nginx_vod::parse_nginx_route;
+use super::route::path_error::RouteError;
 use super::route::paths::{parse_route, Route};
+use super::title_request::{Hold, TitleRequest, TitleRoute};
+use crate::package::{Resource, View};
+use crate::source::ObjectKey;
 use crate::telemetry::{extract_parent, trace_id_of, ShedLabels, REQUEST_SPAN_TARGET};
 
 /// The response header carrying the trace id.
@@ -89,7 +94,7 @@ where
     let mut response = match route {
         Err(e) => span.in_scope(|| error_response(&e.into())),
         Ok(route) => {
-            answer(&app, &req, route, body)
+            dispatch(&app, &req, route, body)
                 .instrument(span.clone())
                 .await
         }
@@ -176,8 +181,8 @@ fn request_span<B>(req: &Request<B>, label: &'static str, route: Option<&Route>)
 }
 
 /// The answer to a routed request: the gate (preflight, signed URL, method, admission),
-/// then the output that owns the route.
-async fn answer<B>(
+/// then the one dispatch to the output that owns the route.
+async fn dispatch<B>(
     app: &Arc<App>,
     req: &Request<()>,
     route: Route,
@@ -194,7 +199,7 @@ where
     // Signed URLs: a bare 403, the reason only in the log (never the token).
     let client = req.extensions().get::<ClientAddr>().map(|c| c.0);
     let (path, query) = (req.uri().path(), req.uri().query());
-    // A thumbnail is signed as a media resource of its title is (`protect` knows no
+    // A thumbnail is signed as a media resource of its title is (`access` knows no
     // thumbnails yet): with every URL signed it needs its token.
     let signed_as = thumbnail_signed_as(&route);
     if let Err(e) = (app.protect).check(signed_as.as_ref().unwrap_or(&route), path, query, client) {
@@ -235,11 +240,13 @@ where
         path: req.uri().path(),
         query: req.uri().query(),
     };
+    // The one dispatch: every route to the output that owns it. An nginx-vod name that
+    // stands for a native resource, and a sequence's part, come back to `title_answer`.
     let result = match route {
         Route::Healthz => Ok(health::healthz()),
         Route::Readyz => health::readyz(app).await,
         Route::Metrics => Ok(health::metrics(app).await),
-        Route::Key { key } => Box::pin(keys::key(app, &key)).await,
+        Route::Key { key } => Box::pin(keys::hls_key(app, &key)).await,
         Route::Licence { key } => Box::pin(keys::licence(app, &key, body)).await,
         Route::Vod {
             key,
@@ -247,9 +254,13 @@ where
             resource,
             view,
         } => {
-            let answer = vod::answer(app, (key, version), resource, view, &place, Hold::Allowed);
-            (tokio::time::timeout(deadline, answer).await)
-                .unwrap_or(Err(ServeError::DeadlineExceeded))
+            let route = TitleRoute {
+                key,
+                version,
+                resource,
+                view,
+            };
+            within(deadline, title_answer(app, route, &place, Hold::Allowed)).await
         }
         Route::Thumbnail {
             key,
@@ -257,9 +268,11 @@ where
             view,
             name,
         } => {
-            let answer = thumb::answer(app, shared(), (key, version), view, name);
-            (tokio::time::timeout(deadline, Box::pin(answer)).await)
-                .unwrap_or(Err(ServeError::DeadlineExceeded))
+            within(
+                deadline,
+                Box::pin(thumbnail(app, shared(), (key, version), view, name)),
+            )
+            .await
         }
         Route::Storyboard {
             key,
@@ -268,16 +281,14 @@ where
             part,
         } => {
             let query = place.query;
-            let answer =
-                thumb::storyboard::answer(app, shared(), (key, version), view, part, query);
-            (tokio::time::timeout(deadline, Box::pin(answer)).await)
-                .unwrap_or(Err(ServeError::DeadlineExceeded))
+            let answer = storyboard(app, shared(), (key, version), view, part, query);
+            within(deadline, Box::pin(answer)).await
         }
         Route::NginxVod { key, view, name } => {
-            let answer = nginx_vod::answer::answer(app, key, view, &name, &place);
+            let answer = nginx_answer(app, (key, view), &name, &place);
             match tokio::time::timeout(deadline, Box::pin(answer)).await {
-                Ok(Ok(NginxAnswer::Redirect(location))) => return redirect(&location),
-                Ok(Ok(NginxAnswer::Answer(answer))) => Ok(answer),
+                Ok(Ok(NginxReply::Redirect(location))) => return redirect(&location),
+                Ok(Ok(NginxReply::Answer(answer))) => Ok(answer),
                 Ok(Err(e)) => Err(e),
                 Err(_) => Err(ServeError::DeadlineExceeded),
             }
@@ -286,6 +297,98 @@ where
     match result {
         Ok(answer) => respond(app, req, answer, admitted).await,
         Err(e) => error_response(&e),
+    }
+}
+
+/// `answer`, or [`ServeError::DeadlineExceeded`] past `deadline`.
+async fn within<F>(deadline: Duration, answer: F) -> Result<Answer, ServeError>
+where
+    F: std::future::Future<Output = Result<Answer, ServeError>>,
+{
+    (tokio::time::timeout(deadline, answer).await).unwrap_or(Err(ServeError::DeadlineExceeded))
+}
+
+/// What an nginx-vod name is answered with, once answered.
+enum NginxReply {
+    Answer(Answer),
+    /// A 302 to this location.
+    Redirect(String),
+}
+
+/// What nginx-vod name `name` of the title at `key` as `view` shows it is answered with:
+/// the native resource it stands for answered here, through the same dispatch as its own
+/// name (never held; under the manifest cache policy when the name carries no folder).
+///
+/// # Errors
+/// The name's resolution errors, and the answering output's.
+async fn nginx_answer(
+    app: &Arc<App>,
+    (key, view): (ObjectKey, View),
+    name: &NginxName,
+    place: &RequestPlace<'_>,
+) -> Result<NginxReply, ServeError> {
+    Ok(match by_name(app, key, view, name, place).await? {
+        NginxAnswer::Native { route, unversioned } => {
+            let mut answer = Box::pin(title_answer(app, route, place, Hold::Never)).await?;
+            if unversioned {
+                answer.cache_control = MANIFEST;
+            }
+            NginxReply::Answer(answer)
+        }
+        NginxAnswer::Answer(answer) => NginxReply::Answer(answer),
+        NginxAnswer::Redirect(location) => NginxReply::Redirect(location),
+    })
+}
+
+/// The answer to `route`, a resource of a title, asked from `place`: the request loaded
+/// (`TitleRequest::load`), a sequence's part resolved to the part's own request, then the
+/// output that owns the resource.
+///
+/// # Errors
+/// The request's load errors, and the output's.
+async fn title_answer(
+    app: &Arc<App>,
+    route: TitleRoute,
+    place: &RequestPlace<'_>,
+    hold: Hold,
+) -> Result<Answer, ServeError> {
+    let req = TitleRequest::load(app, route, place).await?;
+    let answer = match (req.part_request()?, req.cached.sequence.is_some()) {
+        (Some(part), _) => Box::pin(output_answer(&part)).await?,
+        (None, true) => Box::pin(sequence::sequence_resource(&req)).await?,
+        (None, false) => output_answer(&req).await?,
+    };
+    Ok(req.held(answer, place, hold))
+}
+
+/// The output that owns `req.resource`, answering it.
+///
+/// # Errors
+/// The output's; [`ServeError::NoRendition`] for a sequence's part resource of a title
+/// that is none.
+async fn output_answer(req: &TitleRequest<'_>) -> Result<Answer, ServeError> {
+    match req.resource {
+        Resource::Multivariant
+        | Resource::MediaPlaylist { .. }
+        | Resource::IframePlaylist { .. } => hls::hls_playlist(req).await,
+        Resource::Mpd => dash::mpd(req).await,
+        Resource::Init { .. } | Resource::Segment { .. } | Resource::KeyFrame { .. } => {
+            Box::pin(cmaf::cmaf_segment(req)).await
+        }
+        Resource::SubtitleSegment { .. } | Resource::SubtitleFile { .. } => {
+            Box::pin(subtitles::webvtt(req)).await
+        }
+        Resource::MultivariantTs
+        | Resource::TsMediaPlaylist { .. }
+        | Resource::TsIframePlaylist { .. }
+        | Resource::TsSegment { .. }
+        | Resource::TsSubtitleSegment { .. } => Box::pin(ts::ts_resource(req)).await,
+        Resource::PartInit { .. }
+        | Resource::PartSegment { .. }
+        | Resource::PartSubtitleSegment { .. }
+        | Resource::PartSubtitleFile { .. } => Err(ServeError::NoRendition(
+            req.resource.track_id().unwrap_or(0),
+        )),
     }
 }
 
@@ -304,7 +407,7 @@ fn thumbnail_signed_as(route: &Route) -> Option<Route> {
     Some(Route::Vod {
         key: key.clone(),
         version: version.clone(),
-        resource: crate::package::Resource::KeyFrame {
+        resource: Resource::KeyFrame {
             track_id: 0,
             number: 1,
         },

@@ -12,8 +12,8 @@ use super::attrs::{
     AUDIO_GROUP, SUBTITLES_GROUP, VERSION,
 };
 use crate::media::TrackKind;
+use crate::package::encrypt::manifest::{hls_drm_lines, key_attributes, HlsKey};
 use crate::package::names::track_label;
-use crate::package::protect::manifest::{hls_drm_lines, key_attributes, HlsKey};
 use crate::package::signalling::ManifestOptions;
 use crate::package::trick;
 use crate::package::{Rendition, Resource, Title};

@@ -5,7 +5,7 @@ use std::sync::Arc;
 use super::{ManifestOptions, ManifestProtection};
 use crate::crypto::keys::{hex, ContentKey};
 use crate::crypto::Scheme;
-use crate::package::protect::hls_segment_iv;
+use crate::package::encrypt::hls_segment_iv;
 use crate::package::testing::{fixture_title, text, title};
 use crate::package::ts::TsTitle;
 use crate::package::*;

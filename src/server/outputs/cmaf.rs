@@ -1,44 +1,98 @@
-//! CMAF init and media segments, and the key frames trick play offers, clear or encrypted.
-//! A segment's header is built on the blocking pool; its payload is streamed from the
-//! source when the response is sent (`respond::reply`), through the cipher when encrypted
-//! (`protect::segment`).
+//! CMAF init and media segments, and the key frames trick play offers, clear or encrypted:
+//! what a segment's bytes are and how they are protected is decided here, in one step.
+//!
+//! A segment's header is built on the blocking pool; for `cenc`/`cbcs` video its NAL units
+//! are then scanned in one streamed pass, because `senc` (in the header, sent first) lists
+//! every subsample: two source reads of each encrypted video segment, no buffering (see
+//! docs/performance.md). The boxes and IVs are `package::encrypt`'s; the payload streams
+//! from the source, through the cipher when encrypted, when the response is sent
+//! (`respond::reply`).
 
-use super::context::TitleRequest;
-use super::hls::trick_play_not_offered;
+use bytes::Bytes;
+use futures_util::StreamExt;
+
+use crate::crypto::Scheme;
+use crate::package::encrypt::{
+    constant_iv, encrypt_segment, hls_segment_iv, iv_base, protect_init_segment, NalScanner,
+    SampleEntryFormat, TrackProtection,
+};
 use crate::package::trick::prepare_key_frame;
-use crate::package::{prepare_media_segment, PackageError, Resource};
+use crate::package::{prepare_media_segment, PackageError, PreparedSegment, Resource};
+use crate::server::access::select::Protected;
 use crate::server::error::ServeError;
 use crate::server::offload;
-use crate::server::protect::segment::{protect_segment, protected_init};
-use crate::server::respond::answer::{mp4_type, Answer, Content, SegmentRead};
+use crate::server::respond::answer::{
+    mp4_type, Answer, CmafSegment, Content, SegmentCipher, SegmentRead,
+};
+use crate::server::title_request::TitleRequest;
+use crate::source::{ObjectIdentity, ObjectKey};
 
-/// `init-tN.mp4`: clear, or with the protected sample entries of `cenc`/`cbcs`.
+/// `init-tN.mp4`, `seg-tN-K.m4s` (media segment K) or `ifr-tN-J.m4s` (key frame J, clear
+/// only).
 ///
 /// # Errors
-/// [`ServeError::NoRendition`] for a track that is no rendition; a codec that cannot be
-/// encrypted.
-pub fn init(req: &TitleRequest<'_>, track_id: u32) -> Result<Answer, ServeError> {
+/// [`ServeError::NoRendition`] for a track that is no rendition; a segment past the plan;
+/// a key frame of an encrypted output; a codec that cannot be encrypted and the
+/// encryption's other errors.
+pub async fn cmaf_segment(req: &TitleRequest<'_>) -> Result<Answer, ServeError> {
+    match req.resource {
+        Resource::Init { track_id } => init(req, track_id),
+        Resource::Segment { track_id, number } => {
+            Box::pin(segment(req, track_id, number, false)).await
+        }
+        Resource::KeyFrame { track_id, number } => {
+            Box::pin(segment(req, track_id, number, true)).await
+        }
+        resource => Err(ServeError::NoRendition(resource.track_id().unwrap_or(0))),
+    }
+}
+
+/// An init segment: clear, or with the protected sample entries of `cenc`/`cbcs` (clear
+/// for AES-128: the playlist puts `EXT-X-MAP` before `EXT-X-KEY`).
+fn init(req: &TitleRequest<'_>, track_id: u32) -> Result<Answer, ServeError> {
     let kind = req.rendition(track_id)?.kind;
+    let cached = &req.cached;
+    let not_found = || ServeError::NoRendition(track_id);
+    let clear =
+        (cached.caches.inits.init_segment(&cached.title, track_id)).ok_or_else(not_found)?;
     let init = match &req.protected {
-        Some(p) => protected_init(&req.cached, track_id, p)?,
-        None => (req.cached.init_segment(track_id)).ok_or(ServeError::NoRendition(track_id))?,
+        Some(p) if p.scheme != Scheme::Aes128 => {
+            let rendition = cached.title.rendition(track_id).ok_or_else(not_found)?;
+            let track =
+                (cached.title.index.tracks.get(rendition.track_pos)).ok_or_else(not_found)?;
+            let tp = track_protection(req, &track.sample_description, track.kind, p)?;
+            Bytes::from(protect_init_segment(&clear, track.kind, &tp)?)
+        }
+        _ => clear,
     };
     Ok(req.answer(Content::Inline(init), mp4_type(kind)))
 }
 
-/// `seg-tN-K.m4s` (media segment K) or `ifr-tN-J.m4s` (key frame J, clear only).
-///
-/// # Errors
-/// [`ServeError::NoRendition`], a segment past the plan, a key frame of an encrypted output,
-/// and the encryption's errors.
-pub async fn segment(
+/// How the track with sample entry `stsd` is protected in output `p`.
+fn track_protection(
+    req: &TitleRequest<'_>,
+    stsd: &[u8],
+    kind: crate::media::TrackKind,
+    p: &Protected,
+) -> Result<TrackProtection, ServeError> {
+    let format = TrackProtection::sample_format(stsd, kind)?;
+    Ok(TrackProtection {
+        scheme: p.scheme,
+        key: (*p.key).clone(),
+        constant_iv: constant_iv(&req.cached.token, &p.key.kid, "cbcs"),
+        format,
+    })
+}
+
+/// Media segment `number` of `track_id`, or its key frame `number` (`key_frame`).
+async fn segment(
     req: &TitleRequest<'_>,
     track_id: u32,
     number: u64,
+    key_frame: bool,
 ) -> Result<Answer, ServeError> {
-    let key_frame = matches!(req.resource, Resource::KeyFrame { .. });
     if key_frame && req.protected.is_some() {
-        return Err(trick_play_not_offered());
+        return Err(ServeError::trick_play_not_offered());
     }
     let kind = req.rendition(track_id)?.kind;
     let (key, identity) = req.object_of(track_id);
@@ -72,26 +126,16 @@ pub async fn segment(
         }
     }))
     .await?;
-    let content = match &req.protected {
+    let segment = match &req.protected {
         Some(p) => {
-            let source = (
-                req.app.catalog.source(),
-                req.app.settings.stream_chunk_bytes,
-            );
-            let segment = Box::pin(protect_segment(
-                source,
+            Box::pin(encrypted(
+                req,
                 (&key, &identity),
-                &req.cached,
                 (track_id, number),
                 prepared,
                 p,
             ))
-            .await?;
-            Content::Protected {
-                key,
-                identity,
-                segment,
-            }
+            .await?
         }
         None => {
             let ranges = prepared.ranges.len();
@@ -100,8 +144,100 @@ pub async fn segment(
                 identity,
                 ranges,
             }];
-            Content::Segment { prepared, reads }
+            CmafSegment {
+                prepared,
+                reads,
+                cipher: None,
+            }
         }
     };
-    Ok(req.answer(content, mp4_type(kind)))
+    Ok(req.answer(Content::Segment(segment), mp4_type(kind)))
+}
+
+/// Segment `number` of `track_id`, prepared in the clear as `prepared` and read from `key`
+/// at `identity`, encrypted in output `p`: AES-128 whole; `cenc`/`cbcs` by sample, its
+/// video samples' NAL units scanned first (one streamed read) for `senc`'s subsamples.
+///
+/// # Errors
+/// 422 for a codec that cannot be encrypted or samples that are not what they claim,
+/// source errors as usual.
+async fn encrypted(
+    req: &TitleRequest<'_>,
+    (key, identity): (&ObjectKey, &ObjectIdentity),
+    (track_id, number): (u32, u64),
+    prepared: PreparedSegment,
+    p: &Protected,
+) -> Result<CmafSegment, ServeError> {
+    let cached = &req.cached;
+    let reads = vec![SegmentRead {
+        key: key.clone(),
+        identity: identity.clone(),
+        ranges: prepared.ranges.len(),
+    }];
+    if p.scheme == Scheme::Aes128 {
+        let iv = hls_segment_iv(&cached.token, &p.key.kid, track_id, number);
+        return Ok(CmafSegment {
+            prepared,
+            reads,
+            cipher: Some(SegmentCipher::Whole { key: p.key.key, iv }),
+        });
+    }
+    let not_found = || ServeError::NoRendition(track_id);
+    let rendition = cached.title.rendition(track_id).ok_or_else(not_found)?;
+    let pos = rendition.track_pos;
+    let track = cached.title.index.tracks.get(pos).ok_or_else(not_found)?;
+    let plan = cached.title.plan.tracks.get(pos).ok_or_else(not_found)?;
+    let segment = usize::try_from(number - 1).unwrap_or(usize::MAX);
+    let samples = plan.samples(segment).ok_or_else(not_found)?;
+    let sizes = track
+        .samples
+        .sizes
+        .get(samples.clone())
+        .ok_or_else(not_found)?;
+    let tp = track_protection(req, &track.sample_description, track.kind, p)?;
+    let nals = match tp.format {
+        SampleEntryFormat::Nal(format) => {
+            let mut scanner = match p.scheme {
+                // Slice headers stay clear under `cbcs` (`video_subsamples`): their
+                // lengths are read on the way, from the track's parameter sets.
+                Scheme::Cbcs => {
+                    let params = (cached.caches.slices)
+                        .slice_header_params(&cached.title, pos)
+                        .ok_or_else(not_found)??;
+                    NalScanner::with_slice_headers(format, track_id, sizes.to_vec(), params)
+                }
+                _ => NalScanner::new(format, track_id, sizes.to_vec()),
+            };
+            let source = req.app.catalog.source().clone();
+            let chunk = req.app.settings.stream_chunk_bytes;
+            let ranges = prepared.ranges.clone();
+            let mut chunks = source.stream_ranges(key.clone(), identity.clone(), ranges, chunk);
+            while let Some(chunk) = chunks.next().await {
+                scanner.feed(&chunk?)?;
+            }
+            scanner.finish()?
+        }
+        SampleEntryFormat::Audio => Vec::new(),
+    };
+    let base = iv_base(&cached.token, &p.key.kid);
+    let sealed = encrypt_segment(
+        &prepared.header,
+        &tp,
+        (track_id, samples),
+        sizes,
+        &nals,
+        base,
+    )?;
+    Ok(CmafSegment {
+        prepared: PreparedSegment {
+            header: sealed.header,
+            ..prepared
+        },
+        reads,
+        cipher: Some(SegmentCipher::Samples {
+            key: p.key.key,
+            mode: sealed.mode,
+            layouts: sealed.layouts,
+        }),
+    })
 }

@@ -58,7 +58,7 @@ async fn title_protection(app: &App, key: &ObjectKey) -> Result<TitleProtection,
 /// # Errors
 /// 404 when the title's HLS output is clear, or its DRM systems leave ClearKey out; 503
 /// when the key is unavailable.
-pub async fn key(app: &App, key: &ObjectKey) -> Result<Answer, ServeError> {
+pub async fn hls_key(app: &App, key: &ObjectKey) -> Result<Answer, ServeError> {
     // The raw key is the key of every output of the title, the DRM-protected ones too:
     // not handed out for a title whose DRM systems leave ClearKey out.
     let title = title_protection(app, key).await?;

@@ -1,13 +1,13 @@
-//! The outputs, one module each, as mini-redis has a module per command: what each
-//! resource of a title answers (`vod.rs` picks the output: `hls.rs`, `dash.rs`, `cmaf.rs`,
-//! `subtitles.rs`, `ts.rs`; a sequence's, `sequence.rs`), nginx-vod's names (`nginx_vod/`), keys and licences
-//! (`keys.rs`), thumbnails and storyboards (`thumb/`), and the service routes
-//! (`health.rs`). Each takes what it needs from the layers below (titles, protection, the
-//! error table) and returns a plain `Answer` for `respond` to send; `context.rs` is what
-//! every output of a title is handed.
+//! The outputs, one module each, as mini-redis has a module per command, dispatched from one
+//! `match` in `request.rs`. A title's outputs have one shape, `async fn(&TitleRequest) ->
+//! Result<Answer, ServeError>`: HLS (`hls.rs`), DASH (`dash.rs`), CMAF segments clear or
+//! encrypted (`cmaf.rs`), WebVTT (`subtitles.rs`), MPEG-TS (`ts.rs`) and a sequence's own
+//! resources (`sequence.rs`). The others take what their route carries: keys and licences
+//! (`keys.rs`), thumbnails and storyboards (`thumb/`), nginx-vod names (`nginx_vod/`), the
+//! service routes (`health.rs`). No output imports another; what two share sits below
+//! them (`titles/`, `title_request.rs`, `respond/`, the error table).
 
 pub mod cmaf;
-pub mod context;
 pub mod dash;
 pub mod health;
 pub mod hls;
@@ -17,4 +17,3 @@ pub mod sequence;
 pub mod subtitles;
 pub mod thumb;
 pub mod ts;
-pub mod vod;

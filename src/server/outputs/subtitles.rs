@@ -1,150 +1,33 @@
-//! Subtitle resources: a text track's WebVTT segment (HLS) or whole file (DASH).
-//!
-//! Text payloads stay in `mdat` until asked for: `package::webvtt` lists the few byte
-//! ranges the window needs (bounded by `MediaLimits::max_text_read_bytes`), this module
-//! reads them through the source in one batch and renders the WebVTT. Sidecar subtitle
-//! files named by a title document are read whole (within the same limit) and put on the
-//! title's timeline. The answer is small and whole, so it is sent like a manifest (with
-//! `Content-Length`, `Range` and `HEAD`).
+//! Subtitle resources: a text track's WebVTT segment (HLS) or whole file (DASH), read and
+//! rendered by `titles::subtitle_text`. The answer is small and whole, so it is sent like a
+//! manifest (with `Content-Length`, `Range` and `HEAD`).
 
-use bytes::Bytes;
-
-use crate::media::{parse_sidecar, MediaError};
-use crate::package::webvtt::{
-    cues_from_samples, plan_text_read, render_dash_file, render_hls_segment, segment_cues, Cue,
-    SubtitlePlan, TimeWindow,
-};
-use crate::package::{PackageError, SidecarSubtitle};
-use crate::server::app::App;
+use crate::package::Resource;
 use crate::server::error::ServeError;
-use crate::server::titles::cached::CachedTitle;
-use crate::source::{ByteRange, ObjectIdentity, ObjectKey};
+use crate::server::respond::answer::{Answer, Content, WEBVTT};
+use crate::server::title_request::TitleRequest;
+use crate::server::titles::subtitle_text::{subtitle_body, SubtitleRequest, TextSource};
 
-/// Which subtitle resource of a text track.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum SubtitleRequest {
-    /// The WebVTT segment `number` (1-based) of the HLS subtitle playlist.
-    Segment { number: u64 },
-    /// The whole track as one WebVTT file, for DASH.
-    File,
-}
-
-/// The output time window (ns) of `request` on `plan`: `None` for the whole file of DASH.
-///
-/// # Errors
-/// A segment number past the plan.
-fn subtitle_window(
-    plan: &SubtitlePlan,
-    request: SubtitleRequest,
-) -> Result<Option<TimeWindow>, PackageError> {
-    match request {
-        SubtitleRequest::File => Ok(None),
-        SubtitleRequest::Segment { number } => {
-            plan.window(number)
-                .map(Some)
-                .ok_or_else(|| PackageError::SegmentOutOfRange {
-                    number,
-                    count: plan.segment_count() as u64,
-                })
-        }
-    }
-}
-
-/// The WebVTT bytes of `request` for text track `track_id` of `cached`.
+/// `sub-tN-K.vtt` (segment K of text track N) or `sub-tN.vtt` (the whole track).
 ///
 /// # Errors
 /// 404 for a track or segment the title does not have; 422 for a text track over the read
 /// limit or with a malformed sample; the source's answer when reading fails.
-pub async fn subtitle_body(
-    app: &App,
-    cached: &CachedTitle,
-    key: &ObjectKey,
-    identity: &ObjectIdentity,
-    track_id: u32,
-    request: SubtitleRequest,
-) -> Result<Bytes, ServeError> {
-    if let Some(sidecar) = (cached.title.sidecars.iter()).find(|s| s.track_id == track_id) {
-        return sidecar_body(app, cached, key, identity, sidecar, request).await;
-    }
-    let track = (cached.title.index.text_track(track_id)).ok_or(PackageError::NoSuchTrack {
-        track: u64::from(track_id),
-    })?;
-    let plan = cached.subtitle_plan();
-    let window = subtitle_window(plan, request)?;
-    let limits = &app.settings.limits;
-    let read = plan_text_read(track, plan.shift_ns, window, limits)?;
-    let bytes = match read.ranges.is_empty() {
-        true => Vec::new(),
-        false => {
-            app.catalog
-                .source()
-                .read_ranges(key, identity, &read.ranges)
-                .await?
+pub async fn webvtt(req: &TitleRequest<'_>) -> Result<Answer, ServeError> {
+    let (track_id, request) = match req.resource {
+        Resource::SubtitleSegment { track_id, number } => {
+            (track_id, SubtitleRequest::Segment { number })
         }
+        Resource::SubtitleFile { track_id } => (track_id, SubtitleRequest::File),
+        resource => return Err(ServeError::NoRendition(resource.track_id().unwrap_or(0))),
     };
-    let cues = cues_from_samples(track, plan.shift_ns, &read, &bytes)?;
-    let text = match window {
-        Some(window) => render_hls_segment(&segment_cues(track.format, cues, window)),
-        // The DASH Period starts at S less the video pre-roll it shows.
-        None => render_dash_file(&cues, plan.shift_ns - cached.title.dash_preroll_ns()),
+    let (key, identity) = req.object_of(track_id);
+    let from = TextSource {
+        source: req.app.catalog.source(),
+        limits: &req.app.settings.limits,
+        key: &key,
+        identity: &identity,
     };
-    Ok(Bytes::from(text))
-}
-
-/// The WebVTT bytes of `request` for sidecar subtitle file `sidecar` (the object `key`,
-/// version `identity`): the file read whole (at most `max_text_read_bytes`), its cues put
-/// on the output timeline (source time + the title shift S, like every track), and for an
-/// HLS segment the cues that overlap its window, written whole (RFC 8216 3.5 lets a cue
-/// spanning a cut appear in both segments; players drop the duplicate).
-///
-/// # Errors
-/// 404 for a segment the title does not have; 422 for a file over the limit or that is not
-/// WebVTT or SRT; the source's answer when reading fails.
-async fn sidecar_body(
-    app: &App,
-    cached: &CachedTitle,
-    key: &ObjectKey,
-    identity: &ObjectIdentity,
-    sidecar: &SidecarSubtitle,
-    request: SubtitleRequest,
-) -> Result<Bytes, ServeError> {
-    let plan = cached.subtitle_plan();
-    let window = subtitle_window(plan, request)?;
-    let max = app.settings.limits.max_text_read_bytes;
-    if identity.size > max {
-        return Err(ServeError::SubtitleTooLarge {
-            size: identity.size,
-            max,
-        });
-    }
-    let bytes = match identity.size {
-        0 => Bytes::new(),
-        size => {
-            (app.catalog.source())
-                .read_range(key, identity, ByteRange::new(0, size))
-                .await?
-        }
-    };
-    let cues = parse_sidecar(sidecar.format, &bytes).map_err(|e| match e {
-        // Not an MP4 problem: say which file and why.
-        MediaError::Malformed { reason } => ServeError::SubtitleMalformed {
-            key: key.to_string(),
-            reason,
-        },
-        e => ServeError::Media(e),
-    })?;
-    let cues: Vec<Cue> = (cues.into_iter())
-        .map(|c| Cue {
-            start_ns: c.start_ns + sidecar.offset_ns + plan.shift_ns,
-            end_ns: c.end_ns + sidecar.offset_ns + plan.shift_ns,
-            payload: c.payload,
-        })
-        .filter(|c| window.is_none_or(|w| c.end_ns > w.start_ns && c.start_ns < w.end_ns))
-        .collect();
-    let text = match window {
-        Some(_) => render_hls_segment(&cues),
-        // On the DASH Period, which starts at S less any video pre-roll it shows.
-        None => render_dash_file(&cues, plan.shift_ns - cached.title.dash_preroll_ns()),
-    };
-    Ok(Bytes::from(text))
+    let body = subtitle_body(&from, &req.cached, track_id, request).await?;
+    Ok(req.answer(Content::Inline(body), WEBVTT))
 }

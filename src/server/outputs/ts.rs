@@ -1,93 +1,49 @@
 //! The MPEG-TS output over HTTP: `master-ts.m3u8`, TS media, I-frame and subtitle
-//! playlists, and TS segments streamed from the source.
+//! playlists, and TS segments streamed from the source, clear or encrypted: what a TS
+//! segment's bytes are and how they are protected is decided here.
 //!
-//! A title's TS output (`package::ts::TsTitle`: programs, layouts, bandwidths) is worked
-//! out once, on the blocking pool, on the first TS request, and kept with the cached title
-//! with its rendered playlists, as the CMAF manifests are. A segment streams like a CMAF
-//! one: the head goes out once the first chunk is made, then the writer turns the source
-//! bytes into packets as the connection pulls each chunk (`TsChunks`), with the same send
-//! timeout, metrics and source read counters. The program streams of one object (video,
-//! muxed audio) are read together in file order (`source::InterleavedReads`). With HLS
-//! AES-128 the chunks go through the cipher (`CutChunks`). With HLS SAMPLE-AES the
-//! segment's samples are read whole and encrypted first (their sizes shape its layout,
-//! `package::ts::sample_aes`), then written from memory.
-//!
-//! A segment's body is streamed by `respond::ts_stream`; what encryption changes is in
-//! `protect::ts`.
+//! A title's TS layout is worked out once and kept with it (`titles::ts_layout`). A
+//! segment streams like a CMAF one (`respond::ts_stream`): the writer turns the source
+//! bytes into packets as the connection pulls each chunk; with HLS AES-128 the chunks go
+//! through the cipher. With HLS SAMPLE-AES the segment's samples are read whole and
+//! encrypted first (their sizes shape its layout, `package::ts::sample_aes`), then written
+//! from memory.
 
 use std::sync::{Arc, OnceLock};
 
 use bytes::Bytes;
-use tracing::Instrument;
 
 use crate::crypto::{Scheme, WholeSegmentEncryptor};
-use crate::package::ts::TsRendition;
+use crate::package::encrypt::{hls_ts_sample_aes_iv, hls_ts_segment_iv};
+use crate::package::ts::{
+    encrypt_sample_aes_segment, prepare_ts_segment, TsRendition, MAX_SEGMENT_SAMPLE_BYTES,
+};
 use crate::package::{
     render_ts_iframe_playlist, render_ts_iframe_playlist_with, render_ts_media_playlist,
     render_ts_media_playlist_with, render_ts_multivariant_playlist,
     render_ts_multivariant_playlist_with, render_ts_subtitle_playlist_with, ts_subtitle_segment,
     ManifestOptions, PackageError, Resource,
 };
+use crate::server::access::select::Protected;
 use crate::server::error::ServeError;
-use crate::server::outputs::context::TitleRequest;
-use crate::server::outputs::subtitles::{subtitle_body, SubtitleRequest};
-use crate::server::protect::ts::{sample_aes_segment, ts_segment_iv, TsProtection};
-use crate::server::respond::answer::{Answer, Content, TsSegmentJob, M3U8, MP2T, WEBVTT};
-use crate::server::titles::cached::{CachedTitle, TsAt, TsOutput};
+use crate::server::offload::assemble_off_runtime;
+use crate::server::respond::answer::{
+    Answer, Content, TsProtection, TsSegmentJob, M3U8, MP2T, WEBVTT,
+};
+use crate::server::title_request::TitleRequest;
+use crate::server::titles::cached::CachedTitle;
+use crate::server::titles::kept::TsAt;
+use crate::server::titles::subtitle_text::{subtitle_body, SubtitleRequest, TextSource};
+use crate::server::titles::ts_layout::{ts_output, ts_rendition_named};
+use crate::source::{ByteRange, MediaSource, ObjectIdentity, ObjectKey};
 
-/// The TS output of `cached`, worked out on the blocking pool the first time.
-///
-/// # Errors
-/// 422 when no rendition can go in TS; 500 if the work is lost.
-pub(in crate::server) async fn ts_output(
-    cached: &Arc<CachedTitle>,
-) -> Result<&TsOutput, ServeError> {
-    let failed = ServeError::Internal("TS layout failed");
-    if cached.ts_slot().get().is_none() {
-        let title = cached.clone();
-        tokio::task::spawn_blocking(move || {
-            title.ts_slot().get_or_init(|| TsOutput::new(&title));
-        })
-        .instrument(tracing::info_span!("ts.layout"))
-        .await
-        .map_err(|_| ServeError::Internal("TS layout failed"))?;
-    }
-    cached.ts_slot().get().ok_or(failed)
-}
-
-/// The TS rendition named by `track_id` in the TS output of `cached`, and where it is: a
-/// listed one, or the main audio alone (nginx-vod's `index-a1.m3u8` under `hlsts`), laid
-/// out on the blocking pool the first time it is asked for.
-///
-/// # Errors
-/// 422 when the title has no TS output; 404 when it has no TS rendition of `track_id`;
-/// 500 if the work is lost.
-pub(in crate::server) async fn ts_rendition_named(
-    cached: &Arc<CachedTitle>,
-    track_id: u32,
-) -> Result<(TsAt, &TsRendition), ServeError> {
-    let output = ts_output(cached).await?;
-    if !output.main_audio_alone_known(track_id) {
-        let title = cached.clone();
-        tokio::task::spawn_blocking(move || {
-            if let Some(output) = title.ts_slot().get() {
-                let _ = output.rendition_named(&title.title, track_id);
-            }
-        })
-        .instrument(tracing::info_span!("ts.layout.main_audio"))
-        .await
-        .map_err(|_| ServeError::Internal("TS layout failed"))?;
-    }
-    (output.rendition_named(&cached.title, track_id)?).ok_or(ServeError::NoTsRendition(track_id))
-}
-
-/// The answer to TS resource `req.resource`.
+/// The TS resource `req.resource`: a playlist, a WebVTT segment or a TS segment.
 ///
 /// # Errors
 /// 404 for a rendition, track or segment the TS output does not have (or the selected
 /// output does not offer); 422 when the title has no TS output; the subtitle path's
 /// answers for WebVTT segments.
-pub async fn answer(req: &TitleRequest<'_>) -> Result<Answer, ServeError> {
+pub async fn ts_resource(req: &TitleRequest<'_>) -> Result<Answer, ServeError> {
     let (app, cached, resource) = (req.app, &req.cached, req.resource);
     let protected = req.protected.as_ref();
     // TS is encrypted as HLS is (AES-128 or SAMPLE-AES); DASH's `cenc` folder has no TS.
@@ -99,7 +55,13 @@ pub async fn answer(req: &TitleRequest<'_>) -> Result<Answer, ServeError> {
     if let Resource::TsSubtitleSegment { track_id, number } = resource {
         let (key, identity) = req.object_of(track_id);
         let request = SubtitleRequest::Segment { number };
-        let body = subtitle_body(app, cached, &key, &identity, track_id, request).await?;
+        let from = TextSource {
+            source: app.catalog.source(),
+            limits: &app.settings.limits,
+            key: &key,
+            identity: &identity,
+        };
+        let body = subtitle_body(&from, cached, track_id, request).await?;
         let text = std::str::from_utf8(&body)
             .ok()
             .and_then(ts_subtitle_segment);
@@ -198,10 +160,10 @@ pub async fn answer(req: &TitleRequest<'_>) -> Result<Answer, ServeError> {
                     .ok_or(ServeError::NoTsRendition(track_id));
             }
             // A text track's subtitle playlist, if the title has it.
-            cached
-                .subtitle_playlist(track_id)
+            (cached.caches.subtitles)
+                .playlist(title, track_id)
                 .ok_or(ServeError::NoTsRendition(track_id))?;
-            let plan = cached.subtitle_plan();
+            let plan = cached.caches.subtitles.plan(title);
             let playlist = render_ts_subtitle_playlist_with(plan, track_id, &req.options);
             Ok(req.manifest(Bytes::from(playlist), M3U8))
         }
@@ -290,3 +252,141 @@ pub async fn answer(req: &TitleRequest<'_>) -> Result<Answer, ServeError> {
         ))),
     }
 }
+
+/// The IV of MPEG-TS segment `number` of the TS rendition named by `track_id` in output
+/// `p`: AES-128 and SAMPLE-AES each from a base of their own (SAMPLE-AES: one IV for all
+/// segments).
+fn ts_segment_iv(cached: &CachedTitle, p: &Protected, track_id: u32, number: u64) -> [u8; 16] {
+    match p.scheme {
+        Scheme::Aes128 => hls_ts_segment_iv(&cached.token, &p.key.kid, track_id, number),
+        _ => hls_ts_sample_aes_iv(&cached.token, &p.key.kid, track_id),
+    }
+}
+
+/// Segment `segment` of TS rendition `r` (at `rendition`) of `cached` with HLS SAMPLE-AES: its
+/// samples read whole from `objects` (one per program stream) and encrypted on the
+/// blocking pool, giving the writer and its input. Encryption changes the video's sizes,
+/// so the segment's length is known only now: a SAMPLE-AES segment holds its samples in
+/// memory (at most `MAX_SEGMENT_SAMPLE_BYTES`), where a clear or AES-128 one streams.
+///
+/// # Errors
+/// 422 for a program SAMPLE-AES does not cover or a segment too large; the source's
+/// answers for its reads.
+async fn sample_aes_segment(
+    source: &Arc<dyn MediaSource>,
+    (cached, r): (&Arc<CachedTitle>, &TsRendition),
+    objects: &[(ObjectKey, ObjectIdentity)],
+    (rendition, segment, key, iv): (TsAt, usize, [u8; 16], [u8; 16]),
+) -> Result<TsProtection, ServeError> {
+    let title = &cached.title;
+    let program = r.program.with_sample_aes(&title.index)?;
+    let clear = prepare_ts_segment(title, &r.program, &r.layout, segment, None)?;
+    let total: u64 = clear.ranges.iter().flatten().map(|r| r.len).sum();
+    if total > MAX_SEGMENT_SAMPLE_BYTES {
+        let e = PackageError::NotInTs {
+            track_id: r.rendition.track_id,
+            reason: format!("a segment of {total} bytes of samples is too large for SAMPLE-AES"),
+        };
+        return Err(e.into());
+    }
+    let samples = read_samples(source, objects, &clear.ranges).await?;
+    let title = cached.clone();
+    let encrypt = move || {
+        let r = (title.caches.ts.get())
+            .and_then(|o| o.rendition_at(rendition))
+            .ok_or(PackageError::NoTsRenditions)?;
+        encrypt_sample_aes_segment(
+            &title.title,
+            &program,
+            &r.layout,
+            segment,
+            samples,
+            &key,
+            &iv,
+        )
+    };
+    // A usual segment (a few hundred KB) encrypts in well under a millisecond, less than a
+    // hop to the blocking pool costs (docs/performance.md); large ones go there.
+    let span = tracing::info_span!("segment.encrypt", vod.segment = segment + 1);
+    let (writer, samples) = if total <= INLINE_ENCRYPT_BYTES {
+        span.in_scope(encrypt)?
+    } else {
+        assemble_off_runtime(span, encrypt).await?
+    };
+    Ok(TsProtection::SampleAes(Box::new(writer), samples))
+}
+
+/// The bytes of each program stream's `ranges` (its samples, in order), read from its
+/// object in `objects`. The streams of one object whose ranges fill most of the span they
+/// cover (a muxed file interleaves them sample by sample) are read as that one span: one
+/// read, where a read per range would be hundreds.
+async fn read_samples(
+    source: &Arc<dyn MediaSource>,
+    objects: &[(ObjectKey, ObjectIdentity)],
+    ranges: &[Vec<ByteRange>],
+) -> Result<Vec<Bytes>, ServeError> {
+    let mut out = vec![Bytes::new(); ranges.len()];
+    let mut done = vec![false; ranges.len()];
+    for (s, (key, identity)) in objects.iter().enumerate() {
+        if done.get(s).copied().unwrap_or(true) {
+            continue;
+        }
+        let group: Vec<usize> = (s..objects.len())
+            .filter(|t| {
+                objects
+                    .get(*t)
+                    .is_some_and(|o| o.0 == *key && o.1 == *identity)
+            })
+            .collect();
+        let (mut first, mut end, mut total) = (u64::MAX, 0u64, 0u64);
+        for t in &group {
+            for r in ranges.get(*t).map(Vec::as_slice).unwrap_or_default() {
+                (first, end, total) = (first.min(r.start), end.max(r.end()), total + r.len);
+            }
+        }
+        let first = first.min(end);
+        let span = end - first;
+        let whole = if span == 0 {
+            Some(Bytes::new())
+        } else if span <= total + total / 4 + SPAN_SLACK_BYTES {
+            let bytes = source.read_range(key, identity, ByteRange::new(first, span));
+            Some(bytes.await?)
+        } else {
+            None
+        };
+        for t in group {
+            let list = ranges.get(t).map(Vec::as_slice).unwrap_or_default();
+            let parts = match &whole {
+                Some(whole) => cut_ranges(whole, first, list)?,
+                None => source.read_ranges(key, identity, list).await?,
+            };
+            if let (Some(slot), Some(flag)) = (out.get_mut(t), done.get_mut(t)) {
+                *slot = match <[Bytes; 1]>::try_from(parts) {
+                    Ok([one]) => one,
+                    Err(parts) => Bytes::from(parts.concat()),
+                };
+                *flag = true;
+            }
+        }
+    }
+    Ok(out)
+}
+
+/// `ranges` cut from `whole`, the bytes from offset `first` on.
+fn cut_ranges(whole: &Bytes, first: u64, ranges: &[ByteRange]) -> Result<Vec<Bytes>, ServeError> {
+    let mut out = Vec::with_capacity(ranges.len());
+    for r in ranges {
+        let at = usize::try_from(r.start - first).unwrap_or(usize::MAX);
+        let part = at
+            .checked_add(r.len as usize)
+            .filter(|end| *end <= whole.len())
+            .map(|end| whole.slice(at..end));
+        out.push(part.ok_or(ServeError::SourceEndedEarly)?);
+    }
+    Ok(out)
+}
+
+/// Bytes between a muxed file's ranges read over rather than split into more reads.
+const SPAN_SLACK_BYTES: u64 = 256 * 1024;
+/// Most bytes of samples of a SAMPLE-AES segment encrypted on the runtime worker itself.
+const INLINE_ENCRYPT_BYTES: u64 = 1024 * 1024;

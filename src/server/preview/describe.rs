@@ -194,7 +194,7 @@ fn edit_lines(edits: &crate::media::EditList, timescale: u32) -> String {
 /// document's `"encryption"` overrides it per title), and whether each track can be
 /// encrypted (AV1 and VP9 video cannot, and are refused with 422 when it applies).
 fn encryption_lines(title: &Title, policy: crate::crypto::EncryptionPolicy) -> String {
-    use crate::package::protect::TrackProtection;
+    use crate::package::encrypt::TrackProtection;
     let mut out = format!("encryption: {policy} (--encryption)\n");
     if policy.any() {
         for track in &title.index.tracks {

@@ -1,18 +1,12 @@
-//! The preview page at `/`: the titles under a prefix, each one playable in the page.
-//!
-//! For the operator's first look and for checking a title by eye: a paged list of the
-//! media files and title documents under a prefix (`?prefix=`, `?after=`), and for the
-//! title picked (`?key=`) the server's own answer (`probe`: status, one-line reason,
-//! variants, audio and subtitle renditions), the `inspect` description of a media file,
-//! and its HLS and DASH played side by side with hls.js and dash.js. The players are
-//! loaded from their version-pinned public CDN URLs (settings, so a test or an offline
-//! site can point them elsewhere); no player code is kept here.
-//!
-//! Everything that comes from a bucket or a request (keys, reasons, codec strings) is
-//! HTML-escaped where it is written; URLs reach the script only through escaped `data-`
-//! attributes, never inside script text. Listing is bounded: a page shows at most
-//! [`PAGE_TITLES`] titles and reads at most [`PAGE_SCAN`] listed objects. On by default for
-//! a folder, off for a bucket (`preview` setting); when off, `/` is the usual 404.
+//! The preview page at `/`: the titles under a prefix, each one playable in the page, for
+//! the operator's first look: a paged list of media files and title documents
+//! (`?prefix=`, `?after=`), and for the title picked (`?key=`) the server's own answer
+//! (`probe`), the `inspect` description, and its HLS and DASH played side by side with
+//! hls.js and dash.js from their version-pinned CDN URLs (settings). What comes from a
+//! bucket or a request is HTML-escaped where it is written; URLs reach the script only
+//! through escaped `data-` attributes. Bounded: at most [`PAGE_TITLES`] titles and
+//! [`PAGE_SCAN`] listed objects a page. On by default for a folder, off for a bucket
+//! (`preview` setting); when off, `/` is the usual 404.
 
 use std::fmt::Write as _;
 use std::sync::Arc;
@@ -48,7 +42,7 @@ pub fn preview_enabled(settings: &Settings) -> bool {
 
 /// The page's answer to `req`, or `None` when the request is not for the page (another
 /// path, another method, or the page is off), to be routed as usual.
-pub async fn answer<B>(app: &Arc<App>, req: &Request<B>) -> Option<Response<ResponseBody>> {
+pub async fn preview_page<B>(app: &Arc<App>, req: &Request<B>) -> Option<Response<ResponseBody>> {
     if req.uri().path() != "/" || req.method() != Method::GET || !preview_enabled(&app.settings) {
         return None;
     }

@@ -39,7 +39,7 @@ pub struct KeyReport {
     pub variants: Vec<Variant>,
     /// Its audio and subtitle renditions (`EXT-X-MEDIA`), in its order.
     pub renditions: Vec<Rendition>,
-    /// The ad breaks of a title document (issue 31), as its first media playlist carries
+    /// The ad breaks of a title document, as its first media playlist carries
     /// them; empty without breaks.
     pub breaks: Vec<AdBreak>,
 }

@@ -1,16 +1,18 @@
 //! What an output answers with before HTTP semantics apply: its content (bytes in hand, or
-//! a segment to stream: clear, encrypted or MPEG-TS), content type, cache policy and
-//! entity tag. Plain data, made by `server::outputs` and sent by `reply.rs`.
+//! a segment to stream: CMAF, clear or encrypted, or MPEG-TS), content type, cache policy
+//! and entity tag. Plain data, made by `server::outputs` and sent by `reply.rs`.
 
 use std::sync::Arc;
 
 use bytes::Bytes;
 
+use crate::crypto::cipher::SampleMode;
+use crate::crypto::{SampleLayout, WholeSegmentEncryptor};
 use crate::media::TrackKind;
+use crate::package::ts::TsSegment;
 use crate::package::PreparedSegment;
-use crate::server::protect::segment::ProtectedSegment;
-use crate::server::protect::ts::TsProtection;
 use crate::server::titles::cached::CachedTitle;
+use crate::server::titles::kept::TsAt;
 use crate::source::{ObjectIdentity, ObjectKey};
 
 /// Cache-Control for resources in a version folder (`v{token}/`): the token changes with
@@ -79,18 +81,8 @@ impl Answer {
 pub enum Content {
     /// Bytes known in full (manifests, init segments, subtitles, metrics).
     Inline(Bytes),
-    /// A media segment: header bytes, then payload streamed from the source, its ranges
-    /// read from the objects of `reads` in turn.
-    Segment {
-        prepared: PreparedSegment,
-        reads: Vec<SegmentRead>,
-    },
-    /// An encrypted media segment, encrypted as it streams (`protect::segment`).
-    Protected {
-        key: ObjectKey,
-        identity: ObjectIdentity,
-        segment: ProtectedSegment,
-    },
+    /// A CMAF media segment, clear or encrypted as it streams.
+    Segment(CmafSegment),
     /// An MPEG-TS segment, written from the source as it streams (`ts_stream.rs`).
     Ts(TsSegmentJob),
 }
@@ -100,11 +92,58 @@ impl Content {
     pub fn len(&self) -> u64 {
         match self {
             Content::Inline(b) => b.len() as u64,
-            Content::Segment { prepared, .. } => prepared.content_length(),
-            Content::Protected { segment, .. } => segment.len,
+            Content::Segment(segment) => segment.len(),
             Content::Ts(job) => job.len,
         }
     }
+}
+
+/// A CMAF media segment to stream: its header (with its protection boxes when encrypted),
+/// then its payload read from the objects of `reads` in turn, through `cipher` when
+/// encrypted.
+#[derive(Debug)]
+pub struct CmafSegment {
+    /// Header bytes and the payload's source ranges.
+    pub prepared: PreparedSegment,
+    /// The objects its ranges are read from, in order.
+    pub reads: Vec<SegmentRead>,
+    /// How its bytes are encrypted; `None` when clear.
+    pub cipher: Option<SegmentCipher>,
+}
+
+impl CmafSegment {
+    /// Bytes of the answer: header and payload, padded under HLS AES-128.
+    pub fn len(&self) -> u64 {
+        let clear = self.prepared.content_length();
+        match self.cipher {
+            Some(SegmentCipher::Whole { .. }) => WholeSegmentEncryptor::encrypted_len(clear),
+            _ => clear,
+        }
+    }
+}
+
+/// How an encrypted CMAF segment's bytes are encrypted.
+#[derive(Debug)]
+pub enum SegmentCipher {
+    /// HLS AES-128: the whole segment, padded.
+    Whole { key: [u8; 16], iv: [u8; 16] },
+    /// `cenc`/`cbcs`: the samples after a clear header.
+    Samples {
+        key: [u8; 16],
+        mode: SampleMode,
+        layouts: Vec<SampleLayout>,
+    },
+}
+
+/// How a TS segment's bytes are protected.
+#[derive(Debug)]
+pub enum TsProtection {
+    Clear,
+    /// HLS AES-128 (key, IV): the whole segment, CBC with PKCS#7 padding.
+    Aes128([u8; 16], [u8; 16]),
+    /// HLS SAMPLE-AES: the writer over the segment's samples, already encrypted (their
+    /// sizes shape the layout, `package::ts::sample_aes`), and those samples per stream.
+    SampleAes(Box<TsSegment>, Vec<Bytes>),
 }
 
 /// The object some of a segment's source ranges are read from: the next `ranges` of its
@@ -121,7 +160,7 @@ pub struct SegmentRead {
 pub struct TsSegmentJob {
     pub cached: Arc<CachedTitle>,
     /// Where the rendition is in the TS output.
-    pub rendition: crate::server::titles::cached::TsAt,
+    pub rendition: TsAt,
     /// Position of the segment (0-based).
     pub segment: usize,
     /// The object (and version) each program stream is read from.

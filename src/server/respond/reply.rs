@@ -10,20 +10,19 @@ use futures_util::StreamExt;
 use http::header::{self, HeaderValue};
 use http::{Method, Request, Response, StatusCode};
 
-use super::answer::{Answer, Content, SegmentRead, TsSegmentJob, MANIFEST};
+use super::answer::{Answer, CmafSegment, Content, TsSegmentJob, MANIFEST};
+use super::cipher_stream::encrypted_stream;
 use super::conditional::etag_list_matches;
 use super::range::{parse_range, RangeRequest};
 use super::stream::{segment_parts, start_stream};
 use super::ts_stream::ts_chunks;
-use crate::package::PreparedSegment;
 use crate::server::admission::Admitted;
 use crate::server::app::App;
 use crate::server::body::ResponseBody;
 use crate::server::cors::add_cors;
 use crate::server::error::ServeError;
 use crate::server::log_context;
-use crate::server::protect::segment::{encrypted_stream, ProtectedSegment};
-use crate::source::{ByteStream, ObjectIdentity, ObjectKey};
+use crate::source::{ByteRange, ByteStream};
 
 /// Apply conditionals, HEAD and Range to a successful answer. `admitted` is held until the
 /// body is sent: by this call for whole bodies, by the streamed body for segments.
@@ -96,29 +95,17 @@ pub async fn respond<B>(
     if req.method() == Method::HEAD {
         return finish(builder, ResponseBody::Empty);
     }
-    let span = (start, end);
+    let window = ByteRange::new(start, end - start);
     let body = match answer.content {
         // start <= end <= len == bytes.len(), so these casts and the slice are in bounds.
         Content::Inline(bytes) => Ok(ResponseBody::full(
             bytes.slice(start as usize..end as usize),
         )),
-        Content::Segment { prepared, reads } => {
-            Box::pin(segment_body(app, (prepared, reads), span, admitted)).await
+        Content::Segment(segment) if segment.cipher.is_none() => {
+            Box::pin(segment_body(app, segment, window, admitted)).await
         }
-        Content::Protected {
-            key,
-            identity,
-            segment,
-        } => {
-            Box::pin(protected_body(
-                app,
-                (key, identity, segment),
-                span,
-                admitted,
-            ))
-            .await
-        }
-        Content::Ts(job) => Box::pin(ts_body(app, job, span, admitted)).await,
+        Content::Segment(segment) => Box::pin(encrypted_body(app, segment, window, admitted)).await,
+        Content::Ts(job) => Box::pin(ts_body(app, job, window, admitted)).await,
     };
     match body {
         Ok(body) => finish(builder, body),
@@ -126,16 +113,16 @@ pub async fn respond<B>(
     }
 }
 
-/// The body of bytes `start..end` of a clear CMAF segment: header bytes, then its ranges
+/// The body of bytes `window` of a clear CMAF segment: header bytes, then its ranges
 /// read from each object in turn, started the one way every segment starts.
 async fn segment_body(
     app: &Arc<App>,
-    (prepared, reads): (PreparedSegment, Vec<SegmentRead>),
-    (start, end): (u64, u64),
+    segment: CmafSegment,
+    window: ByteRange,
     admitted: Admitted,
 ) -> Result<ResponseBody, ServeError> {
     let source = app.catalog.source();
-    let (head, wanted) = segment_parts(prepared, reads, start, end);
+    let (head, wanted) = segment_parts(segment.prepared, segment.reads, window);
     let payload = wanted.iter().flat_map(|(_, r)| r).map(|r| r.len).sum();
     let chunk = body_chunk_bytes(app.settings.stream_chunk_bytes, payload);
     let mut streams: Vec<ByteStream> = (wanted.into_iter())
@@ -151,23 +138,34 @@ async fn segment_body(
             .unwrap_or_else(|| Box::pin(futures_util::stream::empty())),
         _ => Box::pin(futures_util::stream::iter(streams).flatten()),
     };
-    start_stream(app, head, chunks, end - start, admitted).await
+    start_stream(app, head, chunks, window.len, admitted).await
 }
 
-/// The body of bytes `start..end` of an encrypted CMAF segment: its source ranges through
-/// the encrypting stream, started the one way every segment starts.
-async fn protected_body(
+/// The body of bytes `window` of an encrypted CMAF segment (read from one object): its
+/// source ranges through the encrypting stream, started the one way every segment starts.
+async fn encrypted_body(
     app: &Arc<App>,
-    (key, identity, segment): (ObjectKey, ObjectIdentity, ProtectedSegment),
-    (start, end): (u64, u64),
+    segment: CmafSegment,
+    window: ByteRange,
     admitted: Admitted,
 ) -> Result<ResponseBody, ServeError> {
-    let ranges = segment.ranges.clone();
+    let CmafSegment {
+        prepared,
+        reads,
+        cipher,
+    } = segment;
+    let (Some(read), Some(cipher)) = (reads.into_iter().next(), cipher) else {
+        return Err(ServeError::Internal("encrypted segment without its object"));
+    };
+    let ranges = prepared.ranges;
     let payload = ranges.iter().map(|r| r.len).sum();
     let chunk = body_chunk_bytes(app.settings.stream_chunk_bytes, payload);
-    let chunks = (app.catalog.source().clone()).stream_ranges(key.clone(), identity, ranges, chunk);
-    let encrypted = encrypted_stream(&key, segment, chunks, (start, end));
-    start_stream(app, None, encrypted, end - start, admitted).await
+    let key = read.key;
+    let chunks =
+        (app.catalog.source().clone()).stream_ranges(key.clone(), read.identity, ranges, chunk);
+    let header = bytes::Bytes::from(prepared.header);
+    let encrypted = encrypted_stream(&key, (header, cipher), chunks, window);
+    start_stream(app, None, encrypted, window.len, admitted).await
 }
 
 /// The chunk size a segment's payload of `payload` bytes is read and sent in: the whole
@@ -177,7 +175,7 @@ async fn protected_body(
 /// `stream_chunk_bytes` keeps the same memory bound; and a short segment (a 112 KB
 /// segment of the bench asset against 64 KiB chunks) then costs one read and one socket
 /// write instead of two each: 9 % less CPU per segment in an A/B of the two sizes
-/// (docs/performance.md, issue 28).
+/// (docs/performance.md).
 fn body_chunk_bytes(stream_chunk_bytes: usize, payload: u64) -> usize {
     let twice = stream_chunk_bytes.saturating_mul(2);
     match usize::try_from(payload) {
@@ -186,16 +184,16 @@ fn body_chunk_bytes(stream_chunk_bytes: usize, payload: u64) -> usize {
     }
 }
 
-/// The body of bytes `start..end` of an MPEG-TS segment, written as it streams, started the
+/// The body of bytes `window` of an MPEG-TS segment, written as it streams, started the
 /// one way every segment starts.
 async fn ts_body(
     app: &Arc<App>,
     job: TsSegmentJob,
-    (start, end): (u64, u64),
+    window: ByteRange,
     admitted: Admitted,
 ) -> Result<ResponseBody, ServeError> {
-    let chunks = ts_chunks(app, job, start, end).await?;
-    start_stream(app, None, chunks, end - start, admitted).await
+    let chunks = ts_chunks(app, job, window).await?;
+    start_stream(app, None, chunks, window.len, admitted).await
 }
 
 /// Replace the answer's cache policy: error-like answers must not be cached with it.

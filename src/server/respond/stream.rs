@@ -2,14 +2,9 @@
 //! segments alike: [`start_stream`] waits for the first chunk before the status is
 //! committed (a source that fails or stalls now is a clean 5xx, not a 200 cut short),
 //! then hands the connection a body it pulls itself ([`PulledSegment`]): the bytes in
-//! hand, then the chunks as the connection asks for them.
-//!
-//! No producer task and no channel between the source and the socket: a stream holds the
-//! chunk being sent, then the one being read, nothing made ahead, and no chunk crosses
-//! between tasks. A client that stops reading stops the polling, and the connection's send
-//! timeout (`send_timeout.rs`) closes it. The body counts the stream in flight and the
-//! bytes sent, logs a stream cut by the source with its request's facts, and holds the
-//! request's admission until it is dropped.
+//! hand, then the chunks as asked, nothing made ahead and no chunk crossing tasks. The
+//! body counts the stream in flight and the bytes sent, logs a stream cut by the source
+//! with its request's facts, and holds the request's admission until it is dropped.
 
 use std::fmt::Display;
 use std::pin::Pin;
@@ -151,15 +146,15 @@ where
     }
 }
 
-/// The part of a prepared segment's header inside `start..end`, and the source ranges of
-/// its payload inside `start..end` (the payload follows the header in the body), with the
+/// The part of a prepared segment's header inside `window`, and the source ranges of
+/// its payload inside `window` (the payload follows the header in the body), with the
 /// object of `reads` each is read from; objects with no such range are left out.
 pub fn segment_parts(
     prepared: PreparedSegment,
     reads: Vec<SegmentRead>,
-    start: u64,
-    end: u64,
+    window: ByteRange,
 ) -> (Option<Bytes>, Vec<(SegmentRead, Vec<ByteRange>)>) {
+    let (start, end) = (window.start, window.end());
     let header = Bytes::from(prepared.header);
     let header_len = header.len() as u64;
     // start <= end <= content length, so these bounds lie inside the header.

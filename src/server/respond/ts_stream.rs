@@ -8,7 +8,7 @@ use std::sync::Arc;
 use bytes::Bytes;
 use futures_util::StreamExt;
 
-use super::answer::TsSegmentJob;
+use super::answer::{TsProtection, TsSegmentJob};
 use crate::crypto::WholeSegmentEncryptor;
 use crate::package::ts::{prepare_ts_segment, Need, TsSegment};
 use crate::package::PackageError;
@@ -16,11 +16,11 @@ use crate::server::app::App;
 use crate::server::body::window_part;
 use crate::server::error::ServeError;
 use crate::server::offload;
-use crate::server::protect::ts::TsProtection;
-use crate::server::titles::cached::{CachedTitle, TsAt};
+use crate::server::titles::cached::CachedTitle;
+use crate::server::titles::kept::TsAt;
 use crate::source::{ByteRange, InterleavedReads, ObjectIdentity, ObjectKey};
 
-/// The chunks of bytes `start..end` of the segment of `job`: its writer prepared, a source
+/// The chunks of bytes `window` of the segment of `job`: its writer prepared, a source
 /// stream opened per program stream; the chunks are made as they are polled.
 ///
 /// # Errors
@@ -29,9 +29,9 @@ use crate::source::{ByteRange, InterleavedReads, ObjectIdentity, ObjectKey};
 pub async fn ts_chunks(
     app: &App,
     job: TsSegmentJob,
-    start: u64,
-    end: u64,
+    window: ByteRange,
 ) -> Result<TsBody, ServeError> {
+    let (start, end) = (window.start, window.end());
     let TsSegmentJob {
         cached,
         rendition,
@@ -118,7 +118,7 @@ async fn source_writer(
     let title = cached.clone();
     let assemble = tracing::info_span!("segment.assemble", vod.segment = segment + 1);
     let prepare = move || {
-        let ts = (title.ts_slot().get())
+        let ts = (title.caches.ts.get())
             .and_then(|o| o.rendition_at(rendition))
             .ok_or(PackageError::NoTsRenditions)?;
         prepare_ts_segment(&title.title, &ts.program, &ts.layout, segment, window)

@@ -4,7 +4,7 @@
 //! urlset key stands for. The names stay unresolved here: the Nth
 //! video track is the title's business (`server::outputs::nginx_vod`).
 
-use super::error::RouteError;
+use super::path_error::RouteError;
 use crate::media::{DocumentFile, TitleDocument, TrackKind};
 use crate::source::ObjectKey;
 

@@ -1,40 +1,16 @@
-//! nginx-vod-module's URL grammar, translated to vodpack's own routes, so a CDN
-//! or an app holding nginx-vod URLs can be pointed at vodpack unchanged.
-//!
-//! Under each configured location (`--nginx-vod-locations hls=/hls/,hlsts=/hlsts/,dash=/dash/`,
-//! and `thumb=/thumb/` for a `vod thumb` location) a path is `PREFIX/FILE_PATH/NAME`, as
-//! nginx-vod's local mode reads it:
-//! - path parameters anywhere in FILE_PATH, removed from it, the first of each kind winning
-//!   as in `ngx_http_vod_extract_uri_params`: `clipFrom/MS/`, `clipTo/MS/`, `tracks/v1-a1/`;
-//!   they become a `package::View`;
-//! - a multi-URL set, `folder/,a,b,.mp4.urlset`: the files `folder/a.mp4` and
-//!   `folder/b.mp4` as one title, made into a title document in memory (its video
-//!   renditions, the first bringing its audio), served by the title-document machinery;
-//! - NAME is one of vodpack's own names (what our manifests refer to, relative to
-//!   themselves, so a player that started from an nginx-vod URL stays under it) or one of
-//!   nginx-vod's: `master.m3u8`, `index[-...].m3u8`, `iframes-...m3u8`, `seg-N-...m4s|ts`,
-//!   `init-...mp4`, DASH `manifest.mpd` and `fragment-N-...m4s`, with nginx-vod's track
-//!   tokens (`f2`: file 2 of a set, `v1`/`a2`: the Nth video/audio track, `v`/`v0`: all of
-//!   them, `leng`: a language, `x3`: a version, ignored); thumbnails
-//!   (`thumb-1000-w150.jpg`, the name being the same in both grammars) under every
-//!   location, and storyboards (vodpack's, referred to by its manifests) under the
-//!   packagers' locations.
-//!
-//! Names that pick tracks are resolved against the title (the Nth video track is the title's
-//! business), which is why they stay an `NginxName` (nginx_names.rs) until the title is loaded.
-//! Media playlists and segments are numbered as nginx-vod-module numbers them, and under
-//! the `hls` location names of several tracks are muxed fMP4 as nginx-vod serves it
-//! (`index-v1-a1.m3u8`, `init-v1-a1.mp4`, `seg-1-v1-a1.m4s`: `outputs/nginx_vod/numbered.rs`);
-//! a bare `index.m3u8` stays the multivariant playlist. What vodpack does not produce
-//! answers with a clear error rather than something else: a muxed DASH segment is a 404
-//! naming the single-track names, muxed names of an HLS-encrypted output too.
+//! nginx-vod-module's URL grammar, translated to vodpack's own routes, so a CDN or an app
+//! holding nginx-vod URLs can be pointed at vodpack unchanged: under each configured
+//! location a path is `PREFIX/FILE_PATH/NAME`, as nginx-vod's local mode reads it (see
+//! [`parse_nginx_route`]). Names that pick tracks stay an `NginxName` (`nginx_names.rs`)
+//! until the title is loaded (the Nth video track is the title's business); what vodpack
+//! does not produce answers with a clear error rather than something else.
 
 use percent_encoding::percent_decode_str;
 
-use super::error::RouteError;
 use super::nginx_names::{
     parse_av_tokens, parse_name, urlset_document, NginxOutput, URLSET_SUFFIX,
 };
+use super::path_error::RouteError;
 use super::paths::Route;
 use crate::config::NginxVodLocations;
 use crate::media::TrackKind;
@@ -49,6 +25,34 @@ use crate::source::ObjectKey;
 pub const KEY_NAME: &str = "encryption.key";
 
 /// Parse `path` against the nginx-vod locations.
+///
+/// Under each configured location (`--nginx-vod-locations hls=/hls/,hlsts=/hlsts/,dash=/dash/`,
+/// and `thumb=/thumb/` for a `vod thumb` location) a path is `PREFIX/FILE_PATH/NAME`, as
+/// nginx-vod's local mode reads it:
+/// - path parameters anywhere in FILE_PATH, removed from it, the first of each kind winning
+///   as in `ngx_http_vod_extract_uri_params`: `clipFrom/MS/`, `clipTo/MS/`, `tracks/v1-a1/`;
+///   they become a `package::View`;
+/// - a multi-URL set, `folder/,a,b,.mp4.urlset`: the files `folder/a.mp4` and
+///   `folder/b.mp4` as one title, made into a title document in memory (its video
+///   renditions, the first bringing its audio), served by the title-document machinery;
+/// - NAME is one of vodpack's own names (what our manifests refer to, relative to
+///   themselves, so a player that started from an nginx-vod URL stays under it) or one of
+///   nginx-vod's: `master.m3u8`, `index[-...].m3u8`, `iframes-...m3u8`, `seg-N-...m4s|ts`,
+///   `init-...mp4`, DASH `manifest.mpd` and `fragment-N-...m4s`, with nginx-vod's track
+///   tokens (`f2`: file 2 of a set, `v1`/`a2`: the Nth video/audio track, `v`/`v0`: all of
+///   them, `leng`: a language, `x3`: a version, ignored); thumbnails
+///   (`thumb-1000-w150.jpg`, the name being the same in both grammars) under every
+///   location, and storyboards (vodpack's, referred to by its manifests) under the
+///   packagers' locations.
+///
+/// Names that pick tracks are resolved against the title (the Nth video track is the title's
+/// business), which is why they stay an `NginxName` (nginx_names.rs) until the title is loaded.
+/// Media playlists and segments are numbered as nginx-vod-module numbers them, and under
+/// the `hls` location names of several tracks are muxed fMP4 as nginx-vod serves it
+/// (`index-v1-a1.m3u8`, `init-v1-a1.mp4`, `seg-1-v1-a1.m4s`: `outputs/nginx_vod/numbered.rs`);
+/// a bare `index.m3u8` stays the multivariant playlist. What vodpack does not produce
+/// answers with a clear error rather than something else: a muxed DASH segment is a 404
+/// naming the single-track names, muxed names of an HLS-encrypted output too.
 ///
 /// # Errors
 /// [`RouteError::NotFound`] outside the locations or for a name nginx-vod does not have,

@@ -11,8 +11,8 @@
 
 use percent_encoding::percent_decode_str;
 
-use super::error::RouteError;
 use super::nginx_names::NginxName;
+use super::path_error::RouteError;
 use crate::package::thumb::{StoryboardPart, ThumbName};
 use crate::package::{parse_version_folder, Clip, Resource, ResourceKind, TrackSelection, View};
 use crate::server::admission::RequestClass;

@@ -295,7 +295,7 @@ async fn load_ladder(
     Ok(cached.with_offsets_soon())
 }
 
-/// The document's accessibility on its title (issue 31): each audio entry's roles on the
+/// The document's accessibility on its title: each audio entry's roles on the
 /// renditions it brought (its file's audio tracks, or the one it names), and the closed
 /// captions it declares.
 fn give_roles(title: &mut Title, document: &TitleDocument) {
@@ -315,8 +315,8 @@ fn give_roles(title: &mut Title, document: &TitleDocument) {
     title.closed_captions = document.closed_captions.clone();
 }
 
-/// `title` (already cut to the document's clip) cut again at the document's ad breaks
-/// (issue 31). Breaks and the program date are on the title's timeline before its clip,
+/// `title` (already cut to the document's clip) cut again at the document's ad breaks.
+/// Breaks and the program date are on the title's timeline before its clip,
 /// so with a clip they move by its start; a break before the clip's start, or at or
 /// after its end, is the document's fault (422).
 fn break_document_title(

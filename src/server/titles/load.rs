@@ -1,7 +1,8 @@
 //! The title a request is about: the object's identity, then its title from the catalog
 //! (a plain MP4, a title document, or an nginx-vod urlset made into a document), then the
 //! view the path asks for. Every output starts here. A title document is dispatched here
-//! too: to `sequences` when it lists parts, else to `documents`, so neither imports the other.
+//! too: to `sequence_load` when it lists parts (whose parts are documents' titles), else
+//! to `documents`.
 
 use std::sync::Arc;
 use std::time::Instant;
@@ -9,7 +10,7 @@ use std::time::Instant;
 use super::cached::CachedTitle;
 use super::catalog::{Catalog, TitleError};
 use super::documents::{read_document, title_of_document, DocumentTitleError};
-use super::sequences::sequence_title;
+use super::sequence_load::sequence_title;
 use super::views::{viewed_title, ViewLoadError};
 use crate::media::is_title_document;
 use crate::package::View;

@@ -1,18 +1,11 @@
 //! The index tiers under the memory cache: where a title's parsed index is looked for
-//! before its `moov` is read, and kept after.
-//!
-//! Order of a load: memory (the catalog's cache), then the disk tier (`--index-cache-dir`,
-//! this replica's folder, kept across restarts), then the store tier
-//! (`--index-cache-prefix`, shared by every replica), then the `moov` from the source.
-//! What a load finds is kept in the tiers below the one it came from that lacked it: a
-//! `moov` load writes both, a store load the disk. Writes run after the answer, off the
-//! request.
-//!
-//! An index object is named by the object it describes, key, size and version (the ETag or
-//! mtime): a replaced file never meets an old index, and replicas of two index formats
-//! never read each other's. What is read back is checked in full (`media::decode_index`);
-//! one that fails is logged, counted (`vod_index_rejected`), rebuilt from the `moov` and
-//! written again, never served.
+//! before its `moov` is read, and kept after: memory, then the disk tier
+//! (`--index-cache-dir`, kept across restarts), then the store tier
+//! (`--index-cache-prefix`, shared by replicas), then the `moov`. A load writes the tiers
+//! below the one it came from, after the answer. An index object is named by the object's
+//! key, size and version, so a replaced file never meets an old index; what is read back
+//! is checked in full (`media::decode_index`), and one that fails is counted
+//! (`vod_index_rejected`), rebuilt and written again, never served.
 
 use std::sync::Arc;
 

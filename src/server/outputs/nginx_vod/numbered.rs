@@ -1,25 +1,13 @@
 //! nginx-vod's numbered streams: the media playlists and segments of nginx-vod names
 //! (`index-v1-a1.m3u8`, `seg-N-a1.m4s`, `seg-N-v1-a1.ts`, DASH `fragment-N-v1-x3.m4s`),
 //! numbered as nginx-vod-module numbers them (`package::Windows`), so a player or CDN
-//! holding the module's names finds every one, and each names the same span of media.
-//!
-//! - A playlist lists the module's count of segments with the durations the module states
-//!   (T each, the last what remains), naming them with the request's tokens.
-//! - An fMP4 segment is cut by the windows (`Windows::plan_for`): of one track, the CMAF
-//!   segment writer's; of several (`hls` only), muxed: one `moof` with a `traf` per track,
-//!   the same writers, so it plays what the demuxed renditions do. A window holding no
-//!   sample is a fragment of no sample, as the module's is.
-//! - An MPEG-TS segment is the TS output's own segment placed at that window; a window
-//!   holding none is PAT and PMT only, as the module's is.
-//!
-//! Segments stream from the source like CMAF ones. With HLS AES-128 (the module's
-//! `vod_hls_encryption_method aes-128`) an MPEG-TS stream is numbered too: each segment is
-//! the encrypted TS output's own (its IV, an `EXT-X-KEY` before each segment in the
-//! playlist, the key at `encryption.key` beside it, as the module names it), and a window
-//! holding none is PAT and PMT encrypted here under an IV of its own. Other encrypted
-//! output is not numbered (`resolve.rs` answers one track's names natively then); muxed
-//! fMP4 is not encrypted, so with HLS encryption on its names are 404 pointing at the
-//! single-track output.
+//! holding the module's names finds every one, each naming the same span of media: a
+//! playlist of the module's count and stated durations; an fMP4 segment cut by the windows
+//! (several tracks muxed under `hls`); an MPEG-TS segment the TS output's own at that
+//! window (PAT and PMT alone where a window holds none). With HLS AES-128 an MPEG-TS
+//! stream is numbered too, as the module's `vod_hls_encryption_method aes-128`; other
+//! encrypted output is not numbered (`resolve.rs`), and muxed fMP4 is not encrypted (404
+//! pointing at the single-track output).
 
 use std::sync::Arc;
 
@@ -30,40 +18,52 @@ use crate::crypto::cipher::WholeSegmentEncryptor;
 use crate::crypto::keys::{hex, ContentKey};
 use crate::crypto::Scheme;
 use crate::media::TrackKind;
-use crate::package::protect::hls_ts_segment_iv;
+use crate::package::encrypt::hls_ts_segment_iv;
 use crate::package::ts::{psi_segment, TsRendition};
 use crate::package::{
     module_duration_ms, muxed_init_segment, prepare_media_segment, prepare_muxed_segment,
     render_stated_media_playlist, PackageError, Rendition, Resource, VersionToken, View,
 };
+use crate::server::access::manifest::{manifest_options, RequestPlace};
+use crate::server::access::select::protected_token;
 use crate::server::app::App;
 use crate::server::error::ServeError;
 use crate::server::offload::assemble_off_runtime;
-use crate::server::outputs::ts::ts_rendition_named;
-use crate::server::outputs::vod::{self, Hold};
-use crate::server::protect::manifest::{manifest_options, RequestPlace};
-use crate::server::protect::select::protected_token;
-use crate::server::respond::answer::{Answer, Content, SegmentRead, M3U8, MANIFEST, MP2T};
+use crate::server::respond::answer::{
+    Answer, CmafSegment, Content, SegmentRead, M3U8, MANIFEST, MP2T,
+};
 use crate::server::route::nginx_names::{NginxOutput, NginxStream, StreamPart};
 use crate::server::route::nginx_vod::KEY_NAME;
+use crate::server::title_request::TitleRoute;
 use crate::server::titles::cached::CachedTitle;
 use crate::server::titles::load::load_view;
+use crate::server::titles::ts_layout::ts_rendition_named;
 use crate::source::{ObjectIdentity, ObjectKey};
 
-/// The answer to `stream` of the title at `key` as `view` shows it, asked from `place` (a
-/// signed-URL token is carried into the playlist's URLs).
+/// What a numbered stream's name is answered with.
+#[derive(Debug)]
+pub enum Numbered {
+    /// Its own answer.
+    Answer(Answer),
+    /// The TS output's own segment at the window (`seg-N-v1.ts` standing for one segment of
+    /// the title's TS rendition), as its own name answers it.
+    TsSegment(TitleRoute),
+}
+
+/// `stream` of the title at `key` as `view` shows it, asked from `place` (a signed-URL
+/// token is carried into the playlist's URLs).
 ///
 /// # Errors
 /// The title's load errors; 404 for a track the view does not have, a segment past the
 /// set's count, and for muxed fMP4 with HLS encryption on (fail closed); 422 for a title
 /// the module's numbering would cut into more segments than its limit.
-pub async fn answer(
+pub async fn numbered_stream(
     app: &Arc<App>,
     key: &ObjectKey,
     view: &View,
     stream: &NginxStream,
     place: &RequestPlace<'_>,
-) -> Result<Answer, ServeError> {
+) -> Result<Numbered, ServeError> {
     let (identity, cached) = load_view(&app.catalog, key, view).await?;
     if cached.sequence.is_some() {
         return Err(ServeError::NotOffered(
@@ -96,7 +96,7 @@ pub async fn answer(
         ts_rendition(&cached, ts_track(title, &stream.track_ids)?).await?;
     }
     let durations = module_durations(app, key, view, &cached).await?;
-    let windows = cached.windows(&durations)?;
+    let windows = (cached.caches.windows).windows(&cached.title, &durations)?;
     let aes = match aes_ts {
         true => Some(TsAes::of(app, key, &cached, ts_track(title, &stream.track_ids)?).await?),
         false => None,
@@ -130,24 +130,24 @@ pub async fn answer(
                     .collect();
                 playlist = with_key_lines(&playlist, &uri, &ivs);
             }
-            return Ok(Answer {
+            return Ok(Numbered::Answer(Answer {
                 content: Content::Inline(Bytes::from(playlist)),
                 content_type: M3U8,
                 cache_control: MANIFEST,
                 etag: etag.filter(|_| options.query.is_none()),
-            });
+            }));
         }
         StreamPart::Init => {
             let tracks: Vec<_> = (positions.iter())
                 .filter_map(|p| title.index.tracks.get(*p))
                 .collect();
             let init = Content::Inline(Bytes::from(muxed_init_segment(&tracks)));
-            return Ok(Answer {
+            return Ok(Numbered::Answer(Answer {
                 content: init,
                 content_type: content_type(&members),
                 cache_control: MANIFEST,
                 etag,
-            });
+            }));
         }
         StreamPart::Segment { number } => number,
     };
@@ -170,36 +170,32 @@ pub async fn answer(
                 sealed.extend_from_slice(&encryptor.finish());
                 body = Bytes::from(sealed);
             }
-            return Ok(Answer {
+            return Ok(Numbered::Answer(Answer {
                 content: Content::Inline(body),
                 content_type: MP2T,
                 cache_control: MANIFEST,
                 etag,
-            });
+            }));
         };
-        // The TS output's own segment, as its own name answers it.
+        // The TS output's own segment, as its own name answers it: encrypted, from the
+        // AES-128 output's version folder (its IV for that number). The name carries no
+        // version folder (the encrypted output's is only asked for here): answered under
+        // the manifest policy, as the name's other answers, never immutable.
         let resource = Resource::TsSegment {
             track_id,
             number: own as u64 + 1,
         };
-        let place = RequestPlace {
-            headers: None,
-            ..place.clone()
-        };
-        // Encrypted, from the AES-128 output's version folder: its IV for that number.
-        let version = aes.as_ref().map(|aes| aes.token.to_string());
-        let (key, view) = (key.clone(), view.clone());
-        let answer = vod::answer(app, (key, version), resource, view, &place, Hold::Never);
-        let mut answer = Box::pin(answer).await?;
-        // The name carries no version folder (the encrypted output's is only asked for
-        // here): the manifest policy, as the name's other answers, never immutable.
-        answer.cache_control = MANIFEST;
-        return Ok(answer);
+        return Ok(Numbered::TsSegment(TitleRoute {
+            key: key.clone(),
+            version: aes.as_ref().map(|aes| aes.token.to_string()),
+            resource,
+            view: view.clone(),
+        }));
     }
     let title = cached.clone();
     let assemble = tracing::info_span!("segment.assemble", vod.segment = number);
     let (prepared, ranges_per_track) = assemble_off_runtime(assemble, move || {
-        let windows = title.windows(&durations)?;
+        let windows = (title.caches.windows).windows(&title.title, &durations)?;
         let index = &title.title.index;
         let plan = windows.plan_for(index, &positions);
         match positions.as_slice() {
@@ -228,12 +224,17 @@ pub async fn answer(
         }
     }
     // nginx-vod names carry no version folder: the manifest policy, as theirs.
-    Ok(Answer {
-        content: Content::Segment { prepared, reads },
+    let segment = CmafSegment {
+        prepared,
+        reads,
+        cipher: None,
+    };
+    Ok(Numbered::Answer(Answer {
+        content: Content::Segment(segment),
         content_type: content_type(&members),
         cache_control: MANIFEST,
         etag,
-    })
+    }))
 }
 
 /// The IVs of windows holding none of the title's segments start here, past any segment

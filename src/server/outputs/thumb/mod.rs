@@ -1,4 +1,4 @@
-//! `thumb-MS.jpg`: one frame of a title's video as a JPEG (issue 30), for plain files,
+//! `thumb-MS.jpg`: one frame of a title's video as a JPEG, for plain files,
 //! title documents (their first video rendition, or file N's with `-fN`) and clips.
 //!
 //! The request was admitted in its own class (`admission.rs`: a few decodes at once, a
@@ -26,8 +26,8 @@ use crate::server::admission::Admitted;
 use crate::server::app::App;
 use crate::server::error::ServeError;
 use crate::server::respond::answer::{Answer, Content, IMMUTABLE, MANIFEST};
+use crate::server::titles::cached::CachedTitle;
 use crate::server::titles::load::load_view_until;
-use crate::server::CachedTitle;
 use crate::source::{ByteRange, ObjectIdentity, ObjectKey};
 
 /// Content type of thumbnails.
@@ -46,7 +46,7 @@ const MAX_READ_BYTES: u64 = 64 * 1024 * 1024;
 /// The title's load errors; a gone version; [`ServeError::Thumbnail`] for what the frame
 /// cannot give (no video, past the end, a codec or size refused, a frame that does not
 /// decode); the source's read errors.
-pub async fn answer(
+pub async fn thumbnail(
     app: &Arc<App>,
     place: Arc<Admitted>,
     (key, version): (ObjectKey, Option<String>),

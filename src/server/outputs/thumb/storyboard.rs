@@ -1,15 +1,10 @@
 //! `storyboard.vtt`, `storyboard.m3u8` and `storyboard-N.jpg`: a title's scrubbing
-//! previews (issue 30).
-//!
-//! The layout (`package::thumb::Storyboard`) comes from the settings (interval, grid, tile
-//! width), the title's duration and its first video rendition's display aspect. The index
-//! (whose cues start at their tiles' key frames: one pass over the samples, off the
-//! workers) and the HLS image playlist cost no decoding and are admitted as manifests; a sheet is
-//! admitted as a thumbnail (the same decode places and queue) and decodes one key frame
-//! per tile, each distinct key frame once, so at most a grid's worth: the picks and the
-//! decoding run on the blocking pool, the reads in a few merged ranges. All are tagged and
-//! cached like segments: a year in a version folder, a minute without one; the relative
-//! sheet names keep the folder. Encrypted titles are refused as thumbnails are.
+//! previews, laid out (`package::thumb::Storyboard`) from the settings, the title's
+//! duration and its first video's display aspect. The index (cues at their tiles' key
+//! frames: one pass over the samples, off the workers) and the image playlist decode
+//! nothing and are admitted as manifests; a sheet is admitted as a thumbnail and decodes
+//! each distinct key frame of its tiles once, on the blocking pool, from a few merged
+//! reads. Tagged and cached like segments; encrypted titles are refused as thumbnails are.
 
 use std::sync::Arc;
 
@@ -18,7 +13,7 @@ use bytes::Bytes;
 use super::{blocking, read_samples, sample_ranges, track_of, video_of, VideoSource, JPEG};
 use crate::package::thumb::{
     decode_frame, encode_rgb_jpeg, pick_frame, scaled_rgb, shown_key_frames_ms, FramePick,
-    JpegOptions, PickMode, PixelSize, Storyboard, StoryboardLayout, StoryboardPart, ThumbError,
+    JpegOptions, PickMode, PixelSize, Storyboard, StoryboardPart, ThumbError,
 };
 use crate::package::{render_image_playlist, View};
 use crate::server::admission::Admitted;
@@ -31,8 +26,8 @@ use crate::source::ObjectKey;
 /// folder `version` (`None`: the current version, cached briefly).
 ///
 /// # Errors
-/// As `thumb::answer`; a sheet past the last is [`ThumbError::NoSuchSheet`].
-pub async fn answer(
+/// As `thumb::thumbnail`; a sheet past the last is [`ThumbError::NoSuchSheet`].
+pub async fn storyboard(
     app: &Arc<App>,
     place: Arc<Admitted>,
     (key, version): (ObjectKey, Option<String>),
@@ -42,7 +37,7 @@ pub async fn answer(
 ) -> Result<Answer, ServeError> {
     let video = video_of(app, (key, version.as_deref()), &view, None).await?;
     let (track, _) = track_of(&video.cached.title, video.track_pos)?;
-    let board = Storyboard::of_video(&video.cached.title, track, layout(app))?;
+    let board = Storyboard::of_video(&video.cached.title, track, app.storyboard_layout())?;
     let (body, content_type) = match part {
         StoryboardPart::Index => {
             // Each cue starts at its tile's key frame: one pass over the track's samples,
@@ -75,16 +70,6 @@ pub async fn answer(
         },
         etag: Some(format!("\"{}-{part}\"", video.cached.token)),
     })
-}
-
-/// The storyboard layout the settings ask for.
-pub fn layout(app: &App) -> StoryboardLayout {
-    let options = app.settings.storyboards;
-    StoryboardLayout {
-        interval_ms: options.interval_ms,
-        grid: (options.grid.columns, options.grid.rows),
-        tile_width: options.tile_width,
-    }
 }
 
 /// Sheet `number` of `board` as a JPEG.

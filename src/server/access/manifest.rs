@@ -77,7 +77,7 @@ pub fn manifest_options(
         // Trick play is clear only: its key frames are not encrypted (fail closed).
         trick_play: protected.is_none(),
         withheld: Vec::new(),
-        // Set by the output from the request's filter (`outputs::vod`).
+        // Set by the output from the request's filter (`TitleRequest::load`).
         filtered: Vec::new(),
         protection: protected.map(|p| ManifestProtection {
             scheme: p.scheme,
@@ -91,7 +91,7 @@ pub fn manifest_options(
             ),
             clearkey: p.clearkey,
         }),
-        // Set by the output when the settings ask for it (`outputs::vod`).
+        // Set by the output when the settings ask for it (`TitleRequest::load`).
         storyboard: None,
     }
 }

@@ -1,21 +1,15 @@
-//! Sequences, served (issue 31): a document's parts loaded, each as a title of its own, and
-//! matched into one cached sequence.
-//!
-//! A part is a title document's title: an inline one (a file, or `video`/`audio`/
-//! `subtitles` in the part) cached under the sequence's key with the part's number in its
-//! version, or another document (`{"title": ...}`) cached under its own key, so a film
-//! played alone and after an ident is loaded once. A part's title may not have parts of
-//! its own (one level). The sequence is cached under a version covering the document and
-//! every part's version token, so replacing any file gives new URLs. Matching the parts is
-//! `package::build_sequence`'s business; this module does the I/O and names parts in
-//! every error.
+//! Sequences, loaded: a document's parts, each a title of its own, matched into one cached
+//! sequence. An inline part is cached under the sequence's key with its number in the
+//! version, a part naming another document under that document's key (a film played alone
+//! and after an ident is loaded once); one level only. The sequence's version covers the
+//! document and every part's token, so replacing any file gives new URLs. Matching is
+//! `package::build_sequence`'s; this module does the I/O and names parts in every error.
 
 use std::sync::Arc;
 
 use futures_util::future::join_all;
 
-use super::cached::CachedTitle;
-pub use super::cached::SequenceTitle;
+use super::cached::{CachedTitle, SequenceTitle};
 use super::catalog::Catalog;
 use super::documents::{clip_document_title, read_document, title_of_document, DocumentTitleError};
 use crate::media::{
@@ -179,7 +173,7 @@ async fn load_part(
     Ok(Arc::new(clipped))
 }
 
-/// The parts of a sequence cut at the document's ad breaks (issue 31), each break in the
+/// The parts of a sequence cut at the document's ad breaks, each break in the
 /// part it falls in (a break at a part's start: that part, at 0), on the part's own
 /// timeline; with breaks or a program date, every part gets the clock of its own start
 /// (the document's date plus the earlier parts' durations, as the DASH Periods lay them

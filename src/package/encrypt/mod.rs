@@ -10,7 +10,8 @@
 //! protected span starts at its slice data, under `cenc` its NAL header stays clear and
 //! the protected span is a whole number of AES blocks ([`NalScanner`],
 //! [`video_subsamples`], the track's parameter sets from [`slice_header_params`]). The sample bytes
-//! themselves are encrypted by `crypto::SampleEncryptor` as they stream.
+//! themselves are encrypted by `crypto::SampleEncryptor` as they stream, in the layouts
+//! [`encrypt_segment`] works out with the header.
 //! What manifests say about keys ([`manifest`]) the HLS and DASH writers write in place,
 //! from `package::ManifestOptions`.
 
@@ -18,10 +19,12 @@ mod boxes;
 pub mod manifest;
 mod nal;
 mod params;
+mod segment;
 
 pub use boxes::{protect_init_segment, protect_segment_header, SampleEntryFormat, TrackProtection};
 pub use nal::{max_subsamples, video_subsamples, Nal, NalFormat, NalScanner};
 pub use params::slice_header_params;
+pub use segment::{encrypt_segment, SegmentEncryption};
 
 use sha2::{Digest, Sha256};
 

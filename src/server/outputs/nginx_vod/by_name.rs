@@ -1,36 +1,46 @@
-//! An nginx-vod name's answer: resolved against the title (`resolve.rs`), then answered as
-//! the native resource it stands for (`outputs::vod`), as a stream numbered as
-//! nginx-vod-module numbers it (`numbered.rs`), or with a redirect to a view of the title.
+//! An nginx-vod name, answered: resolved against the title (`resolve.rs`), it stands for a
+//! native resource of the title (which the dispatch answers as its own name is answered),
+//! a stream numbered as nginx-vod-module numbers it (`numbered.rs`), or a redirect to a
+//! view of the title.
 
 use std::sync::Arc;
 
-use super::numbered;
+use super::numbered::{self, Numbered};
 use super::resolve::{resolve, Resolved};
 use crate::crypto::Scheme;
 use crate::package::View;
+use crate::server::access::manifest::RequestPlace;
 use crate::server::app::App;
 use crate::server::error::ServeError;
-use crate::server::outputs::vod::{self, Hold};
-use crate::server::protect::manifest::RequestPlace;
 use crate::server::respond::answer::Answer;
 use crate::server::route::nginx_names::{NginxKind, NginxName, NginxOutput};
+use crate::server::title_request::TitleRoute;
 use crate::server::titles::load::load_view;
 use crate::source::ObjectKey;
 
 /// What an nginx-vod name is answered with.
+#[derive(Debug)]
 pub enum NginxAnswer {
-    /// An answer, as any output's.
+    /// An answer of its own (a numbered stream's).
     Answer(Answer),
+    /// The native resource it stands for, answered as its own name is but never held; with
+    /// `unversioned`, under the manifest cache policy whatever its folder (the name
+    /// carries none).
+    Native {
+        route: TitleRoute,
+        unversioned: bool,
+    },
     /// A 302 to this location.
     Redirect(String),
 }
 
-/// The answer to `name` of the title at `key` as `view` shows it, asked from `place`.
+/// What `name` of the title at `key` as `view` shows it, asked from `place`, is answered
+/// with.
 ///
 /// # Errors
 /// The title's load errors, the resolution's (tracks the title does not have), and the
-/// answering output's.
-pub async fn answer(
+/// numbered stream's.
+pub async fn by_name(
     app: &Arc<App>,
     key: ObjectKey,
     view: View,
@@ -60,18 +70,29 @@ pub async fn answer(
         NginxOutput::Dash => policy.dash.is_none(),
     };
     Ok(match resolve(&cached, view, name, numbered)? {
-        Resolved::Native(resource, view) => {
-            let answer = vod::answer(app, (key, None), resource, view, place, Hold::Never);
-            NginxAnswer::Answer(answer.await?)
-        }
+        Resolved::Native(resource, view) => NginxAnswer::Native {
+            route: TitleRoute {
+                key,
+                version: None,
+                resource,
+                view,
+            },
+            unversioned: false,
+        },
         Resolved::Numbered(stream, view) => {
             // Numbered playlists write URLs relative to the server.
             let place = RequestPlace {
                 headers: None,
                 ..place.clone()
             };
-            let answer = numbered::answer(app, &key, &view, &stream, &place);
-            NginxAnswer::Answer(Box::pin(answer).await?)
+            let answer = numbered::numbered_stream(app, &key, &view, &stream, &place);
+            match Box::pin(answer).await? {
+                Numbered::Answer(answer) => NginxAnswer::Answer(answer),
+                Numbered::TsSegment(route) => NginxAnswer::Native {
+                    route,
+                    unversioned: true,
+                },
+            }
         }
         Resolved::Redirect(location) => NginxAnswer::Redirect(location),
     })
