@@ -1,4 +1,4 @@
-//! Access control and fail-closed encryption over HTTP (issue 14): signed URLs on every
+//! Access control and fail-closed encryption over HTTP: signed URLs on every
 //! protected route, the token carried into manifests, keys and licences, the clear version
 //! folder closed when every output is encrypted, CORS origins, and no secret, token or key
 //! in any log line.

@@ -418,7 +418,7 @@ pub fn print_bars(v: &BTreeMap<String, f64>, p: &BTreeMap<String, f64>, rtt: f64
         "not measured here: make bench, benches/compare.sh".into(),
         None,
     );
-    println!("\nIssue 44's bars (vodpack against nginx-vod, store round trip {rtt:.0} ms)");
+    println!("\nThe object-store bars (vodpack against nginx-vod, store round trip {rtt:.0} ms)");
     for (what, figures, met) in rows {
         let mark = match met {
             Some(true) => "met",

@@ -354,6 +354,3 @@ fn joins(
     }
     (true, continuous)
 }
-
-#[cfg(test)]
-mod tests;

@@ -1,7 +1,7 @@
 #!/usr/bin/env node
 // run.mjs: play HLS and DASH streams with real web players (hls.js, dash.js, Shaka Player) in
 // Debian's headless Chromium, driven by playwright-core, and say for each job whether it
-// played cleanly. Driven by tests/players.rs; usable alone:
+// played cleanly. Driven by tests/players/ (web_runner.rs); usable alone:
 //
 //     node tests/players/run.mjs JOBS.json      (or the JSON on stdin)
 //

@@ -1,1 +1,0 @@
-//! Sequences matched part by part: rungs and languages, and the refusals naming the part.
