@@ -91,10 +91,37 @@ const INLINE_HEADERS: usize = 16;
 /// # Errors
 /// [`Refused`] for a head that cannot be served; the connection answers and closes.
 pub fn take(buf: &mut BytesMut, max: usize) -> Result<Option<Head>, Refused> {
+    match take_as_sent(buf, max) {
+        Err(Unread::Refused(refused)) => Err(refused),
+        // HTTP/1.2 to 1.9 read as 1.1, once: the parser knows 1.0 and 1.1 only.
+        Err(Unread::Version) if read_minor_versions_as_one(buf) => match take_as_sent(buf, max) {
+            Err(Unread::Refused(refused)) => Err(refused),
+            Err(Unread::Version) => version_refused(buf.get(..max).unwrap_or(&buf[..])),
+            Ok(head) => Ok(head),
+        },
+        Err(Unread::Version) => version_refused(buf.get(..max).unwrap_or(&buf[..])),
+        Ok(head) => Ok(head),
+    }
+}
+
+/// Why [`take_as_sent`] took no head.
+enum Unread {
+    Refused(Refused),
+    /// The parser did not take the request line's version.
+    Version,
+}
+
+impl From<Refused> for Unread {
+    fn from(refused: Refused) -> Self {
+        Unread::Refused(refused)
+    }
+}
+
+/// [`take`], with the version as the client sent it.
+fn take_as_sent(buf: &mut BytesMut, max: usize) -> Result<Option<Head>, Unread> {
     if buf.is_empty() {
         return Ok(None);
     }
-    read_minor_versions_as_one(buf);
     let first: &[u8] = buf.get(..max).unwrap_or(&buf[..]);
     // Left uninitialised: httparse writes the lines it finds, and a head is taken once
     // per request (zeroing 100 lines was a fifth of a held answer's instructions).
@@ -102,16 +129,16 @@ pub fn take(buf: &mut BytesMut, max: usize) -> Result<Option<Head>, Refused> {
     let mut parsed = httparse::Request::new(&mut []);
     let len = match parsed.parse_with_uninit_headers(first, &mut lines) {
         Ok(httparse::Status::Complete(len)) => len,
-        Ok(httparse::Status::Partial) if first.len() >= max => return Err(too_large(first)),
+        Ok(httparse::Status::Partial) if first.len() >= max => return Err(too_large(first).into()),
         Ok(httparse::Status::Partial) => return Ok(None),
-        Err(httparse::Error::TooManyHeaders) => return Err(Refused::HeadTooLarge),
-        Err(httparse::Error::Version) => return version_refused(first),
-        Err(_) => return Err(Refused::BadRequest),
+        Err(httparse::Error::TooManyHeaders) => return Err(Refused::HeadTooLarge.into()),
+        Err(httparse::Error::Version) => return Err(Unread::Version),
+        Err(_) => return Err(Refused::BadRequest.into()),
     };
     let version = match parsed.version {
         Some(0) => Version::HTTP_10,
         Some(1) => Version::HTTP_11,
-        _ => return Err(Refused::BadRequest),
+        _ => return Err(Refused::BadRequest.into()),
     };
     // The parts as offsets, so the buffer can be split off and shared.
     let base = buf.as_ptr() as usize;
@@ -159,13 +186,9 @@ pub fn take(buf: &mut BytesMut, max: usize) -> Result<Option<Head>, Refused> {
     }
     framing.check()?;
     // RFC 9112 3.2: one valid Host, and in HTTP/1.1 always one.
-    if framing.hosts > 1
-        || (framing.hosts == 0 && version == Version::HTTP_11)
-        || headers
-            .get(HOST)
-            .is_some_and(|host| !valid_host(host.as_bytes()))
+    if framing.hosts > 1 || framing.bad_host || (framing.hosts == 0 && version == Version::HTTP_11)
     {
-        return Err(Refused::BadRequest);
+        return Err(Refused::BadRequest.into());
     }
     if form == TargetForm::Absolute {
         // RFC 9112 3.2.2: the target's authority stands for Host, whatever Host said.
@@ -277,9 +300,9 @@ fn valid_port(port: &[u8]) -> bool {
 }
 
 /// HTTP/1.2 to HTTP/1.9 are read as HTTP/1.1 (RFC 9110 2.5: a recipient SHOULD treat a
-/// higher minor version as the highest it knows). The request line's minor digit is
-/// rewritten in place, before the parser, which knows 1.0 and 1.1 only.
-fn read_minor_versions_as_one(buf: &mut BytesMut) {
+/// higher minor version as the highest it knows): the request line's minor digit is
+/// rewritten in place when the parser refused the version. Whether it was.
+fn read_minor_versions_as_one(buf: &mut BytesMut) -> bool {
     // The line so far when its end has not come: the parser reads the version as soon
     // as its digits are there.
     let end = buf.iter().position(|&b| b == b'\n').unwrap_or(buf.len());
@@ -292,11 +315,13 @@ fn read_minor_versions_as_one(buf: &mut BytesMut) {
         .checked_sub(8)
         .and_then(|at| buf.get_mut(at..line_end))
     else {
-        return;
+        return false;
     };
     if let [b'H', b'T', b'T', b'P', b'/', b'1', b'.', minor @ b'2'..=b'9'] = version {
         *minor = b'1';
+        return true;
     }
+    false
 }
 
 /// What a version the parser does not take comes to, once the request line has ended:
@@ -343,6 +368,8 @@ struct Framing {
     keep_alive: bool,
     expects_continue: bool,
     hosts: usize,
+    /// Whether a `Host` value is not `uri-host [":" port]`.
+    bad_host: bool,
 }
 
 /// What a request's `Transfer-Encoding` lines say, all of them read as one list.
@@ -380,6 +407,7 @@ impl Framing {
             self.expects_continue = value.as_bytes().eq_ignore_ascii_case(b"100-continue");
         } else if name == HOST {
             self.hosts += 1;
+            self.bad_host |= !valid_host(value.as_bytes());
         }
         Ok(())
     }
