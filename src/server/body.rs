@@ -17,9 +17,10 @@ use http_body::{Body, Frame, SizeHint};
 use super::http1::HeaderLines;
 
 /// The body of every response.
-#[derive(Debug)]
+#[derive(Debug, Default)]
 pub enum ResponseBody {
     /// No body (HEAD, 304, errors without text).
+    #[default]
     Empty,
     /// A body known in full.
     Full(Option<Bytes>),

@@ -62,7 +62,7 @@ where
     IO: AsyncRead + AsyncWrite + Unpin,
     S: FnMut(Request<Full<Bytes>>) -> F,
     F: Future<Output = Response<B>>,
-    B: Body<Data = Bytes> + HeaderLines,
+    B: Body<Data = Bytes> + HeaderLines + Default,
     B::Error: Into<Box<dyn std::error::Error + Send + Sync>>,
 {
     let mut conn = Conn {
@@ -100,28 +100,25 @@ where
         let (parts, ()) = request.into_parts();
         let version = parts.version;
         let sends_body = parts.method != Method::HEAD;
-        if asks_server_options {
-            // `OPTIONS *` asks about the server, not a resource (RFC 9110 9.3.7).
-            let mut allow = http::HeaderMap::new();
-            allow.insert(
-                http::header::ALLOW,
-                HeaderValue::from_static(SERVER_METHODS),
-            );
-            let status = StatusCode::OK;
-            answer_head::write(
-                &mut conn.write,
-                version,
-                status,
-                &allow,
-                &[],
-                Some(0),
-                &mut keep_alive,
-            );
-            conn.flush_head().await?;
+        let response = if asks_server_options {
+            server_options()
         } else {
-            let response = service(Request::from_parts(parts, Full::new(body))).await;
-            conn.answer(response, version, sends_body, &mut keep_alive)
-                .await?;
+            service(Request::from_parts(parts, Full::new(body))).await
+        };
+        let (answer, body) = response.into_parts();
+        let framing = answer_head::write(
+            &mut conn.write,
+            version,
+            answer.status,
+            &answer.headers,
+            body.header_lines(),
+            body.size_hint().exact(),
+            &mut keep_alive,
+        );
+        match framing {
+            BodyFraming::Length(len) if sends_body => conn.send_body(body, Some(len)).await?,
+            BodyFraming::UntilClose if sends_body => conn.send_body(body, None).await?,
+            _ => conn.flush_head().await?,
         }
         conn.deadline = Instant::now() + limits.head_timeout;
         if !keep_alive || closing() {
@@ -131,38 +128,15 @@ where
     }
 }
 
-/// The methods the server answers, for `OPTIONS *`.
-const SERVER_METHODS: &str = "GET, HEAD, OPTIONS, POST";
-
-impl<IO: AsyncRead + AsyncWrite + Unpin> Conn<IO> {
-    /// Send `response`'s head, and its body unless the request was a `HEAD`.
-    async fn answer<B>(
-        &mut self,
-        response: Response<B>,
-        version: http::Version,
-        sends_body: bool,
-        keep_alive: &mut bool,
-    ) -> io::Result<()>
-    where
-        B: Body<Data = Bytes> + HeaderLines,
-        B::Error: Into<Box<dyn std::error::Error + Send + Sync>>,
-    {
-        let (answer, body) = response.into_parts();
-        let framing = answer_head::write(
-            &mut self.write,
-            version,
-            answer.status,
-            &answer.headers,
-            body.header_lines(),
-            body.size_hint().exact(),
-            keep_alive,
-        );
-        match framing {
-            BodyFraming::Length(len) if sends_body => self.send_body(body, Some(len)).await,
-            BodyFraming::UntilClose if sends_body => self.send_body(body, None).await,
-            _ => self.flush_head().await,
-        }
-    }
+/// The answer to `OPTIONS *`, a question about the server rather than a resource (RFC
+/// 9110 9.3.7): the methods it serves, and no body.
+fn server_options<B: Default>() -> Response<B> {
+    let mut answer = Response::new(B::default());
+    answer.headers_mut().insert(
+        http::header::ALLOW,
+        HeaderValue::from_static("GET, HEAD, OPTIONS, POST"),
+    );
+    answer
 }
 
 /// A connection's state between requests.

@@ -118,6 +118,7 @@ impl From<Refused> for Unread {
 }
 
 /// [`take`], with the version as the client sent it.
+#[inline(always)]
 fn take_as_sent(buf: &mut BytesMut, max: usize) -> Result<Option<Head>, Unread> {
     if buf.is_empty() {
         return Ok(None);
@@ -282,17 +283,27 @@ fn valid_host(value: &[u8]) -> bool {
             None => (value, &[][..]),
         },
     };
-    let name_ok = !host.is_empty()
-        && host.iter().all(|&b| {
-            b.is_ascii_alphanumeric()
-                || matches!(
-                    b,
-                    b'-' | b'.' | b'_' | b'~' | b'%' | b'!' | b'$' | b'&' | b'\''
-                )
-                || matches!(b, b'(' | b')' | b'*' | b'+' | b';' | b'=')
-        });
+    let name_ok = !host.is_empty() && host.iter().all(|&b| HOST_BYTES[usize::from(b)]);
     name_ok && valid_port(port)
 }
+
+/// The bytes of a `reg-name` or IPv4 address (RFC 3986 3.2.2: unreserved, pct-encoded
+/// and sub-delims, less the comma), as a table: every `Host` of every request is read.
+const HOST_BYTES: [bool; 256] = {
+    let mut table = [false; 256];
+    let mut b = 0;
+    while b < 256 {
+        let c = b as u8;
+        table[b] = c.is_ascii_alphanumeric()
+            || matches!(
+                c,
+                b'-' | b'.' | b'_' | b'~' | b'%' | b'!' | b'$' | b'&' | b'\''
+            )
+            || matches!(c, b'(' | b')' | b'*' | b'+' | b';' | b'=');
+        b += 1;
+    }
+    table
+};
 
 /// A port: up to five digits (RFC 3986 allows none).
 fn valid_port(port: &[u8]) -> bool {
