@@ -8,9 +8,8 @@
 use std::path::PathBuf;
 use std::time::Duration;
 
-use bytes::{Bytes, BytesMut};
-use http::{Request, Response};
-use http_body_util::{BodyExt, Full};
+use bytes::BytesMut;
+
 use tokio::io::{AsyncReadExt, AsyncWriteExt};
 
 use super::{head, serve, Limits};
@@ -93,22 +92,7 @@ fn seeds() -> Vec<(String, Vec<u8>)> {
 /// `100 Continue` sent only when a body has not arrived yet.
 async fn answers(input: &[u8], cuts: &[usize]) -> String {
     let (ours, mut client) = tokio::io::duplex(64 * 1024);
-    let service = |req: Request<Full<Bytes>>| async move {
-        let (parts, body) = req.into_parts();
-        let body = body
-            .collect()
-            .await
-            .map(|b| b.to_bytes())
-            .unwrap_or_default();
-        let text = format!(
-            "{} {} {}",
-            parts.method,
-            parts.uri,
-            String::from_utf8_lossy(&body)
-        );
-        Response::new(Full::new(Bytes::from(text)))
-    };
-    let served = tokio::spawn(serve(ours, LIMITS, || false, service));
+    let served = tokio::spawn(serve(ours, LIMITS, || false, super::tests::echo));
     let mut sent = input.to_vec();
     sent.extend_from_slice(CANARY);
     let mut from = 0;

@@ -37,22 +37,27 @@ fn connect(
     let flag = draining.clone();
     let service = move |req: Request<Full<Bytes>>| async move {
         tokio::time::sleep(answer_takes).await;
-        let (parts, body) = req.into_parts();
-        let body = body
-            .collect()
-            .await
-            .map(|b| b.to_bytes())
-            .unwrap_or_default();
-        let text = format!(
-            "{} {} {}",
-            parts.method,
-            parts.uri,
-            String::from_utf8_lossy(&body)
-        );
-        Response::new(Full::new(Bytes::from(text)))
+        echo(req).await
     };
     let conn = serve(ours, LIMITS, move || flag.load(Ordering::SeqCst), service);
     (tokio::spawn(conn), client, draining)
+}
+
+/// An answer that says what was asked: the method, the target and the body.
+pub(super) async fn echo(req: Request<Full<Bytes>>) -> Response<Full<Bytes>> {
+    let (parts, body) = req.into_parts();
+    let body = body
+        .collect()
+        .await
+        .map(|b| b.to_bytes())
+        .unwrap_or_default();
+    let text = format!(
+        "{} {} {}",
+        parts.method,
+        parts.uri,
+        String::from_utf8_lossy(&body)
+    );
+    Response::new(Full::new(Bytes::from(text)))
 }
 
 /// Everything the server sends until it closes, or `None` if it has not closed within
