@@ -9,7 +9,6 @@ use std::path::PathBuf;
 use std::time::Duration;
 
 use bytes::BytesMut;
-
 use tokio::io::{AsyncReadExt, AsyncWriteExt};
 
 use super::{head, serve, Limits};
