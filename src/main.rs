@@ -250,17 +250,35 @@ async fn check_command(
     })
 }
 
+/// Connections the kernel may hold completed for `accept` (the kernel clamps it to
+/// `net.core.somaxconn`). tokio's default, 1,024, overflows when thousands of players
+/// connect at once: the kernel then drops the handshake's last ACK, the client believes it
+/// is connected and sends its request, and the request waits seconds for the SYN-ACK
+/// retransmits before the server ever sees it.
+const LISTEN_BACKLOG: u32 = 65_535;
+
+/// The listening socket on `addr`, with [`LISTEN_BACKLOG`].
+fn listen(addr: std::net::SocketAddr) -> std::io::Result<tokio::net::TcpListener> {
+    let socket = if addr.is_ipv4() {
+        tokio::net::TcpSocket::new_v4()?
+    } else {
+        tokio::net::TcpSocket::new_v6()?
+    };
+    // As std's and tokio's own bind: a restart does not wait out TIME_WAIT.
+    socket.set_reuseaddr(true)?;
+    socket.bind(addr)?;
+    socket.listen(LISTEN_BACKLOG)
+}
+
 async fn serve(
     settings: Settings,
     opened: OpenedSource,
     shelves: server::IndexShelves,
 ) -> anyhow::Result<()> {
-    let listener = tokio::net::TcpListener::bind(settings.listen)
-        .await
-        .map_err(|source| StartupError::Listen {
-            addr: settings.listen,
-            source,
-        })?;
+    let listener = listen(settings.listen).map_err(|source| StartupError::Listen {
+        addr: settings.listen,
+        source,
+    })?;
     let addr = listener.local_addr()?;
     let (source, root) = (opened.source, opened.root);
     match (&root, &settings.source) {
