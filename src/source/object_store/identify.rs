@@ -65,7 +65,7 @@ impl ObjectStoreSource {
         // The tail of the same version only, and only the bytes past the head.
         let tail = match tail {
             Some(Ok((of, bytes))) if of == identity => {
-                let at = identity.size - bytes.len() as u64;
+                let at = identity.size.saturating_sub(bytes.len() as u64);
                 let head_end = head.len() as u64;
                 let skip = usize::try_from(head_end.saturating_sub(at)).unwrap_or(usize::MAX);
                 (skip < bytes.len()).then(|| (at.max(head_end), bytes.slice(skip..)))
