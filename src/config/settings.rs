@@ -67,6 +67,9 @@ pub struct Settings {
     /// Ad breaks: also write `EXT-X-CUE-OUT`/`EXT-X-CUE-IN` in HLS media
     /// playlists, for ad inserters that read no `EXT-X-DATERANGE`; off by default.
     pub hls_cue_out: bool,
+    /// The rules DASH MPDs are written by; a title document's `"dash_profile"` overrides
+    /// it. The default profile unless asked.
+    pub dash_profile: crate::media::DashProfile,
 }
 
 impl Default for Settings {
@@ -107,6 +110,7 @@ impl Default for Settings {
             thumbnails: ThumbnailOptions::default(),
             storyboards: StoryboardOptions::default(),
             hls_cue_out: false,
+            dash_profile: crate::media::DashProfile::Default,
         }
     }
 }

@@ -8,6 +8,7 @@
 use std::net::SocketAddr;
 use std::path::PathBuf;
 
+use crate::media::DashProfile;
 use crate::telemetry::LogFormat;
 
 use super::declare::settings;
@@ -470,6 +471,18 @@ settings! {
                insertion point: nothing of the title is replaced, so the CUE-OUT lasts 0 s). \
                EXT-X-DATERANGE interstitials and SCTE35-OUT, which carry the planned ad time, \
                are written either way (docs/titles.md, Ad breaks)",
+    },
+    dash_profile: DashProfile {
+        key: "dash-profile",
+        env: "VODPACK_DASH_PROFILE",
+        to: value(dash_profile),
+        clap: [value_enum],
+        help: "Profile DASH MPDs are written by (default|dvb)",
+        docs: "Profile DASH MPDs are written by: default (the ISO live profile and CMAF) or \
+               dvb (DVB-DASH, ETSI TS 103 285, for HbbTV and DVB devices: roles, channel \
+               configuration and codecs where DVB reads them, no WebVTT text sets; segments \
+               of 1 to 15 s, so segment-duration-ms must be 1000 to 15000); a title \
+               document's \"dash_profile\" overrides it (docs/titles.md)",
     },
     nginx_vod_locations: NginxVodLocations {
         key: "nginx-vod-locations",

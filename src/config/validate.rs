@@ -123,6 +123,16 @@ pub(super) fn check(settings: &Settings) -> Result<(), ConfigError> {
             reason: "must be between 100 and 60000".into(),
         });
     }
+    // ETSI TS 103 285 4.5: DVB-DASH segments last 1 to 15 s (the last of a Period may be
+    // shorter); the plan cuts at the target or the first key frame after it.
+    if settings.dash_profile == crate::media::DashProfile::Dvb
+        && !(1000..=15_000).contains(&settings.segment_duration_ms)
+    {
+        return Err(ConfigError::Invalid {
+            name: "segment-duration-ms",
+            reason: "must be between 1000 and 15000 with dash-profile dvb".into(),
+        });
+    }
     if !(100..=60_000).contains(&settings.nginx_vod_segment_duration_ms) {
         return Err(ConfigError::Invalid {
             name: "nginx-vod-segment-duration-ms",

@@ -9,12 +9,14 @@
 
 mod access;
 mod ad_breaks;
+mod dash_profile;
 
 use serde::Deserialize;
 
 use crate::source::ObjectKey;
 pub use access::{AudioRole, CaptionChannel, ClosedCaption};
 pub use ad_breaks::{BreakAsset, DocumentBreak, ProgramDateTime, DEFAULT_PROGRAM_DATE_TIME};
+pub use dash_profile::DashProfile;
 
 /// Why a title document cannot be used. Each is about the document itself (422).
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
@@ -69,6 +71,10 @@ struct RawDocument {
     /// `["fairplay", "widevine", "playready"]`.
     #[serde(default)]
     drm: Option<Vec<String>>,
+    /// The profile the title's MPD is written by, overriding the server's:
+    /// `"default"` or `"dvb"`.
+    #[serde(default)]
+    dash_profile: Option<DashProfile>,
     /// Closed captions carried in the video, which the file cannot say.
     #[serde(default)]
     closed_captions: Vec<access::RawCaption>,
@@ -141,6 +147,9 @@ pub struct TitleDocument {
     /// The title's own DRM systems (`"drm"`), overriding the server's `--drm-systems`;
     /// `None` when the document does not say.
     pub drm: Option<Vec<crate::crypto::drm::DrmId>>,
+    /// The profile the title's MPD is written by (`"dash_profile"`), overriding the
+    /// server's `--dash-profile`; `None` when the document does not say.
+    pub dash_profile: Option<DashProfile>,
     /// Closed captions the video carries (`"closed_captions"`), each channel once; empty
     /// when the document declares none.
     pub closed_captions: Vec<ClosedCaption>,
@@ -264,6 +273,7 @@ pub fn parse_title_document(
         program_date_time,
         encryption,
         drm,
+        dash_profile: raw.dash_profile,
         closed_captions,
         video: resolve("video", raw.video, &MEDIA_EXTENSIONS)?,
         audio: resolve("audio", raw.audio, &MEDIA_EXTENSIONS)?,

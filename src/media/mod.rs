@@ -37,8 +37,8 @@ pub use codec::{describe_codec, describe_dolby_vision};
 pub use color::{ColorInfo, ColorSource, VideoRange, CICP_UNSPECIFIED};
 pub use document::{
     is_title_document, parse_title_document, AudioRole, BreakAsset, CaptionChannel, ClosedCaption,
-    DocumentBreak, DocumentClip, DocumentError, DocumentFile, DocumentPart, PartSource,
-    ProgramDateTime, TitleDocument, DEFAULT_PROGRAM_DATE_TIME,
+    DashProfile, DocumentBreak, DocumentClip, DocumentError, DocumentFile, DocumentPart,
+    PartSource, ProgramDateTime, TitleDocument, DEFAULT_PROGRAM_DATE_TIME,
 };
 pub use dolby::DolbyVision;
 pub use elementary::{decoder_configuration, stream_config, StreamConfig};

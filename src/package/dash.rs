@@ -4,10 +4,11 @@
 //! Owns the XML text only: URLs are the relative templates of [`Resource`], times come from
 //! the segment plan, and what an MPD says beyond its title comes in as [`ManifestOptions`].
 //! Beside it: trick-play sets (`trick_play.rs`), the storyboard as DASH-IF thumbnails
-//! (`image.rs`), ad breaks as SCTE-35 events (`events.rs`) and a sequence's Periods
-//! (`sequence_periods.rs`).
+//! (`image.rs`), ad breaks as SCTE-35 events (`events.rs`), a sequence's Periods
+//! (`sequence_periods.rs`) and what the DVB-DASH profile writes differently (`dvb.rs`).
 
 mod access;
+mod dvb;
 mod events;
 mod image;
 mod sequence_periods;
@@ -17,7 +18,7 @@ mod trick_play;
 use std::fmt::Write as _;
 
 use super::encrypt::manifest::{dash_content_protection, DASH_PROTECTION_NAMESPACES};
-use super::signalling::ManifestOptions;
+use super::signalling::{DashProfile, ManifestOptions};
 use super::{split_document_track_id, Rendition, Resource, Title};
 use crate::media::{CodecInfo, TrackIndex, TrackKind, CICP_UNSPECIFIED};
 use events::event_stream;
@@ -54,7 +55,12 @@ pub fn render_mpd_with(title: &Title, options: &ManifestOptions) -> String {
         protection: protection.as_deref(),
         part: None,
     };
-    let mut out = mpd_start(&[title], title.period_duration_secs(), protection.is_some());
+    let mut out = mpd_start(
+        &[title],
+        title.period_duration_secs(),
+        protection.is_some(),
+        options.dash_profile,
+    );
     Tag::new(2, "Period")
         .attr("id", 0)
         .attr("start", "PT0S")
@@ -79,8 +85,13 @@ fn protection_elements(options: &ManifestOptions) -> Option<String> {
 }
 
 /// The XML declaration and the `MPD` start tag of a presentation of `titles` lasting
-/// `duration_secs`.
-fn mpd_start(titles: &[&Title], duration_secs: f64, protected: bool) -> String {
+/// `duration_secs`, written by `profile`.
+fn mpd_start(
+    titles: &[&Title],
+    duration_secs: f64,
+    protected: bool,
+    profile: DashProfile,
+) -> String {
     let mut out = String::from("<?xml version=\"1.0\" encoding=\"UTF-8\"?>\n");
     let mut mpd = Tag::new(0, "MPD");
     if protected {
@@ -93,7 +104,13 @@ fn mpd_start(titles: &[&Title], duration_secs: f64, protected: bool) -> String {
     mpd.attr("xmlns", "urn:mpeg:dash:schema:mpd:2011")
         .opt("xmlns:scte214", supplemental)
         .opt("xmlns:scte35", scte35)
-        .attr("profiles", PROFILES)
+        .attr(
+            "profiles",
+            match profile {
+                DashProfile::Default => PROFILES,
+                DashProfile::Dvb => dvb::PROFILES,
+            },
+        )
         .attr("type", "static")
         .attr("mediaPresentationDuration", seconds(duration_secs))
         .attr("minBufferTime", "PT2.000S")
@@ -108,13 +125,21 @@ fn mpd_start(titles: &[&Title], duration_secs: f64, protected: bool) -> String {
 fn period_sets(out: &mut String, title: &Title, empty_texts_of: Option<&Title>, uris: &Uris<'_>) {
     let options = uris.options;
     let groups = adaptation_groups(title);
+    let mains = dvb::main_sets(&groups);
     for (set_id, group) in groups.iter().enumerate() {
-        adaptation_set(out, title, set_id, &shown(group, options), uris);
+        let main = [mains.video, mains.audio].contains(&Some(set_id));
+        adaptation_set(out, title, set_id, &shown(group, options), main, uris);
     }
     let duration = title.period_duration_secs();
-    let texts = match empty_texts_of {
-        Some(reference) => text_adaptation_sets(out, reference, groups.len(), duration, true, uris),
-        None => text_adaptation_sets(out, title, groups.len(), duration, false, uris),
+    let texts = match (options.dash_profile, empty_texts_of) {
+        // DVB-DASH admits no WebVTT: its text sets come with part 1's `imsc1` format.
+        (DashProfile::Dvb, _) => 0,
+        (DashProfile::Default, Some(reference)) => {
+            text_adaptation_sets(out, reference, groups.len(), duration, true, uris)
+        }
+        (DashProfile::Default, None) => {
+            text_adaptation_sets(out, title, groups.len(), duration, false, uris)
+        }
     };
     // Trick-play sets come last, so every other set keeps its id.
     let mut next_id = groups.len() + texts;
@@ -184,12 +209,14 @@ fn adaptation_groups(title: &Title) -> Vec<Vec<&Rendition>> {
 }
 
 /// One AdaptationSet: the attributes of its first rendition, the largest picture of all,
-/// and a Representation per rendition.
+/// and a Representation per rendition. `main`: the set is the main one of its kind (the
+/// DVB profile says so in a Role).
 fn adaptation_set(
     out: &mut String,
     title: &Title,
     id: usize,
     group: &[&Rendition],
+    main: bool,
     uris: &Uris<'_>,
 ) {
     let Some(r) = group.first() else {
@@ -207,10 +234,12 @@ fn adaptation_set(
     let size = sizes.fold(None, |max: Option<(u16, u16)>, (w, h)| {
         Some(max.map_or((w, h), |(mw, mh)| (mw.max(w), mh.max(h))))
     });
+    let dvb = uris.options.dash_profile == DashProfile::Dvb;
     Tag::new(4, "AdaptationSet")
         .attr("id", id)
         .attr("contentType", kind)
-        .attr("mimeType", format_args!("{kind}/mp4"))
+        // DVB's rules read it on each Representation, and DASH-IF's allow it in one place.
+        .opt("mimeType", (!dvb).then(|| format!("{kind}/mp4")))
         .opt("lang", track.language.as_deref().filter(|l| !l.is_empty()))
         .attr("segmentAlignment", "true")
         .attr("startWithSAP", 1)
@@ -229,7 +258,9 @@ fn adaptation_set(
             .empty(out);
     }
     let default = group.iter().any(|r| r.is_default);
-    if !video && !r.roles.is_empty() {
+    if dvb {
+        dvb::roles(out, r, main);
+    } else if !video && !r.roles.is_empty() {
         access::audio_roles(out, &r.roles);
     } else if !video && default {
         Tag::new(6, "Role")
@@ -261,10 +292,14 @@ fn representation(
 ) {
     let codec = &track.codec;
     let video = r.kind == TrackKind::Video;
+    let dvb = uris.options.dash_profile == DashProfile::Dvb;
     let size =
         (video && codec.width > 0 && codec.height > 0).then_some((codec.width, codec.height));
+    // DVB's rules read `@mimeType` on each Representation (TS 103 285 6.1.1, Table 4).
+    let mime = dvb.then(|| format!("{}/mp4", r.kind.as_str()));
     Tag::new(6, "Representation")
         .attr("id", Resource::dash_representation_id(r.track_id))
+        .opt("mimeType", mime)
         .opt("codecs", Some(&codec.rfc6381).filter(|c| !c.is_empty()))
         .opt(
             "scte214:supplementalCodecs",
@@ -287,7 +322,9 @@ fn representation(
             Some(codec.sample_rate).filter(|s| !video && *s > 0),
         )
         .open(out);
-    if !video && codec.channels > 0 {
+    if !video && dvb {
+        dvb::channel_configuration(out, codec, CHANNELS_SCHEME);
+    } else if !video && codec.channels > 0 {
         Tag::new(8, "AudioChannelConfiguration")
             .attr("schemeIdUri", CHANNELS_SCHEME)
             .attr("value", codec.channels)

@@ -13,6 +13,7 @@ use super::thumb::Storyboard;
 use super::{version_folder, Title, VersionToken};
 use crate::crypto::keys::ContentKey;
 use crate::crypto::Scheme;
+pub use crate::media::DashProfile;
 
 /// What a manifest says beyond its title. The default is the clear output.
 #[derive(Debug, Clone)]
@@ -42,6 +43,10 @@ pub struct ManifestOptions {
     /// HLS); `None`: not signalled (the setting is off, the title has no video, or the
     /// output is encrypted).
     pub storyboard: Option<Storyboard>,
+    /// The rules the MPD is written by (the server's `--dash-profile`, or a title
+    /// document's own). Not part of [`ManifestOptions::is_clear`]: an MPD of either
+    /// profile depends on the title alone, so each may be kept with it.
+    pub dash_profile: DashProfile,
 }
 
 impl Default for ManifestOptions {
@@ -54,6 +59,7 @@ impl Default for ManifestOptions {
             filtered: Vec::new(),
             protection: None,
             storyboard: None,
+            dash_profile: DashProfile::Default,
         }
     }
 }
@@ -85,8 +91,9 @@ pub struct ManifestProtection {
 }
 
 impl ManifestOptions {
-    /// Whether these are the default options: the clear rendering, which depends on the
-    /// title alone (and may be cached with it), is the answer.
+    /// Whether these are the default options, the DASH profile aside: the clear rendering
+    /// (of that profile), which depends on the title alone (and may be cached with it), is
+    /// the answer.
     pub fn is_clear(&self) -> bool {
         self.version.is_none()
             && self.query.is_none()
@@ -140,7 +147,7 @@ mod tests {
 
     use std::sync::Arc;
 
-    use super::{ManifestOptions, ManifestProtection};
+    use super::{DashProfile, ManifestOptions, ManifestProtection};
     use crate::crypto::keys::{hex, ContentKey};
     use crate::crypto::Scheme;
     use crate::package::encrypt::hls_segment_iv;
@@ -171,6 +178,7 @@ mod tests {
                 clearkey: true,
             }),
             storyboard: None,
+            dash_profile: DashProfile::Default,
         }
     }
 

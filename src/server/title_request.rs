@@ -115,7 +115,13 @@ impl<'r> TitleRequest<'r> {
         // What manifests say beyond the title; segments never read it, so they do not pay
         // for it (an encrypted output's licence URL and key).
         let mut options = match resource.kind().is_manifest() {
-            true => manifest_options(&app.protect, &cached, protected.as_ref(), place),
+            true => manifest_options(
+                &app.protect,
+                &cached,
+                protected.as_ref(),
+                place,
+                app.settings.dash_profile,
+            ),
             false => ManifestOptions::default(),
         };
         // Storyboards are signalled when asked, for clear outputs only (thumbnails of an

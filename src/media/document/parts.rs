@@ -186,6 +186,7 @@ fn inline_document(
         clip: None,
         encryption: None,
         drm: None,
+        dash_profile: None,
         parts: Vec::new(),
         closed_captions: Vec::new(),
         breaks: Vec::new(),

@@ -35,7 +35,12 @@ pub fn render_sequence_mpd(sequence: &Sequence, options: &ManifestOptions) -> St
     let protection = protection_elements(options);
     let titles: Vec<&Title> = sequence.parts.iter().map(|p| &p.title).collect();
     let reference = sequence.parts.get(sequence.reference).map(|p| &p.title);
-    let mut out = mpd_start(&titles, sequence.duration_secs(), protection.is_some());
+    let mut out = mpd_start(
+        &titles,
+        sequence.duration_secs(),
+        protection.is_some(),
+        options.dash_profile,
+    );
     for (n, part) in sequence.parts.iter().enumerate() {
         let number = u32::try_from(n + 1).unwrap_or(u32::MAX);
         let join = match (part.continuous, part.connected) {

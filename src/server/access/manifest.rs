@@ -6,7 +6,7 @@ use http::header::{self, HeaderMap};
 
 use super::protector::Protector;
 use super::select::Protected;
-use crate::package::{ManifestOptions, ManifestProtection};
+use crate::package::{DashProfile, ManifestOptions, ManifestProtection};
 use crate::server::route::paths::{KEY_NAME, LICENCE_NAME};
 use crate::server::titles::cached::CachedTitle;
 
@@ -62,13 +62,15 @@ pub fn base_url(protector: &Protector, headers: &HeaderMap) -> String {
 
 /// What the manifests answered to a request say beyond the title: the selected output's
 /// version folder and protection (`protected`; `None` for the clear output), and the
-/// request's signed-URL token carried into every URL. The writers (`package::hls`,
+/// request's signed-URL token carried into every URL, and the DASH profile: the title
+/// document's own, else the server's `dash_profile`. The writers (`package::hls`,
 /// `package::dash`) write it in place.
 pub fn manifest_options(
     protector: &Protector,
     cached: &CachedTitle,
     protected: Option<&Protected>,
     place: &RequestPlace<'_>,
+    dash_profile: DashProfile,
 ) -> ManifestOptions {
     let query = (protector.carried_token(place.query)).map(|t| format!("token={t}"));
     ManifestOptions {
@@ -93,6 +95,7 @@ pub fn manifest_options(
         }),
         // Set by the output when the settings ask for it (`TitleRequest::load`).
         storyboard: None,
+        dash_profile: cached.dash_profile.unwrap_or(dash_profile),
     }
 }
 

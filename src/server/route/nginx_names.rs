@@ -348,6 +348,7 @@ pub fn urlset_document(key: &ObjectKey) -> Result<TitleDocument, String> {
         clip: None,
         encryption: None,
         drm: None,
+        dash_profile: None,
         closed_captions: Vec::new(),
         parts: Vec::new(),
         breaks: Vec::new(),

@@ -25,6 +25,9 @@ pub struct CachedTitle {
     pub encryption: Option<crate::crypto::EncryptionPolicy>,
     /// A title document's own DRM systems, overriding the server's `--drm-systems`.
     pub drm: Option<Vec<crate::crypto::drm::DrmId>>,
+    /// A title document's own DASH profile, overriding the server's `--dash-profile`;
+    /// `None` for plain MP4s and documents that do not say.
+    pub dash_profile: Option<crate::media::DashProfile>,
     /// A sequence's parts, when the title is one: `title` is then its
     /// reference part as the sequence shows it, and only the sequence's manifests and
     /// its parts' resources are served (`outputs::sequence`).
@@ -43,6 +46,7 @@ impl CachedTitle {
             token: title.version_token(),
             encryption: None,
             drm: None,
+            dash_profile: None,
             sequence: None,
             caches: OutputCaches::new(&title),
             files: Vec::new(),

@@ -196,6 +196,7 @@ async fn load_ladder(
     let max_text = catalog.limits.max_text_read_bytes;
     let encryption = document.encryption;
     let drm = document.drm.clone();
+    let dash_profile = document.dash_profile;
     let mut sidecars = Vec::new();
     for entry in &document.subtitles {
         let pos = files.iter().position(|f| f.key == entry.key).unwrap_or(0);
@@ -292,6 +293,7 @@ async fn load_ladder(
         tracing::info!(drm = ?drm, "title document sets its own DRM systems");
         cached.drm = drm;
     }
+    cached.dash_profile = dash_profile;
     Ok(cached.with_offsets_soon())
 }
 

@@ -16,8 +16,8 @@ use crate::package::webvtt::SubtitlePlan;
 use crate::package::{
     init_segment, render_iframe_playlist, render_media_playlist, render_media_playlist_with,
     render_mpd, render_mpd_with, render_multivariant_playlist, render_multivariant_playlist_with,
-    render_subtitle_playlist, render_subtitle_playlist_with, ManifestOptions, PackageError, Title,
-    Windows,
+    render_subtitle_playlist, render_subtitle_playlist_with, DashProfile, ManifestOptions,
+    PackageError, Title, Windows,
 };
 
 /// Every output's part of what is kept with a title.
@@ -53,6 +53,7 @@ impl OutputCaches {
             },
             dash: DashKept {
                 mpd: OnceLock::new(),
+                dvb_mpd: OnceLock::new(),
             },
             inits: InitsKept {
                 init_segments: slots(n),
@@ -140,20 +141,36 @@ impl HlsKept {
     }
 }
 
-/// The DASH MPD of a title, rendered on first use.
+/// The DASH MPD of a title, rendered on first use, one per profile.
 #[derive(Debug)]
 pub struct DashKept {
+    /// The default profile's MPD.
     mpd: OnceLock<Bytes>,
+    /// The DVB-DASH profile's MPD.
+    dvb_mpd: OnceLock<Bytes>,
 }
 
 impl DashKept {
     /// The MPD as `options` write it (see [`HlsKept::multivariant_with`]).
     pub fn mpd_with(&self, title: &Title, options: &ManifestOptions) -> Bytes {
-        match options.is_clear() {
-            true => (self.mpd)
-                .get_or_init(|| Bytes::from(render_mpd(title)))
+        let kept = match options.dash_profile {
+            DashProfile::Default => &self.mpd,
+            DashProfile::Dvb => &self.dvb_mpd,
+        };
+        match (options.is_clear(), options.dash_profile) {
+            (true, DashProfile::Default) => {
+                kept.get_or_init(|| Bytes::from(render_mpd(title))).clone()
+            }
+            (true, profile) => kept
+                .get_or_init(|| {
+                    let options = ManifestOptions {
+                        dash_profile: profile,
+                        ..ManifestOptions::default()
+                    };
+                    Bytes::from(render_mpd_with(title, &options))
+                })
                 .clone(),
-            false => Bytes::from(render_mpd_with(title, options)),
+            (false, _) => Bytes::from(render_mpd_with(title, options)),
         }
     }
 }

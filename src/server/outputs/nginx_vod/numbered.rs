@@ -105,7 +105,13 @@ pub async fn numbered_stream(
     let etag = Some(format!("\"{}-{}-n\"", cached.token, stream.name()));
     let number = match stream.part {
         StreamPart::Playlist => {
-            let options = manifest_options(&app.protect, &cached, None, place);
+            let options = manifest_options(
+                &app.protect,
+                &cached,
+                None,
+                place,
+                app.settings.dash_profile,
+            );
             let stated = windows.stated_ms(&positions, count);
             let timing = (members.iter())
                 .find(|r| r.kind == TrackKind::Video)

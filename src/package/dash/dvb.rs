@@ -1,0 +1,226 @@
+//! What the DVB-DASH profile (ETSI TS 103 285 v1.3.1, read by HbbTV 2.0.x terminals)
+//! writes differently from the default profile: its profile URNs, a `urn:mpeg:dash:role:2011`
+//! Role on every audio and video set with `main` on exactly one of each kind, `@mimeType`
+//! on every Representation of those sets (where the DVB rules of DASH-IF's schematron read
+//! it, beside `@codecs` and `@audioSamplingRate`; then not on the set, as DASH-IF's generic
+//! rules want a common attribute in one place), and audio channel configuration in DVB's
+//! schemes.
+//!
+//! `dash.rs` calls in here at the few places the profiles differ; everything else in an
+//! MPD (timelines, protection, events, sequences' Periods) is the same in both, which is
+//! what keeps the two from drifting apart. What DVB forbids is left out by the caller:
+//! WebVTT text sets (DVB subtitles are EBU-TT-D in `stpp` segments).
+
+use super::access;
+use super::tag::Tag;
+use super::ROLE_SCHEME;
+use crate::media::{AudioRole, CodecInfo, TrackKind};
+use crate::package::Rendition;
+
+/// `MPD@profiles` of the DVB profile: DVB-DASH 2014 (every HbbTV 2.0 terminal looks for
+/// it) and 2017 (what the DASH-IF DVB rules check), over the ISO live profile both
+/// build on (TS 103 285 4.1, 4.2). DVB's sub-profile
+/// `urn:dvb:dash:profile:dvb-dash:isoff-ext-live:2014` is not named: the DASH-IF
+/// schematron's list of known profiles does not have it, and no terminal needs it.
+pub(super) const PROFILES: &str = "urn:dvb:dash:profile:dvb-dash:2014,\
+urn:dvb:dash:profile:dvb-dash:2017,urn:mpeg:dash:profile:isoff-live:2011";
+
+/// MPEG's channel configuration scheme (ISO/IEC 23001-8 CICP `ChannelConfiguration`),
+/// which DVB-DASH 2017 uses for the AAC family (TS 103 285 6.1.1).
+const CICP_CHANNELS_SCHEME: &str = "urn:mpeg:mpegB:cicp:ChannelConfiguration";
+/// Dolby's channel configuration scheme, which DVB requires for E-AC-3 and AC-4
+/// (TS 103 285 6.3.1): a 16-bit loudspeaker mask in four hex digits.
+const DOLBY_CHANNELS_SCHEME: &str = "tag:dolby.com,2014:dash:audio_channel_configuration:2011";
+
+/// The set (by its position among the title's sets) that carries Role `main`, for video
+/// and for audio; `None` when there is no set of that kind.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+pub(super) struct MainSets {
+    pub(super) video: Option<usize>,
+    pub(super) audio: Option<usize>,
+}
+
+/// Which sets are `main` (TS 103 285 10.x and the DASH-IF DVB checks "at least one
+/// Adaptation Set SHALL carry a main role", HbbTV 2.0.x picks it first): the first video
+/// set; for audio, the first set a title document calls `main`, else the first holding the
+/// default rendition with no role of its own, else the first with no role of its own.
+pub(super) fn main_sets(groups: &[Vec<&Rendition>]) -> MainSets {
+    let first = |kind: TrackKind| groups.iter().position(|g| kind_of(g) == Some(kind));
+    let audio = |pick: &dyn Fn(&Rendition) -> bool| {
+        let found = groups.iter().position(|g| {
+            kind_of(g) == Some(TrackKind::Audio) && g.first().is_some_and(|r| pick(r))
+        });
+        found
+    };
+    let declared_main = |r: &Rendition| r.roles.contains(&AudioRole::Main);
+    let plain_default = |r: &Rendition| r.roles.is_empty() && r.is_default;
+    let plain = |r: &Rendition| r.roles.is_empty();
+    MainSets {
+        video: first(TrackKind::Video),
+        audio: audio(&declared_main)
+            .or_else(|| audio(&plain_default))
+            .or_else(|| audio(&plain)),
+    }
+}
+
+fn kind_of(group: &[&Rendition]) -> Option<TrackKind> {
+    group.first().map(|r| r.kind)
+}
+
+/// The Accessibility and Role elements of an audio or video set: `main` for the main set
+/// of its kind, a document's declared roles for the others (audio description keeps its
+/// Accessibility), `alternate` where none is declared. Each set so has at least one Role
+/// of the 2011 scheme (TS 103 285 6.1.2) and exactly one set of a kind is `main`.
+pub(super) fn roles(out: &mut String, rendition: &Rendition, main: bool) {
+    let declared: Vec<AudioRole> = (rendition.roles.iter())
+        .copied()
+        .filter(|role| *role != AudioRole::Main)
+        .collect();
+    if rendition.kind == TrackKind::Audio && !main && !declared.is_empty() {
+        access::audio_roles(out, &declared);
+        return;
+    }
+    let value = if main { "main" } else { "alternate" };
+    Tag::new(6, "Role")
+        .attr("schemeIdUri", ROLE_SCHEME)
+        .attr("value", value)
+        .empty(out);
+}
+
+/// An audio Representation's `AudioChannelConfiguration` in DVB's schemes: Dolby's mask
+/// for AC-3, E-AC-3 and AC-4; CICP `ChannelConfiguration` for AAC with 1 to 6 channels
+/// (AAC's channel configurations 1 to 6 are CICP's); ISO/IEC 23009-1's count (which DVB
+/// also accepts) where neither says more than the count.
+pub(super) fn channel_configuration(out: &mut String, codec: &CodecInfo, default_scheme: &str) {
+    if codec.channels == 0 {
+        return;
+    }
+    let dolby = ["ec-3", "ac-3", "ac-4"]
+        .iter()
+        .any(|c| codec.rfc6381.starts_with(c));
+    let aac = codec.rfc6381.starts_with("mp4a.40") && codec.channels <= 6;
+    let (scheme, value) = match dolby_mask(codec.channels) {
+        Some(mask) if dolby => (DOLBY_CHANNELS_SCHEME, mask),
+        _ if aac => (CICP_CHANNELS_SCHEME, codec.channels.to_string()),
+        _ => (default_scheme, codec.channels.to_string()),
+    };
+    Tag::new(8, "AudioChannelConfiguration")
+        .attr("schemeIdUri", scheme)
+        .attr("value", value)
+        .empty(out);
+}
+
+/// The Dolby loudspeaker mask (ETSI TS 102 366 Table I.1.1: bit 15 L, 14 C, 13 R, 12 Ls,
+/// 11 Rs, 0 LFE) of the usual layout of a channel count: mono C, stereo L R, 5.1; `None`
+/// for other counts, whose layout the count alone does not tell.
+fn dolby_mask(channels: u16) -> Option<String> {
+    let mask: u16 = match channels {
+        1 => 0x4000,
+        2 => 0xA000,
+        6 => 0xF801,
+        _ => return None,
+    };
+    Some(format!("{mask:04X}"))
+}
+
+#[cfg(test)]
+mod tests {
+    //! The DVB profile's MPD, as small stories over the synthetic titles.
+
+    use super::*;
+    use crate::package::testing::{fixture_title, title};
+    use crate::package::{render_mpd_with, DashProfile, ManifestOptions};
+
+    fn dvb() -> ManifestOptions {
+        ManifestOptions {
+            dash_profile: DashProfile::Dvb,
+            ..ManifestOptions::default()
+        }
+    }
+
+    /// Given the DVB profile, then the MPD names DVB-DASH 2014 and 2017 over the ISO live
+    /// profile, and not CMAF (which DASH-IF's rules do not know).
+    #[test]
+    fn the_mpd_names_the_dvb_profiles() {
+        let title = title(|_| true, Vec::new());
+        let mpd = render_mpd_with(&title, &dvb());
+        assert!(mpd.contains(&format!("profiles=\"{PROFILES}\"")), "{mpd}");
+        assert!(!mpd.contains("cmaf:2019"), "{mpd}");
+        let default = render_mpd_with(&title, &ManifestOptions::default());
+        assert!(default.contains("cmaf:2019") && !default.contains("dvb"));
+    }
+
+    /// Given a title of video and audio, then each set has one `main` Role (the trick-play
+    /// set, essential to players that know it, none), and every Representation its own
+    /// `@mimeType` and `@codecs`, which the set then leaves out.
+    #[test]
+    fn every_set_has_a_role_and_each_representation_its_type() {
+        let title = title(|_| true, Vec::new());
+        let mpd = render_mpd_with(&title, &dvb());
+        let sets: Vec<&str> = mpd.split("<AdaptationSet").skip(1).collect();
+        assert!(!sets.is_empty());
+        for set in sets.iter().filter(|s| !s.contains("trickmode")) {
+            let main = "<Role schemeIdUri=\"urn:mpeg:dash:role:2011\" value=\"main\"/>";
+            assert_eq!(set.matches(main).count(), 1, "{set}");
+            let start = set.split('>').next().unwrap_or_default();
+            assert!(
+                !start.contains("mimeType") && !start.contains("codecs"),
+                "{start}"
+            );
+            for representation in set.split("<Representation").skip(1) {
+                let tag = representation.split('>').next().unwrap_or_default();
+                assert!(
+                    tag.contains(" mimeType=\"") && tag.contains(" codecs="),
+                    "{tag}"
+                );
+            }
+        }
+    }
+
+    /// Given AAC stereo, then its channel configuration is in CICP's scheme; given
+    /// E-AC-3 5.1, in Dolby's; given MP3, in ISO/IEC 23009-1's count.
+    #[test]
+    fn channel_configuration_uses_dvbs_schemes() {
+        let mut codec = CodecInfo {
+            fourcc: *b"mp4a",
+            rfc6381: "mp4a.40.2".into(),
+            width: 0,
+            height: 0,
+            channels: 2,
+            sample_rate: 48_000,
+            color: None,
+            dolby_vision: None,
+        };
+        let written = |codec: &CodecInfo| {
+            let mut out = String::new();
+            channel_configuration(
+                &mut out,
+                codec,
+                "urn:mpeg:dash:23003:3:audio_channel_configuration:2011",
+            );
+            out
+        };
+        assert!(written(&codec)
+            .contains("schemeIdUri=\"urn:mpeg:mpegB:cicp:ChannelConfiguration\" value=\"2\""));
+        codec.fourcc = *b"ec-3";
+        codec.rfc6381 = "ec-3".into();
+        codec.channels = 6;
+        assert!(written(&codec).contains(&format!(
+            "schemeIdUri=\"{DOLBY_CHANNELS_SCHEME}\" value=\"F801\""
+        )));
+        codec.fourcc = *b"mp4a";
+        codec.rfc6381 = "mp4a.6B".into();
+        codec.channels = 2;
+        assert!(written(&codec).contains("23003:3:audio_channel_configuration:2011\" value=\"2\""));
+    }
+
+    /// Given a title with WebVTT subtitles, then the DVB MPD has no text set (DVB
+    /// subtitles are EBU-TT-D), and the default MPD keeps it.
+    #[test]
+    fn webvtt_text_sets_are_left_out() {
+        let title = fixture_title("h264-aac-wvtt-3s.mp4", 1000);
+        assert!(render_mpd_with(&title, &ManifestOptions::default()).contains("text/vtt"));
+        let mpd = render_mpd_with(&title, &dvb());
+        assert!(!mpd.contains("contentType=\"text\""), "{mpd}");
+    }
+}
