@@ -235,11 +235,13 @@ fn adaptation_set(
         Some(max.map_or((w, h), |(mw, mh)| (mw.max(w), mh.max(h))))
     });
     let dvb = uris.options.dash_profile == DashProfile::Dvb;
+    let set_codecs = dvb.then(|| dvb::shared_codecs(title, group)).flatten();
     Tag::new(4, "AdaptationSet")
         .attr("id", id)
         .attr("contentType", kind)
         // DVB's rules read it on each Representation, and DASH-IF's allow it in one place.
         .opt("mimeType", (!dvb).then(|| format!("{kind}/mp4")))
+        .opt("codecs", set_codecs)
         .opt("lang", track.language.as_deref().filter(|l| !l.is_empty()))
         .attr("segmentAlignment", "true")
         .attr("startWithSAP", 1)
@@ -276,18 +278,20 @@ fn adaptation_set(
     }
     for r in group {
         if let Some(track) = title.index.tracks.get(r.track_pos) {
-            representation(out, title, r, track, uris);
+            representation(out, title, r, track, set_codecs.is_some(), uris);
         }
     }
     out.push_str("    </AdaptationSet>\n");
 }
 
-/// One Representation with its segment template and timeline.
+/// One Representation with its segment template and timeline; `codecs_on_set`: its set
+/// carries the `@codecs` (the DVB profile's), so it does not.
 fn representation(
     out: &mut String,
     title: &Title,
     r: &Rendition,
     track: &TrackIndex,
+    codecs_on_set: bool,
     uris: &Uris<'_>,
 ) {
     let codec = &track.codec;
@@ -300,7 +304,10 @@ fn representation(
     Tag::new(6, "Representation")
         .attr("id", Resource::dash_representation_id(r.track_id))
         .opt("mimeType", mime)
-        .opt("codecs", Some(&codec.rfc6381).filter(|c| !c.is_empty()))
+        .opt(
+            "codecs",
+            Some(&codec.rfc6381).filter(|c| !c.is_empty() && !codecs_on_set),
+        )
         .opt(
             "scte214:supplementalCodecs",
             supplemental(codec).map(|dv| dv.codec()),

@@ -1,10 +1,11 @@
 //! What the DVB-DASH profile (ETSI TS 103 285 v1.3.1, read by HbbTV 2.0.x terminals)
 //! writes differently from the default profile: its profile URNs, a `urn:mpeg:dash:role:2011`
-//! Role on every audio and video set with `main` on exactly one of each kind, `@mimeType`
-//! on every Representation of those sets (where the DVB rules of DASH-IF's schematron read
-//! it, beside `@codecs` and `@audioSamplingRate`; then not on the set, as DASH-IF's generic
-//! rules want a common attribute in one place), and audio channel configuration in DVB's
-//! schemes.
+//! Role on every audio and video set with `main` on exactly one of each kind, `@codecs`
+//! on the AdaptationSet where its Representations share one (DASH-IF's DVB rules find an
+//! audio set by the codecs on it) and `@mimeType` on every Representation (where those rules
+//! read it), each then in that one place only (DASH-IF's generic rules want a common
+//! attribute on the set or its Representations, not both), and audio channel configuration
+//! in DVB's schemes.
 //!
 //! `dash.rs` calls in here at the few places the profiles differ; everything else in an
 //! MPD (timelines, protection, events, sequences' Periods) is the same in both, which is
@@ -15,7 +16,7 @@ use super::access;
 use super::tag::Tag;
 use super::ROLE_SCHEME;
 use crate::media::{AudioRole, CodecInfo, TrackKind};
-use crate::package::Rendition;
+use crate::package::{Rendition, Title};
 
 /// `MPD@profiles` of the DVB profile: DVB-DASH 2014 (every HbbTV 2.0 terminal looks for
 /// it) and 2017 (what the DASH-IF DVB rules check), over the ISO live profile both
@@ -87,6 +88,18 @@ pub(super) fn roles(out: &mut String, rendition: &Rendition, main: bool) {
         .empty(out);
 }
 
+/// The `@codecs` all Representations of a set share, written on the AdaptationSet (and
+/// then not on them): where DVB terminals and DASH-IF's DVB rules read an audio set's codec
+/// (TS 103 285 6.1.1, Table 4); `None` when they differ (a ladder of several levels) or are
+/// unknown.
+pub(super) fn shared_codecs<'a>(title: &'a Title, group: &[&Rendition]) -> Option<&'a str> {
+    let mut codecs = (group.iter())
+        .filter_map(|r| title.index.tracks.get(r.track_pos))
+        .map(|t| t.codec.rfc6381.as_str());
+    let first = codecs.next().filter(|c| !c.is_empty())?;
+    codecs.all(|c| c == first).then_some(first)
+}
+
 /// An audio Representation's `AudioChannelConfiguration` in DVB's schemes: Dolby's mask
 /// for AC-3, E-AC-3 and AC-4; CICP `ChannelConfiguration` for AAC with 1 to 6 channels
 /// (AAC's channel configurations 1 to 6 are CICP's); ISO/IEC 23009-1's count (which DVB
@@ -151,8 +164,8 @@ mod tests {
     }
 
     /// Given a title of video and audio, then each set has one `main` Role (the trick-play
-    /// set, essential to players that know it, none), and every Representation its own
-    /// `@mimeType` and `@codecs`, which the set then leaves out.
+    /// set, essential to players that know it, none) and the `@codecs` of its one
+    /// Representation, which has its own `@mimeType` instead.
     #[test]
     fn every_set_has_a_role_and_each_representation_its_type() {
         let title = title(|_| true, Vec::new());
@@ -164,13 +177,13 @@ mod tests {
             assert_eq!(set.matches(main).count(), 1, "{set}");
             let start = set.split('>').next().unwrap_or_default();
             assert!(
-                !start.contains("mimeType") && !start.contains("codecs"),
+                !start.contains("mimeType") && start.contains(" codecs="),
                 "{start}"
             );
             for representation in set.split("<Representation").skip(1) {
                 let tag = representation.split('>').next().unwrap_or_default();
                 assert!(
-                    tag.contains(" mimeType=\"") && tag.contains(" codecs="),
+                    tag.contains(" mimeType=\"") && !tag.contains(" codecs="),
                     "{tag}"
                 );
             }

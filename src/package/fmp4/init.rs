@@ -31,6 +31,11 @@ fn write_init(tracks: &[&TrackIndex], brands: &[&[u8; 4]]) -> Vec<u8> {
     for brand in brands {
         w.bytes(*brand);
     }
+    // AV1-ISOBMFF 2.1: a file with an AV1 track "SHALL have the av01 brand among the
+    // compatible brands" (found by ComplianceWarden on the joined CMAF tracks).
+    if tracks.iter().any(|t| &t.codec.fourcc == b"av01") {
+        w.bytes(b"av01");
+    }
     w.end();
 
     w.begin(b"moov");

@@ -300,3 +300,25 @@ fn a_video_init_segment_takes_back_the_composition_delay_with_one_edit() {
         }
     }
 }
+
+/// Given an AV1 track, then its init segment lists the `av01` brand (AV1-ISOBMFF 2.1), and
+/// an AVC track's does not.
+#[test]
+fn an_av1_init_segment_has_the_av01_brand() {
+    for (fixture, av1) in [
+        ("av1-10bit-pq-aac-3s.mp4", true),
+        ("h264-aac-3s.mp4", false),
+    ] {
+        let title = fixture_title(fixture);
+        let video = (title.index.tracks.iter())
+            .find(|t| t.kind == crate::media::TrackKind::Video)
+            .unwrap();
+        let init = init_segment(video);
+        let ftyp = Ftyp::decode(&mut &init[..]).unwrap();
+        assert_eq!(
+            ftyp.compatible_brands.contains(&b"av01".into()),
+            av1,
+            "{fixture}"
+        );
+    }
+}
