@@ -137,6 +137,32 @@ fn the_nginx_vod_segment_duration_is_the_module_s_default_and_checked() {
     let _ = std::fs::remove_dir_all(dir);
 }
 
+/// Given the DASH profile from the file, then it resolves (the default profile unset);
+/// with `dvb`, a segment duration outside DVB's 1 to 15 s is refused.
+#[test]
+fn the_dash_profile_comes_from_the_file_and_dvb_bounds_segments() {
+    let defaults = SettingsArgs::default().resolve().unwrap();
+    assert_eq!(defaults.dash_profile, crate::media::DashProfile::Default);
+    let (dir, path) = config_file("dash-profile", "dash-profile = \"dvb\"\n");
+    let args = SettingsArgs {
+        config: Some(path.clone()),
+        ..Default::default()
+    };
+    assert_eq!(
+        args.resolve().unwrap().dash_profile,
+        crate::media::DashProfile::Dvb
+    );
+    std::fs::write(&path, "dash-profile = \"dvb\"\nsegment-duration-ms = 500\n").unwrap();
+    assert!(matches!(
+        args.resolve(),
+        Err(ConfigError::Invalid {
+            name: "segment-duration-ms",
+            ..
+        })
+    ));
+    let _ = std::fs::remove_dir_all(dir);
+}
+
 /// Given worker threads, load buffers and a local merge gap from the file, a flag
 /// winning over the file, then they resolve as given; out of range, they are refused;
 /// unset, the runtime's default (a worker per core), 16 MiB of load buffers and no

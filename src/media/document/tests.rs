@@ -132,6 +132,24 @@ fn drm_lists_name_the_titles_systems() {
     assert!(e.to_string().contains("marlin"), "{e}");
 }
 
+/// Given `"dash_profile"`, then the document's profile is read; left out, none is; an
+/// unknown one is refused naming it.
+#[test]
+fn a_document_may_choose_its_dash_profile() {
+    let doc = parse(r#"{"video": [{"file": "a.mp4"}], "dash_profile": "dvb"}"#).unwrap();
+    assert_eq!(doc.dash_profile, Some(DashProfile::Dvb));
+    let doc = parse(r#"{"video": [{"file": "a.mp4"}], "dash_profile": "default"}"#).unwrap();
+    assert_eq!(doc.dash_profile, Some(DashProfile::Default));
+    assert_eq!(
+        parse(r#"{"video": [{"file": "a.mp4"}]}"#)
+            .unwrap()
+            .dash_profile,
+        None
+    );
+    let e = parse(r#"{"video": [{"file": "a.mp4"}], "dash_profile": "hbbtv"}"#).unwrap_err();
+    assert!(e.to_string().contains("hbbtv"), "{e}");
+}
+
 /// Given audio roles, SDH subtitles and declared captions, then each is read as written
 /// (roles once each, caption names defaulted); unknown roles, roles or `sdh` on the wrong
 /// kind of entry, and bad or repeated caption channels are refused naming the entry.
