@@ -11,7 +11,8 @@
 //! (Chromium cannot decode HEVC), through to the end.
 //!
 //! Layout: the stories, one file each (`web_every_fixture`, `web_encrypted`,
-//! `web_sequence`, `web_ad_breaks`, `web_storyboards`, `shaka_trick_play`, `gstreamer`);
+//! `web_sequence`, `web_ad_breaks`, `web_storyboards`, `web_dvb`, `shaka_trick_play`,
+//! `gstreamer`);
 //! what they are run over (`titles`: the fixtures' table, `known_failures`, `media`: titles
 //! made with ffmpeg and the servers); how they are run (`jobs`: the runner's job list,
 //! `web_runner`: node and Chromium, `programs`: whether each program is here;
@@ -36,6 +37,7 @@ mod programs;
 mod shaka_trick_play;
 mod titles;
 mod web_ad_breaks;
+mod web_dvb;
 mod web_encrypted;
 mod web_every_fixture;
 mod web_runner;
