@@ -1,6 +1,6 @@
 //! DASH conformance by rules nobody here wrote: every MPD the server writes for the fixtures
-//! (each media file and title document under `fixtures/`, a sequence document written at
-//! test time, in the default and the DVB profile, clear with trick play and storyboards, and
+//! (each media file and title document under `fixtures/`, a sequence document and one with
+//! ad breaks written at test time, in the default and the DVB profile, clear with trick play and storyboards, and
 //! encrypted) is checked against the DASH Industry Forum's MPD schema (xmllint) and
 //! schematron rules (Saxon: the generic rules, and DVB's on DVB-profile MPDs), vendored in
 //! `tests/conformance/dash-if/` (its README says from where and what changed); and each
@@ -31,6 +31,9 @@ const DEFAULT_PROFILES: &str =
 /// The sequence document written at test time over a copy of the ladder fixture: an
 /// ident (one rung of the ladder) then the ladder title.
 const SEQUENCE: &str = r#"{"parts": [{"file": "ladder-180p.mp4"}, {"title": "ladder.json"}]}"#;
+/// A title document with ad breaks (SCTE-35 events in the MPD), written beside it.
+const BREAKS: &str = r#"{"video": [{"file": "ladder-360p.mp4"}], "breaks": [
+    {"id": "mid", "at": 2000, "duration": 15000, "asset_uri": "https://ads.example/a.m3u8"}]}"#;
 
 /// A DASH-IF assert an MPD fails for a reason written down, and which MPDs may fail it.
 struct KnownFailure {
@@ -291,7 +294,8 @@ fn failed_asserts(svrl: &str) -> (Vec<FailedAssert>, bool) {
 }
 
 /// The MPDs the tests check, as (file name, MPD): every fixture from a server in each
-/// profile, clear (with trick play and storyboards) and encrypted, and the sequence (clear).
+/// profile, clear (with trick play and storyboards) and encrypted, and the documents
+/// written here (a title with ad breaks; the sequence, clear only).
 async fn every_mpd() -> Vec<(String, String)> {
     let keys = fixture_keys();
     assert!(
@@ -301,6 +305,7 @@ async fn every_mpd() -> Vec<(String, String)> {
     let mut mpds = Vec::new();
     let sequence_root = common::ladder_copy("dash-conformance");
     std::fs::write(sequence_root.path().join("sequence.json"), SEQUENCE).expect("write");
+    std::fs::write(sequence_root.path().join("breaks.json"), BREAKS).expect("write");
     for profile in [DashProfile::Default, DashProfile::Dvb] {
         for encrypted in [false, true] {
             let label = format!(
@@ -314,13 +319,18 @@ async fn every_mpd() -> Vec<(String, String)> {
                 mpds.push((name, fetch_mpd(&server, key).await));
             }
             server.shutdown().await;
-            // Sequences are served clear only (encrypted, they are refused).
-            if !encrypted {
-                let server = start(sequence_root.path(), profile, encrypted).await;
-                let name = format!("{label}--sequence.json.mpd");
-                mpds.push((name, fetch_mpd(&server, "sequence.json").await));
-                server.shutdown().await;
+            // The documents written here; sequences are served clear only (encrypted, they
+            // are refused).
+            let server = start(sequence_root.path(), profile, encrypted).await;
+            let written = match encrypted {
+                true => &["breaks.json"][..],
+                false => &["breaks.json", "sequence.json"][..],
+            };
+            for key in written {
+                let name = format!("{label}--{key}.mpd");
+                mpds.push((name, fetch_mpd(&server, key).await));
             }
+            server.shutdown().await;
         }
     }
     mpds
@@ -340,6 +350,16 @@ async fn every_mpd_passes_the_dash_if_schema_and_rules() {
     std::fs::create_dir_all(&mpd_dir).expect("mkdir");
     std::fs::create_dir_all(&svrl_dir).expect("mkdir");
     let mpds = every_mpd().await;
+    let has = |what: &str| mpds.iter().any(|(_, mpd)| mpd.contains(what));
+    for what in [
+        "<EventStream",
+        "<Period id=\"1\"",
+        "<ContentProtection",
+        "trickmode",
+        "thumbnail_tile",
+    ] {
+        assert!(has(what), "some MPD has {what}");
+    }
     let mut files = Vec::new();
     for (name, mpd) in &mpds {
         std::fs::write(mpd_dir.join(name), mpd).expect("write MPD");
