@@ -483,9 +483,9 @@ fn tracks(mpd: &str) -> Vec<Track> {
     tracks
 }
 
-/// Every CMAF track of every fixture's MPD, its init segment and media segments joined
-/// (trick-play tracks too), is ISO BMFF as ComplianceWarden's `isobmff` rules read it (and
-/// AV1 tracks by its `av1isobmff` rules): no errors.
+/// Every CMAF track of every fixture's MPD, clear and `cenc`-encrypted, its init segment and
+/// media segments joined (trick-play tracks too), is ISO BMFF as ComplianceWarden's
+/// `isobmff` rules read it (and AV1 tracks by its `av1isobmff` rules): no errors.
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn joined_cmaf_tracks_pass_compliance_warden() {
     let Some(tools) = Tools::find(true) else {
@@ -494,21 +494,56 @@ async fn joined_cmaf_tracks_pass_compliance_warden() {
     let warden = tools.compliance_warden.expect("found above");
     let warden = warden.to_string_lossy();
     let work = TempDir::new("compliance-warden");
-    let server = start(&common::fixtures(), DashProfile::Default, false).await;
+    let mut problems = Vec::new();
+    let mut checked = 0;
+    for encrypted in [false, true] {
+        let server = start(&common::fixtures(), DashProfile::Default, encrypted).await;
+        let found = check_tracks(&server, &warden, work.path(), encrypted).await;
+        server.shutdown().await;
+        checked += found.0;
+        problems.extend(found.1);
+    }
+    eprintln!("{checked} joined tracks checked");
+    assert!(checked > 0);
+    assert!(
+        problems.is_empty(),
+        "ComplianceWarden:\n{}",
+        problems.join("\n")
+    );
+}
+
+/// Join and check every track of every fixture `server` serves; how many, and the
+/// problems found.
+async fn check_tracks(
+    server: &TestServer,
+    warden: &str,
+    work: &Path,
+    encrypted: bool,
+) -> (usize, Vec<String>) {
     let mut problems = Vec::new();
     let mut checked = 0;
     for key in fixture_keys() {
-        let mpd = fetch_mpd(&server, &key).await;
+        let mpd = fetch_mpd(server, &key).await;
         for track in tracks(&mpd) {
-            let mut joined = Vec::new();
-            for path in std::iter::once(&track.init).chain(&track.media) {
+            // A codec Common Encryption is not implemented for (AV1) answers 422 encrypted.
+            let init = common::get(server.addr, &format!("/vod/{key}/{}", track.init)).await;
+            if encrypted && init.status == 422 {
+                eprintln!("{key} {}: not encrypted here ({})", track.id, init.text());
+                continue;
+            }
+            assert_eq!(init.status, 200, "{key} {}", track.init);
+            let mut joined = init.body;
+            for path in &track.media {
                 let reply = common::get(server.addr, &format!("/vod/{key}/{path}")).await;
                 assert_eq!(reply.status, 200, "{key} {path}");
                 joined.extend_from_slice(&reply.body);
             }
-            let file = work
-                .path()
-                .join(format!("{}-{}.mp4", key.replace('/', "_"), track.id));
+            let label = ["clear", "cenc"][usize::from(encrypted)];
+            let file = work.join(format!(
+                "{label}-{}-{}.mp4",
+                key.replace('/', "_"),
+                track.id
+            ));
             std::fs::write(&file, &joined).expect("write track");
             let file = file.to_string_lossy().into_owned();
             let codecs = mpd
@@ -522,7 +557,7 @@ async fn joined_cmaf_tracks_pass_compliance_warden() {
                 &["isobmff"]
             };
             for spec in specs {
-                let (_, report, _) = run(&warden, &["-s", spec, &file]).await;
+                let (_, report, _) = run(warden, &["-s", spec, &file]).await;
                 let errors: Vec<&str> = (report.lines())
                     .filter(|l| l.starts_with('[') && l.contains("] Error: "))
                     .filter(|l| {
@@ -533,7 +568,7 @@ async fn joined_cmaf_tracks_pass_compliance_warden() {
                     .collect();
                 if !errors.is_empty() {
                     problems.push(format!(
-                        "{key} {} ({spec}):\n{}",
+                        "{label} {key} {} ({spec}):\n{}",
                         track.id,
                         errors.join("\n")
                     ));
@@ -542,12 +577,5 @@ async fn joined_cmaf_tracks_pass_compliance_warden() {
             checked += 1;
         }
     }
-    server.shutdown().await;
-    eprintln!("{checked} joined tracks checked");
-    assert!(checked > 0);
-    assert!(
-        problems.is_empty(),
-        "ComplianceWarden:\n{}",
-        problems.join("\n")
-    );
+    (checked, problems)
 }
