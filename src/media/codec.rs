@@ -56,6 +56,13 @@ pub fn describe_codec(codec: &Codec, track_id: u32) -> Result<CodecInfo, MediaEr
     let (channels, sample_rate) = codec.audio().map_or((0, 0), |a| {
         (a.channel_count, u32::from(a.sample_rate.integer()))
     });
+    let dolby_channel_mask = match codec {
+        Codec::Ac3(e) => Some(dolby_channel_mask(e.dac3.acmod, e.dac3.lfeon, None)),
+        Codec::Eac3(e) => (e.dec3.substreams.first()).map(|s| {
+            dolby_channel_mask(s.acmod, s.lfeon, s.chan_loc.filter(|_| s.num_dep_sub > 0))
+        }),
+        _ => None,
+    };
     Ok(CodecInfo {
         fourcc: fourcc.into(),
         rfc6381,
@@ -65,7 +72,25 @@ pub fn describe_codec(codec: &Codec, track_id: u32) -> Result<CodecInfo, MediaEr
         sample_rate,
         color,
         dolby_vision: None,
+        dolby_channel_mask,
     })
+}
+
+/// The Dolby channel mask (ETSI TS 102 366 Table E.1.4's `chanmap` order: bit 15 L, 14 C,
+/// 13 R, 12 Ls, 11 Rs, 10 Lc/Rc, 9 Lrs/Rrs, 8 Cs, 7 Ts, 6 Lsd/Rsd, 5 Lw/Rw, 4 Vhl/Vhr,
+/// 3 Vhc, 2 Lts/Rts, 1 LFE2, 0 LFE; what DASH's
+/// `tag:dolby.com,2014:dash:audio_channel_configuration:2011` carries) of an independent
+/// substream's `acmod` and `lfeon`, with its dependent substreams' `chan_loc` (the nine
+/// `chanmap` locations 5 to 13, in order, TS 102 366 F.6.2.16).
+fn dolby_channel_mask(acmod: u8, lfeon: bool, chan_loc: Option<u16>) -> u16 {
+    // acmod 0 (1+1) to 7 (3/2): L R, C, L R, L C R, L R Cs, L C R Cs, L R Ls Rs, L C R Ls Rs.
+    const ACMOD: [u16; 8] = [
+        0xA000, 0x4000, 0xA000, 0xE000, 0xA100, 0xE100, 0xB800, 0xF800,
+    ];
+    let front = ACMOD.get(usize::from(acmod & 7)).copied().unwrap_or(0);
+    let lfe = u16::from(lfeon);
+    let more = chan_loc.map_or(0, |loc| (loc & 0x1FF) << 2);
+    front | lfe | more
 }
 
 impl CodecInfo {
@@ -142,6 +167,7 @@ fn dolby_vision_entry(kind: FourCC, body: &[u8], track_id: u32) -> Result<CodecI
         sample_rate: 0,
         color,
         dolby_vision: Some(dolby_vision),
+        dolby_channel_mask: None,
     })
 }
 
@@ -477,6 +503,56 @@ mod tests {
             dec3,
         };
         assert_eq!(rfc(eac3), "ec-3");
+    }
+
+    /// Given AC-3 3/2 with LFE, then its loudspeakers are 5.1 (`F801`), whatever the
+    /// sample entry's channel count; given E-AC-3 2/0 with a dependent substream adding
+    /// Lrs/Rrs and no LFE, then L R Lrs Rrs (`A200`); given AAC, none.
+    #[test]
+    fn dolby_loudspeakers_come_from_dac3_and_dec3() {
+        let dac3 = mp4_atom::Ac3SpecificBox {
+            fscod: 0,
+            bsid: 8,
+            bsmod: 0,
+            acmod: 7,
+            lfeon: true,
+            bit_rate_code: 15,
+        };
+        let ac3 = mp4_atom::Ac3 {
+            audio: audio(2, 48000),
+            dac3,
+        };
+        let info = describe_codec(&ac3.into(), 1).expect("ac-3");
+        assert_eq!(info.dolby_channel_mask, Some(0xF801));
+        let substream = mp4_atom::Ec3IndependentSubstream {
+            fscod: 0,
+            bsid: 16,
+            asvc: false,
+            bsmod: 0,
+            acmod: 2,
+            lfeon: false,
+            num_dep_sub: 1,
+            // chanmap location 6 (Lrs/Rrs) is the second of the nine: bit 7 of chan_loc.
+            chan_loc: Some(1 << 7),
+        };
+        let eac3 = mp4_atom::Eac3 {
+            audio: audio(2, 48000),
+            dec3: mp4_atom::Ec3SpecificBox {
+                data_rate: 640,
+                substreams: vec![substream],
+            },
+        };
+        let info = describe_codec(&eac3.into(), 1).expect("ec-3");
+        assert_eq!(info.dolby_channel_mask, Some(0xA200));
+        let mp3 = mp4_atom::Mp3 {
+            audio: audio(2, 48000),
+        };
+        assert_eq!(
+            describe_codec(&mp3.into(), 1)
+                .expect("mp3")
+                .dolby_channel_mask,
+            None
+        );
     }
 
     fn refused(codec: Codec) -> (String, u32) {

@@ -268,6 +268,10 @@ pub struct CodecInfo {
     pub color: Option<ColorInfo>,
     /// The Dolby Vision configuration (video with a `dvcC`/`dvvC`/`dvwC` box), else `None`.
     pub dolby_vision: Option<DolbyVision>,
+    /// The loudspeakers of an AC-3 or E-AC-3 track, from its `dac3`/`dec3` (whose sample
+    /// entry's channel count is always 2, ETSI TS 102 366 F.3), as a 16-bit Dolby channel
+    /// mask (bit 15 L, 14 C, 13 R, 12 Ls, 11 Rs, ..., 0 LFE); `None` for other codecs.
+    pub dolby_channel_mask: Option<u16>,
 }
 
 /// Flat per-sample arrays of one track, all of the same length, in decode order.

@@ -327,6 +327,7 @@ mod tests {
                 sample_rate: 0,
                 color: None,
                 dolby_vision: None,
+                dolby_channel_mask: None,
             },
             sample_description: bytes::Bytes::new(),
             tkhd_width: 0,

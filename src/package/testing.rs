@@ -26,6 +26,7 @@ pub(crate) fn track(track_id: u32, video: bool) -> TrackIndex {
         sample_rate,
         color: None,
         dolby_vision: None,
+        dolby_channel_mask: None,
     };
     let samples = SampleTable {
         sizes: vec![if video { 2000 } else { 300 }; n as usize],

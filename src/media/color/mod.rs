@@ -191,6 +191,7 @@ mod tests {
             sample_rate: 0,
             color: None,
             dolby_vision: None,
+            dolby_channel_mask: None,
         };
         assert_eq!(info.video_range(), VideoRange::Sdr);
         for (transfer, range) in [(16, "PQ"), (18, "HLG"), (1, "SDR"), (14, "SDR"), (2, "SDR")] {

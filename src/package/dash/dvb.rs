@@ -101,21 +101,21 @@ pub(super) fn shared_codecs<'a>(title: &'a Title, group: &[&Rendition]) -> Optio
 }
 
 /// An audio Representation's `AudioChannelConfiguration` in DVB's schemes: Dolby's mask
-/// for AC-3, E-AC-3 and AC-4; CICP `ChannelConfiguration` for AAC with 1 to 6 channels
-/// (AAC's channel configurations 1 to 6 are CICP's); ISO/IEC 23009-1's count (which DVB
-/// also accepts) where neither says more than the count.
+/// for AC-3 and E-AC-3 (from their `dac3`/`dec3`) and AC-4 (mono, stereo or 5.1 by its
+/// channel count); CICP `ChannelConfiguration` for AAC with 1 to 6 channels (AAC's channel
+/// configurations 1 to 6 are CICP's); ISO/IEC 23009-1's count (which DVB also accepts)
+/// where neither says more than the count.
 pub(super) fn channel_configuration(out: &mut String, codec: &CodecInfo, default_scheme: &str) {
-    if codec.channels == 0 {
-        return;
-    }
-    let dolby = ["ec-3", "ac-3", "ac-4"]
-        .iter()
-        .any(|c| codec.rfc6381.starts_with(c));
-    let aac = codec.rfc6381.starts_with("mp4a.40") && codec.channels <= 6;
-    let (scheme, value) = match dolby_mask(codec.channels) {
-        Some(mask) if dolby => (DOLBY_CHANNELS_SCHEME, mask),
-        _ if aac => (CICP_CHANNELS_SCHEME, codec.channels.to_string()),
-        _ => (default_scheme, codec.channels.to_string()),
+    let ac4 = codec.rfc6381.starts_with("ac-4");
+    let dolby = codec
+        .dolby_channel_mask
+        .or_else(|| ac4.then(|| dolby_mask(codec.channels)).flatten());
+    let aac = codec.rfc6381.starts_with("mp4a.40") && (1..=6).contains(&codec.channels);
+    let (scheme, value) = match dolby {
+        Some(mask) => (DOLBY_CHANNELS_SCHEME, format!("{mask:04X}")),
+        None if aac => (CICP_CHANNELS_SCHEME, codec.channels.to_string()),
+        None if codec.channels > 0 => (default_scheme, codec.channels.to_string()),
+        None => return,
     };
     Tag::new(8, "AudioChannelConfiguration")
         .attr("schemeIdUri", scheme)
@@ -123,17 +123,16 @@ pub(super) fn channel_configuration(out: &mut String, codec: &CodecInfo, default
         .empty(out);
 }
 
-/// The Dolby loudspeaker mask (ETSI TS 102 366 Table I.1.1: bit 15 L, 14 C, 13 R, 12 Ls,
-/// 11 Rs, 0 LFE) of the usual layout of a channel count: mono C, stereo L R, 5.1; `None`
-/// for other counts, whose layout the count alone does not tell.
-fn dolby_mask(channels: u16) -> Option<String> {
-    let mask: u16 = match channels {
-        1 => 0x4000,
-        2 => 0xA000,
-        6 => 0xF801,
-        _ => return None,
-    };
-    Some(format!("{mask:04X}"))
+/// The Dolby loudspeaker mask of the usual layout of a channel count (mono C, stereo L R,
+/// 5.1), for AC-4, whose sample entry this module reads no layout from; `None` for other
+/// counts.
+fn dolby_mask(channels: u16) -> Option<u16> {
+    match channels {
+        1 => Some(0x4000),
+        2 => Some(0xA000),
+        6 => Some(0xF801),
+        _ => None,
+    }
 }
 
 #[cfg(test)]
@@ -191,7 +190,7 @@ mod tests {
     }
 
     /// Given AAC stereo, then its channel configuration is in CICP's scheme; given
-    /// E-AC-3 5.1, in Dolby's; given MP3, in ISO/IEC 23009-1's count.
+    /// E-AC-3 5.1 (by its `dec3`), in Dolby's; given MP3, in ISO/IEC 23009-1's count.
     #[test]
     fn channel_configuration_uses_dvbs_schemes() {
         let mut codec = CodecInfo {
@@ -203,6 +202,7 @@ mod tests {
             sample_rate: 48_000,
             color: None,
             dolby_vision: None,
+            dolby_channel_mask: None,
         };
         let written = |codec: &CodecInfo| {
             let mut out = String::new();
@@ -217,10 +217,11 @@ mod tests {
             .contains("schemeIdUri=\"urn:mpeg:mpegB:cicp:ChannelConfiguration\" value=\"2\""));
         codec.fourcc = *b"ec-3";
         codec.rfc6381 = "ec-3".into();
-        codec.channels = 6;
+        codec.dolby_channel_mask = Some(0xF801);
         assert!(written(&codec).contains(&format!(
             "schemeIdUri=\"{DOLBY_CHANNELS_SCHEME}\" value=\"F801\""
         )));
+        codec.dolby_channel_mask = None;
         codec.fourcc = *b"mp4a";
         codec.rfc6381 = "mp4a.6B".into();
         codec.channels = 2;
