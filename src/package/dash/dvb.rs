@@ -228,6 +228,25 @@ mod tests {
         assert!(written(&codec).contains("23003:3:audio_channel_configuration:2011\" value=\"2\""));
     }
 
+    /// Given a file with two audio languages, then the default one's set is `main` and the
+    /// other's `alternate`: exactly one audio set is `main`.
+    #[test]
+    fn exactly_one_audio_set_is_main() {
+        let title = fixture_title("h264-aac-2lang-3s.mp4", 1000);
+        let mpd = render_mpd_with(&title, &dvb());
+        let audio: Vec<&str> = (mpd.split("<AdaptationSet").skip(1))
+            .filter(|set| set.contains("contentType=\"audio\""))
+            .collect();
+        assert_eq!(audio.len(), 2, "{mpd}");
+        let role = |value: &str| format!("schemeIdUri=\"{ROLE_SCHEME}\" value=\"{value}\"");
+        let mains = audio.iter().filter(|s| s.contains(&role("main"))).count();
+        let alternates = audio
+            .iter()
+            .filter(|s| s.contains(&role("alternate")))
+            .count();
+        assert_eq!((mains, alternates), (1, 1), "{mpd}");
+    }
+
     /// Given a title with WebVTT subtitles, then the DVB MPD has no text set (DVB
     /// subtitles are EBU-TT-D), and the default MPD keeps it.
     #[test]
