@@ -50,6 +50,14 @@ impl Shown for LogFormat {
     }
 }
 
+impl Shown for crate::package::DashSubtitleFormat {
+    fn shown(&self) -> String {
+        clap::ValueEnum::to_possible_value(self)
+            .map(|value| value.get_name().to_owned())
+            .unwrap_or_default()
+    }
+}
+
 /// A flag's `--help` line: what it does, then its default when there is one to show.
 pub(super) fn help_line(help: &str, default: Option<String>) -> String {
     match default {

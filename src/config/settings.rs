@@ -5,6 +5,7 @@ use std::net::SocketAddr;
 use std::path::PathBuf;
 
 use crate::crypto::settings::ProtectSettings;
+use crate::package::DashSubtitleFormat;
 use crate::source::ObjectStoreOptions;
 use crate::telemetry::LogFormat;
 
@@ -64,6 +65,8 @@ pub struct Settings {
     pub thumbnails: ThumbnailOptions,
     /// Storyboards: interval, grid, tile width, signalling.
     pub storyboards: StoryboardOptions,
+    /// How DASH MPDs offer subtitles (text segments, or the whole WebVTT file).
+    pub dash_subtitle_format: DashSubtitleFormat,
     /// Ad breaks: also write `EXT-X-CUE-OUT`/`EXT-X-CUE-IN` in HLS media
     /// playlists, for ad inserters that read no `EXT-X-DATERANGE`; off by default.
     pub hls_cue_out: bool,
@@ -106,6 +109,7 @@ impl Default for Settings {
             protect: ProtectSettings::default(),
             thumbnails: ThumbnailOptions::default(),
             storyboards: StoryboardOptions::default(),
+            dash_subtitle_format: DashSubtitleFormat::default(),
             hls_cue_out: false,
         }
     }

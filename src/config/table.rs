@@ -8,6 +8,7 @@
 use std::net::SocketAddr;
 use std::path::PathBuf;
 
+use crate::package::DashSubtitleFormat;
 use crate::telemetry::LogFormat;
 
 use super::declare::settings;
@@ -453,6 +454,18 @@ settings! {
         help: "Width of a storyboard tile in pixels",
         docs: "Width of a storyboard tile in pixels, 16 to 640; its height follows the \
                video's display aspect",
+    },
+    dash_subtitle_format: DashSubtitleFormat {
+        key: "dash-subtitle-format",
+        env: "VODPACK_DASH_SUBTITLE_FORMAT",
+        to: value(dash_subtitle_format),
+        clap: [value_enum],
+        help: "How DASH MPDs offer subtitles: wvtt, imsc1 or webvtt-file",
+        docs: "How DASH MPDs offer subtitles: wvtt (WebVTT in ISO BMFF segments, \
+               codecs=\"wvtt\"), imsc1 (IMSC1 Text Profile TTML in ISO BMFF segments, \
+               codecs=\"stpp.ttml.im1t\") or webvtt-file (one whole WebVTT file per track \
+               under BaseURL, for old players); the segments of every form are served \
+               whatever the setting (docs/titles.md, Subtitles)",
     },
     hls_cue_out: bool {
         key: "hls-cue-out",

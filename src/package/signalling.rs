@@ -42,6 +42,26 @@ pub struct ManifestOptions {
     /// HLS); `None`: not signalled (the setting is off, the title has no video, or the
     /// output is encrypted).
     pub storyboard: Option<Storyboard>,
+    /// How the MPD offers text tracks (the `dash-subtitle-format` setting; a profile that
+    /// requires one form, such as DVB's IMSC1, sets it). A server-wide choice, the same
+    /// for every request, so the clear MPD kept with a title stays right: it is not part
+    /// of [`ManifestOptions::is_clear`].
+    pub dash_subtitles: DashSubtitleFormat,
+}
+
+/// How a DASH MPD offers text tracks (nginx-vod-module's `vod_dash_subtitle_format`).
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Hash, serde::Deserialize, clap::ValueEnum)]
+#[serde(rename_all = "kebab-case")]
+pub enum DashSubtitleFormat {
+    /// WebVTT in ISO BMFF segments (`codecs="wvtt"`, ISO/IEC 14496-30) on the Period's
+    /// segment timeline.
+    #[default]
+    Wvtt,
+    /// IMSC1 Text Profile TTML in ISO BMFF segments (`codecs="stpp.ttml.im1t"`), one
+    /// document per segment.
+    Imsc1,
+    /// One whole WebVTT file per track under `BaseURL` (`text/vtt`), for old players.
+    WebvttFile,
 }
 
 impl Default for ManifestOptions {
@@ -54,6 +74,7 @@ impl Default for ManifestOptions {
             filtered: Vec::new(),
             protection: None,
             storyboard: None,
+            dash_subtitles: DashSubtitleFormat::default(),
         }
     }
 }
@@ -158,6 +179,7 @@ mod tests {
             trick_play: false,
             withheld: Vec::new(),
             filtered: Vec::new(),
+            dash_subtitles: DashSubtitleFormat::default(),
             protection: Some(ManifestProtection {
                 scheme,
                 key: Arc::new(ContentKey {
@@ -268,9 +290,11 @@ mod tests {
         assert!(mpd.contains(&format!(
             "initialization=\"{folder}init-$RepresentationID$.mp4?token=t&amp;u\""
         )));
+        // Text stays clear, and is still listed, its segments signed as the rest.
         assert!(mpd.contains(&format!(
-            "<BaseURL>{folder}sub-t3.vtt?token=t&amp;u</BaseURL>"
+            "media=\"{folder}sub-$RepresentationID$-$Number$.m4s?token=t&amp;u\""
         )));
+        assert!(sets[2].contains("codecs=\"wvtt\""));
     }
 
     /// Given SAMPLE-AES over MPEG-TS, then the key is signalled for TS (`hls.key`, no

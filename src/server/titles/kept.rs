@@ -15,7 +15,7 @@ use crate::package::ts::{TsRendition, TsTitle};
 use crate::package::webvtt::SubtitlePlan;
 use crate::package::{
     init_segment, render_iframe_playlist, render_media_playlist, render_media_playlist_with,
-    render_mpd, render_mpd_with, render_multivariant_playlist, render_multivariant_playlist_with,
+    render_mpd_with, render_multivariant_playlist, render_multivariant_playlist_with,
     render_subtitle_playlist, render_subtitle_playlist_with, ManifestOptions, PackageError, Title,
     Windows,
 };
@@ -147,11 +147,13 @@ pub struct DashKept {
 }
 
 impl DashKept {
-    /// The MPD as `options` write it (see [`HlsKept::multivariant_with`]).
+    /// The MPD as `options` write it (see [`HlsKept::multivariant_with`]). The kept clear
+    /// MPD is written in the server's subtitle form (`options.dash_subtitles`, the same for
+    /// every request).
     pub fn mpd_with(&self, title: &Title, options: &ManifestOptions) -> Bytes {
         match options.is_clear() {
             true => (self.mpd)
-                .get_or_init(|| Bytes::from(render_mpd(title)))
+                .get_or_init(|| Bytes::from(render_mpd_with(title, options)))
                 .clone(),
             false => Bytes::from(render_mpd_with(title, options)),
         }
