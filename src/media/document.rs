@@ -188,7 +188,7 @@ impl TitleDocument {
 /// Extensions of media files an entry may name (case-insensitive).
 const MEDIA_EXTENSIONS: [&str; 4] = [".mp4", ".m4v", ".m4a", ".mov"];
 /// Extensions of sidecar subtitle files.
-const SUBTITLE_EXTENSIONS: [&str; 2] = [".vtt", ".srt"];
+const SUBTITLE_EXTENSIONS: [&str; 5] = [".vtt", ".srt", ".ttml", ".dfxp", ".xml"];
 /// Longest `language` or `name` accepted, in bytes.
 const MAX_LABEL_BYTES: usize = 256;
 

@@ -59,13 +59,13 @@ pub(super) fn ttml_document(
 ) -> String {
     let mut out = String::with_capacity(1024 + 160 * cues.len());
     out.push_str("<?xml version=\"1.0\" encoding=\"UTF-8\"?>\n");
-    let _ = write!(
+    let _ = writeln!(
         out,
         "<tt xmlns=\"{TTML_NAMESPACE}\" xmlns:ttp=\"http://www.w3.org/ns/ttml#parameter\" \
          xmlns:tts=\"http://www.w3.org/ns/ttml#styling\" \
          xmlns:ttm=\"http://www.w3.org/ns/ttml#metadata\" \
          xmlns:ebuttm=\"urn:ebu:tt:metadata\" ttp:timeBase=\"media\" \
-         ttp:cellResolution=\"32 15\" xml:lang=\"{}\">\n",
+         ttp:cellResolution=\"32 15\" xml:lang=\"{}\">",
         escape(language.unwrap_or(""))
     );
     out.push_str(concat!(
