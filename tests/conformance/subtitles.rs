@@ -9,7 +9,7 @@ use super::http::*;
 use super::text_segments::dash_text_cues;
 use super::tools::*;
 use super::webvtt::*;
-use super::{FIXTURES, KNOWN_CUES, SYNC_TOLERANCE_S};
+use super::{KnownCue, FIXTURES, KNOWN_CUES, SYNC_TOLERANCE_S};
 
 /// Every DASH subtitle form, each served by its own server over the fixtures.
 pub(crate) const DASH_FORMATS: [DashSubtitleFormat; 3] = [
@@ -135,6 +135,60 @@ async fn hls_and_dash_carry_the_source_cues() {
     for (_, dash) in dash_servers {
         dash.shutdown().await;
     }
+}
+
+/// The TTML sidecar fixture's title document, and its video (the source's timeline).
+const TTML_TITLE: &str = "ladder/ladder-ttml.json";
+const TTML_VIDEO: &str = "ladder/ladder-180p.mp4";
+
+/// The cues `fixtures/ladder/ladder-it.ttml` was written with (fixtures/README.md), as
+/// WebVTT cue text: ffmpeg 5.1 has no TTML reader to take them from.
+const TTML_CUES: &[KnownCue] = &[
+    (0.4, 1.2, "Ciao, <i>scala</i>!"),
+    (1.5, 3.0, "Caffè &amp; <b>crema</b>\nsu due righe"),
+    (3.4, 3.8, "Fine"),
+];
+
+/// Given a title document whose subtitles are a TTML file (times in clock time, ticks and
+/// frames, styles inline and by reference, a line break), then HLS and every DASH form
+/// (`wvtt` and `stpp` segments, the WebVTT file) show its cues with their text and
+/// styles at their source times on the video's output timeline (source time + S, S
+/// measured on the video), within 1 ms.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_ttml_sidecar_reaches_hls_and_every_dash_form_at_its_times() {
+    let Some(server) = start().await else { return };
+    let source_video = first_pts(&Via::Source.input(&server, TTML_VIDEO), "v:0").await;
+    let base = format!("/vod/{TTML_TITLE}/");
+    let shift = |via: Via| {
+        let input = via.input(&server, TTML_TITLE);
+        async move { first_pts(&input, "v:0").await - source_video }
+    };
+    let hls_shift = shift(Via::Hls).await;
+    let dash_shift = shift(Via::Dash).await;
+    let mut outputs = vec![(
+        "HLS".to_owned(),
+        hls_cues(&server, &base, Some("it"), hls_shift).await,
+        hls_shift,
+    )];
+    for format in DASH_FORMATS {
+        let dash = text_server(&common::fixtures(), format).await;
+        let got = dash_cues(&dash, &base, Some("it")).await;
+        outputs.push((format!("DASH {format:?}"), got, dash_shift));
+        dash.shutdown().await;
+    }
+    for (via, got, shift) in outputs {
+        assert_eq!(got.len(), TTML_CUES.len(), "via {via}: {got:?}");
+        for (got, &(start, end, text)) in got.iter().zip(TTML_CUES) {
+            assert_eq!(unescaped(&got.text), unescaped(text), "via {via}");
+            for (out, src) in [(got.start, start), (got.end, end)] {
+                assert!(
+                    (out - (src + shift)).abs() <= SYNC_TOLERANCE_S + 1e-6,
+                    "via {via}: {got:?}, source {start}-{end} s + S {shift:.6} s"
+                );
+            }
+        }
+    }
+    server.shutdown().await;
 }
 
 /// The cues of the HLS subtitle rendition of the title at `base`, on the output timeline,
