@@ -388,3 +388,36 @@ fn storyboard_settings_resolve_and_are_bounded() {
     }
     let _ = std::fs::remove_dir_all(dir);
 }
+
+/// Given `dash-subtitle-format` in the file, then it is read in its spelling
+/// (`webvtt-file`, `imsc1`); unset, it is `wvtt`; a value that is none of them is refused.
+#[test]
+fn the_dash_subtitle_format_is_read_from_the_file() {
+    use crate::package::DashSubtitleFormat;
+    for (text, want) in [
+        (
+            "dash-subtitle-format = \"webvtt-file\"\n",
+            DashSubtitleFormat::WebvttFile,
+        ),
+        (
+            "dash-subtitle-format = \"imsc1\"\n",
+            DashSubtitleFormat::Imsc1,
+        ),
+        ("", DashSubtitleFormat::Wvtt),
+    ] {
+        let (dir, path) = config_file("dash-subtitles", text);
+        let args = SettingsArgs {
+            config: Some(path),
+            ..Default::default()
+        };
+        assert_eq!(args.resolve().unwrap().dash_subtitle_format, want, "{text}");
+        let _ = std::fs::remove_dir_all(dir);
+    }
+    let (dir, path) = config_file("dash-subtitles-bad", "dash-subtitle-format = \"srt\"\n");
+    let args = SettingsArgs {
+        config: Some(path),
+        ..Default::default()
+    };
+    assert!(args.resolve().is_err());
+    let _ = std::fs::remove_dir_all(dir);
+}
