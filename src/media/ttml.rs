@@ -43,9 +43,12 @@ pub fn parse_ttml(bytes: &[u8]) -> Result<Vec<SidecarCue>, MediaError> {
     let mut reader = quick_xml::Reader::from_str(text);
     let mut doc = Document::default();
     loop {
-        let event = reader
-            .read_event()
-            .map_err(|e| malformed(&format!("TTML file is not XML: {e}")))?;
+        let event = reader.read_event().map_err(|e| {
+            malformed(&format!(
+                "TTML file is not XML: {}",
+                one_line(&e.to_string())
+            ))
+        })?;
         match event {
             Event::Start(e) => {
                 doc.start(&e)?;
@@ -93,6 +96,17 @@ pub fn parse_ttml(bytes: &[u8]) -> Result<Vec<SidecarCue>, MediaError> {
         return Err(malformed("subtitle file holds no cue"));
     }
     Ok(doc.cues)
+}
+
+/// `text` as one short line for an error message: control characters (the file's own line
+/// breaks, quoted by the XML reader) as spaces, at most 160 characters.
+fn one_line(text: &str) -> String {
+    let line: String = text
+        .chars()
+        .map(|c| if c.is_control() { ' ' } else { c })
+        .take(160)
+        .collect();
+    line
 }
 
 fn malformed(reason: &str) -> MediaError {

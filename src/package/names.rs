@@ -25,7 +25,8 @@ pub enum Resource {
     /// playlist (which is its `index-t{track_id}.m3u8`), `number` 1-based as the title's
     /// segments.
     SubtitleSegment { track_id: u32, number: u64 },
-    /// `sub-t{track_id}.vtt`: the whole text track as one WebVTT file, for DASH.
+    /// `sub-t{track_id}.vtt`: the whole text track as one WebVTT file, for DASH's
+    /// `webvtt-file` form.
     SubtitleFile { track_id: u32 },
     /// `iframes-t{track_id}.m3u8`: HLS I-frame playlist of a video rendition.
     IframePlaylist { track_id: u32 },

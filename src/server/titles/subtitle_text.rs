@@ -56,7 +56,7 @@ pub struct TextSource<'a> {
 pub enum SubtitleRequest {
     /// The WebVTT segment `number` (1-based) of the HLS subtitle playlist.
     Segment { number: u64 },
-    /// The whole track as one WebVTT file, for DASH.
+    /// The whole track as one WebVTT file, for DASH's `webvtt-file` form.
     File,
 }
 
