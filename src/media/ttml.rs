@@ -462,45 +462,56 @@ impl Rates {
     }
 
     fn parse_time(&self, expr: &str) -> Option<i128> {
+        match expr.contains(':') {
+            true => self.clock_time(expr),
+            false => self.offset_time(expr),
+        }
+    }
+
+    /// How long one frame lasts, as ns = numerator / denominator: multiplier den /
+    /// (frame rate × multiplier num) seconds.
+    fn frame(&self) -> (i128, i128) {
         let (num, den) = self.multiplier;
-        // One frame lasts den / (frame_rate * num) s.
-        let frame = (NS_PER_SEC * den, self.frame_rate * num);
-        if expr.contains(':') {
-            let parts: Vec<&str> = expr.split(':').collect();
-            let (h, m, rest, frames) = match parts.as_slice() {
-                [h, m, s] => (*h, *m, *s, None),
-                [h, m, s, f] => (*h, *m, *s, Some(*f)),
-                _ => return None,
-            };
-            let (h, m) = (digits(h)?, digits(m)?);
-            if h_len_ok(parts.first()?) && m < 60 && parts.get(1)?.len() == 2 {
-                let mut ns = (h * 3600 + m * 60).checked_mul(NS_PER_SEC)?;
-                match frames {
-                    None => {
-                        let (whole, _) = rest.split_once('.').unwrap_or((rest, ""));
-                        if whole.len() != 2 || digits(whole)? > 60 {
-                            return None;
-                        }
-                        ns = ns.checked_add(decimal_ns(rest, (NS_PER_SEC, 1))?)?;
-                    }
-                    Some(f) => {
-                        if rest.len() != 2 || digits(rest)? > 60 {
-                            return None;
-                        }
-                        ns = ns.checked_add(digits(rest)? * NS_PER_SEC)?;
-                        let (frames, sub) = f.split_once('.').unwrap_or((f, ""));
-                        ns = ns.checked_add(digits(frames)?.checked_mul(frame.0)? / frame.1)?;
-                        if !sub.is_empty() {
-                            let sub_ns = digits(sub)?.checked_mul(frame.0)?
-                                / frame.1.checked_mul(self.sub_frame_rate)?;
-                            ns = ns.checked_add(sub_ns)?;
-                        }
-                    }
-                }
-                return Some(ns);
-            }
+        (NS_PER_SEC * den, self.frame_rate * num)
+    }
+
+    /// `HH:MM:SS[.fraction]` or `HH:MM:SS:FF[.sub-frames]` (hours two digits or more,
+    /// minutes and seconds two, seconds up to 60 for a leap second as TTML allows).
+    fn clock_time(&self, expr: &str) -> Option<i128> {
+        let parts: Vec<&str> = expr.split(':').collect();
+        let (h, m, s, frames) = match parts.as_slice() {
+            [h, m, s] => (*h, *m, *s, None),
+            [h, m, s, f] => (*h, *m, *s, Some(*f)),
+            _ => return None,
+        };
+        let (whole_s, _) = s.split_once('.').unwrap_or((s, ""));
+        if h.len() < 2 || m.len() != 2 || whole_s.len() != 2 {
             return None;
         }
+        let (h, m) = (digits(h)?, digits(m)?);
+        if m > 59 || digits(whole_s)? > 60 {
+            return None;
+        }
+        let hm_ns = (h * 3600 + m * 60).checked_mul(NS_PER_SEC)?;
+        let Some(f) = frames else {
+            return hm_ns.checked_add(decimal_ns(s, (NS_PER_SEC, 1))?);
+        };
+        // Seconds are whole when frames follow.
+        let s_ns = digits(s)?.checked_mul(NS_PER_SEC)?;
+        let (whole_f, sub) = f.split_once('.').unwrap_or((f, ""));
+        let frame = self.frame();
+        let mut ns = hm_ns.checked_add(s_ns)?;
+        ns = ns.checked_add(digits(whole_f)?.checked_mul(frame.0)? / frame.1)?;
+        if !sub.is_empty() {
+            let sub_ns =
+                digits(sub)?.checked_mul(frame.0)? / frame.1.checked_mul(self.sub_frame_rate)?;
+            ns = ns.checked_add(sub_ns)?;
+        }
+        Some(ns)
+    }
+
+    /// `count[.fraction]metric`, the metric one of `h`, `m`, `s`, `ms`, `f`, `t`.
+    fn offset_time(&self, expr: &str) -> Option<i128> {
         let split = expr.find(|c: char| !(c.is_ascii_digit() || c == '.'))?;
         let (count, metric) = expr.split_at(split);
         let unit = match metric {
@@ -508,17 +519,12 @@ impl Rates {
             "m" => (60 * NS_PER_SEC, 1),
             "s" => (NS_PER_SEC, 1),
             "ms" => (1_000_000, 1),
-            "f" => frame,
+            "f" => self.frame(),
             "t" => (NS_PER_SEC, self.tick_rate),
             _ => return None,
         };
         decimal_ns(count, unit)
     }
-}
-
-/// Whether an hours field has the two or more digits clock time asks for.
-fn h_len_ok(h: &str) -> bool {
-    h.len() >= 2
 }
 
 /// `digits[.digits]` times `unit` (ns per unit as numerator / denominator), rounded down;
