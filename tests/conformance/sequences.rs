@@ -338,12 +338,12 @@ async fn dash_sequence_periods_decode_to_their_own_sources() {
     server.shutdown().await;
 }
 
-/// Given the same sequence and each DASH text segment form, when the text sets of every
-/// Period are read (init and segments joined, demuxed by ffmpeg), then both Periods list
-/// the ladder's two subtitle sets with the same ids; the ident's Period (no subtitles of
-/// its own) serves them as empty segments on its own timeline (`vtte` samples, TTML
-/// documents with an empty body), and the film's Period shows the English sidecar's cues
-/// at their source times.
+/// Given the same sequence and each DASH subtitle form, when the text sets of every
+/// Period are read (init and segments joined, demuxed by ffmpeg; or the WebVTT file), then
+/// both Periods list the ladder's two subtitle sets; the ident's Period (no subtitles of
+/// its own) serves them empty on its own timeline (`vtte` samples, TTML documents with an
+/// empty body, an empty WebVTT file), and the film's Period shows the English sidecar's
+/// cues at their source times.
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn dash_sequence_text_sets_are_segments_in_every_period() {
     if !tools_available().await {
@@ -351,7 +351,11 @@ async fn dash_sequence_text_sets_are_segments_in_every_period() {
     }
     let (folder, server) = sequence_folder().await;
     server.shutdown().await;
-    for format in [DashSubtitleFormat::Wvtt, DashSubtitleFormat::Imsc1] {
+    for format in [
+        DashSubtitleFormat::Wvtt,
+        DashSubtitleFormat::Imsc1,
+        DashSubtitleFormat::WebvttFile,
+    ] {
         let server = text_server(folder.path(), format).await;
         let base = "/vod/sequence.json/";
         let mpd = fetch_text(&server, &format!("{base}manifest.mpd")).await;
