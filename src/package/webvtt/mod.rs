@@ -22,8 +22,8 @@ pub use render::{render_dash_file, render_hls_segment};
 
 const NS_PER_SEC: i128 = 1_000_000_000;
 
-/// How subtitle segments of a title are cut and timed; one per title, shared by its text
-/// tracks.
+/// How subtitle segments of a title are cut and timed (HLS WebVTT segments and DASH text
+/// segments alike); one per title, shared by its text tracks.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct SubtitlePlan {
     /// Plan number (1-based, as in URLs) of the first subtitle segment: the reference
