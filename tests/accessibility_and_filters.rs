@@ -135,9 +135,9 @@ async fn accessibility_is_signalled_in_hls_and_dash() {
         main.contains("value=\"main\"") && !main.contains("f5-t1"),
         "{main}"
     );
-    let sdh = set_of(&mpd, "mimeType=\"text/vtt\" lang=\"en\"");
+    let sdh = set_of(&mpd, "mimeType=\"application/mp4\" lang=\"en\"");
     assert!(sdh.contains("value=\"caption\""), "{sdh}");
-    let de = set_of(&mpd, "mimeType=\"text/vtt\" lang=\"de\"");
+    let de = set_of(&mpd, "mimeType=\"application/mp4\" lang=\"de\"");
     assert!(de.contains("value=\"subtitle\""), "{de}");
 }
 

@@ -57,8 +57,9 @@ const KNOWN_FAILURES: &[KnownFailure] = &[
     },
     KnownFailure {
         message: "For live profile, the SegmentTemplate element shall be present",
-        why: "the WebVTT text Representations name one whole .vtt by BaseURL until issue 47 \
-              part 1 serves text as segments: once per text Representation",
+        why: "a whole-file WebVTT text Representation (`--dash-subtitle-format webvtt-file`, \
+              for old players, asked for) names one .vtt by BaseURL: once per such \
+              Representation; the default forms are segments",
         allowed: |mpd| mpd.matches("mimeType=\"text/vtt\"").count(),
     },
 ];

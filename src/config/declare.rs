@@ -50,7 +50,15 @@ impl Shown for LogFormat {
     }
 }
 
-impl Shown for crate::media::DashProfile {
+impl Shown for crate::config::DashProfile {
+    fn shown(&self) -> String {
+        clap::ValueEnum::to_possible_value(self)
+            .map(|value| value.get_name().to_owned())
+            .unwrap_or_default()
+    }
+}
+
+impl Shown for crate::config::DashSubtitleFormat {
     fn shown(&self) -> String {
         clap::ValueEnum::to_possible_value(self)
             .map(|value| value.get_name().to_owned())

@@ -8,6 +8,7 @@
 //! `Settings::default()` gives its field. A test checks `docs/configuration.md` against
 //! the rows ([`SETTINGS`]).
 
+mod dash;
 mod declare;
 mod error;
 mod media;
@@ -24,6 +25,7 @@ mod validate;
 mod tests;
 
 pub use crate::telemetry::LogFormat;
+pub use dash::{DashProfile, DashSubtitleFormat};
 pub use error::ConfigError;
 pub use media::MediaLimits;
 pub use nginx_vod::NginxVodLocations;

@@ -4,6 +4,7 @@
 use std::net::SocketAddr;
 use std::path::PathBuf;
 
+use super::DashSubtitleFormat;
 use crate::crypto::settings::ProtectSettings;
 use crate::source::ObjectStoreOptions;
 use crate::telemetry::LogFormat;
@@ -64,12 +65,14 @@ pub struct Settings {
     pub thumbnails: ThumbnailOptions,
     /// Storyboards: interval, grid, tile width, signalling.
     pub storyboards: StoryboardOptions,
+    /// How DASH MPDs offer subtitles (text segments, or the whole WebVTT file).
+    pub dash_subtitle_format: DashSubtitleFormat,
     /// Ad breaks: also write `EXT-X-CUE-OUT`/`EXT-X-CUE-IN` in HLS media
     /// playlists, for ad inserters that read no `EXT-X-DATERANGE`; off by default.
     pub hls_cue_out: bool,
     /// The rules DASH MPDs are written by; a title document's `"dash_profile"` overrides
     /// it. The default profile unless asked.
-    pub dash_profile: crate::media::DashProfile,
+    pub dash_profile: crate::config::DashProfile,
 }
 
 impl Default for Settings {
@@ -109,8 +112,9 @@ impl Default for Settings {
             protect: ProtectSettings::default(),
             thumbnails: ThumbnailOptions::default(),
             storyboards: StoryboardOptions::default(),
+            dash_subtitle_format: DashSubtitleFormat::default(),
             hls_cue_out: false,
-            dash_profile: crate::media::DashProfile::Default,
+            dash_profile: crate::config::DashProfile::Default,
         }
     }
 }

@@ -8,11 +8,10 @@
 use std::net::SocketAddr;
 use std::path::PathBuf;
 
-use crate::media::DashProfile;
 use crate::telemetry::LogFormat;
 
 use super::declare::settings;
-use super::{NginxVodLocations, StoryboardGrid, TrustedProxies};
+use super::{DashProfile, DashSubtitleFormat, NginxVodLocations, StoryboardGrid, TrustedProxies};
 
 settings! {
     listen: SocketAddr {
@@ -455,6 +454,18 @@ settings! {
         docs: "Width of a storyboard tile in pixels, 16 to 640; its height follows the \
                video's display aspect",
     },
+    dash_subtitle_format: DashSubtitleFormat {
+        key: "dash-subtitle-format",
+        env: "VODPACK_DASH_SUBTITLE_FORMAT",
+        to: value(dash_subtitle_format),
+        clap: [value_enum],
+        help: "How DASH MPDs offer subtitles: wvtt, imsc1 or webvtt-file",
+        docs: "How DASH MPDs offer subtitles: wvtt (WebVTT in ISO BMFF segments, \
+               codecs=\"wvtt\"), imsc1 (IMSC1 Text Profile TTML in ISO BMFF segments, \
+               codecs=\"stpp.ttml.im1t\") or webvtt-file (one whole WebVTT file per track \
+               under BaseURL, for old players); the segments of every form are served \
+               whatever the setting (docs/titles.md, Subtitles)",
+    },
     hls_cue_out: bool {
         key: "hls-cue-out",
         env: "VODPACK_HLS_CUE_OUT",
@@ -480,8 +491,8 @@ settings! {
         help: "Profile DASH MPDs are written by (default|dvb)",
         docs: "Profile DASH MPDs are written by: default (the ISO live profile and CMAF) or \
                dvb (DVB-DASH, ETSI TS 103 285, for HbbTV and DVB devices: roles, channel \
-               configuration and codecs where DVB reads them, no WebVTT text sets; segments \
-               of 1 to 15 s, so segment-duration-ms must be 1000 to 15000); a title \
+               configuration and codecs where DVB reads them, subtitles as EBU-TT-D segments \
+               whatever dash-subtitle-format says; segments of 1 to 15 s, so segment-duration-ms must be 1000 to 15000); a title \
                document's \"dash_profile\" overrides it (docs/titles.md)",
     },
     nginx_vod_locations: NginxVodLocations {

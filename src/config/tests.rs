@@ -142,7 +142,7 @@ fn the_nginx_vod_segment_duration_is_the_module_s_default_and_checked() {
 #[test]
 fn the_dash_profile_comes_from_the_file_and_dvb_bounds_segments() {
     let defaults = SettingsArgs::default().resolve().unwrap();
-    assert_eq!(defaults.dash_profile, crate::media::DashProfile::Default);
+    assert_eq!(defaults.dash_profile, crate::config::DashProfile::Default);
     let (dir, path) = config_file("dash-profile", "dash-profile = \"dvb\"\n");
     let args = SettingsArgs {
         config: Some(path.clone()),
@@ -150,7 +150,7 @@ fn the_dash_profile_comes_from_the_file_and_dvb_bounds_segments() {
     };
     assert_eq!(
         args.resolve().unwrap().dash_profile,
-        crate::media::DashProfile::Dvb
+        crate::config::DashProfile::Dvb
     );
     std::fs::write(&path, "dash-profile = \"dvb\"\nsegment-duration-ms = 500\n").unwrap();
     assert!(matches!(
@@ -412,5 +412,38 @@ fn storyboard_settings_resolve_and_are_bounded() {
             args.resolve()
         );
     }
+    let _ = std::fs::remove_dir_all(dir);
+}
+
+/// Given `dash-subtitle-format` in the file, then it is read in its spelling
+/// (`webvtt-file`, `imsc1`); unset, it is `wvtt`; a value that is none of them is refused.
+#[test]
+fn the_dash_subtitle_format_is_read_from_the_file() {
+    use crate::config::DashSubtitleFormat;
+    for (text, want) in [
+        (
+            "dash-subtitle-format = \"webvtt-file\"\n",
+            DashSubtitleFormat::WebvttFile,
+        ),
+        (
+            "dash-subtitle-format = \"imsc1\"\n",
+            DashSubtitleFormat::Imsc1,
+        ),
+        ("", DashSubtitleFormat::Wvtt),
+    ] {
+        let (dir, path) = config_file("dash-subtitles", text);
+        let args = SettingsArgs {
+            config: Some(path),
+            ..Default::default()
+        };
+        assert_eq!(args.resolve().unwrap().dash_subtitle_format, want, "{text}");
+        let _ = std::fs::remove_dir_all(dir);
+    }
+    let (dir, path) = config_file("dash-subtitles-bad", "dash-subtitle-format = \"srt\"\n");
+    let args = SettingsArgs {
+        config: Some(path),
+        ..Default::default()
+    };
+    assert!(args.resolve().is_err());
     let _ = std::fs::remove_dir_all(dir);
 }

@@ -125,7 +125,7 @@ pub(super) fn check(settings: &Settings) -> Result<(), ConfigError> {
     }
     // ETSI TS 103 285 4.5: DVB-DASH segments last 1 to 15 s (the last of a Period may be
     // shorter); the plan cuts at the target or the first key frame after it.
-    if settings.dash_profile == crate::media::DashProfile::Dvb
+    if settings.dash_profile == crate::config::DashProfile::Dvb
         && !(1000..=15_000).contains(&settings.segment_duration_ms)
     {
         return Err(ConfigError::Invalid {

@@ -9,14 +9,13 @@
 
 mod access;
 mod ad_breaks;
-mod dash_profile;
 
 use serde::Deserialize;
 
+pub use crate::config::DashProfile;
 use crate::source::ObjectKey;
 pub use access::{AudioRole, CaptionChannel, ClosedCaption};
 pub use ad_breaks::{BreakAsset, DocumentBreak, ProgramDateTime, DEFAULT_PROGRAM_DATE_TIME};
-pub use dash_profile::DashProfile;
 
 /// Why a title document cannot be used. Each is about the document itself (422).
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
@@ -197,7 +196,7 @@ impl TitleDocument {
 /// Extensions of media files an entry may name (case-insensitive).
 const MEDIA_EXTENSIONS: [&str; 4] = [".mp4", ".m4v", ".m4a", ".mov"];
 /// Extensions of sidecar subtitle files.
-const SUBTITLE_EXTENSIONS: [&str; 2] = [".vtt", ".srt"];
+const SUBTITLE_EXTENSIONS: [&str; 5] = [".vtt", ".srt", ".ttml", ".dfxp", ".xml"];
 /// Longest `language` or `name` accepted, in bytes.
 const MAX_LABEL_BYTES: usize = 256;
 

@@ -28,6 +28,7 @@ pub(crate) mod slice_header;
 mod stored;
 mod tables;
 mod text;
+mod ttml;
 
 use bytes::Bytes;
 

@@ -1,4 +1,4 @@
-//! Sidecar subtitle files (WebVTT and SRT) named by a title document: their cues, with
+//! Sidecar subtitle files (WebVTT, SRT, and TTML by `ttml.rs`) named by a title document: their cues, with
 //! times on the title's source timeline (0 = the presentation start), as [`SampleCue`]s.
 //!
 //! Parsed here, from bytes the server read whole (bounded by `max_text_read_bytes`), so
@@ -11,22 +11,31 @@
 
 use super::{MediaError, SampleCue};
 
-/// The two sidecar formats.
+/// The sidecar formats.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum SidecarFormat {
     /// W3C WebVTT (`.vtt`).
     WebVtt,
     /// SubRip (`.srt`).
     Srt,
+    /// W3C TTML and its profiles: IMSC1, EBU-TT-D, SMPTE-TT, DFXP (`.ttml`, `.dfxp`,
+    /// `.xml`), read by `ttml.rs`.
+    Ttml,
 }
 
 impl SidecarFormat {
-    /// The format a file name's extension says, if either.
+    /// The format a file name's extension says, if any.
     pub fn of(name: &str) -> Option<Self> {
         let lower = name.to_ascii_lowercase();
         match () {
             _ if lower.ends_with(".vtt") => Some(Self::WebVtt),
             _ if lower.ends_with(".srt") => Some(Self::Srt),
+            _ if [".ttml", ".dfxp", ".xml"]
+                .iter()
+                .any(|e| lower.ends_with(e)) =>
+            {
+                Some(Self::Ttml)
+            }
             _ => None,
         }
     }
@@ -49,6 +58,9 @@ pub struct SidecarCue {
 /// [`MediaError::Malformed`] when the bytes are not UTF-8, a WebVTT file does not start
 /// with `WEBVTT`, or the file holds no cue.
 pub fn parse_sidecar(format: SidecarFormat, bytes: &[u8]) -> Result<Vec<SidecarCue>, MediaError> {
+    if format == SidecarFormat::Ttml {
+        return super::ttml::parse_ttml(bytes);
+    }
     let bytes = bytes.strip_prefix(b"\xef\xbb\xbf").unwrap_or(bytes);
     let text = std::str::from_utf8(bytes).map_err(|_| MediaError::Malformed {
         reason: "subtitle file is not UTF-8".into(),
@@ -94,7 +106,7 @@ pub fn parse_sidecar(format: SidecarFormat, bytes: &[u8]) -> Result<Vec<SidecarC
         };
         let body: Vec<&str> = lines.filter(|l| !l.trim().is_empty()).collect();
         let text = match format {
-            SidecarFormat::WebVtt => body.join("\n"),
+            SidecarFormat::WebVtt | SidecarFormat::Ttml => body.join("\n"),
             SidecarFormat::Srt => body
                 .iter()
                 .map(|l| srt_to_webvtt(l))

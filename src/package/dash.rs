@@ -5,7 +5,8 @@
 //! the segment plan, and what an MPD says beyond its title comes in as [`ManifestOptions`].
 //! Beside it: trick-play sets (`trick_play.rs`), the storyboard as DASH-IF thumbnails
 //! (`image.rs`), ad breaks as SCTE-35 events (`events.rs`), a sequence's Periods
-//! (`sequence_periods.rs`) and what the DVB-DASH profile writes differently (`dvb.rs`).
+//! (`sequence_periods.rs`), the text sets (`text.rs`) and what the DVB-DASH profile writes
+//! differently (`dvb.rs`).
 
 mod access;
 mod dvb;
@@ -13,9 +14,8 @@ mod events;
 mod image;
 mod sequence_periods;
 mod tag;
+mod text;
 mod trick_play;
-
-use std::fmt::Write as _;
 
 use super::encrypt::manifest::{dash_content_protection, DASH_PROTECTION_NAMESPACES};
 use super::signalling::{DashProfile, ManifestOptions};
@@ -23,7 +23,7 @@ use super::{split_document_track_id, Rendition, Resource, Title};
 use crate::media::{CodecInfo, TrackIndex, TrackKind, CICP_UNSPECIFIED};
 use events::event_stream;
 pub use sequence_periods::render_sequence_mpd;
-use tag::{escape, Tag};
+use tag::Tag;
 use trick_play::{has_key_frames, trick_adaptation_set};
 
 const PROFILES: &str = "urn:mpeg:dash:profile:isoff-live:2011,urn:mpeg:dash:profile:cmaf:2019";
@@ -130,17 +130,7 @@ fn period_sets(out: &mut String, title: &Title, empty_texts_of: Option<&Title>, 
         let main = [mains.video, mains.audio].contains(&Some(set_id));
         adaptation_set(out, title, set_id, &shown(group, options), main, uris);
     }
-    let duration = title.period_duration_secs();
-    let texts = match (options.dash_profile, empty_texts_of) {
-        // DVB-DASH admits no WebVTT: its text sets come with part 1's `imsc1` format.
-        (DashProfile::Dvb, _) => 0,
-        (DashProfile::Default, Some(reference)) => {
-            text_adaptation_sets(out, reference, groups.len(), duration, true, uris)
-        }
-        (DashProfile::Default, None) => {
-            text_adaptation_sets(out, title, groups.len(), duration, false, uris)
-        }
-    };
+    let texts = text::text_adaptation_sets(out, title, empty_texts_of, groups.len(), uris);
     // Trick-play sets come last, so every other set keeps its id.
     let mut next_id = groups.len() + texts;
     for (set_id, group) in groups.iter().enumerate().filter(|_| options.trick_play) {
@@ -341,114 +331,10 @@ fn representation(
     out.push_str("      </Representation>\n");
 }
 
-/// One AdaptationSet per text track, embedded tracks first, then a title document's sidecar
-/// files: a single WebVTT file (`text/vtt`, its cues on the Period timeline) named by
-/// `BaseURL`, the sideloaded form dash.js and Shaka both render (ISO/IEC 23009-1 5.3.3 with
-/// a Representation that is one whole resource), with the track's language and Role
-/// `subtitle` (`forced-subtitle` for a forced sidecar). `codecs="wvtt"` (the WebVTT 4CC of ISO/IEC
-/// 14496-30) is there for checkers that want `@codecs` on every Representation; dash.js
-/// 5.2 and Shaka 5.2 render the set with and without it.
-/// `duration`: the Period's, seconds; `empty`: the sets are listed for a Period without
-/// subtitles of its own (a sequence's part), each an empty file. Returns how many sets it
-/// wrote.
-fn text_adaptation_sets(
-    out: &mut String,
-    title: &Title,
-    first_id: usize,
-    duration: f64,
-    empty: bool,
-    uris: &Uris,
-) -> usize {
-    let embedded = title.index.text_tracks.iter().map(|text| TextSet {
-        track_id: text.track_id,
-        language: text.language.as_deref(),
-        forced: false,
-        sdh: false,
-        bytes: match empty {
-            true => 0,
-            false => text.samples.sizes.iter().map(|s| u64::from(*s)).sum(),
-        },
-    });
-    let sidecars = title.sidecars.iter().map(|sidecar| TextSet {
-        track_id: sidecar.track_id,
-        language: sidecar.language.as_deref(),
-        forced: sidecar.forced,
-        sdh: sidecar.sdh,
-        bytes: if empty { 0 } else { sidecar.size_bytes },
-    });
-    // Counted as unfiltered, so the sets after them keep their ids.
-    let mut numbered = 0;
-    for (n, set) in embedded.chain(sidecars).enumerate() {
-        if !uris.options.left_out(set.track_id) {
-            text_adaptation_set(out, &set, first_id + n, duration, uris);
-        }
-        numbered += 1;
-    }
-    numbered
-}
-
 /// The renditions of `group` a filter leaves in.
 fn shown<'a>(group: &[&'a Rendition], options: &ManifestOptions) -> Vec<&'a Rendition> {
     let kept = group.iter().filter(|r| !options.left_out(r.track_id));
     kept.copied().collect()
-}
-
-/// What a text AdaptationSet says of its one WebVTT file.
-struct TextSet<'a> {
-    track_id: u32,
-    language: Option<&'a str>,
-    /// Forced narrative (Role `forced-subtitle`), else Role `subtitle`.
-    forced: bool,
-    /// For the deaf and hard of hearing (Role `caption`).
-    sdh: bool,
-    /// The file's size in the source, for its bandwidth.
-    bytes: u64,
-}
-
-fn text_adaptation_set(out: &mut String, set: &TextSet, id: usize, duration: f64, uris: &Uris<'_>) {
-    Tag::new(4, "AdaptationSet")
-        .attr("id", id)
-        .attr("contentType", "text")
-        .attr("mimeType", "text/vtt")
-        .opt("lang", set.language.filter(|l| !l.is_empty()))
-        .open(out);
-    // 5.8.5.5: `forced-subtitle` for forced narrative, `caption` for subtitles that
-    // also describe sound (SDH), else `subtitle`.
-    let role = match (set.forced, set.sdh) {
-        (true, _) => "forced-subtitle",
-        (false, true) => "caption",
-        (false, false) => "subtitle",
-    };
-    Tag::new(6, "Role")
-        .attr("schemeIdUri", ROLE_SCHEME)
-        .attr("value", role)
-        .empty(out);
-    // The file's size over the title's duration: what fetching it costs.
-    let bandwidth = match duration > 0.0 {
-        true => (set.bytes as f64 * 8.0 / duration).ceil() as u64,
-        false => 0,
-    };
-    Tag::new(6, "Representation")
-        .attr("id", Resource::dash_representation_id(set.track_id))
-        .attr("codecs", "wvtt")
-        .attr("bandwidth", bandwidth.max(1))
-        .open(out);
-    let file = match uris.part {
-        Some((part, _)) => Resource::PartSubtitleFile {
-            part,
-            track_id: set.track_id,
-        },
-        None => Resource::SubtitleFile {
-            track_id: set.track_id,
-        },
-    };
-    let url = escape(&format!("{}{file}", uris.folder));
-    let _ = writeln!(
-        out,
-        "        <BaseURL>{}</BaseURL>",
-        uris.options.with_xml_query(&url)
-    );
-    out.push_str("      </Representation>\n    </AdaptationSet>\n");
 }
 
 /// The colour of a video track as CICP descriptors (DASH-IF IOP 5, ISO/IEC 23091-2

@@ -23,6 +23,7 @@ mod sequence;
 mod signalling;
 #[cfg(test)]
 mod testing;
+pub mod text;
 pub mod thumb;
 mod title;
 pub mod trick;
@@ -56,11 +57,11 @@ pub use hls::{
 pub use ladder::{build_ladder, LadderEntry, LadderRole, CUT_TOLERANCE_MS};
 pub use names::{
     document_track_id, parse_version_folder, split_document_track_id, version_folder, Resource,
-    ResourceKind, VersionToken, MAX_DOCUMENT_FILES,
+    ResourceKind, TextCoding, VersionToken, MAX_DOCUMENT_FILES,
 };
 pub use plan::{plan_segments, SegmentPlan, TrackPlan};
 pub use sequence::{build_sequence, PartInput, Sequence, SequencePart};
-pub use signalling::{DashProfile, ManifestOptions, ManifestProtection};
+pub use signalling::{DashProfile, DashSubtitleFormat, ManifestOptions, ManifestProtection};
 pub use title::{Rendition, SidecarSubtitle, Title, PACKAGER_FORMAT};
 pub use view::{apply_view, Clip, PickKind, TrackPick, TrackSelection, View, ViewError};
 pub use windows::{module_duration_ms, Windows, MAX_WINDOWS};

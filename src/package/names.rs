@@ -25,7 +25,8 @@ pub enum Resource {
     /// playlist (which is its `index-t{track_id}.m3u8`), `number` 1-based as the title's
     /// segments.
     SubtitleSegment { track_id: u32, number: u64 },
-    /// `sub-t{track_id}.vtt`: the whole text track as one WebVTT file, for DASH.
+    /// `sub-t{track_id}.vtt`: the whole text track as one WebVTT file, for DASH's
+    /// `webvtt-file` form.
     SubtitleFile { track_id: u32 },
     /// `iframes-t{track_id}.m3u8`: HLS I-frame playlist of a video rendition.
     IframePlaylist { track_id: u32 },
@@ -64,6 +65,60 @@ pub enum Resource {
     /// `sub-p{part}-t{track_id}.vtt`: the whole text rendition `track_id` of part `part`
     /// as one WebVTT file on the part's Period timeline, for DASH.
     PartSubtitleFile { part: u32, track_id: u32 },
+    /// `sub-t{track_id}-init.mp4` (`wvtt`) or `ttml-t{track_id}-init.mp4` (`stpp`): the
+    /// DASH init segment of a text track's segments.
+    TextInit { track_id: u32, coding: TextCoding },
+    /// `sub-t{track_id}-{number}.m4s` or `ttml-t{track_id}-{number}.m4s`: DASH text segment
+    /// `number` (1-based, as the title's segments, cut at the same times).
+    TextSegment {
+        track_id: u32,
+        coding: TextCoding,
+        number: u64,
+    },
+    /// `sub-p{part}-t{track_id}-init.mp4` (or `ttml-p...`): the text init segment of part
+    /// `part` of a sequence.
+    PartTextInit {
+        part: u32,
+        track_id: u32,
+        coding: TextCoding,
+    },
+    /// `sub-p{part}-t{track_id}-{number}.m4s` (or `ttml-p...`): text segment `number` of
+    /// part `part` of a sequence (empty where the part has no subtitles).
+    PartTextSegment {
+        part: u32,
+        track_id: u32,
+        coding: TextCoding,
+        number: u64,
+    },
+}
+
+/// How the DASH text segments of a text track are coded (ISO/IEC 14496-30), which names
+/// them: `sub-` for WebVTT, `ttml-` for IMSC1.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+pub enum TextCoding {
+    /// WebVTT in ISO BMFF (`wvtt` sample entry, `vttc`/`vtte` samples).
+    Wvtt,
+    /// IMSC1 Text Profile TTML (`stpp` sample entry, one document per segment).
+    Imsc1,
+}
+
+impl TextCoding {
+    /// The first word of its resource names.
+    fn prefix(self) -> &'static str {
+        match self {
+            TextCoding::Wvtt => "sub",
+            TextCoding::Imsc1 => "ttml",
+        }
+    }
+
+    /// The coding a name's first word says.
+    fn of_prefix(prefix: &str) -> Option<Self> {
+        match prefix {
+            "sub" => Some(TextCoding::Wvtt),
+            "ttml" => Some(TextCoding::Imsc1),
+            _ => None,
+        }
+    }
 }
 
 /// What kind of answer a resource is: its metrics label and the request class it is
@@ -127,7 +182,11 @@ impl Resource {
             | Resource::SubtitleFile { .. }
             | Resource::TsSubtitleSegment { .. }
             | Resource::PartSubtitleSegment { .. }
-            | Resource::PartSubtitleFile { .. } => ResourceKind::Subtitle,
+            | Resource::PartSubtitleFile { .. }
+            | Resource::TextInit { .. }
+            | Resource::TextSegment { .. }
+            | Resource::PartTextInit { .. }
+            | Resource::PartTextSegment { .. } => ResourceKind::Subtitle,
         }
     }
 
@@ -149,7 +208,11 @@ impl Resource {
             | Resource::PartInit { track_id, .. }
             | Resource::PartSegment { track_id, .. }
             | Resource::PartSubtitleSegment { track_id, .. }
-            | Resource::PartSubtitleFile { track_id, .. } => Some(track_id),
+            | Resource::PartSubtitleFile { track_id, .. }
+            | Resource::TextInit { track_id, .. }
+            | Resource::TextSegment { track_id, .. }
+            | Resource::PartTextInit { track_id, .. }
+            | Resource::PartTextSegment { track_id, .. } => Some(track_id),
         }
     }
 
@@ -159,7 +222,9 @@ impl Resource {
             Resource::PartInit { part, .. }
             | Resource::PartSegment { part, .. }
             | Resource::PartSubtitleSegment { part, .. }
-            | Resource::PartSubtitleFile { part, .. } => Some(part),
+            | Resource::PartSubtitleFile { part, .. }
+            | Resource::PartTextInit { part, .. }
+            | Resource::PartTextSegment { part, .. } => Some(part),
             _ => None,
         }
     }
@@ -173,7 +238,9 @@ impl Resource {
             | Resource::TsSegment { number, .. }
             | Resource::TsSubtitleSegment { number, .. }
             | Resource::PartSegment { number, .. }
-            | Resource::PartSubtitleSegment { number, .. } => Some(number),
+            | Resource::PartSubtitleSegment { number, .. }
+            | Resource::TextSegment { number, .. }
+            | Resource::PartTextSegment { number, .. } => Some(number),
             _ => None,
         }
     }
@@ -249,6 +316,9 @@ impl Resource {
             };
             return Some(Self::Init { track_id });
         }
+        if let Some(text) = Self::parse_text(name) {
+            return text;
+        }
         if let Some(rest) = name
             .strip_prefix("sub-")
             .and_then(|r| r.strip_suffix(".vtt"))
@@ -266,13 +336,40 @@ impl Resource {
         (number >= 1).then_some(Self::Segment { track_id, number })
     }
 
+    /// Parse the names of DASH text segments (`sub-t3-init.mp4`, `ttml-t3-2.m4s`): `None`
+    /// when `name` is not one of them, `Some(None)` when it is malformed.
+    fn parse_text(name: &str) -> Option<Option<Self>> {
+        let (prefix, rest) = name.split_once('-')?;
+        let coding = TextCoding::of_prefix(prefix)?;
+        let (label, ext) = rest.rsplit_once('.')?;
+        if !matches!(ext, "mp4" | "m4s") {
+            return None;
+        }
+        let parsed = (|| {
+            let (track_id, tail) = parse_track_label(label)?;
+            match (ext, tail.strip_prefix('-')?) {
+                ("mp4", "init") => Some(Self::TextInit { track_id, coding }),
+                ("m4s", number) => {
+                    let number = parse_number(number).filter(|n| *n >= 1)?;
+                    Some(Self::TextSegment {
+                        track_id,
+                        coding,
+                        number,
+                    })
+                }
+                _ => None,
+            }
+        })();
+        Some(parsed)
+    }
+
     /// Parse the names of a sequence part's resources (`init-p2-...`, `seg-p2-...`,
     /// `sub-p2-...`): `None` when `name` is not one of them, `Some(None)` when it is
     /// malformed.
     fn parse_part(name: &str) -> Option<Option<Self>> {
         let (kind, rest) = name.split_once("-p")?;
         let digits = rest.bytes().take_while(u8::is_ascii_digit).count();
-        if digits == 0 || !matches!(kind, "init" | "seg" | "sub") {
+        if digits == 0 || !matches!(kind, "init" | "seg" | "sub" | "ttml") {
             return None;
         }
         let parsed = (|| {
@@ -280,6 +377,13 @@ impl Resource {
             let rest = rest.get(digits..)?.strip_prefix('-')?;
             let (label, ext) = rest.rsplit_once('.')?;
             let (track_id, tail) = parse_track_label(label)?;
+            if let (Some(coding), "mp4", "-init") = (TextCoding::of_prefix(kind), ext, tail) {
+                return Some(Self::PartTextInit {
+                    part,
+                    track_id,
+                    coding,
+                });
+            }
             let number = match tail {
                 "" => None,
                 tail => Some(parse_number(tail.strip_prefix('-')?).filter(|n| *n >= 1)?),
@@ -297,6 +401,12 @@ impl Resource {
                     number,
                 }),
                 ("sub", "vtt", None) => Some(Self::PartSubtitleFile { part, track_id }),
+                (_, "m4s", Some(number)) => Some(Self::PartTextSegment {
+                    part,
+                    track_id,
+                    coding: TextCoding::of_prefix(kind)?,
+                    number,
+                }),
                 _ => None,
             }
         })();
@@ -311,6 +421,26 @@ impl Resource {
     /// DASH `SegmentTemplate@media` of part `part` of a sequence.
     pub fn dash_part_media_template(part: u32) -> String {
         format!("seg-p{part}-$RepresentationID$-$Number$.m4s")
+    }
+
+    /// DASH `SegmentTemplate@initialization` of text segments coded `coding`, of part
+    /// `part` of a sequence when given.
+    pub fn dash_text_init_template(coding: TextCoding, part: Option<u32>) -> String {
+        let prefix = coding.prefix();
+        match part {
+            Some(part) => format!("{prefix}-p{part}-$RepresentationID$-init.mp4"),
+            None => format!("{prefix}-$RepresentationID$-init.mp4"),
+        }
+    }
+
+    /// DASH `SegmentTemplate@media` of text segments coded `coding`, of part `part` of a
+    /// sequence when given.
+    pub fn dash_text_media_template(coding: TextCoding, part: Option<u32>) -> String {
+        let prefix = coding.prefix();
+        match part {
+            Some(part) => format!("{prefix}-p{part}-$RepresentationID$-$Number$.m4s"),
+            None => format!("{prefix}-$RepresentationID$-$Number$.m4s"),
+        }
     }
 
     /// Parse the names of the MPEG-TS output (`*-ts-*`).
@@ -545,6 +675,40 @@ impl fmt::Display for Resource {
             Self::PartSubtitleFile { part, track_id } => {
                 write!(f, "sub-p{part}-{}.vtt", TrackLabel(*track_id))
             }
+            Self::TextInit { track_id, coding } => {
+                write!(f, "{}-{}-init.mp4", coding.prefix(), TrackLabel(*track_id))
+            }
+            Self::TextSegment {
+                track_id,
+                coding,
+                number,
+            } => write!(
+                f,
+                "{}-{}-{number}.m4s",
+                coding.prefix(),
+                TrackLabel(*track_id)
+            ),
+            Self::PartTextInit {
+                part,
+                track_id,
+                coding,
+            } => write!(
+                f,
+                "{}-p{part}-{}-init.mp4",
+                coding.prefix(),
+                TrackLabel(*track_id)
+            ),
+            Self::PartTextSegment {
+                part,
+                track_id,
+                coding,
+                number,
+            } => write!(
+                f,
+                "{}-p{part}-{}-{number}.m4s",
+                coding.prefix(),
+                TrackLabel(*track_id)
+            ),
         }
     }
 }

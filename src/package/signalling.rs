@@ -11,9 +11,9 @@ use std::sync::Arc;
 
 use super::thumb::Storyboard;
 use super::{version_folder, Title, VersionToken};
+pub use crate::config::{DashProfile, DashSubtitleFormat};
 use crate::crypto::keys::ContentKey;
 use crate::crypto::Scheme;
-pub use crate::media::DashProfile;
 
 /// What a manifest says beyond its title. The default is the clear output.
 #[derive(Debug, Clone)]
@@ -47,6 +47,22 @@ pub struct ManifestOptions {
     /// document's own). Not part of [`ManifestOptions::is_clear`]: an MPD of either
     /// profile depends on the title alone, so each may be kept with it.
     pub dash_profile: DashProfile,
+    /// How the MPD offers text tracks (the `dash-subtitle-format` setting; a profile that
+    /// requires one form, such as DVB's IMSC1, sets it). A server-wide choice, the same
+    /// for every request, so the clear MPD kept with a title stays right: it is not part
+    /// of [`ManifestOptions::is_clear`].
+    pub dash_subtitles: DashSubtitleFormat,
+}
+
+impl ManifestOptions {
+    /// The form DASH text sets take: the setting's, except in the DVB profile, which has
+    /// subtitles only as EBU-TT-D (IMSC1 Text Profile) segments (TS 103 285 7.1).
+    pub fn dash_text_format(&self) -> DashSubtitleFormat {
+        match self.dash_profile {
+            DashProfile::Dvb => DashSubtitleFormat::Imsc1,
+            DashProfile::Default => self.dash_subtitles,
+        }
+    }
 }
 
 impl Default for ManifestOptions {
@@ -60,6 +76,7 @@ impl Default for ManifestOptions {
             protection: None,
             storyboard: None,
             dash_profile: DashProfile::Default,
+            dash_subtitles: DashSubtitleFormat::default(),
         }
     }
 }
@@ -165,6 +182,7 @@ mod tests {
             trick_play: false,
             withheld: Vec::new(),
             filtered: Vec::new(),
+            dash_subtitles: DashSubtitleFormat::default(),
             protection: Some(ManifestProtection {
                 scheme,
                 key: Arc::new(ContentKey {
@@ -276,9 +294,11 @@ mod tests {
         assert!(mpd.contains(&format!(
             "initialization=\"{folder}init-$RepresentationID$.mp4?token=t&amp;u\""
         )));
+        // Text stays clear, and is still listed, its segments signed as the rest.
         assert!(mpd.contains(&format!(
-            "<BaseURL>{folder}sub-t3.vtt?token=t&amp;u</BaseURL>"
+            "media=\"{folder}sub-$RepresentationID$-$Number$.m4s?token=t&amp;u\""
         )));
+        assert!(sets[2].contains("codecs=\"wvtt\""));
     }
 
     /// Given SAMPLE-AES over MPEG-TS, then the key is signalled for TS (`hls.key`, no

@@ -378,6 +378,9 @@ async fn output_answer(req: &TitleRequest<'_>) -> Result<Answer, ServeError> {
         Resource::SubtitleSegment { .. } | Resource::SubtitleFile { .. } => {
             Box::pin(subtitles::webvtt(req)).await
         }
+        Resource::TextInit { .. } | Resource::TextSegment { .. } => {
+            Box::pin(subtitles::text_segment(req)).await
+        }
         Resource::MultivariantTs
         | Resource::TsMediaPlaylist { .. }
         | Resource::TsIframePlaylist { .. }
@@ -386,7 +389,9 @@ async fn output_answer(req: &TitleRequest<'_>) -> Result<Answer, ServeError> {
         Resource::PartInit { .. }
         | Resource::PartSegment { .. }
         | Resource::PartSubtitleSegment { .. }
-        | Resource::PartSubtitleFile { .. } => Err(ServeError::NoRendition(
+        | Resource::PartSubtitleFile { .. }
+        | Resource::PartTextInit { .. }
+        | Resource::PartTextSegment { .. } => Err(ServeError::NoRendition(
             req.resource.track_id().unwrap_or(0),
         )),
     }

@@ -130,6 +130,7 @@ impl<'r> TitleRequest<'r> {
         if storyboards.signalled && protected.is_none() && resource.kind().is_manifest() {
             options.storyboard = Storyboard::of_title(&cached.title, app.storyboard_layout());
         }
+        options.dash_subtitles = app.settings.dash_subtitle_format;
         if let Some(filter) = filter {
             options.filtered = filter.left_out(&cached.title)?;
             etag = filtered_tag(&etag, &options.filtered);
@@ -248,6 +249,30 @@ impl<'r> TitleRequest<'r> {
             },
             Resource::PartSubtitleFile { part, track_id } => match own_text(part, track_id)? {
                 Some(track_id) => (part, Resource::SubtitleFile { track_id }),
+                None => return Ok(None),
+            },
+            Resource::PartTextInit {
+                part,
+                track_id,
+                coding,
+            } => match own_text(part, track_id)? {
+                Some(track_id) => (part, Resource::TextInit { track_id, coding }),
+                None => return Ok(None),
+            },
+            Resource::PartTextSegment {
+                part,
+                track_id,
+                coding,
+                number,
+            } => match own_text(part, track_id)? {
+                Some(track_id) => (
+                    part,
+                    Resource::TextSegment {
+                        track_id,
+                        coding,
+                        number,
+                    },
+                ),
                 None => return Ok(None),
             },
             _ => return Ok(None),

@@ -32,6 +32,7 @@ mod rotation;
 mod scte35;
 mod sequences;
 mod subtitles;
+mod text_segments;
 mod titles;
 mod tools;
 mod trick;

@@ -11,9 +11,14 @@
 
 use std::path::Path;
 
+use vodpack::package::DashSubtitleFormat;
+
 use super::common::{self, TempDir, TestServer};
 use super::http::*;
+use super::subtitles::text_server;
+use super::text_segments::dash_text_cues;
 use super::tools::*;
+use super::webvtt::unescaped;
 
 /// Audio against video, per part: 2 ms (the bar).
 const AV_TOLERANCE_S: f64 = 0.002;
@@ -241,6 +246,11 @@ fn mpd_periods(mpd: &str) -> Vec<PeriodRepresentation> {
             .expect("Period@start");
         for rep in text.split("<Representation ").skip(1) {
             let rep = format!(" {rep}");
+            // Text sets (`wvtt`, `stpp`) are read by `dash_sequence_text_sets_are_segments_in_every_period`.
+            let codecs = attribute(&rep, "codecs").unwrap_or_default();
+            if codecs == "wvtt" || codecs.starts_with("stpp") {
+                continue;
+            }
             let (Some(id), Some(init), Some(media)) = (
                 attribute(&rep, "id"),
                 attribute(&rep, "initialization"),
@@ -326,6 +336,66 @@ async fn dash_sequence_periods_decode_to_their_own_sources() {
         }
     }
     server.shutdown().await;
+}
+
+/// Given the same sequence and each DASH subtitle form, when the text sets of every
+/// Period are read (init and segments joined, demuxed by ffmpeg; or the WebVTT file), then
+/// both Periods list the ladder's two subtitle sets; the ident's Period (no subtitles of
+/// its own) serves them empty on its own timeline (`vtte` samples, TTML documents with an
+/// empty body, an empty WebVTT file), and the film's Period shows the English sidecar's
+/// cues at their source times.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn dash_sequence_text_sets_are_segments_in_every_period() {
+    if !tools_available().await {
+        return;
+    }
+    let (folder, server) = sequence_folder().await;
+    server.shutdown().await;
+    for format in [
+        DashSubtitleFormat::Wvtt,
+        DashSubtitleFormat::Imsc1,
+        DashSubtitleFormat::WebvttFile,
+    ] {
+        let server = text_server(folder.path(), format).await;
+        let base = "/vod/sequence.json/";
+        let mpd = fetch_text(&server, &format!("{base}manifest.mpd")).await;
+        let periods: Vec<&str> = mpd.split("<Period ").skip(1).collect();
+        assert_eq!(periods.len(), 2, "{mpd}");
+        for (n, period) in periods.iter().enumerate() {
+            let sets: Vec<&str> = (period.split("<AdaptationSet").skip(1))
+                .filter(|s| s.contains("contentType=\"text\""))
+                .collect();
+            assert_eq!(
+                sets.len(),
+                2,
+                "Period {n}: the ladder's two subtitle sets\n{mpd}"
+            );
+            for set in sets {
+                let cues = dash_text_cues(&server, base, set).await;
+                let english = set.contains("lang=\"en\"");
+                match (n, english) {
+                    (0, _) => assert!(cues.is_empty(), "{format:?} Period 0: {cues:?}"),
+                    (_, true) => {
+                        let times: Vec<(f64, f64)> =
+                            cues.iter().map(|c| (c.start, c.end)).collect();
+                        assert_eq!(times.len(), 2, "{format:?}: {cues:?}");
+                        for ((start, end), (want_start, want_end)) in
+                            times.iter().zip([(0.5, 1.25), (1.8, 3.2)])
+                        {
+                            assert!(
+                                (start - want_start).abs() < 0.0015
+                                    && (end - want_end).abs() < 0.0015,
+                                "{format:?} Period 1: {cues:?}"
+                            );
+                        }
+                        assert_eq!(unescaped(&cues[0].text), "Hello, <i>ladder</i>!");
+                    }
+                    _ => assert_eq!(cues.len(), 2, "{format:?} Period 1 German: {cues:?}"),
+                }
+            }
+        }
+        server.shutdown().await;
+    }
 }
 
 /// The sequence with a program date and two ad breaks on its own timeline: one at the

@@ -3,6 +3,8 @@
 
 use super::common;
 use super::http::*;
+use super::subtitles::{text_server, DASH_FORMATS};
+use super::text_segments::dash_text_cues;
 use super::tools::*;
 use super::webvtt::*;
 use super::*;
@@ -185,7 +187,8 @@ async fn ladder_bandwidths_match_the_segments() {
 /// The ladder's sidecar subtitles (WebVTT and SRT) read back, through HLS and DASH, with
 /// the text and times ffmpeg reads from the files themselves: HLS segments on the output
 /// timeline (source time + S, S measured from the video), each holding only cues that
-/// overlap it; the DASH file on the Period timeline (source time).
+/// overlap it; DASH in every form (`wvtt` and `stpp` segments, the WebVTT file) on the
+/// Period timeline (source time).
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn ladder_sidecar_subtitles_keep_their_cues() {
     let Some(server) = start().await else { return };
@@ -198,7 +201,10 @@ async fn ladder_sidecar_subtitles_keep_their_cues() {
     let source_video = common::fixtures().join(LADDER_FILES[0]);
     let shift = first_pts(&server.url(&format!("{base}{variant}")), "v:0").await
         - first_pts(&source_video.to_string_lossy(), "v:0").await;
-    let mpd = fetch_text(&server, &format!("{base}manifest.mpd")).await;
+    let mut dash_servers = Vec::new();
+    for format in DASH_FORMATS {
+        dash_servers.push((format, text_server(&common::fixtures(), format).await));
+    }
     for (file, language) in [
         ("ladder/ladder-en.vtt", "en"),
         ("ladder/ladder-de.srt", "de"),
@@ -238,17 +244,21 @@ async fn ladder_sidecar_subtitles_keep_their_cues() {
             }
             start += extinf;
         }
-        // DASH: the text AdaptationSet of this language, one whole file.
-        let set = (mpd.split("<AdaptationSet").skip(1))
-            .find(|s| s.contains(&format!("lang=\"{language}\"")) && s.contains("text/vtt"))
-            .unwrap_or_else(|| panic!("{language} text set in {mpd}"));
-        let url = set
-            .split("<BaseURL>")
-            .nth(1)
-            .and_then(|r| r.split("</BaseURL>").next())
-            .expect("BaseURL");
-        let dash = WebVtt::parse(&fetch_text(&server, &format!("{base}{url}")).await).cues;
-        for (via, cues, offset) in [("HLS", &got, shift), ("DASH", &dash, 0.0)] {
+        // DASH, in every form: the text AdaptationSet of this language.
+        let mut outputs = vec![("HLS".to_owned(), got, shift)];
+        for (format, dash) in &dash_servers {
+            let mpd = fetch_text(dash, &format!("{base}manifest.mpd")).await;
+            let set = (mpd.split("<AdaptationSet").skip(1))
+                .find(|s| {
+                    s.contains(&format!("lang=\"{language}\""))
+                        && s.contains("contentType=\"text\"")
+                })
+                .unwrap_or_else(|| panic!("{language} text set in {mpd}"));
+            let cues = dash_text_cues(dash, &base, set).await;
+            outputs.push((format!("DASH {format:?}"), cues, 0.0));
+        }
+        for (via, cues, offset) in &outputs {
+            let (cues, offset) = (cues, *offset);
             assert_eq!(cues.len(), want.len(), "{file} via {via}: {cues:?}");
             for (got, want) in cues.iter().zip(&want) {
                 assert_eq!(
@@ -266,4 +276,7 @@ async fn ladder_sidecar_subtitles_keep_their_cues() {
         }
     }
     server.shutdown().await;
+    for (_, dash) in dash_servers {
+        dash.shutdown().await;
+    }
 }

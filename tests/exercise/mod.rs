@@ -12,13 +12,14 @@
 use bytes::Bytes;
 use vodpack::media::{index_from_bytes, MediaError, MediaIndex, MediaLimits};
 use vodpack::package::fmp4::media_segment_header_len;
+use vodpack::package::text::{text_init_segment, text_media_segment, TextSegmentSpan};
 use vodpack::package::webvtt::{
     cues_from_samples, plan_text_read, render_dash_file, render_hls_segment, segment_cues,
     SubtitlePlan,
 };
 use vodpack::package::{
     init_segment, prepare_media_segment, render_media_playlist, render_mpd,
-    render_multivariant_playlist, render_subtitle_playlist, Title,
+    render_multivariant_playlist, render_subtitle_playlist, TextCoding, Title,
 };
 
 /// How far a file got.
@@ -126,16 +127,25 @@ pub fn exercise(file: &[u8], target_ms: u32) -> Outcome {
 
 /// Every text track through every subtitle resource: each HLS segment and the DASH file
 /// read only bytes inside the file (within `max_text_read_bytes`), and their cues either
-/// parse and render as WebVTT or fail with a one-line error.
+/// parse and render as WebVTT (and as `wvtt` and `stpp` DASH text segments, whole boxes)
+/// or fail with a one-line error.
 pub fn exercise_subtitles(title: &Title, file: &[u8]) {
     let limits = MediaLimits::default();
     let plan = SubtitlePlan::new(title);
     for track in &title.index.text_tracks {
         let _ = render_subtitle_playlist(&plan, track.track_id);
-        let windows = (plan.first_number..)
-            .take(plan.segment_count())
-            .map(|number| plan.window(number).map(Some).expect("listed segment"));
-        for window in windows.chain([None]) {
+        for coding in [TextCoding::Wvtt, TextCoding::Imsc1] {
+            let init = text_init_segment(coding, track.track_id, plan.reference.1, None);
+            assert_eq!(&init[4..8], b"ftyp");
+        }
+        let numbers = (plan.first_number..).take(plan.segment_count());
+        let windows = numbers.clone().map(|number| {
+            (
+                Some(number),
+                plan.window(number).map(Some).expect("listed segment"),
+            )
+        });
+        for (number, window) in windows.chain([(None, None)]) {
             let read = match plan_text_read(track, plan.shift_ns, window, &limits) {
                 Ok(read) => read,
                 Err(e) => {
@@ -155,6 +165,18 @@ pub fn exercise_subtitles(title: &Title, file: &[u8]) {
             assert!(total <= limits.max_text_read_bytes);
             match cues_from_samples(track, plan.shift_ns, &read, &bytes) {
                 Ok(cues) => {
+                    // The DASH text segments of the window, in both codings: whole boxes
+                    // filling the segment.
+                    if let Some(number) = number {
+                        let span = TextSegmentSpan::of_plan(&plan, number, &cues)
+                            .expect("a listed segment has a span");
+                        for coding in [TextCoding::Wvtt, TextCoding::Imsc1] {
+                            let segment = text_media_segment(coding, track.track_id, None, &span);
+                            let moof = u32::from_be_bytes(segment[..4].try_into().unwrap());
+                            assert_eq!(&segment[4..8], b"moof");
+                            assert_eq!(&segment[moof as usize + 4..moof as usize + 8], b"mdat");
+                        }
+                    }
                     let text = match window {
                         Some(window) => {
                             render_hls_segment(&segment_cues(track.format, cues, window))

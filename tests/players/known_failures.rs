@@ -40,6 +40,7 @@ pub const KNOWN_FAILURES: &[KnownFailure] = &[
             "h264-bframes-editlist-aac.mp4",
             "h264-flac-3s.mp4",
             "ladder/ladder.json",
+            "ladder/ladder-ttml.json",
             "nginx:ladder/,ladder-180p,ladder-360p,ladder-270p,.mp4.urlset",
         ],
         runs: &[Run::HlsJsTs],

@@ -11,8 +11,8 @@
 //! (Chromium cannot decode HEVC), through to the end.
 //!
 //! Layout: the stories, one file each (`web_every_fixture`, `web_encrypted`,
-//! `web_sequence`, `web_ad_breaks`, `web_storyboards`, `web_dvb`, `shaka_trick_play`,
-//! `gstreamer`);
+//! `web_sequence`, `web_ad_breaks`, `web_storyboards`, `web_dvb`, `web_text_segments`,
+//! `shaka_trick_play`, `gstreamer`);
 //! what they are run over (`titles`: the fixtures' table, `known_failures`, `media`: titles
 //! made with ffmpeg and the servers); how they are run (`jobs`: the runner's job list,
 //! `web_runner`: node and Chromium, `programs`: whether each program is here;
@@ -43,6 +43,7 @@ mod web_every_fixture;
 mod web_runner;
 mod web_sequence;
 mod web_storyboards;
+mod web_text_segments;
 
 /// One player run at a time: the browser run and the GStreamer runs take turns, so neither
 /// starves the other (or the server) of this machine's two cores. Run side by side, a

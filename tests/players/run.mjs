@@ -43,7 +43,9 @@
 //                          each cue: paused at its middle, a cue with that text is active
 //                          and, joined with the same text's cues next to it (a cue cut at
 //                          segment edges), starts and ends within the tolerance of S and E;
-//                          text compares without tags, entities decoded, spaces collapsed
+//                          text compares without tags, entities decoded, spaces collapsed;
+//                          an IMSC1 cue dash.js renders into its TTML div (`#ttml`) must
+//                          also be there, with that text
 //
 // Strict: any player error event (fatal or recovered), a media element error, an HTTP status
 // >= 400 or a failed request seen by the page fails the job. Stalls (the player waiting for
@@ -245,6 +247,8 @@ const HARNESS_JS = String.raw`
     player.on('playbackError', (e) => note('dash.js', true, 'playbackError', e && e.error && (e.error.message || e.error)));
     const initialized = new Promise((resolve) => player.on('streamInitialized', resolve));
     player.initialize(video, url, false);
+    // dash.js renders IMSC1 (TTML) only into a div of the page, over the video.
+    player.attachTTMLRenderingDiv(document.getElementById('ttml'));
     await ready(initialized);
     return {
       variants: () => (player.getRepresentationsByType('video') || []).map((r) => ({ id: r.id, bandwidth: r.bandwidth, height: r.height })).sort(byBandwidth),
@@ -340,6 +344,26 @@ const HARNESS_JS = String.raw`
     .replace(/\s+/g, ' ')
     .trim();
 
+  // The texts a cue shows: its text, or for a cue dash.js renders from IMSC1 (TTML) into
+  // its rendering div, the text of each paragraph (p) of its intermediate synchronic
+  // document (IMSC 1 ISD), spans joined and br as a line break. One such cue spans the
+  // time between two changes of what is shown, so it may show several paragraphs.
+  const cueTexts = (cue) => {
+    if (cue.text || !cue.isd) return [normalize(cue.text)];
+    const texts = [];
+    const walk = (node, inP) => {
+      if (!node || typeof node !== 'object') return '';
+      if (node.kind === 'br') return '\n';
+      let text = typeof node.text === 'string' ? node.text : '';
+      for (const child of node.contents || []) text += walk(child, inP || node.kind === 'p');
+      if (node.kind === 'p' && !inP) texts.push(normalize(text));
+      return text;
+    };
+    walk(cue.isd, false);
+    return texts;
+  };
+  const shows = (cue, want) => cueTexts(cue).includes(want);
+
   // The cue with this text that is active now (in a text track that is not disabled), as
   // a viewer sees it: joined with the cues of the same text that follow or precede it
   // without a visible gap (a packager may cut a cue at segment edges, or repeat it).
@@ -347,9 +371,9 @@ const HARNESS_JS = String.raw`
     const want = normalize(text);
     for (const track of Array.from(video.textTracks)) {
       if (track.mode === 'disabled' || !track.activeCues || !track.cues) continue;
-      const active = Array.from(track.activeCues).find((c) => normalize(c.text) === want);
+      const active = Array.from(track.activeCues).find((c) => shows(c, want));
       if (!active) continue;
-      const same = Array.from(track.cues).filter((c) => normalize(c.text) === want).sort((a, b) => a.startTime - b.startTime);
+      const same = Array.from(track.cues).filter((c) => shows(c, want)).sort((a, b) => a.startTime - b.startTime);
       let start = active.startTime, end = active.endTime, parts = 1, grew = true;
       while (grew) {
         grew = false;
@@ -360,7 +384,12 @@ const HARNESS_JS = String.raw`
           }
         }
       }
-      return { start, end, text: active.text, parts };
+      // A cue rendered into the page (dash.js's IMSC1) must be there to read.
+      const div = active.isd ? document.getElementById('ttml') : null;
+      const shown = div && div.cloneNode(true);
+      if (shown) shown.querySelectorAll('br').forEach((br) => br.replaceWith(' '));
+      const rendered = shown ? normalize(shown.textContent).includes(want) : null;
+      return { start, end, text: active.text || want, parts, rendered };
     }
     return null;
   };
@@ -370,7 +399,7 @@ const HARNESS_JS = String.raw`
     const out = [];
     for (const track of Array.from(video.textTracks)) {
       if (track.mode === 'disabled' || !track.activeCues) continue;
-      for (const cue of Array.from(track.activeCues)) out.push({ start: cue.startTime, end: cue.endTime, text: cue.text || '' });
+      for (const cue of Array.from(track.activeCues)) out.push({ start: cue.startTime, end: cue.endTime, text: cueTexts(cue).join(' | ') });
     }
     return out;
   };
@@ -378,7 +407,7 @@ const HARNESS_JS = String.raw`
   // Every text track with its mode and first cues, to explain a cue that was not shown.
   window.vpTextTracks = () => Array.from(video.textTracks).map((track) => ({
     label: track.label, language: track.language, mode: track.mode,
-    cues: track.cues ? Array.from(track.cues).slice(0, 5).map((c) => [round3(c.startTime), round3(c.endTime), c.text]) : null,
+    cues: track.cues ? Array.from(track.cues).slice(0, 5).map((c) => [round3(c.startTime), round3(c.endTime), cueTexts(c).join(' | ')]) : null,
   }));
   const round3 = (x) => Math.round(x * 1000) / 1000;
 })();
@@ -386,7 +415,7 @@ const HARNESS_JS = String.raw`
 
 function pageHtml(player) {
   return `<!doctype html><html><head><meta charset="utf-8"><title>vodpack ${player}</title></head>
-<body><video id="video" muted playsinline width="640" height="360"></video>
+<body><video id="video" muted playsinline width="640" height="360"></video><div id="ttml"></div>
 <script src="/player/${player}.js"></script><script src="/harness.js"></script></body></html>`;
 }
 
@@ -604,7 +633,7 @@ const STEPS = {
         video.pause();
         video.currentTime = t;
       }, middle);
-      const within = (c) => c && Math.abs(c.start - cue.start) <= tolerance && Math.abs(c.end - cue.end) <= tolerance;
+      const within = (c) => c && c.rendered !== false && Math.abs(c.start - cue.start) <= tolerance && Math.abs(c.end - cue.end) <= tolerance;
       const shownCue = () => page.evaluate(([text, gap]) => window.vpShownCue(text, gap), [cue.text, CUE_JOIN_GAP_S]);
       // Polled until right, as the players may still be loading the cue's other parts.
       const found = await pollUntil(page, 20, async () => {
@@ -613,6 +642,7 @@ const STEPS = {
       });
       if (!found) {
         const last = await shownCue();
+        if (last && last.rendered === false) throw new StepFailure(`cue "${cue.text}" active but not rendered in dash.js's TTML div`);
         if (last) throw new StepFailure(`cue "${cue.text}" shown ${last.start.toFixed(3)}-${last.end.toFixed(3)} s (${last.parts} part(s)), expected ${cue.start}-${cue.end} s (tolerance ${tolerance} s)`);
         const active = await page.evaluate(() => window.vpActiveCues());
         const all = await page.evaluate(() => window.vpTextTracks());

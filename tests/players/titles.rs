@@ -143,10 +143,19 @@ pub const TITLES: &[Title] = &[
         .video_variants(3)
         .audio(2, Some("fr"))
         .cues(Some("en"), LADDER_CUES),
+    // One rung of the ladder with a TTML sidecar (issue 47).
+    Title::new("ladder/ladder-ttml.json", 3.2).cues(Some("it"), TTML_CUES),
+];
+
+/// The cues of the TTML sidecar `ladder-it.ttml`.
+pub const TTML_CUES: &[Cue] = &[
+    cue(0.4, 1.2, "Ciao, scala!"),
+    cue(1.5, 3.0, "Caffè & crema su due righe"),
+    cue(3.4, 3.8, "Fine"),
 ];
 
 /// The `tx3g` cues of `h264-aac-movtext-3s.mp4`.
-const MOVTEXT_CUES: &[Cue] = &[
+pub const MOVTEXT_CUES: &[Cue] = &[
     cue(0.5, 1.25, "Hello, world!"),
     cue(1.8, 2.7, "Café & crème on two lines"),
 ];

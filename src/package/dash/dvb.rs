@@ -9,8 +9,9 @@
 //!
 //! `dash.rs` calls in here at the few places the profiles differ; everything else in an
 //! MPD (timelines, protection, events, sequences' Periods) is the same in both, which is
-//! what keeps the two from drifting apart. What DVB forbids is left out by the caller:
-//! WebVTT text sets (DVB subtitles are EBU-TT-D in `stpp` segments).
+//! what keeps the two from drifting apart. Text sets are always EBU-TT-D (IMSC1 Text
+//! Profile `stpp` segments, `ManifestOptions::dash_text_format`), never WebVTT, which DVB
+//! does not have; `text.rs` writes them.
 
 use super::access;
 use super::tag::Tag;
@@ -141,7 +142,7 @@ mod tests {
 
     use super::*;
     use crate::package::testing::{fixture_title, title};
-    use crate::package::{render_mpd_with, DashProfile, ManifestOptions};
+    use crate::package::{render_mpd_with, DashProfile, DashSubtitleFormat, ManifestOptions};
 
     fn dvb() -> ManifestOptions {
         ManifestOptions {
@@ -247,13 +248,32 @@ mod tests {
         assert_eq!((mains, alternates), (1, 1), "{mpd}");
     }
 
-    /// Given a title with WebVTT subtitles, then the DVB MPD has no text set (DVB
-    /// subtitles are EBU-TT-D), and the default MPD keeps it.
+    /// Given a title with WebVTT subtitles and the server's subtitle form set to WebVTT,
+    /// then the DVB MPD still offers them as EBU-TT-D (`stpp`) segments, never WebVTT,
+    /// with `@codecs` on the set and `@mimeType` on the Representation.
     #[test]
-    fn webvtt_text_sets_are_left_out() {
+    fn subtitles_are_ebu_tt_d_segments_whatever_the_setting() {
         let title = fixture_title("h264-aac-wvtt-3s.mp4", 1000);
-        assert!(render_mpd_with(&title, &ManifestOptions::default()).contains("text/vtt"));
-        let mpd = render_mpd_with(&title, &dvb());
-        assert!(!mpd.contains("contentType=\"text\""), "{mpd}");
+        for form in [DashSubtitleFormat::Wvtt, DashSubtitleFormat::WebvttFile] {
+            let options = ManifestOptions {
+                dash_subtitles: form,
+                ..dvb()
+            };
+            let mpd = render_mpd_with(&title, &options);
+            let text = mpd
+                .split("<AdaptationSet")
+                .find(|set| set.contains("contentType=\"text\""))
+                .unwrap_or_else(|| panic!("no text set: {mpd}"));
+            assert!(text.contains(" codecs=\"stpp\""), "{text}");
+            assert!(
+                text.contains("<Representation id=\"t3\" mimeType=\"application/mp4\""),
+                "{text}"
+            );
+            assert!(
+                text.contains("/ttml-$RepresentationID$-$Number$.m4s"),
+                "{text}"
+            );
+            assert!(!mpd.contains("wvtt") && !mpd.contains("text/vtt"), "{mpd}");
+        }
     }
 }

@@ -2,7 +2,8 @@
 
 use super::*;
 use crate::package::testing::{hdr_title, text, title};
-use crate::package::{trick, version_folder};
+use crate::package::{trick, version_folder, DashSubtitleFormat};
+use tag::escape;
 
 /// 10 s of 30 fps video and 10 s of English audio, in 4 s segments.
 fn av_title() -> Title {
@@ -175,11 +176,16 @@ fn helpers_merge_timelines_write_frame_rates_and_escape() {
     assert_eq!(escape("a&b<c>\"d"), "a&amp;b&lt;c&gt;&quot;d");
 }
 
+/// Given `webvtt-file`, then text tracks are sideloaded WebVTT files with their language.
 #[test]
 fn text_tracks_are_sideloaded_webvtt_sets_with_their_language() {
     let mut title = av_title();
     title.index.text_tracks = vec![text(3, Some("eng")), text(4, None)];
-    let mpd = render_mpd(&title);
+    let options = ManifestOptions {
+        dash_subtitles: DashSubtitleFormat::WebvttFile,
+        ..ManifestOptions::default()
+    };
+    let mpd = render_mpd_with(&title, &options);
     let sets: Vec<&str> = mpd.split("<AdaptationSet").skip(1).collect();
     assert_eq!(sets.len(), 5, "video, audio, two texts, trick play");
     let folder = version_folder(&title.version_token());
@@ -234,4 +240,79 @@ fn hdr_video_carries_cicp_descriptors_and_its_dolby_vision_layer() {
     // An SDR title without colour information has neither.
     let sdr = render_mpd(&av_title());
     assert!(!sdr.contains("cicp") && !sdr.contains("scte214"), "{sdr}");
+}
+
+/// Given text tracks and the segment forms (`wvtt`, the default, and `imsc1`), then each
+/// text set is `application/mp4` with its codecs, language and Role, and a
+/// `SegmentTemplate` naming our text segments whose timescale, `presentationTimeOffset`,
+/// `startNumber` and timeline are the video's own.
+#[test]
+fn text_tracks_are_segment_sets_on_the_video_timeline() {
+    let mut title = av_title();
+    title.index.text_tracks = vec![text(3, Some("eng"))];
+    for (format, coding, codecs) in [
+        (
+            DashSubtitleFormat::Wvtt,
+            crate::package::TextCoding::Wvtt,
+            "wvtt",
+        ),
+        (
+            DashSubtitleFormat::Imsc1,
+            crate::package::TextCoding::Imsc1,
+            "stpp.ttml.im1t",
+        ),
+    ] {
+        let options = ManifestOptions {
+            dash_subtitles: format,
+            ..ManifestOptions::default()
+        };
+        let mpd = render_mpd_with(&title, &options);
+        if format == DashSubtitleFormat::Wvtt {
+            assert_eq!(mpd, render_mpd(&title), "wvtt is the default");
+        }
+        let sets: Vec<&str> = mpd.split("<AdaptationSet").skip(1).collect();
+        let (video, set) = (sets[0], sets[2]);
+        assert_eq!(attr(set, "contentType"), Some("text"));
+        assert_eq!(attr(set, "mimeType"), Some("application/mp4"));
+        assert_eq!(attr(set, "codecs"), Some(codecs));
+        assert_eq!(attr(set, "lang"), Some("eng"));
+        assert!(set.contains("value=\"subtitle\"/>"));
+        assert!(!set.contains("BaseURL"));
+        for name in ["timescale", "presentationTimeOffset", "startNumber"] {
+            assert_eq!(attr(set, name), attr(video, name), "{name}");
+        }
+        let timeline = |s: &str| {
+            let start = s.find("<SegmentTimeline>").unwrap();
+            s[start..s.find("</SegmentTimeline>").unwrap()].to_owned()
+        };
+        assert_eq!(timeline(set), timeline(video));
+        let folder = version_folder(&title.version_token());
+        let rep = Resource::dash_representation_id(3);
+        for (template, want) in [
+            (
+                "initialization",
+                Resource::TextInit {
+                    track_id: 3,
+                    coding,
+                },
+            ),
+            (
+                "media",
+                Resource::TextSegment {
+                    track_id: 3,
+                    coding,
+                    number: 2,
+                },
+            ),
+        ] {
+            let name = attr(set, template)
+                .unwrap()
+                .strip_prefix(folder.as_str())
+                .unwrap();
+            let name = name
+                .replace("$RepresentationID$", &rep)
+                .replace("$Number$", "2");
+            assert_eq!(Resource::parse(&name), Some(want), "{name}");
+        }
+    }
 }

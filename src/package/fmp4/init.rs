@@ -175,7 +175,7 @@ fn write_trak(w: &mut BoxWriter, track: &TrackIndex) {
 }
 
 /// ISO 639-2/T code packed as three 5-bit letters (14496-12 8.4.2.3); `und` if malformed.
-fn packed_language(code: &str) -> u16 {
+pub(crate) fn packed_language(code: &str) -> u16 {
     let bytes = code.as_bytes();
     if bytes.len() != 3 || !bytes.iter().all(u8::is_ascii_lowercase) {
         return packed_language("und");

@@ -7,11 +7,13 @@ mod init;
 mod segment;
 mod writer;
 
+pub(crate) use init::packed_language;
 pub use init::{init_segment, muxed_init_segment};
 pub use segment::{
     media_segment_header_len, prepare_media_segment, prepare_muxed_segment,
     prepare_sample_fragment, PreparedMuxedSegment, PreparedSegment,
 };
+pub(crate) use writer::BoxWriter;
 
 #[cfg(test)]
 pub(crate) mod tests;

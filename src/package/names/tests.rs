@@ -281,3 +281,85 @@ fn part_names_round_trip_and_near_misses_do_not() {
         assert_eq!(Resource::parse(miss), None, "{miss}");
     }
 }
+
+/// Given the DASH text segment names of both codings, alone and in a sequence's part, then
+/// each reads back as written, the templates expand to them, and near misses are not
+/// resources.
+#[test]
+fn text_segment_names_round_trip_and_near_misses_do_not() {
+    let id = document_track_id(4, 0).unwrap();
+    let names = [
+        (
+            Resource::TextInit {
+                track_id: 3,
+                coding: TextCoding::Wvtt,
+            },
+            "sub-t3-init.mp4",
+        ),
+        (
+            Resource::TextSegment {
+                track_id: id,
+                coding: TextCoding::Imsc1,
+                number: 12,
+            },
+            "ttml-f4-t0-12.m4s",
+        ),
+        (
+            Resource::PartTextInit {
+                part: 2,
+                track_id: id,
+                coding: TextCoding::Imsc1,
+            },
+            "ttml-p2-f4-t0-init.mp4",
+        ),
+        (
+            Resource::PartTextSegment {
+                part: 3,
+                track_id: 5,
+                coding: TextCoding::Wvtt,
+                number: 1,
+            },
+            "sub-p3-t5-1.m4s",
+        ),
+    ];
+    for (resource, name) in names {
+        assert_eq!(resource.to_string(), name);
+        assert_eq!(Resource::parse(name), Some(resource), "{name}");
+        assert_eq!(resource.kind(), ResourceKind::Subtitle);
+    }
+    for (coding, part) in [
+        (TextCoding::Wvtt, None),
+        (TextCoding::Imsc1, None),
+        (TextCoding::Wvtt, Some(2)),
+        (TextCoding::Imsc1, Some(7)),
+    ] {
+        let rep = Resource::dash_representation_id(id);
+        let init =
+            Resource::dash_text_init_template(coding, part).replace("$RepresentationID$", &rep);
+        let media = Resource::dash_text_media_template(coding, part)
+            .replace("$RepresentationID$", &rep)
+            .replace("$Number$", "9");
+        let (init, media) = (Resource::parse(&init), Resource::parse(&media));
+        assert_eq!(init.and_then(|r| r.part()), part);
+        assert_eq!(media.and_then(|r| r.number()), Some(9));
+        assert!(matches!(
+            init,
+            Some(Resource::TextInit { .. } | Resource::PartTextInit { .. })
+        ));
+    }
+    for miss in [
+        "sub-t3-init.m4s",
+        "sub-t3-0.m4s",
+        "sub-t3-01.m4s",
+        "sub-t3.m4s",
+        "ttml-t3-1.mp4",
+        "ttml-t3-1.vtt",
+        "ttml-t3.vtt",
+        "sub-t3-init-1.m4s",
+        "sub-p2-t3-init.m4s",
+        "ttml-p0-t3-1.m4s",
+        "vtt-t3-1.m4s",
+    ] {
+        assert_eq!(Resource::parse(miss), None, "{miss}");
+    }
+}

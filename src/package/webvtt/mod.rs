@@ -22,8 +22,8 @@ pub use render::{render_dash_file, render_hls_segment};
 
 const NS_PER_SEC: i128 = 1_000_000_000;
 
-/// How subtitle segments of a title are cut and timed; one per title, shared by its text
-/// tracks.
+/// How subtitle segments of a title are cut and timed (HLS WebVTT segments and DASH text
+/// segments alike); one per title, shared by its text tracks.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct SubtitlePlan {
     /// Plan number (1-based, as in URLs) of the first subtitle segment: the reference
@@ -38,6 +38,13 @@ pub struct SubtitlePlan {
     pub shift_ns: i128,
     /// The title's ad breaks, signalled in subtitle playlists as in the others.
     pub breaks: crate::package::AdBreaks,
+    /// The reference rendition's track position and timescale: DASH text segments
+    /// (`package::text`) are timed in it.
+    pub reference: (usize, u32),
+    /// Start and duration of each subtitle segment in the reference's ticks, on the
+    /// output timeline: the `tfdt` and duration of DASH text segments, and their
+    /// `SegmentTimeline`, equal to the reference rendition's own.
+    spans_ticks: Vec<(u64, u64)>,
 }
 
 impl SubtitlePlan {
@@ -55,29 +62,32 @@ impl SubtitlePlan {
         let reference = (index.tracks.iter())
             .position(|t| t.kind == TrackKind::Video)
             .unwrap_or(0);
-        let spans: Vec<(i128, u64)> =
-            match (index.tracks.get(reference), plan.tracks.get(reference)) {
-                (Some(track), Some(track_plan)) => {
-                    let timescale = i128::from(track.timescale.max(1));
-                    (0..plan.segment_count)
-                        .map(|k| {
-                            let (start, duration) =
-                                track_plan.segment_span(&track.samples, k).unwrap_or((0, 0));
-                            let start_ns = i128::from(start) * NS_PER_SEC / timescale;
-                            let micros =
-                                (i128::from(duration) * 1_000_000 + timescale / 2) / timescale;
-                            (start_ns, u64::try_from(micros).unwrap_or(u64::MAX))
-                        })
-                        .collect()
-                }
-                _ => Vec::new(),
-            };
+        let reference_timescale = index
+            .tracks
+            .get(reference)
+            .map_or(1, |t| t.timescale.max(1));
+        let ticks: Vec<(u64, u64)> = match (index.tracks.get(reference), plan.tracks.get(reference))
+        {
+            (Some(track), Some(track_plan)) => (0..plan.segment_count)
+                .map(|k| track_plan.segment_span(&track.samples, k).unwrap_or((0, 0)))
+                .collect(),
+            _ => Vec::new(),
+        };
+        let timescale = i128::from(reference_timescale);
+        let spans: Vec<(i128, u64)> = (ticks.iter())
+            .map(|&(start, duration)| {
+                let start_ns = i128::from(start) * NS_PER_SEC / timescale;
+                let micros = (i128::from(duration) * 1_000_000 + timescale / 2) / timescale;
+                (start_ns, u64::try_from(micros).unwrap_or(u64::MAX))
+            })
+            .collect();
         let first = spans.iter().position(|s| s.1 > 0);
         let last = spans.iter().rposition(|s| s.1 > 0);
         let listed = match (first, last) {
             (Some(first), Some(last)) => first..last + 1,
             _ => 0..spans.len(),
         };
+        let spans_ticks = ticks.get(listed.clone()).unwrap_or_default().to_vec();
         let listed = spans
             .get(listed.clone())
             .map_or((0, &[][..]), |s| (listed.start, s));
@@ -87,7 +97,21 @@ impl SubtitlePlan {
             cuts_ns: listed.1.iter().skip(1).map(|s| s.0).collect(),
             shift_ns,
             breaks: title.breaks.clone(),
+            reference: (reference, reference_timescale),
+            spans_ticks,
         }
+    }
+
+    /// Start and duration (the reference rendition's ticks, output timeline) of segment
+    /// `number` (1-based), or `None` when the title has no such subtitle segment.
+    pub fn span_ticks(&self, number: u64) -> Option<(u64, u64)> {
+        let k = usize::try_from(number.checked_sub(self.first_number)?).ok()?;
+        self.spans_ticks.get(k).copied()
+    }
+
+    /// Start and duration (reference ticks) of every subtitle segment, in order.
+    pub fn spans_ticks(&self) -> &[(u64, u64)] {
+        &self.spans_ticks
     }
 
     /// Number of subtitle segments.

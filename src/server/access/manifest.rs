@@ -6,7 +6,7 @@ use http::header::{self, HeaderMap};
 
 use super::protector::Protector;
 use super::select::Protected;
-use crate::package::{DashProfile, ManifestOptions, ManifestProtection};
+use crate::package::{DashProfile, DashSubtitleFormat, ManifestOptions, ManifestProtection};
 use crate::server::route::paths::{KEY_NAME, LICENCE_NAME};
 use crate::server::titles::cached::CachedTitle;
 
@@ -96,6 +96,8 @@ pub fn manifest_options(
         // Set by the output when the settings ask for it (`TitleRequest::load`).
         storyboard: None,
         dash_profile: cached.dash_profile.unwrap_or(dash_profile),
+        // Set from the settings (`TitleRequest::load`).
+        dash_subtitles: DashSubtitleFormat::default(),
     }
 }
 

@@ -1,6 +1,6 @@
 //! The DASH output: the static MPD, rendered once per title and kept with it
-//! (`titles::kept::DashKept`); its segments are the CMAF output's, and its subtitle files
-//! the subtitle output's.
+//! (`titles::kept::DashKept`); its segments are the CMAF output's, and its text segments
+//! and subtitle files the subtitle output's.
 
 use crate::server::error::ServeError;
 use crate::server::respond::answer::{Answer, MPD};

@@ -1,5 +1,6 @@
 //! The output of a sequence: its manifests written across the parts
-//! (`package::render_sequence_*`), and the empty WebVTT of a part without subtitles. A
+//! (`package::render_sequence_*`), and the empty WebVTT (or empty DASH text segments) of
+//! a part without subtitles. A
 //! part's own init segments, media segments and WebVTT are answered by the part's title as
 //! it answers them alone (`TitleRequest::part_request` finds the part, the dispatch the
 //! output), under the sequence's version folder and names (`seg-p2-f1-t1-3.m4s`).
@@ -16,8 +17,9 @@ use crate::package::{
     render_sequence_subtitle_playlist, ManifestOptions, Resource,
 };
 use crate::server::error::ServeError;
-use crate::server::respond::answer::{Answer, Content, M3U8, MPD, WEBVTT};
+use crate::server::respond::answer::{Answer, Content, M3U8, MPD, TEXT_MP4, WEBVTT};
 use crate::server::title_request::TitleRequest;
+use crate::server::titles::subtitle_text::{empty_text_segment, TextSegmentRequest};
 
 /// A sequence's own resource `req.resource`: its multivariant playlist, MPD or a media
 /// playlist, or the empty WebVTT of a part without subtitles.
@@ -66,6 +68,28 @@ pub async fn sequence_resource(req: &TitleRequest<'_>) -> Result<Answer, ServeEr
         Resource::PartSubtitleFile { part, .. } => {
             sequence.part(part).ok_or(ServeError::NoRendition(part))?;
             Ok(empty_webvtt(req))
+        }
+        // A part without subtitles: empty text segments on the part's own timeline.
+        Resource::PartTextInit {
+            part,
+            track_id,
+            coding,
+        } => {
+            let cached = sequence.part(part).ok_or(ServeError::NoRendition(part))?;
+            let body = empty_text_segment(cached, track_id, coding, TextSegmentRequest::Init)?;
+            Ok(req.answer(Content::Inline(body), TEXT_MP4))
+        }
+        Resource::PartTextSegment {
+            part,
+            track_id,
+            coding,
+            number,
+        } => {
+            let cached = sequence.part(part).ok_or(ServeError::NoRendition(part))?;
+            let request = TextSegmentRequest::Segment { number };
+            let body = empty_text_segment(cached, track_id, coding, request)
+                .map_err(|_| ServeError::NoRendition(track_id))?;
+            Ok(req.answer(Content::Inline(body), TEXT_MP4))
         }
         _ => Err(ServeError::NotOffered(format!(
             "{} is not offered for sequences",

@@ -36,6 +36,8 @@ pub const MPD: &str = "application/dash+xml";
 pub const WEBVTT: &str = "text/vtt; charset=utf-8";
 /// Content type of TS segments (RFC 8216 3.2).
 pub const MP2T: &str = "video/mp2t";
+/// Content type of DASH text init and media segments (ISO BMFF holding text, RFC 4337).
+pub const TEXT_MP4: &str = "application/mp4";
 
 /// Content type of a CMAF init or media segment of a `kind` track.
 pub fn mp4_type(kind: TrackKind) -> &'static str {

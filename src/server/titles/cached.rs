@@ -27,7 +27,7 @@ pub struct CachedTitle {
     pub drm: Option<Vec<crate::crypto::drm::DrmId>>,
     /// A title document's own DASH profile, overriding the server's `--dash-profile`;
     /// `None` for plain MP4s and documents that do not say.
-    pub dash_profile: Option<crate::media::DashProfile>,
+    pub dash_profile: Option<crate::config::DashProfile>,
     /// A sequence's parts, when the title is one: `title` is then its
     /// reference part as the sequence shows it, and only the sequence's manifests and
     /// its parts' resources are served (`outputs::sequence`).

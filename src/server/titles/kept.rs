@@ -15,7 +15,7 @@ use crate::package::ts::{TsRendition, TsTitle};
 use crate::package::webvtt::SubtitlePlan;
 use crate::package::{
     init_segment, render_iframe_playlist, render_media_playlist, render_media_playlist_with,
-    render_mpd, render_mpd_with, render_multivariant_playlist, render_multivariant_playlist_with,
+    render_mpd_with, render_multivariant_playlist, render_multivariant_playlist_with,
     render_subtitle_playlist, render_subtitle_playlist_with, DashProfile, ManifestOptions,
     PackageError, Title, Windows,
 };
@@ -151,26 +151,19 @@ pub struct DashKept {
 }
 
 impl DashKept {
-    /// The MPD as `options` write it (see [`HlsKept::multivariant_with`]).
+    /// The MPD as `options` write it (see [`HlsKept::multivariant_with`]). The kept clear
+    /// MPD is written in the server's subtitle form (`options.dash_subtitles`, the same for
+    /// every request).
     pub fn mpd_with(&self, title: &Title, options: &ManifestOptions) -> Bytes {
         let kept = match options.dash_profile {
             DashProfile::Default => &self.mpd,
             DashProfile::Dvb => &self.dvb_mpd,
         };
-        match (options.is_clear(), options.dash_profile) {
-            (true, DashProfile::Default) => {
-                kept.get_or_init(|| Bytes::from(render_mpd(title))).clone()
-            }
-            (true, profile) => kept
-                .get_or_init(|| {
-                    let options = ManifestOptions {
-                        dash_profile: profile,
-                        ..ManifestOptions::default()
-                    };
-                    Bytes::from(render_mpd_with(title, &options))
-                })
+        match options.is_clear() {
+            true => kept
+                .get_or_init(|| Bytes::from(render_mpd_with(title, options)))
                 .clone(),
-            (false, _) => Bytes::from(render_mpd_with(title, options)),
+            false => Bytes::from(render_mpd_with(title, options)),
         }
     }
 }

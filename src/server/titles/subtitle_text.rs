@@ -1,6 +1,7 @@
-//! A text track's WebVTT, read and rendered: a segment (HLS) or the whole file (DASH), of
-//! a track in `mdat` or of a sidecar file a title document names. Shared by the outputs
-//! that send it (subtitles, MPEG-TS subtitle segments, a sequence's parts).
+//! A text track's cues, read and rendered: a WebVTT segment (HLS), the whole WebVTT file
+//! or a `wvtt`/`stpp` text segment (DASH), of a track in `mdat` or of a sidecar file a
+//! title document names. Shared by the outputs that send it (subtitles, MPEG-TS subtitle
+//! segments, a sequence's parts).
 //!
 //! Text payloads stay in `mdat` until asked for: `package::webvtt` lists the few byte
 //! ranges the window needs (bounded by `MediaLimits::max_text_read_bytes`), read here in
@@ -14,11 +15,12 @@ use bytes::Bytes;
 use super::cached::CachedTitle;
 use crate::config::MediaLimits;
 use crate::media::{parse_sidecar, MediaError};
+use crate::package::text::{text_init_segment, text_media_segment, TextSegmentSpan};
 use crate::package::webvtt::{
     cues_from_samples, plan_text_read, render_dash_file, render_hls_segment, segment_cues, Cue,
     SubtitlePlan, TimeWindow,
 };
-use crate::package::{PackageError, SidecarSubtitle};
+use crate::package::{PackageError, SidecarSubtitle, TextCoding};
 use crate::source::{ByteRange, MediaSource, ObjectIdentity, ObjectKey, SourceError};
 
 /// Why a text track's WebVTT cannot be had (answered in `server::error`).
@@ -54,7 +56,7 @@ pub struct TextSource<'a> {
 pub enum SubtitleRequest {
     /// The WebVTT segment `number` (1-based) of the HLS subtitle playlist.
     Segment { number: u64 },
-    /// The whole track as one WebVTT file, for DASH.
+    /// The whole track as one WebVTT file, for DASH's `webvtt-file` form.
     File,
 }
 
@@ -90,14 +92,133 @@ pub async fn subtitle_body(
     track_id: u32,
     request: SubtitleRequest,
 ) -> Result<Bytes, SubtitleTextError> {
+    let plan = cached.caches.subtitles.plan(&cached.title);
+    let window = subtitle_window(plan, request)?;
+    let cues = window_cues(from, cached, track_id, window).await?;
+    let sidecar = (cached.title.sidecars.iter()).any(|s| s.track_id == track_id);
+    let text = match (window, cached.title.index.text_track(track_id)) {
+        // A sidecar's cues overlapping the window are written whole (RFC 8216 3.5 lets a
+        // cue spanning a cut appear in both segments; players drop the duplicate).
+        (Some(window), Some(track)) if !sidecar => {
+            render_hls_segment(&segment_cues(track.format, cues, window))
+        }
+        (Some(_), _) => render_hls_segment(&cues),
+        // The DASH Period starts at S less the video pre-roll it shows.
+        (None, _) => render_dash_file(&cues, plan.shift_ns - cached.title.dash_preroll_ns()),
+    };
+    Ok(Bytes::from(text))
+}
+
+/// Which DASH text segment resource of a text track.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum TextSegmentRequest {
+    /// The init segment.
+    Init,
+    /// Media segment `number` (1-based, as the title's segments).
+    Segment { number: u64 },
+}
+
+/// The bytes of DASH text segment resource `request`, coded `coding`, of text track
+/// `track_id` of `cached`: an init segment (written from the title alone, nothing read)
+/// or a media segment of the cues of its window, timed in the reference rendition's
+/// timescale (`package::text`).
+///
+/// # Errors
+/// 404 for a track or segment the title does not have; 422 for a text track over the read
+/// limit, a malformed sample or sidecar; the source's answer when reading fails.
+pub async fn text_segment_body(
+    from: &TextSource<'_>,
+    cached: &CachedTitle,
+    track_id: u32,
+    coding: TextCoding,
+    request: TextSegmentRequest,
+) -> Result<Bytes, SubtitleTextError> {
+    let title = &cached.title;
+    let language = match (title.sidecars.iter()).find(|s| s.track_id == track_id) {
+        Some(sidecar) => sidecar.language.clone(),
+        None => {
+            let track = title
+                .index
+                .text_track(track_id)
+                .ok_or(PackageError::NoSuchTrack {
+                    track: u64::from(track_id),
+                })?;
+            track.language.clone()
+        }
+    };
+    let language = language.as_deref().filter(|l| !l.is_empty() && *l != "und");
+    let plan = cached.caches.subtitles.plan(title);
+    let number = match request {
+        TextSegmentRequest::Init => {
+            let init = text_init_segment(coding, track_id, plan.reference.1, language);
+            return Ok(Bytes::from(init));
+        }
+        TextSegmentRequest::Segment { number } => number,
+    };
+    let window = subtitle_window(plan, SubtitleRequest::Segment { number })?;
+    let cues = window_cues(from, cached, track_id, window).await?;
+    let segment = TextSegmentSpan::of_plan(plan, number, &cues).ok_or_else(|| {
+        PackageError::SegmentOutOfRange {
+            number,
+            count: plan.segment_count() as u64,
+        }
+    })?;
+    Ok(Bytes::from(text_media_segment(
+        coding, track_id, language, &segment,
+    )))
+}
+
+/// An empty DASH text segment resource of a sequence's part without subtitles: the init,
+/// or media segment `number` of the part's plan holding no cue.
+///
+/// # Errors
+/// A segment number past the part's plan.
+pub fn empty_text_segment(
+    cached: &CachedTitle,
+    track_id: u32,
+    coding: TextCoding,
+    request: TextSegmentRequest,
+) -> Result<Bytes, PackageError> {
+    let plan = cached.caches.subtitles.plan(&cached.title);
+    match request {
+        TextSegmentRequest::Init => Ok(Bytes::from(text_init_segment(
+            coding,
+            track_id,
+            plan.reference.1,
+            None,
+        ))),
+        TextSegmentRequest::Segment { number } => {
+            let segment = TextSegmentSpan::of_plan(plan, number, &[]).ok_or(
+                PackageError::SegmentOutOfRange {
+                    number,
+                    count: plan.segment_count() as u64,
+                },
+            )?;
+            Ok(Bytes::from(text_media_segment(
+                coding, track_id, None, &segment,
+            )))
+        }
+    }
+}
+
+/// The cues of text track `track_id` of `cached` (an embedded track or a sidecar file)
+/// shown in `window` (all of them for `None`), on the output timeline.
+///
+/// # Errors
+/// As [`subtitle_body`].
+async fn window_cues(
+    from: &TextSource<'_>,
+    cached: &CachedTitle,
+    track_id: u32,
+    window: Option<TimeWindow>,
+) -> Result<Vec<Cue>, SubtitleTextError> {
+    let plan = cached.caches.subtitles.plan(&cached.title);
     if let Some(sidecar) = (cached.title.sidecars.iter()).find(|s| s.track_id == track_id) {
-        return sidecar_body(from, cached, sidecar, request).await;
+        return sidecar_cues(from, plan, sidecar, window).await;
     }
     let track = (cached.title.index.text_track(track_id)).ok_or(PackageError::NoSuchTrack {
         track: u64::from(track_id),
     })?;
-    let plan = cached.caches.subtitles.plan(&cached.title);
-    let window = subtitle_window(plan, request)?;
     let read = plan_text_read(track, plan.shift_ns, window, from.limits)?;
     let bytes = match read.ranges.is_empty() {
         true => Vec::new(),
@@ -107,32 +228,22 @@ pub async fn subtitle_body(
                 .await?
         }
     };
-    let cues = cues_from_samples(track, plan.shift_ns, &read, &bytes)?;
-    let text = match window {
-        Some(window) => render_hls_segment(&segment_cues(track.format, cues, window)),
-        // The DASH Period starts at S less the video pre-roll it shows.
-        None => render_dash_file(&cues, plan.shift_ns - cached.title.dash_preroll_ns()),
-    };
-    Ok(Bytes::from(text))
+    Ok(cues_from_samples(track, plan.shift_ns, &read, &bytes)?)
 }
 
-/// The WebVTT bytes of `request` for sidecar subtitle file `sidecar` (the object `from`
-/// names): the file read whole (at most `max_text_read_bytes`), its cues put
-/// on the output timeline (source time + the title shift S, like every track), and for an
-/// HLS segment the cues that overlap its window, written whole (RFC 8216 3.5 lets a cue
-/// spanning a cut appear in both segments; players drop the duplicate).
+/// The cues of sidecar subtitle file `sidecar` (the object `from` names) that overlap
+/// `window` (all for `None`): the file read whole (at most `max_text_read_bytes`), its
+/// cues put on the output timeline (source time + the title shift S, like every track).
 ///
 /// # Errors
-/// 404 for a segment the title does not have; 422 for a file over the limit or that is not
-/// WebVTT or SRT; the source's answer when reading fails.
-async fn sidecar_body(
+/// 422 for a file over the limit or that is not WebVTT, SRT or TTML; the source's answer
+/// when reading fails.
+async fn sidecar_cues(
     from: &TextSource<'_>,
-    cached: &CachedTitle,
+    plan: &SubtitlePlan,
     sidecar: &SidecarSubtitle,
-    request: SubtitleRequest,
-) -> Result<Bytes, SubtitleTextError> {
-    let plan = cached.caches.subtitles.plan(&cached.title);
-    let window = subtitle_window(plan, request)?;
+    window: Option<TimeWindow>,
+) -> Result<Vec<Cue>, SubtitleTextError> {
     let max = from.limits.max_text_read_bytes;
     let identity = from.identity;
     if identity.size > max {
@@ -157,18 +268,12 @@ async fn sidecar_body(
         },
         e => SubtitleTextError::Media(e),
     })?;
-    let cues: Vec<Cue> = (cues.into_iter())
+    Ok((cues.into_iter())
         .map(|c| Cue {
             start_ns: c.start_ns + sidecar.offset_ns + plan.shift_ns,
             end_ns: c.end_ns + sidecar.offset_ns + plan.shift_ns,
             payload: c.payload,
         })
         .filter(|c| window.is_none_or(|w| c.end_ns > w.start_ns && c.start_ns < w.end_ns))
-        .collect();
-    let text = match window {
-        Some(_) => render_hls_segment(&cues),
-        // On the DASH Period, which starts at S less any video pre-roll it shows.
-        None => render_dash_file(&cues, plan.shift_ns - cached.title.dash_preroll_ns()),
-    };
-    Ok(Bytes::from(text))
+        .collect())
 }
