@@ -71,7 +71,7 @@ struct RawDocument {
     drm: Option<Vec<String>>,
     /// Closed captions carried in the video, which the file cannot say.
     #[serde(default)]
-    closed_captions: Vec<access::RawCaption>,
+    closed_captions: Option<Vec<access::RawCaption>>,
     /// A sequence of parts played one after another, in place of `video`,
     /// `audio` and `subtitles`.
     #[serde(default)]
@@ -141,9 +141,10 @@ pub struct TitleDocument {
     /// The title's own DRM systems (`"drm"`), overriding the server's `--drm-systems`;
     /// `None` when the document does not say.
     pub drm: Option<Vec<crate::crypto::drm::DrmId>>,
-    /// Closed captions the video carries (`"closed_captions"`), each channel once; empty
-    /// when the document declares none.
-    pub closed_captions: Vec<ClosedCaption>,
+    /// Closed captions the video carries (`"closed_captions"`), each channel once, which
+    /// replace those the scan at load finds (`[]`: none); `None` when the document does
+    /// not say, and the scan's stand.
+    pub closed_captions: Option<Vec<ClosedCaption>>,
     /// The parts of a sequence (`"parts"`), in play order; empty for a title that is not
     /// one (its renditions are then `video`, `audio` and `subtitles`, which a sequence
     /// leaves empty).
@@ -254,7 +255,9 @@ pub fn parse_title_document(
         .map_err(|reason| DocumentError::Malformed {
             reason: format!("drm: {reason}"),
         })?;
-    let closed_captions = access::closed_captions(raw.closed_captions, check_label)?;
+    let closed_captions = (raw.closed_captions)
+        .map(|raw| access::closed_captions(raw, check_label))
+        .transpose()?;
     let breaks = ad_breaks::check_breaks(raw.breaks.unwrap_or_default())?;
     let program_date_time = (raw.program_date_time.as_deref())
         .map(ProgramDateTime::parse)

@@ -187,7 +187,7 @@ fn inline_document(
         encryption: None,
         drm: None,
         parts: Vec::new(),
-        closed_captions: Vec::new(),
+        closed_captions: None,
         breaks: Vec::new(),
         program_date_time: None,
     }

@@ -348,7 +348,7 @@ pub fn urlset_document(key: &ObjectKey) -> Result<TitleDocument, String> {
         clip: None,
         encryption: None,
         drm: None,
-        closed_captions: Vec::new(),
+        closed_captions: None,
         parts: Vec::new(),
         breaks: Vec::new(),
         program_date_time: None,

@@ -1,0 +1,169 @@
+//! Closed captions carried in the video (CEA-608 channels, CEA-708 services in ATSC A/53
+//! `GA94` user data of H.264/HEVC SEI), found by a bounded scan when a title is indexed.
+//!
+//! MP4 metadata does not say whether the video carries captions, so the heads of the first
+//! video samples are read: SEI units precede the slices of an access unit, and A/53 puts
+//! `cc_data()` in every picture while captions are on, so a sample's first bytes up to its
+//! first slice (at most [`HEAD_BYTES`]) hold them. The scan is bounded to bytes the index
+//! load reads anyway, so it costs a cold title no store round trip: the object's first
+//! `probe_bytes` (the open's GET; for `moov` at the end it holds the first samples, for a
+//! faststart file those after a short `moov`), and, when `moov` runs past them, the
+//! [`AFTER_MOOV_BYTES`] after `moov`, fetched by the same GET as the rest of `moov`. At
+//! most [`MAX_SAMPLES`] samples per track. The window depends on the file and the settings
+//! only, never on what a replica happens to hold, so every replica announces the same
+//! channels. A caption first sent later than the window (a programme whose first line
+//! comes after a minute of silence, with no padding) is missed: a title document's
+//! `closed_captions` says so instead, and overrides the scan.
+
+mod cc;
+mod sei;
+#[cfg(test)]
+mod testing;
+
+use bytes::Bytes;
+
+use super::elementary::{stream_config, StreamConfig};
+use super::{MediaIndex, TrackKind};
+use crate::source::ByteRange;
+
+use cc::CaptionTracker;
+use sei::{read_sample_head, NalFraming};
+
+/// Bytes read of each sample's head: x264 writes its settings (about 700 bytes) as
+/// unregistered user data in the first access unit, before the captions' SEI.
+pub(crate) const HEAD_BYTES: u64 = 4 * 1024;
+
+/// Bytes after a `moov` that runs past the probe read with its rest, for the scan: about
+/// a second of a 2 Mbit/s title's first samples.
+pub(crate) const AFTER_MOOV_BYTES: u64 = 256 * 1024;
+
+/// Most samples scanned per video track (10 s at 30 frames per second; the byte window
+/// bounds it first for any real bit rate).
+pub(crate) const MAX_SAMPLES: usize = 300;
+
+/// The parts of an object the scan looks in, and the bytes of them in hand.
+#[derive(Debug, Clone, Default)]
+pub(crate) struct ScanWindow {
+    /// The ranges the scan may read: deterministic for the file and the settings.
+    pub ranges: Vec<ByteRange>,
+    /// Bytes already read, by start offset.
+    pub held: Vec<(u64, Bytes)>,
+}
+
+impl ScanWindow {
+    /// The window of an object of `size` bytes whose first `probe_len` bytes are `probe`
+    /// and whose `moov` ends at `moov_end`; `after_moov`, the bytes after it when the load
+    /// read them with `moov`.
+    pub(crate) fn new(size: u64, probe: &Bytes, moov_end: u64, after_moov: Option<Bytes>) -> Self {
+        let probe_len = probe.len() as u64;
+        let mut ranges = vec![ByteRange::new(0, probe_len)];
+        if moov_end > probe_len && moov_end < size {
+            ranges.push(ByteRange::new(
+                moov_end,
+                AFTER_MOOV_BYTES.min(size - moov_end),
+            ));
+        }
+        let mut held = vec![(0, probe.clone())];
+        if let Some(bytes) = after_moov {
+            held.push((moov_end, bytes));
+        }
+        Self { ranges, held }
+    }
+
+    /// `range`, if one held read covers it.
+    fn slice(&self, range: ByteRange) -> Option<Bytes> {
+        self.held.iter().find_map(|(start, bytes)| {
+            let from = usize::try_from(range.start.checked_sub(*start)?).ok()?;
+            let to = from.checked_add(usize::try_from(range.len).ok()?)?;
+            (to <= bytes.len()).then(|| bytes.slice(from..to))
+        })
+    }
+
+    /// The part of the window from `offset` on, up to `len` bytes; `None` outside it.
+    fn clip(&self, offset: u64, len: u64) -> Option<ByteRange> {
+        let within = self
+            .ranges
+            .iter()
+            .find(|r| r.start <= offset && offset < r.end())?;
+        Some(ByteRange::new(offset, len.min(within.end() - offset)))
+    }
+}
+
+/// The sample heads to scan, per video track whose samples are NAL units.
+#[derive(Debug, Default)]
+pub(crate) struct ScanPlan {
+    tracks: Vec<TrackScan>,
+}
+
+#[derive(Debug)]
+struct TrackScan {
+    /// Position in `MediaIndex::tracks`.
+    position: usize,
+    framing: NalFraming,
+    heads: Vec<ByteRange>,
+}
+
+impl ScanPlan {
+    /// The heads of the first samples of each H.264/HEVC video track of `index` that
+    /// start inside `window`, each cut to it.
+    pub(crate) fn new(index: &MediaIndex, window: &ScanWindow) -> Self {
+        let mut tracks = Vec::new();
+        for (position, track) in index.tracks.iter().enumerate() {
+            if track.kind != TrackKind::Video {
+                continue;
+            }
+            let framing = match stream_config(&track.sample_description) {
+                StreamConfig::Avc { length_size, .. } => NalFraming {
+                    length_size,
+                    hevc: false,
+                },
+                StreamConfig::Hevc { length_size, .. } => NalFraming {
+                    length_size,
+                    hevc: true,
+                },
+                _ => continue,
+            };
+            let samples = &track.samples;
+            let offsets = samples.first_offsets(MAX_SAMPLES);
+            let heads: Vec<ByteRange> = (offsets.iter().zip(&samples.sizes))
+                .filter_map(|(offset, size)| window.clip(*offset, u64::from(*size).min(HEAD_BYTES)))
+                .filter(|head| head.len > 0)
+                .collect();
+            if !heads.is_empty() {
+                tracks.push(TrackScan {
+                    position,
+                    framing,
+                    heads,
+                });
+            }
+        }
+        Self { tracks }
+    }
+
+    /// The heads not in hand, in file order, merged where they touch: one batch to read.
+    pub(crate) fn missing(&self, window: &ScanWindow) -> Vec<ByteRange> {
+        let mut missing: Vec<ByteRange> = (self.tracks.iter())
+            .flat_map(|t| t.heads.iter().copied())
+            .filter(|head| window.slice(*head).is_none())
+            .collect();
+        missing.sort_by_key(|r| r.start);
+        missing.dedup();
+        missing
+    }
+
+    /// Scan the heads (all held by `window` now) and note on each track what it carries.
+    /// A head not held is skipped: the scan never fails a load.
+    pub(crate) fn apply(&self, index: &mut MediaIndex, window: &ScanWindow) {
+        for scan in &self.tracks {
+            let mut tracker = CaptionTracker::default();
+            for head in &scan.heads {
+                if let Some(bytes) = window.slice(*head) {
+                    read_sample_head(&bytes, scan.framing, &mut tracker);
+                }
+            }
+            if let Some(track) = index.tracks.get_mut(scan.position) {
+                track.captions = tracker.channels();
+            }
+        }
+    }
+}
