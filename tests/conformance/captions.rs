@@ -1,0 +1,588 @@
+//! CEA-608 captions carried in the video (ATSC A/53 `GA94` SEI), found when the title is
+//! indexed and announced with no title document, and carried unchanged by every output.
+//!
+//! The file is made here: x264 encodes 4 s of test pattern, [`with_captions`] writes an SEI
+//! unit of `cc_data()` before each picture's slice (a pop-on "HELLO" then "WORLD" on CC1,
+//! and "HOLA" on CC3, field 2), and ffmpeg muxes it to MP4 with a stream copy. ffmpeg's
+//! own caption decoder (lavfi `movie=...[out0+subcc]`) is the reader nobody here wrote:
+//! it extracts the captions of the source and of each output (HLS CMAF, HLS TS, DASH, and
+//! `cenc`, `cbcs` and SAMPLE-AES outputs decrypted), and they must be equal. Each input is
+//! first made a raw H.264 stream and remuxed at the source's 30 fps, so caption times are
+//! counted in pictures from the first, whatever timeline an output starts at.
+
+use std::path::Path;
+use std::process::Command;
+
+use vodpack::crypto::keys::hex;
+use vodpack::crypto::{EncryptionPolicy, Secret, SecretKeyProvider};
+
+use super::common::{self, TempDir, TestServer};
+use super::http::*;
+use super::TOOL_LIMIT;
+
+const CAPTIONED: &str = "captioned.mp4";
+const PLAIN: &str = "plain.mp4";
+const SECRET: &str = "captions key secret of 32 bytes!";
+const FPS: u32 = 30;
+
+/// `byte` with its odd parity bit (CEA-608 sends 7 bits and odd parity).
+fn parity(byte: u8) -> u8 {
+    let byte = byte & 0x7f;
+    match byte.count_ones() % 2 {
+        0 => byte | 0x80,
+        _ => byte,
+    }
+}
+
+/// Pairs of a control code, sent twice as encoders do.
+fn control(code: [u8; 2]) -> [[u8; 2]; 2] {
+    let pair = [parity(code[0]), parity(code[1])];
+    [pair, pair]
+}
+
+/// A pop-on caption of channel 1 of a field (`first` the first byte of its control codes:
+/// 0x14 field 1, 0x15 field 2): load it off screen, then show it.
+fn pop_on(first: u8, text: &str) -> Vec<[u8; 2]> {
+    let mut pairs = Vec::new();
+    pairs.extend(control([first, 0x20])); // RCL
+    pairs.extend(control([first, 0x2e])); // ENM
+    let mut bytes: Vec<u8> = text.bytes().collect();
+    if bytes.len() % 2 == 1 {
+        bytes.push(0);
+    }
+    pairs.extend(bytes.chunks(2).map(|c| [parity(c[0]), parity(c[1])]));
+    pairs.extend(control([first, 0x2f])); // EOC
+    pairs
+}
+
+/// The caption bytes of each picture of a field: `script` items start at their picture.
+fn field_bytes(script: &[(usize, Vec<[u8; 2]>)], pictures: usize) -> Vec<[u8; 2]> {
+    let mut out = vec![[0x80, 0x80]; pictures];
+    for (at, pairs) in script {
+        for (i, pair) in pairs.iter().enumerate() {
+            if let Some(slot) = out.get_mut(at + i) {
+                *slot = *pair;
+            }
+        }
+    }
+    out
+}
+
+/// Emulation prevention (H.264 7.4.1): a 0x03 after two zero bytes before a byte 0-3.
+fn escape(rbsp: &[u8]) -> Vec<u8> {
+    let mut out = Vec::with_capacity(rbsp.len() + 4);
+    let mut zeros = 0;
+    for &byte in rbsp {
+        if zeros >= 2 && byte <= 3 {
+            out.push(3);
+            zeros = 0;
+        }
+        zeros = if byte == 0 { zeros + 1 } else { 0 };
+        out.push(byte);
+    }
+    out
+}
+
+/// An H.264 SEI unit of one ATSC A/53 message: `cc_data()` with one triple per field.
+fn a53_sei(field1: [u8; 2], field2: [u8; 2]) -> Vec<u8> {
+    let mut payload = vec![
+        0xb5,
+        0x00,
+        0x31,
+        b'G',
+        b'A',
+        b'9',
+        b'4',
+        0x03,
+        0x40 | 2,
+        0xff,
+    ];
+    payload.extend_from_slice(&[0xfc, field1[0], field1[1]]);
+    payload.extend_from_slice(&[0xfd, field2[0], field2[1]]);
+    payload.push(0xff);
+    let mut rbsp = vec![4, payload.len() as u8];
+    rbsp.extend_from_slice(&payload);
+    rbsp.push(0x80);
+    let mut unit = vec![0x06];
+    unit.extend(escape(&rbsp));
+    unit
+}
+
+/// The units of an Annex B stream.
+fn annex_b_units(stream: &[u8]) -> Vec<&[u8]> {
+    let mut starts = Vec::new();
+    let mut i = 0;
+    while i + 3 <= stream.len() {
+        if stream[i..i + 3] == [0, 0, 1] {
+            starts.push(i + 3);
+            i += 3;
+        } else {
+            i += 1;
+        }
+    }
+    let mut units = Vec::new();
+    for (n, &start) in starts.iter().enumerate() {
+        let mut end = starts.get(n + 1).map_or(stream.len(), |next| next - 3);
+        while end > start && stream[end - 1] == 0 {
+            end -= 1;
+        }
+        units.push(&stream[start..end]);
+    }
+    units
+}
+
+/// `stream` (Annex B, one slice a picture, no B-frames) with an A/53 SEI unit before
+/// each picture's slice, carrying `field1[n]` and `field2[n]` for picture n.
+fn with_captions(stream: &[u8], field1: &[[u8; 2]], field2: &[[u8; 2]]) -> (Vec<u8>, usize) {
+    let mut out = Vec::with_capacity(stream.len() * 2);
+    let mut picture = 0;
+    for unit in annex_b_units(stream) {
+        if matches!(unit.first().map(|b| b & 0x1f), Some(1 | 5)) {
+            let pad = [0x80, 0x80];
+            let one = field1.get(picture).copied().unwrap_or(pad);
+            let two = field2.get(picture).copied().unwrap_or(pad);
+            out.extend_from_slice(&[0, 0, 0, 1]);
+            out.extend(a53_sei(one, two));
+            picture += 1;
+        }
+        out.extend_from_slice(&[0, 0, 0, 1]);
+        out.extend_from_slice(unit);
+    }
+    (out, picture)
+}
+
+/// Run `program` in `dir`, with a time limit, and return its stdout.
+fn run_in(dir: &Path, program: &str, args: &[&str]) -> Vec<u8> {
+    let mut command = Command::new(program);
+    command.args(args).current_dir(dir);
+    let run = common::bounded::run_bounded(command, TOOL_LIMIT);
+    assert!(!run.timed_out, "{program} {args:?}: killed");
+    let status = run.status.expect("an exit status");
+    assert!(
+        status.success(),
+        "{program} {args:?}: {status}\n{}",
+        String::from_utf8_lossy(&run.stderr)
+    );
+    run.stdout
+}
+
+/// Run ffmpeg in `dir` with `command` (its arguments separated by spaces, none holding
+/// one), quietly.
+fn ffmpeg(dir: &Path, command: &str) -> Vec<u8> {
+    let mut args = vec!["-v", "error", "-nostdin"];
+    args.extend(command.split_whitespace());
+    run_in(dir, "ffmpeg", &args)
+}
+
+/// Make `captioned.mp4` and `plain.mp4` (the same pictures, no SEI) in `dir`: H.264 at 30
+/// fps, a key frame every second, AAC.
+fn make_files(dir: &Path) {
+    ffmpeg(
+        dir,
+        "-y -f lavfi -i testsrc=size=320x240:rate=30 -t 4 -c:v libx264 -bf 0 -g 30 \
+         -pix_fmt yuv420p -f h264 plain.h264",
+    );
+    let plain = std::fs::read(dir.join("plain.h264")).unwrap();
+    let pictures = 120;
+    let field1 = field_bytes(
+        &[
+            (0, pop_on(0x14, "HELLO")),
+            (45, control([0x14, 0x2c]).to_vec()), // EDM
+            (50, pop_on(0x14, "WORLD")),
+            (100, control([0x14, 0x2c]).to_vec()),
+        ],
+        pictures,
+    );
+    let field2 = field_bytes(&[(10, pop_on(0x15, "HOLA"))], pictures);
+    let (captioned, count) = with_captions(&plain, &field1, &field2);
+    assert_eq!(count, pictures);
+    std::fs::write(dir.join("captioned.h264"), captioned).unwrap();
+    for (raw, mp4) in [("captioned.h264", CAPTIONED), ("plain.h264", PLAIN)] {
+        ffmpeg(
+            dir,
+            &format!(
+                "-y -framerate {FPS} -i {raw} -f lavfi -i sine=d=4 -c:v copy -c:a aac \
+                 -shortest -movflags +faststart {mp4}"
+            ),
+        );
+    }
+}
+
+/// One caption as ffmpeg extracts it: start and end in ms, and its text.
+type Caption = (u64, u64, String);
+
+/// The CC1 captions ffmpeg extracts from `file` in `dir` (an MP4 or a TS), decrypted with
+/// `key` when given: its video made a raw stream, remuxed at 30 fps, read by lavfi `subcc`.
+fn captions_of(dir: &Path, file: &str, key: Option<&str>) -> Vec<Caption> {
+    let raw = format!("{file}.h264");
+    let decryption = key.map_or(String::new(), |key| format!("-decryption_key {key}"));
+    ffmpeg(
+        dir,
+        &format!("-y {decryption} -i {file} -map 0:v:0 -c copy -f h264 {raw}"),
+    );
+    captions_of_raw(dir, &raw)
+}
+
+/// The CC1 captions of the raw H.264 stream `raw` in `dir`, remuxed at 30 fps.
+fn captions_of_raw(dir: &Path, raw: &str) -> Vec<Caption> {
+    let remuxed = format!("{raw}.mp4");
+    ffmpeg(
+        dir,
+        &format!("-y -framerate {FPS} -i {raw} -c copy {remuxed}"),
+    );
+    let srt = ffmpeg(
+        dir,
+        &format!("-f lavfi -i movie={remuxed}[out0+subcc] -map 0:1 -f srt -"),
+    );
+    parse_srt(&String::from_utf8_lossy(&srt))
+}
+
+fn parse_srt(text: &str) -> Vec<Caption> {
+    let ms = |t: &str| -> u64 {
+        let (hms, milli) = t.trim().split_once(',').unwrap();
+        let parts: Vec<u64> = hms.split(':').map(|p| p.parse().unwrap()).collect();
+        ((parts[0] * 60 + parts[1]) * 60 + parts[2]) * 1000 + milli.parse::<u64>().unwrap()
+    };
+    let mut out = Vec::new();
+    for block in text.replace("\r\n", "\n").split("\n\n") {
+        let lines: Vec<&str> = block.lines().filter(|l| !l.trim().is_empty()).collect();
+        let Some(times) = lines.get(1) else { continue };
+        let (start, end) = times.split_once("-->").unwrap();
+        // ffmpeg wraps the text in a font tag and an ASS position override.
+        let text: String = lines[2..].join("\n");
+        let text = text
+            .replace("<font face=\"Monospace\">", "")
+            .replace("</font>", "")
+            .replace("{\\an7}", "");
+        out.push((ms(start), ms(end), text.trim().to_owned()));
+    }
+    out
+}
+
+/// A server over `root` with 1 s segments and `policy` (keys from [`SECRET`]).
+async fn serve(root: &Path, policy: &str) -> TestServer {
+    let mut settings = common::segments_of(1000);
+    settings.protect.encryption = EncryptionPolicy::parse(policy).unwrap();
+    settings.protect.key_secret = Some(Secret::from_text(SECRET, "test").unwrap());
+    common::start_server_with(root, settings).await
+}
+
+fn key_of(key: &str) -> String {
+    let provider = SecretKeyProvider::new(Secret::from_text(SECRET, "test").unwrap());
+    hex(&provider.derive(key).key)
+}
+
+/// Media segments of a playlist, in order, as absolute paths under `base`; and its
+/// `EXT-X-MAP` URI if it has one.
+fn playlist_parts(playlist: &str, base: &str) -> (Option<String>, Vec<String>) {
+    let map = (playlist.lines())
+        .find(|l| l.starts_with("#EXT-X-MAP:"))
+        .and_then(|l| quoted_attribute(l, "URI"))
+        .map(|uri| format!("{base}{uri}"));
+    let segments = (playlist.lines())
+        .filter(|l| !l.starts_with('#') && !l.trim().is_empty())
+        .map(|l| format!("{base}{l}"))
+        .collect();
+    (map, segments)
+}
+
+/// The first video variant's media playlist of an HLS multivariant playlist: its init
+/// segment (CMAF) and media segments.
+async fn hls_video(server: &TestServer, master_path: &str) -> (Option<Vec<u8>>, Vec<Vec<u8>>) {
+    let base = master_path.rsplit_once('/').unwrap().0.to_owned() + "/";
+    let master = fetch_text(server, master_path).await;
+    let variant = master
+        .lines()
+        .find(|l| !l.starts_with('#') && !l.trim().is_empty())
+        .expect("a variant");
+    let playlist_path = format!("{base}{variant}");
+    let playlist = fetch_text(server, &playlist_path).await;
+    // The playlist's URIs are relative to it (a version folder, in the encrypted case).
+    let base = playlist_path.rsplit_once('/').unwrap().0.to_owned() + "/";
+    let (map, segments) = playlist_parts(&playlist, &base);
+    let init = match map {
+        Some(map) => Some(fetch_ok(server, &map).await.body),
+        None => None,
+    };
+    let mut bodies = Vec::new();
+    for segment in segments {
+        bodies.push(fetch_ok(server, &segment).await.body);
+    }
+    (init, bodies)
+}
+
+/// The video Representation of an MPD: its init segment and media segments.
+async fn dash_video(server: &TestServer, key: &str) -> (Vec<u8>, Vec<Vec<u8>>) {
+    let mpd = fetch_text(server, &format!("/vod/{key}/manifest.mpd")).await;
+    let folder = mpd
+        .split("initialization=\"")
+        .nth(1)
+        .and_then(|s| s.split('/').next())
+        .expect("a SegmentTemplate")
+        .to_owned();
+    let video_set = mpd
+        .split("<AdaptationSet")
+        .find(|s| s.contains("contentType=\"video\""))
+        .expect("a video set");
+    let id = video_set
+        .split("<Representation id=\"")
+        .nth(1)
+        .and_then(|s| s.split('"').next())
+        .expect("a Representation")
+        .to_owned();
+    let base = format!("/vod/{key}/{folder}");
+    let init = fetch_ok(server, &format!("{base}/init-{id}.mp4"))
+        .await
+        .body;
+    let mut segments = Vec::new();
+    for number in 1.. {
+        let reply = common::get(server.addr, &format!("{base}/seg-{id}-{number}.m4s")).await;
+        if reply.status == 404 {
+            break;
+        }
+        assert_eq!(reply.status, 200);
+        segments.push(reply.body);
+    }
+    (init, segments)
+}
+
+/// The caption SEI units of `bytes` (a segment): each `GA94` message's bytes.
+fn caption_sei_units(bytes: &[u8]) -> Vec<Vec<u8>> {
+    let mut out = Vec::new();
+    let mut from = 0;
+    while let Some(at) = bytes[from..].windows(4).position(|w| w == b"GA94") {
+        let at = from + at;
+        out.push(bytes[at.saturating_sub(6)..(at + 14).min(bytes.len())].to_vec());
+        from = at + 4;
+    }
+    out
+}
+
+/// Given encrypted `encrypted` and clear `clear` media segments of the same title, then
+/// each clear segment's caption SEI bytes are in the encrypted one, in the clear.
+fn sei_left_clear(what: &str, clear: &[Vec<u8>], encrypted: &[Vec<u8>]) {
+    assert_eq!(clear.len(), encrypted.len(), "{what}");
+    let mut units = 0;
+    for (n, (clear, encrypted)) in clear.iter().zip(encrypted).enumerate() {
+        assert_ne!(clear, encrypted, "{what} segment {n} is encrypted");
+        let want = caption_sei_units(clear);
+        units += want.len();
+        assert_eq!(caption_sei_units(encrypted), want, "{what} segment {n}");
+    }
+    assert!(units >= 100, "{what}: {units} caption units");
+}
+
+/// Given a file with CEA-608 captions on CC1 and CC3 and no title document, then HLS (fMP4
+/// and TS) announce both as `CLOSED-CAPTIONS` renditions named by their channel on every
+/// variant, the MPD as `Accessibility` of the video set; and the CC1 captions ffmpeg
+/// extracts from the HLS CMAF, HLS TS and DASH outputs are the source's, text and times.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn captions_in_the_video_are_announced_and_carried_by_every_output() {
+    if !tools_available().await {
+        return;
+    }
+    let dir = TempDir::new("captions");
+    let root = dir.path().to_owned();
+    tokio::task::spawn_blocking(move || make_files(&root))
+        .await
+        .unwrap();
+    let root = dir.path().to_owned();
+    let source = tokio::task::spawn_blocking(move || captions_of(&root, CAPTIONED, None))
+        .await
+        .unwrap();
+    assert_eq!(
+        source,
+        vec![
+            (233, 1500, "HELLO".to_owned()),
+            (1900, 3333, "WORLD".to_owned())
+        ],
+        "ffmpeg sees the captions written into the source"
+    );
+    let server = serve(dir.path(), "none").await;
+    let base = format!("/vod/{CAPTIONED}");
+    for master in ["master.m3u8", "master-ts.m3u8"] {
+        let text = fetch_text(&server, &format!("{base}/{master}")).await;
+        for channel in ["CC1", "CC3"] {
+            let line = format!(
+                "#EXT-X-MEDIA:TYPE=CLOSED-CAPTIONS,GROUP-ID=\"cc\",NAME=\"{channel}\",DEFAULT={},AUTOSELECT=YES,INSTREAM-ID=\"{channel}\"",
+                if channel == "CC1" { "YES" } else { "NO" }
+            );
+            assert!(text.contains(&line), "{master}: {text}");
+        }
+        for variant in text.lines().filter(|l| l.starts_with("#EXT-X-STREAM-INF")) {
+            assert!(variant.contains("CLOSED-CAPTIONS=\"cc\""), "{variant}");
+        }
+    }
+    let mpd = fetch_text(&server, &format!("{base}/manifest.mpd")).await;
+    assert!(
+        mpd.contains(
+            r#"<Accessibility schemeIdUri="urn:scte:dash:cc:cea-608:2015" value="CC1=und;CC3=und"/>"#
+        ),
+        "{mpd}"
+    );
+
+    let mut outputs: Vec<(&str, Vec<u8>)> = Vec::new();
+    let (init, segments) = hls_video(&server, &format!("{base}/master.m3u8")).await;
+    outputs.push(("hls.mp4", [init.unwrap(), segments.concat()].concat()));
+    let (_, segments) = hls_video(&server, &format!("{base}/master-ts.m3u8")).await;
+    outputs.push(("hls.ts", segments.concat()));
+    let (init, segments) = dash_video(&server, CAPTIONED).await;
+    outputs.push(("dash.mp4", [init, segments.concat()].concat()));
+    for (name, bytes) in outputs {
+        std::fs::write(dir.path().join(name), bytes).unwrap();
+        let root = dir.path().to_owned();
+        let got = tokio::task::spawn_blocking(move || captions_of(&root, name, None))
+            .await
+            .unwrap();
+        assert_eq!(got, source, "{name}");
+    }
+    server.shutdown().await;
+}
+
+/// Given the captioned file encrypted (`cenc` and `cbcs` DASH, `cbcs` HLS CMAF, SAMPLE-AES
+/// TS), then every caption SEI unit of the clear output is in the encrypted output, in the
+/// clear (only slice data is encrypted); and the CC1 captions ffmpeg extracts from the
+/// DASH and HLS CMAF outputs, each segment decrypted with the title's key, and from the
+/// SAMPLE-AES playlist, which ffmpeg's HLS reader decrypts, are the source's.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn caption_sei_stays_in_the_clear_when_encrypted() {
+    if !tools_available().await {
+        return;
+    }
+    let dir = TempDir::new("captions-encrypted");
+    let root = dir.path().to_owned();
+    let source = tokio::task::spawn_blocking(move || {
+        make_files(&root);
+        captions_of(&root, CAPTIONED, None)
+    })
+    .await
+    .unwrap();
+    assert_eq!(source.len(), 2, "{source:?}");
+    let clear = serve(dir.path(), "none").await;
+    let key = key_of(CAPTIONED);
+    let base = format!("/vod/{CAPTIONED}");
+    let (_, clear_dash) = dash_video(&clear, CAPTIONED).await;
+    let (_, clear_cmaf) = hls_video(&clear, &format!("{base}/master.m3u8")).await;
+    let (_, clear_ts) = hls_video(&clear, &format!("{base}/master-ts.m3u8")).await;
+    for (policy, scheme) in [("dash=cenc,hls=sample-aes", "cenc"), ("dash=cbcs", "cbcs")] {
+        let server = serve(dir.path(), policy).await;
+        let mut decrypted: Vec<(String, Vec<u8>, Vec<Vec<u8>>)> = Vec::new();
+        let (init, segments) = dash_video(&server, CAPTIONED).await;
+        sei_left_clear(&format!("DASH {scheme}"), &clear_dash, &segments);
+        decrypted.push((format!("dash-{scheme}"), init, segments));
+        if scheme == "cenc" {
+            let (init, segments) = hls_video(&server, &format!("{base}/master.m3u8")).await;
+            sei_left_clear("HLS CMAF cbcs", &clear_cmaf, &segments);
+            decrypted.push(("hls-cbcs".to_owned(), init.unwrap(), segments));
+            let (_, segments) = hls_video(&server, &format!("{base}/master-ts.m3u8")).await;
+            sei_left_clear("HLS TS SAMPLE-AES", &clear_ts, &segments);
+        }
+        for (name, init, segments) in decrypted {
+            // One file per segment: ffmpeg's MP4 reader loses the sample encryption of
+            // later fragments of one file (see `encryption.rs`).
+            let (root, key, what) = (dir.path().to_owned(), key.clone(), name.clone());
+            let got = tokio::task::spawn_blocking(move || {
+                let mut raw = Vec::new();
+                for (n, segment) in segments.iter().enumerate() {
+                    let file = format!("{name}-{n}.mp4");
+                    std::fs::write(root.join(&file), [init.as_slice(), segment].concat()).unwrap();
+                    let out = format!("{file}.h264");
+                    ffmpeg(
+                        &root,
+                        &format!(
+                            "-y -decryption_key {key} -i {file} -map 0:v:0 -c copy -f h264 {out}"
+                        ),
+                    );
+                    raw.extend(std::fs::read(root.join(&out)).unwrap());
+                }
+                let joined = format!("{name}.h264");
+                std::fs::write(root.join(&joined), raw).unwrap();
+                captions_of_raw(&root, &joined)
+            })
+            .await
+            .unwrap();
+            assert_eq!(got, source, "{what} decrypted");
+        }
+        if scheme == "cenc" {
+            let master = fetch_text(&server, &format!("{base}/master-ts.m3u8")).await;
+            let variant = master
+                .lines()
+                .find(|l| !l.starts_with('#') && !l.trim().is_empty())
+                .unwrap()
+                .to_owned();
+            let url = server.url(&format!("{base}/{variant}"));
+            let root = dir.path().to_owned();
+            let got = tokio::task::spawn_blocking(move || {
+                ffmpeg(
+                    &root,
+                    &format!("-y -i {url} -map 0:v:0 -c copy -f h264 sample-aes.h264"),
+                );
+                captions_of_raw(&root, "sample-aes.h264")
+            })
+            .await
+            .unwrap();
+            assert_eq!(
+                got, source,
+                "SAMPLE-AES TS decrypted by ffmpeg's HLS reader"
+            );
+        }
+        server.shutdown().await;
+    }
+    clear.shutdown().await;
+}
+
+/// Given the same pictures without caption SEI, then every master says
+/// `CLOSED-CAPTIONS=NONE` and the MPD has no caption `Accessibility`; given title
+/// documents over the captioned file, one declaring CC3 in Spanish replaces what the scan
+/// found, one declaring `[]` says NONE, and one that does not say keeps the scan's CC1 and
+/// CC3.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_file_without_captions_says_none_and_a_document_overrides_the_scan() {
+    if !tools_available().await {
+        return;
+    }
+    let dir = TempDir::new("captions-none");
+    let root = dir.path().to_owned();
+    tokio::task::spawn_blocking(move || make_files(&root))
+        .await
+        .unwrap();
+    let write = |name: &str, json: &str| std::fs::write(dir.path().join(name), json).unwrap();
+    write(
+        "spanish.json",
+        r#"{"video": [{"file": "captioned.mp4"}], "closed_captions": [{"channel": "CC3", "language": "es", "name": "Español"}]}"#,
+    );
+    write(
+        "none.json",
+        r#"{"video": [{"file": "captioned.mp4"}], "closed_captions": []}"#,
+    );
+    write("silent.json", r#"{"video": [{"file": "captioned.mp4"}]}"#);
+    let server = serve(dir.path(), "none").await;
+    let announced = |master: &str| -> Vec<String> {
+        (master.lines())
+            .filter(|l| l.starts_with("#EXT-X-MEDIA:TYPE=CLOSED-CAPTIONS"))
+            .map(|l| quoted_attribute(l, "INSTREAM-ID").unwrap())
+            .collect()
+    };
+    for key in [PLAIN, "none.json"] {
+        for master in ["master.m3u8", "master-ts.m3u8"] {
+            let text = fetch_text(&server, &format!("/vod/{key}/{master}")).await;
+            assert!(announced(&text).is_empty(), "{key} {master}: {text}");
+            for variant in text.lines().filter(|l| l.starts_with("#EXT-X-STREAM-INF")) {
+                assert!(variant.contains("CLOSED-CAPTIONS=NONE"), "{variant}");
+            }
+        }
+        let mpd = fetch_text(&server, &format!("/vod/{key}/manifest.mpd")).await;
+        assert!(!mpd.contains("urn:scte:dash:cc:"), "{key}: {mpd}");
+    }
+    let spanish = fetch_text(&server, "/vod/spanish.json/master.m3u8").await;
+    assert_eq!(announced(&spanish), vec!["CC3"], "{spanish}");
+    assert!(
+        spanish.contains("NAME=\"Español\",LANGUAGE=\"es\""),
+        "{spanish}"
+    );
+    let mpd = fetch_text(&server, "/vod/spanish.json/manifest.mpd").await;
+    assert!(mpd.contains(r#"value="CC3=spa""#), "{mpd}");
+    let silent = fetch_text(&server, "/vod/silent.json/master.m3u8").await;
+    assert_eq!(announced(&silent), vec!["CC1", "CC3"], "{silent}");
+    server.shutdown().await;
+}
