@@ -1,9 +1,9 @@
 //! CEA-608 captions carried in the video (ATSC A/53 `GA94` SEI), found when the title is
 //! indexed and announced with no title document, and carried unchanged by every output.
 //!
-//! The file is made here: x264 encodes 4 s of test pattern, [`with_captions`] writes an SEI
-//! unit of `cc_data()` before each picture's slice (a pop-on "HELLO" then "WORLD" on CC1,
-//! and "HOLA" on CC3, field 2), and ffmpeg muxes it to MP4 with a stream copy. ffmpeg's
+//! The file is made here (`common::captioned`): x264 encodes 4 s of test pattern, an SEI
+//! unit of `cc_data()` goes before each picture's slice (a pop-on "HELLO" then "WORLD" on
+//! CC1, and "HOLA" on CC3, field 2), and ffmpeg muxes it to MP4 with a stream copy. ffmpeg's
 //! own caption decoder (lavfi `movie=...[out0+subcc]`) is the reader nobody here wrote:
 //! it extracts the captions of the source and of each output (HLS CMAF, HLS TS, DASH, and
 //! `cenc`, `cbcs` and SAMPLE-AES outputs decrypted), and they must be equal. Each input is
@@ -11,202 +11,15 @@
 //! counted in pictures from the first, whatever timeline an output starts at.
 
 use std::path::Path;
-use std::process::Command;
 
 use vodpack::crypto::keys::hex;
 use vodpack::crypto::{EncryptionPolicy, Secret, SecretKeyProvider};
 
+use super::common::captioned::{ffmpeg, make_files, CAPTIONED, FPS, PLAIN};
 use super::common::{self, TempDir, TestServer};
 use super::http::*;
-use super::TOOL_LIMIT;
 
-const CAPTIONED: &str = "captioned.mp4";
-const PLAIN: &str = "plain.mp4";
 const SECRET: &str = "captions key secret of 32 bytes!";
-const FPS: u32 = 30;
-
-/// `byte` with its odd parity bit (CEA-608 sends 7 bits and odd parity).
-fn parity(byte: u8) -> u8 {
-    let byte = byte & 0x7f;
-    match byte.count_ones() % 2 {
-        0 => byte | 0x80,
-        _ => byte,
-    }
-}
-
-/// Pairs of a control code, sent twice as encoders do.
-fn control(code: [u8; 2]) -> [[u8; 2]; 2] {
-    let pair = [parity(code[0]), parity(code[1])];
-    [pair, pair]
-}
-
-/// A pop-on caption of channel 1 of a field (`first` the first byte of its control codes:
-/// 0x14 field 1, 0x15 field 2): load it off screen, then show it.
-fn pop_on(first: u8, text: &str) -> Vec<[u8; 2]> {
-    let mut pairs = Vec::new();
-    pairs.extend(control([first, 0x20])); // RCL
-    pairs.extend(control([first, 0x2e])); // ENM
-    let mut bytes: Vec<u8> = text.bytes().collect();
-    if bytes.len() % 2 == 1 {
-        bytes.push(0);
-    }
-    pairs.extend(bytes.chunks(2).map(|c| [parity(c[0]), parity(c[1])]));
-    pairs.extend(control([first, 0x2f])); // EOC
-    pairs
-}
-
-/// The caption bytes of each picture of a field: `script` items start at their picture.
-fn field_bytes(script: &[(usize, Vec<[u8; 2]>)], pictures: usize) -> Vec<[u8; 2]> {
-    let mut out = vec![[0x80, 0x80]; pictures];
-    for (at, pairs) in script {
-        for (i, pair) in pairs.iter().enumerate() {
-            if let Some(slot) = out.get_mut(at + i) {
-                *slot = *pair;
-            }
-        }
-    }
-    out
-}
-
-/// Emulation prevention (H.264 7.4.1): a 0x03 after two zero bytes before a byte 0-3.
-fn escape(rbsp: &[u8]) -> Vec<u8> {
-    let mut out = Vec::with_capacity(rbsp.len() + 4);
-    let mut zeros = 0;
-    for &byte in rbsp {
-        if zeros >= 2 && byte <= 3 {
-            out.push(3);
-            zeros = 0;
-        }
-        zeros = if byte == 0 { zeros + 1 } else { 0 };
-        out.push(byte);
-    }
-    out
-}
-
-/// An H.264 SEI unit of one ATSC A/53 message: `cc_data()` with one triple per field.
-fn a53_sei(field1: [u8; 2], field2: [u8; 2]) -> Vec<u8> {
-    let mut payload = vec![
-        0xb5,
-        0x00,
-        0x31,
-        b'G',
-        b'A',
-        b'9',
-        b'4',
-        0x03,
-        0x40 | 2,
-        0xff,
-    ];
-    payload.extend_from_slice(&[0xfc, field1[0], field1[1]]);
-    payload.extend_from_slice(&[0xfd, field2[0], field2[1]]);
-    payload.push(0xff);
-    let mut rbsp = vec![4, payload.len() as u8];
-    rbsp.extend_from_slice(&payload);
-    rbsp.push(0x80);
-    let mut unit = vec![0x06];
-    unit.extend(escape(&rbsp));
-    unit
-}
-
-/// The units of an Annex B stream.
-fn annex_b_units(stream: &[u8]) -> Vec<&[u8]> {
-    let mut starts = Vec::new();
-    let mut i = 0;
-    while i + 3 <= stream.len() {
-        if stream[i..i + 3] == [0, 0, 1] {
-            starts.push(i + 3);
-            i += 3;
-        } else {
-            i += 1;
-        }
-    }
-    let mut units = Vec::new();
-    for (n, &start) in starts.iter().enumerate() {
-        let mut end = starts.get(n + 1).map_or(stream.len(), |next| next - 3);
-        while end > start && stream[end - 1] == 0 {
-            end -= 1;
-        }
-        units.push(&stream[start..end]);
-    }
-    units
-}
-
-/// `stream` (Annex B, one slice a picture, no B-frames) with an A/53 SEI unit before
-/// each picture's slice, carrying `field1[n]` and `field2[n]` for picture n.
-fn with_captions(stream: &[u8], field1: &[[u8; 2]], field2: &[[u8; 2]]) -> (Vec<u8>, usize) {
-    let mut out = Vec::with_capacity(stream.len() * 2);
-    let mut picture = 0;
-    for unit in annex_b_units(stream) {
-        if matches!(unit.first().map(|b| b & 0x1f), Some(1 | 5)) {
-            let pad = [0x80, 0x80];
-            let one = field1.get(picture).copied().unwrap_or(pad);
-            let two = field2.get(picture).copied().unwrap_or(pad);
-            out.extend_from_slice(&[0, 0, 0, 1]);
-            out.extend(a53_sei(one, two));
-            picture += 1;
-        }
-        out.extend_from_slice(&[0, 0, 0, 1]);
-        out.extend_from_slice(unit);
-    }
-    (out, picture)
-}
-
-/// Run `program` in `dir`, with a time limit, and return its stdout.
-fn run_in(dir: &Path, program: &str, args: &[&str]) -> Vec<u8> {
-    let mut command = Command::new(program);
-    command.args(args).current_dir(dir);
-    let run = common::bounded::run_bounded(command, TOOL_LIMIT);
-    assert!(!run.timed_out, "{program} {args:?}: killed");
-    let status = run.status.expect("an exit status");
-    assert!(
-        status.success(),
-        "{program} {args:?}: {status}\n{}",
-        String::from_utf8_lossy(&run.stderr)
-    );
-    run.stdout
-}
-
-/// Run ffmpeg in `dir` with `command` (its arguments separated by spaces, none holding
-/// one), quietly.
-fn ffmpeg(dir: &Path, command: &str) -> Vec<u8> {
-    let mut args = vec!["-v", "error", "-nostdin"];
-    args.extend(command.split_whitespace());
-    run_in(dir, "ffmpeg", &args)
-}
-
-/// Make `captioned.mp4` and `plain.mp4` (the same pictures, no SEI) in `dir`: H.264 at 30
-/// fps, a key frame every second, AAC.
-fn make_files(dir: &Path) {
-    ffmpeg(
-        dir,
-        "-y -f lavfi -i testsrc=size=320x240:rate=30 -t 4 -c:v libx264 -bf 0 -g 30 \
-         -pix_fmt yuv420p -f h264 plain.h264",
-    );
-    let plain = std::fs::read(dir.join("plain.h264")).unwrap();
-    let pictures = 120;
-    let field1 = field_bytes(
-        &[
-            (0, pop_on(0x14, "HELLO")),
-            (45, control([0x14, 0x2c]).to_vec()), // EDM
-            (50, pop_on(0x14, "WORLD")),
-            (100, control([0x14, 0x2c]).to_vec()),
-        ],
-        pictures,
-    );
-    let field2 = field_bytes(&[(10, pop_on(0x15, "HOLA"))], pictures);
-    let (captioned, count) = with_captions(&plain, &field1, &field2);
-    assert_eq!(count, pictures);
-    std::fs::write(dir.join("captioned.h264"), captioned).unwrap();
-    for (raw, mp4) in [("captioned.h264", CAPTIONED), ("plain.h264", PLAIN)] {
-        ffmpeg(
-            dir,
-            &format!(
-                "-y -framerate {FPS} -i {raw} -f lavfi -i sine=d=4 -c:v copy -c:a aac \
-                 -shortest -movflags +faststart {mp4}"
-            ),
-        );
-    }
-}
 
 /// One caption as ffmpeg extracts it: start and end in ms, and its text.
 type Caption = (u64, u64, String);
@@ -259,9 +72,10 @@ fn parse_srt(text: &str) -> Vec<Caption> {
     out
 }
 
-/// A server over `root` with 1 s segments and `policy` (keys from [`SECRET`]).
+/// A server over `root` with 1 s segments, nginx-vod-module's locations, and `policy`
+/// (keys from [`SECRET`]).
 async fn serve(root: &Path, policy: &str) -> TestServer {
-    let mut settings = common::segments_of(1000);
+    let mut settings = common::nginx_vod_settings(1000, "hls=/hls/,hlsts=/hlsts/,dash=/dash/");
     settings.protect.encryption = EncryptionPolicy::parse(policy).unwrap();
     settings.protect.key_secret = Some(Secret::from_text(SECRET, "test").unwrap());
     common::start_server_with(root, settings).await
@@ -373,7 +187,7 @@ fn sei_left_clear(what: &str, clear: &[Vec<u8>], encrypted: &[Vec<u8>]) {
 }
 
 /// Given a file with CEA-608 captions on CC1 and CC3 and no title document, then HLS (fMP4
-/// and TS) announce both as `CLOSED-CAPTIONS` renditions named by their channel on every
+/// and TS, vodpack's URLs and nginx-vod-module's) announce both as `CLOSED-CAPTIONS` renditions named by their channel on every
 /// variant, the MPD as `Accessibility` of the video set; and the CC1 captions ffmpeg
 /// extracts from the HLS CMAF, HLS TS and DASH outputs are the source's, text and times.
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
@@ -400,8 +214,14 @@ async fn captions_in_the_video_are_announced_and_carried_by_every_output() {
     );
     let server = serve(dir.path(), "none").await;
     let base = format!("/vod/{CAPTIONED}");
-    for master in ["master.m3u8", "master-ts.m3u8"] {
-        let text = fetch_text(&server, &format!("{base}/{master}")).await;
+    let masters = [
+        format!("{base}/master.m3u8"),
+        format!("{base}/master-ts.m3u8"),
+        format!("/hls/{CAPTIONED}/master.m3u8"),
+        format!("/hlsts/{CAPTIONED}/master.m3u8"),
+    ];
+    for master in masters {
+        let text = fetch_text(&server, &master).await;
         for channel in ["CC1", "CC3"] {
             let line = format!(
                 "#EXT-X-MEDIA:TYPE=CLOSED-CAPTIONS,GROUP-ID=\"cc\",NAME=\"{channel}\",DEFAULT={},AUTOSELECT=YES,INSTREAM-ID=\"{channel}\"",
@@ -413,13 +233,14 @@ async fn captions_in_the_video_are_announced_and_carried_by_every_output() {
             assert!(variant.contains("CLOSED-CAPTIONS=\"cc\""), "{variant}");
         }
     }
-    let mpd = fetch_text(&server, &format!("{base}/manifest.mpd")).await;
-    assert!(
-        mpd.contains(
-            r#"<Accessibility schemeIdUri="urn:scte:dash:cc:cea-608:2015" value="CC1=und;CC3=und"/>"#
-        ),
-        "{mpd}"
-    );
+    for mpd in [
+        format!("{base}/manifest.mpd"),
+        format!("/dash/{CAPTIONED}/manifest.mpd"),
+    ] {
+        let mpd = fetch_text(&server, &mpd).await;
+        let accessibility = r#"<Accessibility schemeIdUri="urn:scte:dash:cc:cea-608:2015" value="CC1=und;CC3=und"/>"#;
+        assert!(mpd.contains(accessibility), "{mpd}");
+    }
 
     let mut outputs: Vec<(&str, Vec<u8>)> = Vec::new();
     let (init, segments) = hls_video(&server, &format!("{base}/master.m3u8")).await;
