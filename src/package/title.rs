@@ -117,7 +117,10 @@ pub struct Rendition {
 /// 4: a video track's composition delay is an `elst` in its init segment and its fMP4
 /// decode times (`tfdt`) start that much later (`plan.rs`); presentation times, TS and
 /// WebVTT are unchanged.
-pub const PACKAGER_FORMAT: u32 = 4;
+/// 5: closed captions found in the video's SEI are announced with no title document
+/// (`media::captions`): the masters and MPDs of such files change, and their entity tags
+/// must too, or a CDN revalidating them would keep `CLOSED-CAPTIONS=NONE`.
+pub const PACKAGER_FORMAT: u32 = 5;
 
 impl Title {
     /// The version token of everything derived from this title: a hash of the object's
