@@ -505,9 +505,9 @@ mod tests {
         let mut video = track(1, true);
         video.display_matrix = [0, 0x1_0000, 0, -0x1_0000, 0, 0, 0, 0, 0x4000_0000];
         let turned = Title::new(index(vec![video, track(2, false)]), 6000).unwrap();
-        // FNV-1a of the four fields (size 0, version "", 6000 ms, format 4), each ending in a
+        // FNV-1a of the four fields (size 0, version "", 6000 ms, format 5), each ending in a
         // NUL, computed apart from this code.
-        assert_eq!(upright.version_token(), "f8303217d36230f6");
+        assert_eq!(upright.version_token(), "f8339817d365141f");
         assert_eq!(turned.version_token(), upright.version_token());
     }
 }
