@@ -407,3 +407,74 @@ async fn a_file_without_captions_says_none_and_a_document_overrides_the_scan() {
     assert_eq!(announced(&silent), vec!["CC1", "CC3"], "{silent}");
     server.shutdown().await;
 }
+
+/// Given the captioned file read with a probe smaller than its `moov` (so the heads after
+/// `moov` are read apart, in one batch, from a local folder and from memory), then CC1
+/// and CC3 are found and the load says it took that batch; and given the file with bytes
+/// of its first samples overwritten at random (2,000 times, a fixed seed), the load
+/// never panics and never finds a channel outside CC1-CC4 or SERVICE1-SERVICE63.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn the_scan_reads_heads_it_lacks_and_survives_mutated_samples() {
+    use std::sync::Arc;
+    use vodpack::media::{index_from_bytes, load_index_report, CaptionChannel, MediaLimits};
+    use vodpack::source::{LocalMediaSource, MediaSource, ObjectKey};
+
+    if !tools_available().await {
+        return;
+    }
+    let dir = TempDir::new("captions-scan");
+    let root = dir.path().to_owned();
+    tokio::task::spawn_blocking(move || make_files(&root))
+        .await
+        .unwrap();
+    let found = vec![CaptionChannel::Cea608(1), CaptionChannel::Cea608(3)];
+    let small = MediaLimits {
+        probe_bytes: 1024,
+        ..MediaLimits::default()
+    };
+    let source: Arc<dyn MediaSource> = Arc::new(LocalMediaSource::new(dir.path()).unwrap());
+    let key = ObjectKey::parse(CAPTIONED).unwrap();
+    let identity = source.identify(&key).await.unwrap();
+    for limits in [MediaLimits::default(), small] {
+        let (index, report) = load_index_report(&source, &key, &identity, &limits)
+            .await
+            .unwrap();
+        assert_eq!(index.tracks[0].captions, found);
+        let batch = u32::from(limits.probe_bytes == 1024);
+        assert_eq!(report.caption_reads, batch, "probe {}", limits.probe_bytes);
+    }
+    let file = std::fs::read(dir.path().join(CAPTIONED)).unwrap();
+    let index = index_from_bytes(&file.clone().into(), &small).unwrap();
+    assert_eq!(index.tracks[0].captions, found);
+
+    // The first video sample's offset: mutations land in the samples' heads.
+    let first = index.tracks[0].samples.first_offsets(1)[0] as usize;
+    let mut seed = 0x9e37_79b9_7f4a_7c15u64;
+    let mut next = move || {
+        seed ^= seed << 13;
+        seed ^= seed >> 7;
+        seed ^= seed << 17;
+        seed
+    };
+    let known = |c: &CaptionChannel| match c {
+        CaptionChannel::Cea608(n) => (1..=4).contains(n),
+        CaptionChannel::Cea708(n) => (1..=63).contains(n),
+    };
+    for _ in 0..2000 {
+        let mut mutated = file.clone();
+        for _ in 0..1 + next() % 8 {
+            let at = first + (next() % 16_384) as usize;
+            if let Some(byte) = mutated.get_mut(at) {
+                *byte = next() as u8;
+            }
+        }
+        let limits = if next() % 2 == 0 {
+            small
+        } else {
+            MediaLimits::default()
+        };
+        if let Ok(index) = index_from_bytes(&mutated.into(), &limits) {
+            assert!(index.tracks.iter().flat_map(|t| &t.captions).all(known));
+        }
+    }
+}

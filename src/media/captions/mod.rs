@@ -167,3 +167,55 @@ impl ScanPlan {
         }
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::media::{index_from_bytes, MediaLimits};
+
+    fn probe(len: usize) -> Bytes {
+        Bytes::from(vec![0u8; len])
+    }
+
+    /// Given where `moov` ends, then the window is the probe, and the bytes after `moov`
+    /// only when `moov` runs past the probe (never past the object); heads are cut to it.
+    #[test]
+    fn the_window_is_the_probe_and_what_follows_a_long_moov() {
+        let inside = ScanWindow::new(1_000_000, &probe(1000), 800, None);
+        assert_eq!(inside.ranges, vec![ByteRange::new(0, 1000)]);
+        let past = ScanWindow::new(1_000_000, &probe(1000), 5000, Some(probe(10)));
+        let after = ByteRange::new(5000, AFTER_MOOV_BYTES);
+        assert_eq!(past.ranges, vec![ByteRange::new(0, 1000), after]);
+        let at_end = ScanWindow::new(9000, &probe(1000), 9000, None);
+        assert_eq!(at_end.ranges, vec![ByteRange::new(0, 1000)]);
+        let near_end = ScanWindow::new(6000, &probe(1000), 5000, None);
+        assert_eq!(near_end.ranges[1], ByteRange::new(5000, 1000));
+        assert_eq!(past.clip(990, 4096), Some(ByteRange::new(990, 10)));
+        assert_eq!(past.clip(1000, 4096), None);
+        assert_eq!(past.slice(ByteRange::new(5002, 8)), Some(probe(8)));
+        assert_eq!(past.slice(ByteRange::new(5002, 9)), None);
+    }
+
+    /// Given a track whose offsets are left for later, then its first offsets are worked
+    /// out alone and equal those of the whole track.
+    #[test]
+    fn first_offsets_of_a_long_track_equal_the_whole_tracks() {
+        let path = std::path::Path::new(env!("CARGO_MANIFEST_DIR"))
+            .join("fixtures")
+            .join("h264-aac-3s.mp4");
+        let file = Bytes::from(std::fs::read(path).unwrap());
+        let limits = MediaLimits {
+            offsets_at_load_max_samples: 0,
+            ..MediaLimits::default()
+        };
+        let index = index_from_bytes(&file, &limits).unwrap();
+        for track in &index.tracks {
+            assert!(!track.samples.offsets_known());
+            let first = track.samples.first_offsets(MAX_SAMPLES);
+            assert!(!track.samples.offsets_known(), "not all worked out");
+            let all = track.samples.offsets();
+            assert_eq!(first, all[..first.len()].to_vec());
+            assert_eq!(first.len(), all.len().min(MAX_SAMPLES));
+        }
+    }
+}
