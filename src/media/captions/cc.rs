@@ -51,7 +51,9 @@ impl CaptionTracker {
                 if self.packet.len() < MAX_PACKET {
                     self.packet.extend_from_slice(&[one, two]);
                 }
-                if self.packet.len() >= packet_len(self.packet[0]) {
+                let full =
+                    (self.packet.first()).is_some_and(|h| self.packet.len() >= packet_len(*h));
+                if full {
                     self.end_packet();
                 }
             }

@@ -124,9 +124,9 @@ fn read_a53(payload: &[u8], tracker: &mut CaptionTracker) {
         return;
     }
     for triple in triples.chunks_exact(3).take(cc_count) {
-        let [head, one, two] = [triple[0], triple[1], triple[2]];
-        let valid = head & 0x04 != 0;
-        tracker.cc(valid, head & 0x03, one, two);
+        if let &[head, one, two] = triple {
+            tracker.cc(head & 0x04 != 0, head & 0x03, one, two);
+        }
     }
 }
 
