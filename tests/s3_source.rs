@@ -366,6 +366,50 @@ async fn a_captioned_titles_first_master_costs_no_more_gets() {
     }
 }
 
+/// Given ten copies of the captioned faststart file whose `moov` runs past a 1 KiB head,
+/// when one vodpack serves each one's first master in turn, then the first opens take two
+/// GETs (the head, then the rest of `moov` with the first samples after it), and once
+/// the open has learned from them (after eight) one: the learned head brings `moov` and
+/// the samples the caption scan reads, and the captions are still announced.
+#[tokio::test]
+async fn the_open_learns_to_bring_the_scanned_samples_in_its_first_get() {
+    if !common::have_tool("ffmpeg") {
+        return;
+    }
+    use common::captioned::{make_files, CAPTIONED};
+    let dir = TempDir::new("s3-captions-learn");
+    let bucket = dir.path().join(BUCKET);
+    std::fs::create_dir_all(&bucket).expect("bucket");
+    let made = bucket.clone();
+    tokio::task::spawn_blocking(move || make_files(&made))
+        .await
+        .expect("files made");
+    let keys: Vec<String> = (0..10).map(|n| format!("copy-{n}.mp4")).collect();
+    for key in &keys {
+        std::fs::copy(bucket.join(CAPTIONED), bucket.join(key)).expect("copy");
+    }
+    let s3 = S3Server::start(dir.path()).await;
+    let options = ObjectStoreOptions {
+        open_read_bytes: 1024,
+        ..Default::default()
+    };
+    let mut settings = one_second();
+    settings.limits.probe_bytes = 1024;
+    let vod = vod_over(&s3, options, settings).await;
+    let mut gets = Vec::new();
+    for key in &keys {
+        let before = s3.tally();
+        let reply = get(vod.addr, &format!("{}master.m3u8", vod_base(key))).await;
+        assert_eq!(reply.status, 200, "{}", reply.text());
+        assert!(reply.text().contains("INSTREAM-ID=\"CC3\""), "{key}");
+        gets.push((s3.tally() - before).gets);
+    }
+    eprintln!("first master GETs, one title after another: {gets:?}");
+    assert_eq!(gets[..8], [2; 8]);
+    assert_eq!(gets[9], 1, "{gets:?}");
+    vod.shutdown().await;
+}
+
 /// Given a 5-minute interleaved file (the 3 s fixture concatenated 100 times, stream copy),
 /// when all of its 1 s segments (about 300 per track) are fetched from a bucket, then each
 /// reads at most 256 KiB beyond its payload and takes at most one GET per contiguous run,

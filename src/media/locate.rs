@@ -8,7 +8,7 @@
 
 use bytes::Bytes;
 
-use super::captions::AFTER_MOOV_BYTES;
+use super::captions::after_moov;
 use super::{MediaError, MediaLimits};
 use crate::source::{ByteRange, MediaSource, ObjectIdentity, ObjectKey, SourceError, SourceKind};
 
@@ -26,9 +26,9 @@ pub struct TopLevelBoxes {
     /// not read again what this already holds.
     pub probe: Bytes,
     /// Bytes right after `moov` read with it, for the caption scan (`media::captions`):
-    /// where reads are round trips and `moov` runs past the probe, up to
-    /// `captions::AFTER_MOOV_BYTES` of them come with its rest in the same read. `None`
-    /// when none were read.
+    /// where reads are round trips and `moov` runs past the probe, those of
+    /// `captions::after_moov` come with its rest in the same read. `None` when none were
+    /// read.
     pub after_moov: Option<Bytes>,
 }
 
@@ -272,10 +272,7 @@ pub(super) async fn locate_in(
             }
             // parse_header checked `box_len <= size - offset`.
             let moov_range = ByteRange::new(offset, header.box_len);
-            let after_range = ByteRange::new(
-                moov_range.end(),
-                AFTER_MOOV_BYTES.min(size - moov_range.end()),
-            );
+            let after_range = after_moov(size, moov_range.end());
             let (moov, after_moov) = match known.slice(moov_range) {
                 Some(moov) => (moov, known.slice(after_range)),
                 None => {

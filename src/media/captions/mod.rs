@@ -24,7 +24,7 @@ use bytes::Bytes;
 
 use super::elementary::{stream_config, StreamConfig};
 use super::{MediaIndex, TrackKind};
-use crate::source::ByteRange;
+use crate::source::{ByteRange, MAX_OPEN_BYTES};
 
 use cc::CaptionTracker;
 use sei::{read_sample_head, NalFraming};
@@ -36,6 +36,18 @@ pub(crate) const HEAD_BYTES: u64 = 4 * 1024;
 /// Bytes after a `moov` that runs past the probe read with its rest, for the scan: about
 /// a second of a 2 Mbit/s title's first samples.
 pub(crate) const AFTER_MOOV_BYTES: u64 = 256 * 1024;
+
+/// The bytes after a `moov` ending at `moov_end` that the scan looks in, for an object of
+/// `size` bytes: [`AFTER_MOOV_BYTES`], within the object, and never past the most an
+/// object store's open reads (`MAX_OPEN_BYTES`) when `moov` ends before it, so a head
+/// learned to hold `moov` is not pushed past that cap into a second GET by the scan.
+pub(crate) fn after_moov(size: u64, moov_end: u64) -> ByteRange {
+    let mut len = AFTER_MOOV_BYTES.min(size.saturating_sub(moov_end));
+    if let Some(room) = MAX_OPEN_BYTES.checked_sub(moov_end) {
+        len = len.min(room);
+    }
+    ByteRange::new(moov_end, len)
+}
 
 /// Most samples scanned per video track (10 s at 30 frames per second; the byte window
 /// bounds it first for any real bit rate).
@@ -52,19 +64,17 @@ pub(crate) struct ScanWindow {
 
 impl ScanWindow {
     /// The window of an object of `size` bytes whose first `probe_len` bytes are `probe`
-    /// and whose `moov` ends at `moov_end`; `after_moov`, the bytes after it when the load
+    /// and whose `moov` ends at `moov_end`; `read_after`, the bytes after it when the load
     /// read them with `moov`.
-    pub(crate) fn new(size: u64, probe: &Bytes, moov_end: u64, after_moov: Option<Bytes>) -> Self {
+    pub(crate) fn new(size: u64, probe: &Bytes, moov_end: u64, read_after: Option<Bytes>) -> Self {
         let probe_len = probe.len() as u64;
         let mut ranges = vec![ByteRange::new(0, probe_len)];
-        if moov_end > probe_len && moov_end < size {
-            ranges.push(ByteRange::new(
-                moov_end,
-                AFTER_MOOV_BYTES.min(size - moov_end),
-            ));
+        let after = after_moov(size, moov_end);
+        if moov_end > probe_len && after.len > 0 {
+            ranges.push(after);
         }
         let mut held = vec![(0, probe.clone())];
-        if let Some(bytes) = after_moov {
+        if let Some(bytes) = read_after {
             held.push((moov_end, bytes));
         }
         Self { ranges, held }
@@ -190,6 +200,14 @@ mod tests {
         assert_eq!(at_end.ranges, vec![ByteRange::new(0, 1000)]);
         let near_end = ScanWindow::new(6000, &probe(1000), 5000, None);
         assert_eq!(near_end.ranges[1], ByteRange::new(5000, 1000));
+        // Never past what an open may bring when `moov` ends before it.
+        let big = 1 << 30;
+        let below_cap = ScanWindow::new(big, &probe(1000), MAX_OPEN_BYTES - 100, None);
+        assert_eq!(below_cap.ranges[1].len, 100);
+        let at_cap = ScanWindow::new(big, &probe(1000), MAX_OPEN_BYTES, None);
+        assert_eq!(at_cap.ranges.len(), 1);
+        let past_cap = ScanWindow::new(big, &probe(1000), MAX_OPEN_BYTES + 1, None);
+        assert_eq!(past_cap.ranges[1].len, AFTER_MOOV_BYTES);
         assert_eq!(past.clip(990, 4096), Some(ByteRange::new(990, 10)));
         assert_eq!(past.clip(1000, 4096), None);
         assert_eq!(past.slice(ByteRange::new(5002, 8)), Some(probe(8)));
