@@ -356,7 +356,8 @@ async fn caption_sei_stays_in_the_clear_when_encrypted() {
 /// `CLOSED-CAPTIONS=NONE` and the MPD has no caption `Accessibility`; given title
 /// documents over the captioned file, one declaring CC3 in Spanish replaces what the scan
 /// found, one declaring `[]` says NONE, and one that does not say keeps the scan's CC1 and
-/// CC3.
+/// CC3; a sequence of the plain file then the captioned one announces what any part
+/// carries, unless its document says otherwise.
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_file_without_captions_says_none_and_a_document_overrides_the_scan() {
     if !tools_available().await {
@@ -377,6 +378,14 @@ async fn a_file_without_captions_says_none_and_a_document_overrides_the_scan() {
         r#"{"video": [{"file": "captioned.mp4"}], "closed_captions": []}"#,
     );
     write("silent.json", r#"{"video": [{"file": "captioned.mp4"}]}"#);
+    write(
+        "sequence.json",
+        r#"{"parts": [{"file": "plain.mp4"}, {"file": "captioned.mp4"}]}"#,
+    );
+    write(
+        "sequence-none.json",
+        r#"{"parts": [{"file": "plain.mp4"}, {"file": "captioned.mp4"}], "closed_captions": []}"#,
+    );
     let server = serve(dir.path(), "none").await;
     let announced = |master: &str| -> Vec<String> {
         (master.lines())
@@ -384,8 +393,13 @@ async fn a_file_without_captions_says_none_and_a_document_overrides_the_scan() {
             .map(|l| quoted_attribute(l, "INSTREAM-ID").unwrap())
             .collect()
     };
-    for key in [PLAIN, "none.json"] {
-        for master in ["master.m3u8", "master-ts.m3u8"] {
+    for key in [PLAIN, "none.json", "sequence-none.json"] {
+        // Sequences are offered in CMAF only.
+        let masters = match key.starts_with("sequence") {
+            true => ["master.m3u8"].as_slice(),
+            false => &["master.m3u8", "master-ts.m3u8"],
+        };
+        for master in masters {
             let text = fetch_text(&server, &format!("/vod/{key}/{master}")).await;
             assert!(announced(&text).is_empty(), "{key} {master}: {text}");
             for variant in text.lines().filter(|l| l.starts_with("#EXT-X-STREAM-INF")) {
@@ -403,8 +417,17 @@ async fn a_file_without_captions_says_none_and_a_document_overrides_the_scan() {
     );
     let mpd = fetch_text(&server, "/vod/spanish.json/manifest.mpd").await;
     assert!(mpd.contains(r#"value="CC3=spa""#), "{mpd}");
-    let silent = fetch_text(&server, "/vod/silent.json/master.m3u8").await;
-    assert_eq!(announced(&silent), vec!["CC1", "CC3"], "{silent}");
+    for key in ["silent.json", "sequence.json"] {
+        let master = fetch_text(&server, &format!("/vod/{key}/master.m3u8")).await;
+        assert_eq!(announced(&master), vec!["CC1", "CC3"], "{key}: {master}");
+    }
+    // Both Periods of the sequence say so, the plain part's too.
+    let mpd = fetch_text(&server, "/vod/sequence.json/manifest.mpd").await;
+    assert_eq!(
+        mpd.matches(r#"value="CC1=und;CC3=und""#).count(),
+        2,
+        "{mpd}"
+    );
     server.shutdown().await;
 }
 
