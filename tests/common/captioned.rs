@@ -11,6 +11,8 @@ use std::time::Duration;
 pub const CAPTIONED: &str = "captioned.mp4";
 /// The captioned file with `moov` at the end.
 pub const CAPTIONED_MOOV_END: &str = "captioned-moov-end.mp4";
+/// The captions in HEVC (made by [`make_hevc_file`]).
+pub const CAPTIONED_HEVC: &str = "captioned-hevc.mp4";
 /// The same pictures without caption SEI.
 pub const PLAIN: &str = "plain.mp4";
 /// Pictures per second.
@@ -124,18 +126,36 @@ fn annex_b_units(stream: &[u8]) -> Vec<&[u8]> {
     units
 }
 
-/// `stream` (Annex B, one slice a picture, no B-frames) with an A/53 SEI unit before
-/// each picture's slice, carrying `field1[n]` and `field2[n]` for picture n.
-fn with_captions(stream: &[u8], field1: &[[u8; 2]], field2: &[[u8; 2]]) -> (Vec<u8>, usize) {
+/// `stream` (Annex B, H.264 or with `hevc` HEVC, one slice a picture, no B-frames) with
+/// an A/53 SEI unit (HEVC: a prefix SEI, NAL type 39) before each picture's slice,
+/// carrying `field1[n]` and `field2[n]` for picture n.
+fn with_captions(
+    stream: &[u8],
+    hevc: bool,
+    field1: &[[u8; 2]],
+    field2: &[[u8; 2]],
+) -> (Vec<u8>, usize) {
     let mut out = Vec::with_capacity(stream.len() * 2);
     let mut picture = 0;
     for unit in annex_b_units(stream) {
-        if matches!(unit.first().map(|b| b & 0x1f), Some(1 | 5)) {
+        let first = unit.first().copied().unwrap_or(0);
+        let slice = match hevc {
+            true => (first >> 1) & 0x3f < 32,
+            false => matches!(first & 0x1f, 1 | 5),
+        };
+        if slice {
             let pad = [0x80, 0x80];
             let one = field1.get(picture).copied().unwrap_or(pad);
             let two = field2.get(picture).copied().unwrap_or(pad);
             out.extend_from_slice(&[0, 0, 0, 1]);
-            out.extend(a53_sei(one, two));
+            let sei = a53_sei(one, two);
+            if hevc {
+                // The same body behind HEVC's two-byte header.
+                out.extend_from_slice(&[39 << 1, 1]);
+                out.extend_from_slice(&sei[1..]);
+            } else {
+                out.extend(sei);
+            }
             picture += 1;
         }
         out.extend_from_slice(&[0, 0, 0, 1]);
@@ -177,19 +197,8 @@ pub fn make_files(dir: &Path) {
          -pix_fmt yuv420p -f h264 plain.h264",
     );
     let plain = std::fs::read(dir.join("plain.h264")).unwrap();
-    let pictures = 120;
-    let field1 = field_bytes(
-        &[
-            (0, pop_on(0x14, "HELLO")),
-            (45, control([0x14, 0x2c]).to_vec()), // EDM
-            (50, pop_on(0x14, "WORLD")),
-            (100, control([0x14, 0x2c]).to_vec()),
-        ],
-        pictures,
-    );
-    let field2 = field_bytes(&[(10, pop_on(0x15, "HOLA"))], pictures);
-    let (captioned, count) = with_captions(&plain, &field1, &field2);
-    assert_eq!(count, pictures);
+    let (captioned, count) = with_captions(&plain, false, &field1(), &field2());
+    assert_eq!(count, PICTURES);
     std::fs::write(dir.join("captioned.h264"), captioned).unwrap();
     for (raw, mp4, flags) in [
         ("captioned.h264", CAPTIONED, "-movflags +faststart"),
@@ -204,4 +213,45 @@ pub fn make_files(dir: &Path) {
             ),
         );
     }
+}
+
+/// Make [`CAPTIONED_HEVC`] in `dir`: the same captions in HEVC (x265, `hvc1`), no audio.
+pub fn make_hevc_file(dir: &Path) {
+    ffmpeg(
+        dir,
+        "-y -f lavfi -i testsrc=size=320x240:rate=30 -t 4 -c:v libx265 \
+         -x265-params bframes=0:keyint=30:log-level=error -pix_fmt yuv420p -f hevc plain.hevc",
+    );
+    let plain = std::fs::read(dir.join("plain.hevc")).unwrap();
+    let (captioned, count) = with_captions(&plain, true, &field1(), &field2());
+    assert_eq!(count, PICTURES);
+    std::fs::write(dir.join("captioned.hevc"), captioned).unwrap();
+    ffmpeg(
+        dir,
+        &format!(
+            "-y -framerate {FPS} -i captioned.hevc -c:v copy -tag:v hvc1 \
+             -movflags +faststart {CAPTIONED_HEVC}"
+        ),
+    );
+}
+
+/// Pictures in each file.
+const PICTURES: usize = 120;
+
+/// Field 1: "HELLO" from picture 7 (its EOC) to 45, "WORLD" from 57 to 100, on CC1.
+fn field1() -> Vec<[u8; 2]> {
+    field_bytes(
+        &[
+            (0, pop_on(0x14, "HELLO")),
+            (45, control([0x14, 0x2c]).to_vec()), // EDM
+            (50, pop_on(0x14, "WORLD")),
+            (100, control([0x14, 0x2c]).to_vec()),
+        ],
+        PICTURES,
+    )
+}
+
+/// Field 2: "HOLA" on CC3.
+fn field2() -> Vec<[u8; 2]> {
+    field_bytes(&[(10, pop_on(0x15, "HOLA"))], PICTURES)
 }

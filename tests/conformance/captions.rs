@@ -15,7 +15,9 @@ use std::path::Path;
 use vodpack::crypto::keys::hex;
 use vodpack::crypto::{EncryptionPolicy, Secret, SecretKeyProvider};
 
-use super::common::captioned::{ffmpeg, make_files, CAPTIONED, FPS, PLAIN};
+use super::common::captioned::{
+    ffmpeg, make_files, make_hevc_file, CAPTIONED, CAPTIONED_HEVC, FPS, PLAIN,
+};
 use super::common::{self, TempDir, TestServer};
 use super::http::*;
 
@@ -27,11 +29,17 @@ type Caption = (u64, u64, String);
 /// The CC1 captions ffmpeg extracts from `file` in `dir` (an MP4 or a TS), decrypted with
 /// `key` when given: its video made a raw stream, remuxed at 30 fps, read by lavfi `subcc`.
 fn captions_of(dir: &Path, file: &str, key: Option<&str>) -> Vec<Caption> {
-    let raw = format!("{file}.h264");
+    captions_of_coded(dir, file, key, "h264")
+}
+
+/// [`captions_of`] for video coded as `codec` (`h264` or `hevc`, also the raw stream's
+/// muxer and file extension).
+fn captions_of_coded(dir: &Path, file: &str, key: Option<&str>, codec: &str) -> Vec<Caption> {
+    let raw = format!("{file}.{codec}");
     let decryption = key.map_or(String::new(), |key| format!("-decryption_key {key}"));
     ffmpeg(
         dir,
-        &format!("-y {decryption} -i {file} -map 0:v:0 -c copy -f h264 {raw}"),
+        &format!("-y {decryption} -i {file} -map 0:v:0 -c copy -f {codec} {raw}"),
     );
     captions_of_raw(dir, &raw)
 }
@@ -500,4 +508,43 @@ async fn the_scan_reads_heads_it_lacks_and_survives_mutated_samples() {
             assert!(index.tracks.iter().flat_map(|t| &t.captions).all(known));
         }
     }
+}
+
+/// Given the captions in HEVC (x265, `hvc1`, prefix SEI units), then HLS and DASH
+/// announce CC1 and CC3 with no document, and the captions ffmpeg extracts from the HLS
+/// CMAF and DASH outputs are the source's.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn hevc_captions_are_announced_and_carried() {
+    if !tools_available().await {
+        return;
+    }
+    let dir = TempDir::new("captions-hevc");
+    let root = dir.path().to_owned();
+    let source = tokio::task::spawn_blocking(move || {
+        make_hevc_file(&root);
+        captions_of_coded(&root, CAPTIONED_HEVC, None, "hevc")
+    })
+    .await
+    .unwrap();
+    assert_eq!(source.len(), 2, "{source:?}");
+    let server = serve(dir.path(), "none").await;
+    let base = format!("/vod/{CAPTIONED_HEVC}");
+    let master = fetch_text(&server, &format!("{base}/master.m3u8")).await;
+    assert!(master.contains(r#"INSTREAM-ID="CC1""#), "{master}");
+    assert!(master.contains(r#"INSTREAM-ID="CC3""#), "{master}");
+    let mpd = fetch_text(&server, &format!("{base}/manifest.mpd")).await;
+    assert!(mpd.contains(r#"value="CC1=und;CC3=und""#), "{mpd}");
+    let (init, segments) = hls_video(&server, &format!("{base}/master.m3u8")).await;
+    let hls = [init.unwrap(), segments.concat()].concat();
+    let (init, segments) = dash_video(&server, CAPTIONED_HEVC).await;
+    let dash = [init, segments.concat()].concat();
+    for (name, bytes) in [("hevc-hls.mp4", hls), ("hevc-dash.mp4", dash)] {
+        std::fs::write(dir.path().join(name), bytes).unwrap();
+        let root = dir.path().to_owned();
+        let got = tokio::task::spawn_blocking(move || captions_of_coded(&root, name, None, "hevc"))
+            .await
+            .unwrap();
+        assert_eq!(got, source, "{name}");
+    }
+    server.shutdown().await;
 }
