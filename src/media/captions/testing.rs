@@ -38,6 +38,8 @@ pub(crate) fn a53_sei_nal(pairs: &[(u8, u8, u8)]) -> Vec<u8> {
         };
         payload.extend_from_slice(&[head, one, two]);
     }
+    // marker_bits after the triples (A/53 Part 4 6.2.3.1).
+    payload.push(0xff);
     let mut rbsp = vec![4, payload.len() as u8];
     rbsp.extend_from_slice(&payload);
     rbsp.push(0x80);
