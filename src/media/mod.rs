@@ -2,8 +2,9 @@
 //!
 //! This is the only module that reads mp4-atom's parse types. It turns a source object,
 //! progressive or fragmented, into a [`MediaIndex`]: per track its codec, raw sample
-//! description, display matrix, edit list and flat per-sample arrays; text tracks are kept
-//! apart and their payloads read only when a subtitle is asked for. Sample numbers are
+//! description, display matrix, edit list and flat per-sample arrays, and the closed
+//! captions its first video samples carry (`captions`); text tracks are kept apart and
+//! their payloads read only when a subtitle is asked for. Sample numbers are
 //! 0-based here (MP4 tables are 1-based, converted at the parse boundary). Packaging
 //! decisions (where to cut, how to shift times) are left to `package`.
 
