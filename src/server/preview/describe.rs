@@ -67,7 +67,7 @@ fn captions_line(title: &Title, caption_reads: u32) -> String {
         .map(|c| c.channel.to_string())
         .collect();
     format!(
-        "captions: found {} (scan of the first video samples, {caption_reads} reads of its own), announced {}\n",
+        "captions: found {} (SEI of the first samples, {caption_reads} reads of their own), announced {}\n",
         names(found),
         names(announced)
     )
