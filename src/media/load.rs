@@ -25,7 +25,8 @@ pub struct IndexReport {
     /// that took; `None` for a progressive file.
     pub fragments: Option<FragmentReport>,
     /// Batches read for the caption scan (`media::captions`): 0 when the bytes read for
-    /// `moov` held every sample head it looks at (always on an object store), else 1.
+    /// `moov` held every sample head it looks at (on an object store, all but a rare
+    /// layout), else 1.
     pub caption_reads: u32,
 }
 
@@ -81,8 +82,9 @@ pub async fn load_index_report(
         Ok((index, Some((plan, window, missing))))
     })
     .await?;
-    // Only a source whose reads are not round trips (local disk) gets here: an object
-    // store's load read the whole window with the open and `moov`.
+    // A source whose reads are not round trips (local disk) gets here. An object store's
+    // load has read the window with the open and `moov`, unless `moov` sits between media
+    // far from both ends (more than `max_moov_bytes` after it): then this is one more GET.
     if let Some((plan, mut window, missing)) = rest {
         let bytes = reader.read_many(&missing).await?;
         window

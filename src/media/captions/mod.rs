@@ -150,15 +150,25 @@ impl ScanPlan {
         Self { tracks }
     }
 
-    /// The heads not in hand, in file order, merged where they touch: one batch to read.
+    /// The heads not in hand, in file order, merged where they touch: one batch to read
+    /// (at most `MAX_SAMPLES` heads of [`HEAD_BYTES`] per video track).
     pub(crate) fn missing(&self, window: &ScanWindow) -> Vec<ByteRange> {
         let mut missing: Vec<ByteRange> = (self.tracks.iter())
             .flat_map(|t| t.heads.iter().copied())
             .filter(|head| window.slice(*head).is_none())
             .collect();
         missing.sort_by_key(|r| r.start);
-        missing.dedup();
-        missing
+        // Heads that touch or overlap (small samples end to end in a chunk) are one range.
+        let mut merged: Vec<ByteRange> = Vec::with_capacity(missing.len());
+        for head in missing {
+            match merged.last_mut() {
+                Some(last) if head.start <= last.end() => {
+                    last.len = last.len.max(head.end() - last.start);
+                }
+                _ => merged.push(head),
+            }
+        }
+        merged
     }
 
     /// Scan the heads (all held by `window` now) and note on each track what it carries.
@@ -212,6 +222,33 @@ mod tests {
         assert_eq!(past.clip(1000, 4096), None);
         assert_eq!(past.slice(ByteRange::new(5002, 8)), Some(probe(8)));
         assert_eq!(past.slice(ByteRange::new(5002, 9)), None);
+    }
+
+    /// Given heads partly in hand, then the rest are one batch, touching ones merged, and
+    /// a head inside a merged read is found in it.
+    #[test]
+    fn missing_heads_are_merged_where_they_touch() {
+        let window = ScanWindow::new(1_000_000, &probe(1000), 800, None);
+        let framing = NalFraming {
+            length_size: 4,
+            hevc: false,
+        };
+        let heads = [(500, 100), (2000, 100), (2100, 50), (2120, 10), (5000, 10)];
+        let plan = ScanPlan {
+            tracks: vec![TrackScan {
+                position: 0,
+                framing,
+                heads: heads.iter().map(|&(s, l)| ByteRange::new(s, l)).collect(),
+            }],
+        };
+        let missing = plan.missing(&window);
+        assert_eq!(
+            missing,
+            vec![ByteRange::new(2000, 150), ByteRange::new(5000, 10)]
+        );
+        let mut held = window.clone();
+        held.held.push((2000, probe(150)));
+        assert!(held.slice(ByteRange::new(2120, 10)).is_some());
     }
 
     /// Given a track whose offsets are left for later, then its first offsets are worked
