@@ -8,8 +8,9 @@
 //! load reads anyway, so it costs a cold title no store round trip: the object's first
 //! `probe_bytes` (the open's GET; for `moov` at the end it holds the first samples, for a
 //! faststart file those after a short `moov`), and, when `moov` runs past them, the
-//! [`AFTER_MOOV_BYTES`] after `moov`, fetched by the same GET as the rest of `moov`. At
-//! most [`MAX_SAMPLES`] samples per track. The window depends on the file and the settings
+//! [`AFTER_MOOV_BYTES`] after `moov` ([`after_moov`]), fetched by the same GET as the rest
+//! of `moov`; the open's learner then brings them in its first GET. At most
+//! [`MAX_SAMPLES`] samples per track. Longer notes and measurements: docs/design/modules.md. The window depends on the file and the settings
 //! only, never on what a replica happens to hold, so every replica announces the same
 //! channels. A caption first sent later than the window (a programme whose first line
 //! comes after a minute of silence, with no padding) is missed: a title document's
