@@ -9,7 +9,8 @@
 //!   providers (a secret, CPIX), signed-URL tokens. [`telemetry`]: logs, Prometheus
 //!   metrics, OTLP traces. [`config`]: every setting once, from flags, `VODPACK_*` and TOML.
 //! - [`media`]: what the MP4 says: `moov` found and parsed into a flat per-track sample
-//!   index, every number checked against the limits; title documents and subtitles.
+//!   index, every number checked against the limits; closed captions found in the first
+//!   video samples' SEI; title documents and subtitles.
 //! - [`package`]: pure functions over plain data: edit lists, the segment plan, CMAF init
 //!   and media segments, MPEG-TS, WebVTT, the HLS and DASH writers, the names of every
 //!   resource, and what encryption changes in boxes and manifests.

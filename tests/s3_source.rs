@@ -297,6 +297,119 @@ async fn metadata_takes_two_gets_at_most_and_a_segment_one_get_per_run_at_most()
     }
 }
 
+/// Given files with CEA-608 captions made here (`common::captioned`; skipped without
+/// ffmpeg), when a fresh vodpack serves each one's first master from the bucket, then it
+/// announces CC1 and CC3 and the caption scan costs no GET: a faststart file takes one
+/// GET (its head holds `moov` and the first samples), one with `moov` at the end two (the
+/// head holds the first samples, the tail `moov`), and a faststart file whose `moov` runs
+/// past a small head two (the rest of `moov` and the first samples after it in one GET),
+/// as many as a file without captions takes.
+#[tokio::test]
+async fn a_captioned_titles_first_master_costs_no_more_gets() {
+    if !common::have_tool("ffmpeg") {
+        return;
+    }
+    use common::captioned::{make_files, CAPTIONED, CAPTIONED_MOOV_END, PLAIN};
+    let dir = TempDir::new("s3-captions");
+    let bucket = dir.path().join(BUCKET);
+    std::fs::create_dir_all(&bucket).expect("bucket");
+    let made = bucket.clone();
+    tokio::task::spawn_blocking(move || make_files(&made))
+        .await
+        .expect("files made");
+    let s3 = S3Server::start(dir.path()).await;
+    // The files are about 80 KB: heads of 64 KiB leave `moov` at the end out of the
+    // first GET, as the default 256 KiB does for a real title; one of 1 KiB is smaller
+    // than the faststart file's `moov` (about 3 KB after `ftyp`).
+    let (head, small) = (64 * 1024, 1024);
+    for (key, head, announced) in [
+        (PLAIN, head, false),
+        (CAPTIONED, head, true),
+        (CAPTIONED_MOOV_END, head, true),
+        (CAPTIONED, small, true),
+    ] {
+        let options = ObjectStoreOptions {
+            open_read_bytes: head,
+            ..Default::default()
+        };
+        let mut settings = one_second();
+        settings.limits.probe_bytes = head;
+        let vod = vod_over(&s3, options, settings).await;
+        let before = s3.tally();
+        let reply = get(vod.addr, &format!("{}master.m3u8", vod_base(key))).await;
+        assert_eq!(reply.status, 200, "{}", reply.text());
+        let spent = s3.tally() - before;
+        let master = reply.text();
+        eprintln!(
+            "{key} (head {}): first master {} GET, {} HEAD, {} bytes; captions announced: {}",
+            if head > 0 {
+                head.to_string()
+            } else {
+                "default".to_owned()
+            },
+            spent.gets,
+            spent.heads,
+            spent.get_bytes,
+            master.contains("INSTREAM-ID=\"CC1\"")
+        );
+        let want = match (key, head) {
+            (CAPTIONED_MOOV_END, _) | (_, 1024) => 2,
+            _ => 1,
+        };
+        assert_eq!((spent.gets, spent.heads), (want, 0), "{key}: {spent:?}");
+        assert_eq!(
+            master.contains("INSTREAM-ID=\"CC1\"") && master.contains("INSTREAM-ID=\"CC3\""),
+            announced,
+            "{key}: {master}"
+        );
+        vod.shutdown().await;
+    }
+}
+
+/// Given ten copies of the captioned faststart file whose `moov` runs past a 1 KiB head,
+/// when one vodpack serves each one's first master in turn, then the first opens take two
+/// GETs (the head, then the rest of `moov` with the first samples after it), and once
+/// the open has learned from them (after eight) one: the learned head brings `moov` and
+/// the samples the caption scan reads, and the captions are still announced.
+#[tokio::test]
+async fn the_open_learns_to_bring_the_scanned_samples_in_its_first_get() {
+    if !common::have_tool("ffmpeg") {
+        return;
+    }
+    use common::captioned::{make_files, CAPTIONED};
+    let dir = TempDir::new("s3-captions-learn");
+    let bucket = dir.path().join(BUCKET);
+    std::fs::create_dir_all(&bucket).expect("bucket");
+    let made = bucket.clone();
+    tokio::task::spawn_blocking(move || make_files(&made))
+        .await
+        .expect("files made");
+    let keys: Vec<String> = (0..10).map(|n| format!("copy-{n}.mp4")).collect();
+    for key in &keys {
+        std::fs::copy(bucket.join(CAPTIONED), bucket.join(key)).expect("copy");
+    }
+    let s3 = S3Server::start(dir.path()).await;
+    let options = ObjectStoreOptions {
+        open_read_bytes: 1024,
+        ..Default::default()
+    };
+    let mut settings = one_second();
+    settings.limits.probe_bytes = 1024;
+    let vod = vod_over(&s3, options, settings).await;
+    let mut gets = Vec::new();
+    for key in &keys {
+        let before = s3.tally();
+        let reply = get(vod.addr, &format!("{}master.m3u8", vod_base(key))).await;
+        assert_eq!(reply.status, 200, "{}", reply.text());
+        assert!(reply.text().contains("INSTREAM-ID=\"CC3\""), "{key}");
+        gets.push((s3.tally() - before).gets);
+    }
+    eprintln!("first master GETs, one title after another: {gets:?}");
+    assert_eq!(gets[..8], [2; 8]);
+    assert_eq!(gets[9], 1, "{gets:?}");
+    vod.shutdown().await;
+}
+
 /// Given a 5-minute interleaved file (the 3 s fixture concatenated 100 times, stream copy),
 /// when all of its 1 s segments (about 300 per track) are fetched from a bucket, then each
 /// reads at most 256 KiB beyond its payload and takes at most one GET per contiguous run,

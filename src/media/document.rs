@@ -76,7 +76,7 @@ struct RawDocument {
     dash_profile: Option<DashProfile>,
     /// Closed captions carried in the video, which the file cannot say.
     #[serde(default)]
-    closed_captions: Vec<access::RawCaption>,
+    closed_captions: Option<Vec<access::RawCaption>>,
     /// A sequence of parts played one after another, in place of `video`,
     /// `audio` and `subtitles`.
     #[serde(default)]
@@ -149,9 +149,10 @@ pub struct TitleDocument {
     /// The profile the title's MPD is written by (`"dash_profile"`), overriding the
     /// server's `--dash-profile`; `None` when the document does not say.
     pub dash_profile: Option<DashProfile>,
-    /// Closed captions the video carries (`"closed_captions"`), each channel once; empty
-    /// when the document declares none.
-    pub closed_captions: Vec<ClosedCaption>,
+    /// Closed captions the video carries (`"closed_captions"`), each channel once, which
+    /// replace those the scan at load finds (`[]`: none); `None` when the document does
+    /// not say, and the scan's stand.
+    pub closed_captions: Option<Vec<ClosedCaption>>,
     /// The parts of a sequence (`"parts"`), in play order; empty for a title that is not
     /// one (its renditions are then `video`, `audio` and `subtitles`, which a sequence
     /// leaves empty).
@@ -262,7 +263,9 @@ pub fn parse_title_document(
         .map_err(|reason| DocumentError::Malformed {
             reason: format!("drm: {reason}"),
         })?;
-    let closed_captions = access::closed_captions(raw.closed_captions, check_label)?;
+    let closed_captions = (raw.closed_captions)
+        .map(|raw| access::closed_captions(raw, check_label))
+        .transpose()?;
     let breaks = ad_breaks::check_breaks(raw.breaks.unwrap_or_default())?;
     let program_date_time = (raw.program_date_time.as_deref())
         .map(ProgramDateTime::parse)

@@ -9,8 +9,9 @@ use std::task::{Context, Poll, Waker};
 
 use bytes::Bytes;
 
+use super::captions::{ScanPlan, ScanWindow};
 use super::fragments::{declares_fragments, find_fragments, FoundFragments};
-use super::locate::{locate_in, Reader};
+use super::locate::{locate_in, Reader, TopLevelBoxes};
 use super::parse::parse_with_fragments;
 use super::{FragmentReport, MediaError, MediaIndex, MediaLimits};
 use crate::source::{MediaSource, ObjectIdentity, ObjectKey};
@@ -23,6 +24,10 @@ pub struct IndexReport {
     /// For a fragmented file (a `moov` with `mvex`), how its fragments were found and what
     /// that took; `None` for a progressive file.
     pub fragments: Option<FragmentReport>,
+    /// Batches read for the caption scan (`media::captions`): 0 when the bytes read for
+    /// `moov` held every sample head it looks at (on an object store, all but a rare
+    /// layout), else 1.
+    pub caption_reads: u32,
 }
 
 /// Read and parse the index of the object version `identity` under `key`.
@@ -58,24 +63,62 @@ pub async fn load_index_report(
         true => Some(find_fragments(reader, identity.size, &boxes, limits).await?),
         false => None,
     };
-    let report = IndexReport {
+    let mut report = IndexReport {
         moov_reads: boxes.reads,
         fragments: fragments.as_ref().map(|f| f.report),
+        caption_reads: 0,
     };
+    let window = scan_window(identity.size, &boxes);
     let identity = identity.clone();
     let limits = *limits;
-    let index = tokio::task::spawn_blocking(move || {
-        parse_with_fragments(identity, &boxes.moov, fragments.as_ref(), &limits)
+    let (mut index, rest) = blocking(move || {
+        let mut index = parse_with_fragments(identity, &boxes.moov, fragments.as_ref(), &limits)?;
+        let plan = ScanPlan::new(&index, &window);
+        let missing = plan.missing(&window);
+        if missing.is_empty() {
+            plan.apply(&mut index, &window);
+            return Ok((index, None));
+        }
+        Ok((index, Some((plan, window, missing))))
     })
-    .await
-    .map_err(|join| MediaError::Internal {
-        reason: if join.is_panic() {
-            "parser panicked".to_owned()
-        } else {
-            join.to_string()
-        },
-    })??;
+    .await?;
+    // A source whose reads are not round trips (local disk) gets here. An object store's
+    // load has read the window with the open and `moov`, unless `moov` sits between media
+    // far from both ends (more than `max_moov_bytes` after it): then this is one more GET.
+    if let Some((plan, mut window, missing)) = rest {
+        let bytes = reader.read_many(&missing).await?;
+        window
+            .held
+            .extend(missing.iter().map(|r| r.start).zip(bytes));
+        report.caption_reads = 1;
+        index = blocking(move || {
+            plan.apply(&mut index, &window);
+            Ok(index)
+        })
+        .await?;
+    }
     Ok((index, report))
+}
+
+/// Run `work` on the blocking pool, a panic in it becoming an error.
+async fn blocking<T: Send + 'static>(
+    work: impl FnOnce() -> Result<T, MediaError> + Send + 'static,
+) -> Result<T, MediaError> {
+    tokio::task::spawn_blocking(work)
+        .await
+        .map_err(|join| MediaError::Internal {
+            reason: if join.is_panic() {
+                "parser panicked".to_owned()
+            } else {
+                join.to_string()
+            },
+        })?
+}
+
+/// The bytes the caption scan looks in, and those of them the load holds already.
+fn scan_window(size: u64, boxes: &TopLevelBoxes) -> ScanWindow {
+    let moov_end = boxes.moov_offset.saturating_add(boxes.moov.len() as u64);
+    ScanWindow::new(size, &boxes.probe, moov_end, boxes.after_moov.clone())
 }
 
 /// The index of a whole MP4 file held in memory, through the same walk and parse as
@@ -104,15 +147,27 @@ pub(super) fn report_from_bytes(
         true => Some(ready(find_fragments(reader, size, &located, limits)).ok_or_else(pending)??),
         false => None,
     };
-    let report = IndexReport {
+    let mut report = IndexReport {
         moov_reads: located.reads,
         fragments: fragments.as_ref().map(|f| f.report),
+        caption_reads: 0,
     };
     let identity = ObjectIdentity {
         size,
         version: "memory".to_owned(),
     };
-    let index = parse_with_fragments(identity, &located.moov, fragments.as_ref(), limits)?;
+    let mut index = parse_with_fragments(identity, &located.moov, fragments.as_ref(), limits)?;
+    let mut window = scan_window(size, &located);
+    let plan = ScanPlan::new(&index, &window);
+    let missing = plan.missing(&window);
+    if !missing.is_empty() {
+        let bytes = ready(reader.read_many(&missing)).ok_or_else(pending)??;
+        window
+            .held
+            .extend(missing.iter().map(|r| r.start).zip(bytes));
+        report.caption_reads = 1;
+    }
+    plan.apply(&mut index, &window);
     Ok((index, report))
 }
 

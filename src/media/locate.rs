@@ -8,6 +8,7 @@
 
 use bytes::Bytes;
 
+use super::captions::after_moov;
 use super::{MediaError, MediaLimits};
 use crate::source::{ByteRange, MediaSource, ObjectIdentity, ObjectKey, SourceError, SourceKind};
 
@@ -24,6 +25,11 @@ pub struct TopLevelBoxes {
     /// the whole object when smaller). Kept so later walks (fragments after `moov`) need
     /// not read again what this already holds.
     pub probe: Bytes,
+    /// Bytes right after `moov` read with it, for the caption scan (`media::captions`):
+    /// where reads are round trips and `moov` runs past the probe, those of
+    /// `captions::after_moov` come with its rest in the same read. `None` when none were
+    /// read.
+    pub after_moov: Option<Bytes>,
 }
 
 /// A parsed top-level box header.
@@ -266,11 +272,12 @@ pub(super) async fn locate_in(
             }
             // parse_header checked `box_len <= size - offset`.
             let moov_range = ByteRange::new(offset, header.box_len);
-            let moov = match known.slice(moov_range) {
-                Some(moov) => moov,
+            let after_range = after_moov(size, moov_range.end());
+            let (moov, after_moov) = match known.slice(moov_range) {
+                Some(moov) => (moov, known.slice(after_range)),
                 None => {
                     reads += 1;
-                    read_moov(reader, &probe, moov_range).await?
+                    read_moov(reader, &probe, moov_range, after_range).await?
                 }
             };
             return Ok(TopLevelBoxes {
@@ -278,6 +285,7 @@ pub(super) async fn locate_in(
                 moov_offset: offset,
                 reads,
                 probe,
+                after_moov: after_moov.filter(|b| !b.is_empty()),
             });
         }
         offset += header.box_len;
@@ -320,29 +328,36 @@ impl Known {
     }
 }
 
-/// Read `moov` at `range`. Where reads are round trips and it starts inside the probe,
-/// only the part after the probe is read, joined to the probe's part (one copy); otherwise
-/// it is read whole (on local disk into one of the source's warm buffers).
+/// Read `moov` at `range`, and the bytes `after` it. Where reads are round trips and it
+/// starts inside the probe, only the part after the probe is read, with `after` in the
+/// same read (the first samples of a faststart file, for the caption scan: no round trip
+/// of their own), joined to the probe's part (one copy); otherwise `moov` alone is read
+/// whole (on local disk into one of the source's warm buffers).
 async fn read_moov(
     reader: Reader<'_>,
     probe: &Bytes,
     range: ByteRange,
-) -> Result<Bytes, MediaError> {
+    after: ByteRange,
+) -> Result<(Bytes, Option<Bytes>), MediaError> {
     let probe_len = probe.len() as u64;
     let start_in_probe = usize::try_from(range.start)
         .ok()
         .filter(|_| range.start < probe_len && range.end() > probe_len);
     let (Some(start), true) = (start_in_probe, reader.reads_are_round_trips()) else {
-        return reader.read(range).await;
+        return Ok((reader.read(range).await?, None));
     };
     let head = probe.slice(start..);
+    let rest_len = range.end() - probe_len;
     let rest = reader
-        .read(ByteRange::new(probe_len, range.end() - probe_len))
+        .read(ByteRange::new(probe_len, rest_len + after.len))
         .await?;
-    let mut moov = bytes::BytesMut::with_capacity(head.len() + rest.len());
+    let cut = usize::try_from(rest_len)
+        .unwrap_or(usize::MAX)
+        .min(rest.len());
+    let mut moov = bytes::BytesMut::with_capacity(head.len() + cut);
     moov.extend_from_slice(&head);
-    moov.extend_from_slice(&rest);
-    Ok(moov.freeze())
+    moov.extend_from_slice(&rest[..cut]);
+    Ok((moov.freeze(), Some(rest.slice(cut..))))
 }
 
 #[cfg(test)]

@@ -2,12 +2,14 @@
 //!
 //! This is the only module that reads mp4-atom's parse types. It turns a source object,
 //! progressive or fragmented, into a [`MediaIndex`]: per track its codec, raw sample
-//! description, display matrix, edit list and flat per-sample arrays; text tracks are kept
-//! apart and their payloads read only when a subtitle is asked for. Sample numbers are
+//! description, display matrix, edit list and flat per-sample arrays, and the closed
+//! captions its first video samples carry (`captions`); text tracks are kept apart and
+//! their payloads read only when a subtitle is asked for. Sample numbers are
 //! 0-based here (MP4 tables are 1-based, converted at the parse boundary). Packaging
 //! decisions (where to cut, how to shift times) are left to `package`.
 
 mod bits;
+mod captions;
 mod codec;
 mod color;
 mod document;
@@ -166,6 +168,10 @@ pub struct TrackIndex {
     pub edits: EditList,
     /// The samples.
     pub samples: SampleTable,
+    /// The CEA-608 channels and CEA-708 services found in the video's SEI by the bounded
+    /// scan at load (`media::captions`), in order; empty for audio, for video without
+    /// them, and for codecs other than H.264 and HEVC.
+    pub captions: Vec<CaptionChannel>,
 }
 
 impl TrackIndex {
@@ -174,6 +180,7 @@ impl TrackIndex {
         self.samples.heap_bytes()
             + self.sample_description.len()
             + self.edits.edits.capacity() * std::mem::size_of::<Edit>()
+            + self.captions.capacity() * std::mem::size_of::<CaptionChannel>()
             + 128
     }
 
@@ -352,6 +359,15 @@ impl SampleTable {
         match &self.offsets.later {
             Some(later) => later.offsets(&self.sizes),
             None => &self.offsets.known,
+        }
+    }
+
+    /// The file offsets of the first `n` samples (fewer if the track has fewer), without
+    /// working out the rest of a long track's.
+    pub fn first_offsets(&self, n: usize) -> Vec<u64> {
+        match &self.offsets.later {
+            Some(later) => later.first(&self.sizes, n),
+            None => self.offsets.known.iter().take(n).copied().collect(),
         }
     }
 

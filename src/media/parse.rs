@@ -155,6 +155,8 @@ pub(super) fn parse_with_fragments(
             ),
             edits,
             samples,
+            // Filled by the scan of the samples' heads after the parse (`load`).
+            captions: Vec::new(),
         });
     }
     if tracks.is_empty() {

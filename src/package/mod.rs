@@ -62,6 +62,6 @@ pub use names::{
 pub use plan::{plan_segments, SegmentPlan, TrackPlan};
 pub use sequence::{build_sequence, PartInput, Sequence, SequencePart};
 pub use signalling::{DashProfile, DashSubtitleFormat, ManifestOptions, ManifestProtection};
-pub use title::{Rendition, SidecarSubtitle, Title, PACKAGER_FORMAT};
+pub use title::{detected_captions, Rendition, SidecarSubtitle, Title, PACKAGER_FORMAT};
 pub use view::{apply_view, Clip, PickKind, TrackPick, TrackSelection, View, ViewError};
 pub use windows::{module_duration_ms, Windows, MAX_WINDOWS};

@@ -48,6 +48,7 @@ pub(crate) fn track(track_id: u32, video: bool) -> TrackIndex {
         display_matrix: crate::media::UNITY_MATRIX,
         edits: EditList::default(),
         samples,
+        captions: Vec::new(),
     }
 }
 

@@ -22,12 +22,33 @@ pub struct Title {
     /// Sidecar subtitle files of a title document, in document order; empty
     /// for a plain MP4.
     pub sidecars: Vec<SidecarSubtitle>,
-    /// Closed captions a title document declares in its video; empty when
-    /// none are declared, which manifests say outright (`CLOSED-CAPTIONS=NONE`).
+    /// Closed captions carried in the video: those the scan at load found in its video
+    /// tracks ([`detected_captions`]), or those a title document declares, which replace
+    /// them. Empty when there are none, which manifests say outright
+    /// (`CLOSED-CAPTIONS=NONE`).
     pub closed_captions: Vec<ClosedCaption>,
     /// A title document's ad breaks as cut, and its program date; the default
     /// (none) for a plain MP4 and documents without them.
     pub breaks: super::AdBreaks,
+}
+
+/// The closed captions the scan at load found in the video tracks of `index`, each
+/// channel once, in order. The stream says no language, so none is given (HLS leaves
+/// `LANGUAGE` out, DASH says `und`), and each is named by its channel (`CC1`,
+/// `SERVICE1`), as a document's caption without a name or language is.
+pub fn detected_captions(index: &MediaIndex) -> Vec<ClosedCaption> {
+    let mut channels: Vec<_> = (index.tracks.iter())
+        .flat_map(|t| t.captions.iter().copied())
+        .collect();
+    channels.sort_unstable();
+    channels.dedup();
+    (channels.into_iter())
+        .map(|channel| ClosedCaption {
+            channel,
+            language: None,
+            name: channel.to_string(),
+        })
+        .collect()
 }
 
 /// A sidecar subtitle file of a title document, offered beside the title's text tracks.
@@ -96,7 +117,10 @@ pub struct Rendition {
 /// 4: a video track's composition delay is an `elst` in its init segment and its fMP4
 /// decode times (`tfdt`) start that much later (`plan.rs`); presentation times, TS and
 /// WebVTT are unchanged.
-pub const PACKAGER_FORMAT: u32 = 4;
+/// 5: closed captions found in the video's SEI are announced with no title document
+/// (`media::captions`): the masters and MPDs of such files change, and their entity tags
+/// must too, or a CDN revalidating them would keep `CLOSED-CAPTIONS=NONE`.
+pub const PACKAGER_FORMAT: u32 = 5;
 
 impl Title {
     /// The version token of everything derived from this title: a hash of the object's
@@ -168,12 +192,13 @@ impl Title {
         if renditions.is_empty() || plan.segment_count == 0 {
             return Err(PackageError::NoRenditions);
         }
+        let closed_captions = detected_captions(&index);
         Ok(Self {
             index,
             plan,
             renditions,
             sidecars: Vec::new(),
-            closed_captions: Vec::new(),
+            closed_captions,
             breaks: super::AdBreaks::default(),
         })
     }
@@ -480,9 +505,9 @@ mod tests {
         let mut video = track(1, true);
         video.display_matrix = [0, 0x1_0000, 0, -0x1_0000, 0, 0, 0, 0, 0x4000_0000];
         let turned = Title::new(index(vec![video, track(2, false)]), 6000).unwrap();
-        // FNV-1a of the four fields (size 0, version "", 6000 ms, format 4), each ending in a
+        // FNV-1a of the four fields (size 0, version "", 6000 ms, format 5), each ending in a
         // NUL, computed apart from this code.
-        assert_eq!(upright.version_token(), "f8303217d36230f6");
+        assert_eq!(upright.version_token(), "f8339817d365141f");
         assert_eq!(turned.version_token(), upright.version_token());
     }
 }

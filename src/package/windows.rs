@@ -352,6 +352,7 @@ mod tests {
                 cts_offsets: Vec::new(),
                 sync: None,
             },
+            captions: Vec::new(),
         }
     }
 

@@ -32,6 +32,7 @@ pub use key::{KeyError, ObjectKey};
 pub use listing::{ListStream, ListedObject};
 pub use local::LocalMediaSource;
 pub use media_source::{ByteStream, MediaSource, SourceKind};
+pub(crate) use object_store::MAX_OPEN_BYTES;
 pub use object_store::{ObjectStoreOptions, ObjectStoreSource, StoreError};
 pub use range::{chunk_batches, ByteRange};
 pub use runs::OVER_READ_BUDGET_BYTES;

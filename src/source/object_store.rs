@@ -31,6 +31,7 @@ use bytes::{Bytes, BytesMut};
 use futures_util::future::FutureExt;
 use futures_util::stream::{StreamExt, TryStreamExt};
 
+pub(crate) use self::opening::MAX_OPEN_BYTES;
 pub use self::store::{ObjectStoreOptions, StoreError};
 
 use self::hedge::{HedgeBudget, Latencies};

@@ -6,6 +6,7 @@
 #![allow(dead_code)]
 
 pub mod bounded;
+pub mod captioned;
 pub mod frames;
 pub mod http;
 pub mod logs;

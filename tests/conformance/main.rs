@@ -15,6 +15,7 @@
 
 mod boxes;
 mod breaks;
+mod captions;
 mod cbcs_layout;
 mod clips;
 #[path = "../common/mod.rs"]

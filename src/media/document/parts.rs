@@ -188,7 +188,7 @@ fn inline_document(
         drm: None,
         dash_profile: None,
         parts: Vec::new(),
-        closed_captions: Vec::new(),
+        closed_captions: None,
         breaks: Vec::new(),
         program_date_time: None,
     }

@@ -167,7 +167,7 @@ fn accessibility_fields_are_read_and_checked() {
     assert_eq!(doc.audio[0].roles, [AudioRole::Description, AudioRole::Dub]);
     assert!(doc.video[0].roles.is_empty());
     assert!(doc.subtitles[0].sdh && !doc.subtitles[1].sdh);
-    let captions: Vec<(String, Option<&str>, &str)> = (doc.closed_captions.iter())
+    let captions: Vec<(String, Option<&str>, &str)> = (doc.closed_captions.iter().flatten())
         .map(|c| {
             (
                 c.channel.to_string(),

@@ -19,8 +19,8 @@ use write::Writer;
 use super::side_by_side::{cpu_cores, side_by_side};
 use super::skeleton::check_sample_description_nesting;
 use super::{
-    describe_codec, CodecInfo, EditList, MediaIndex, MediaLimits, SampleTable, TextFormat,
-    TextTrackIndex, TrackIndex, TrackKind,
+    describe_codec, CaptionChannel, CodecInfo, EditList, MediaIndex, MediaLimits, SampleTable,
+    TextFormat, TextTrackIndex, TrackIndex, TrackKind,
 };
 use crate::source::{ObjectIdentity, ObjectKey};
 
@@ -28,9 +28,10 @@ use crate::source::{ObjectIdentity, ObjectKey};
 const MAGIC: &[u8; 4] = b"VPIX";
 
 /// The format written and the only one read. Bump it whenever the index the parser makes
-/// from the same file changes, not only the layout: the object names carry it
+/// from the same file changes, not only the layout (4: each audio and video track's
+/// caption channels, after its edits): the object names carry it
 /// (`INDEX_FORMAT` in `tiers`), so replicas of two versions never read each other's.
-pub const INDEX_FORMAT: u32 = 3;
+pub const INDEX_FORMAT: u32 = 4;
 
 /// The layout of the samples in the file as runs per track (`Writer::layout`).
 const LAYOUT_RUNS: u8 = 0;
@@ -114,6 +115,13 @@ pub fn encode_index(key: &ObjectKey, index: &MediaIndex) -> Vec<u8> {
             out.signed(i64::from(m));
         }
         out.edits(&track.edits);
+        out.count(track.captions.len());
+        for channel in &track.captions {
+            out.0.extend_from_slice(&match channel {
+                CaptionChannel::Cea608(n) => [0, *n],
+                CaptionChannel::Cea708(n) => [1, *n],
+            });
+        }
         out.samples_block(&track.samples);
     }
     out.count(index.text_tracks.len());
@@ -198,6 +206,7 @@ pub fn decode_index(
                 .map_err(|_| invalid(track_id, "display matrix".into()))?;
         }
         let edits = r.edits(track_id)?;
+        let captions = captions(&mut r, track_id)?;
         let block = r.samples_block(&mut budget)?;
         let track = TrackIndex {
             track_id,
@@ -211,6 +220,7 @@ pub fn decode_index(
             display_matrix,
             edits,
             samples: SampleTable::default(),
+            captions,
         };
         headers.push((track, block));
     }
@@ -321,6 +331,27 @@ fn decode_block(track_id: u32, block: &[u8], limits: &MediaLimits) -> Result<Sam
 /// An index error about track `track_id`.
 fn invalid(track_id: u32, reason: String) -> StoredIndexError {
     StoredIndexError::Invalid(format!("track {track_id}: {reason}"))
+}
+
+/// Most caption channels a track may list: CC1-CC4 and SERVICE1-SERVICE63.
+const MAX_CAPTION_CHANNELS: usize = 4 + 63;
+
+/// A track's caption channels, each known, in order, each once.
+fn captions(r: &mut Reader<'_>, track_id: u32) -> Result<Vec<CaptionChannel>> {
+    let n = r.count(MAX_CAPTION_CHANNELS, "caption channels", 2)?;
+    let mut out: Vec<CaptionChannel> = Vec::with_capacity(n);
+    for _ in 0..n {
+        let channel = match (r.u8()?, r.u8()?) {
+            (0, n @ 1..=4) => CaptionChannel::Cea608(n),
+            (1, n @ 1..=63) => CaptionChannel::Cea708(n),
+            (kind, n) => return Err(invalid(track_id, format!("caption channel {kind}/{n}"))),
+        };
+        if out.last().is_some_and(|last| *last >= channel) {
+            return Err(invalid(track_id, "caption channels out of order".into()));
+        }
+        out.push(channel);
+    }
+    Ok(out)
 }
 
 /// A track's timescale, never 0.

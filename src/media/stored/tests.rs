@@ -61,6 +61,7 @@ fn an_index_reads_back_as_the_parser_made_it() {
             assert_eq!(a.display_matrix, b.display_matrix, "{name}");
             assert_eq!(a.edits, b.edits, "{name}");
             assert_eq!(a.samples, b.samples, "{name}");
+            assert_eq!(a.captions, b.captions, "{name}");
         }
         assert_eq!(back.text_tracks.len(), index.text_tracks.len(), "{name}");
         for (a, b) in index.text_tracks.iter().zip(&back.text_tracks) {
@@ -217,7 +218,35 @@ fn an_index_the_parser_could_not_have_made_is_refused() {
         media_time_ticks: Some(u64::MAX / 2),
     }];
     invalid(&past);
+
+    for wrong in [
+        vec![CaptionChannel::Cea608(3), CaptionChannel::Cea608(1)],
+        vec![CaptionChannel::Cea608(1), CaptionChannel::Cea608(1)],
+        vec![CaptionChannel::Cea608(5)],
+        vec![CaptionChannel::Cea708(64)],
+    ] {
+        let mut captions = index.clone();
+        captions.tracks[0].captions = wrong;
+        invalid(&captions);
+    }
     let _ = identity;
+}
+
+/// Given a video track whose scan found captions, then the tiers carry them: they read
+/// back as written.
+#[test]
+fn caption_channels_read_back() {
+    let (mut index, identity) = indexed("h264-aac-3s.mp4");
+    let found = vec![
+        CaptionChannel::Cea608(1),
+        CaptionChannel::Cea608(3),
+        CaptionChannel::Cea708(1),
+        CaptionChannel::Cea708(63),
+    ];
+    index.tracks[0].captions = found.clone();
+    let back = decode(&encode_index(&key(), &index), &identity).unwrap();
+    assert_eq!(back.tracks[0].captions, found);
+    assert!(back.tracks[1].captions.is_empty());
 }
 
 /// Given a track's samples whose sizes (each the change from the one before) run below

@@ -108,6 +108,32 @@ impl LaterOffsets {
         })
     }
 
+    /// The offsets of the first `n` samples (of `sizes`, the track's), without working
+    /// out the rest: the caption scan's few samples of a long track at load.
+    pub(in crate::media) fn first(&self, sizes: &[u32], n: usize) -> Vec<u64> {
+        let n = n.min(self.samples);
+        if let Some(all) = self.worked_out.get() {
+            return all.get(..n).unwrap_or(all).to_vec();
+        }
+        let Ok(tables) = self.tables.lock() else {
+            return Vec::new();
+        };
+        let (Some(tables), Some(sizes)) = (tables.as_ref(), sizes.get(..n)) else {
+            return Vec::new();
+        };
+        let chunks = Chunks::of(tables, self.track_id, self.object_len);
+        let mut offsets = Vec::with_capacity(n);
+        let walked = chunks.and_then(|chunks| {
+            walk_chunks(chunks, sizes, Walk::Prefix, |offset, sizes| {
+                place(&mut offsets, offset, sizes)
+            })
+        });
+        match walked {
+            Ok(()) => offsets,
+            Err(_) => Vec::new(),
+        }
+    }
+
     /// Whether the offsets were worked out.
     pub(in crate::media) fn worked_out(&self) -> bool {
         self.worked_out.get().is_some()
@@ -117,14 +143,27 @@ impl LaterOffsets {
 /// Every sample's file offset, by [`walk_chunks`]: each chunk's samples lie end to end.
 fn expand_offsets(chunks: Chunks<'_>, sizes: &[u32]) -> Result<Vec<u64>, MediaError> {
     let mut offsets = Vec::with_capacity(sizes.len());
-    walk_chunks(chunks, sizes, |offset, sizes| {
-        let mut at = offset;
-        for size in sizes {
-            offsets.push(at);
-            at = at.saturating_add(u64::from(*size));
-        }
+    walk_chunks(chunks, sizes, Walk::Whole, |offset, sizes| {
+        place(&mut offsets, offset, sizes)
     })?;
     Ok(offsets)
+}
+
+/// The offsets of a chunk's samples, which lie end to end from `offset`.
+fn place(offsets: &mut Vec<u64>, offset: u64, sizes: &[u32]) {
+    let mut at = offset;
+    for size in sizes {
+        offsets.push(at);
+        at = at.saturating_add(u64::from(*size));
+    }
+}
+
+/// Whether a walk places all of a track's samples (and checks no chunk is left over), or
+/// only its first ones.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum Walk {
+    Whole,
+    Prefix,
 }
 
 /// The sample offsets of a track whose samples have `sizes`: checked in full now, and
@@ -140,7 +179,7 @@ pub(super) fn sample_offsets(
     if sizes.len() <= at_load_max {
         return Ok(expand_offsets(chunks, sizes)?.into());
     }
-    walk_chunks(chunks, sizes, |_, _| {})?;
+    walk_chunks(chunks, sizes, Walk::Whole, |_, _| {})?;
     Ok(SampleOffsets {
         known: Vec::new(),
         later: Some(std::sync::Arc::new(LaterOffsets::new(
@@ -159,6 +198,7 @@ pub(super) fn sample_offsets(
 fn walk_chunks(
     chunks: Chunks<'_>,
     sizes: &[u32],
+    walk: Walk,
     mut each: impl FnMut(u64, &[u32]),
 ) -> Result<(), MediaError> {
     let Chunks {
@@ -244,7 +284,7 @@ fn walk_chunks(
     }
     // Every chunk holds a sample: chunks left over mean stsc claims more samples per chunk
     // than there are (a huge samples_per_chunk puts every sample in the first chunk).
-    if used_chunks < chunk_count {
+    if walk == Walk::Whole && used_chunks < chunk_count {
         return Err(invalid(
             "stsc",
             track_id,

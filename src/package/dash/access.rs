@@ -16,6 +16,8 @@ const AUDIO_PURPOSE_SCHEME: &str = "urn:tva:metadata:cs:AudioPurposeCS:2007";
 const AUDIO_PURPOSE_DESCRIPTION: u32 = 1;
 const CEA_608_SCHEME: &str = "urn:scte:dash:cc:cea-608:2015";
 const CEA_708_SCHEME: &str = "urn:scte:dash:cc:cea-708:2015";
+/// ISO 639-2 for a language not known.
+const UNDETERMINED: &str = "und";
 
 /// `Accessibility` and `Role` elements of an audio set whose renditions declare `roles`.
 pub(super) fn audio_roles(out: &mut String, roles: &[AudioRole]) {
@@ -35,7 +37,8 @@ pub(super) fn audio_roles(out: &mut String, roles: &[AudioRole]) {
 
 /// The `Accessibility` elements of the video set for the title's declared closed
 /// captions: one for the CEA-608 channels, one for the CEA-708 services, each listing
-/// its channels with their languages (three letters where the code is known).
+/// its channels with their languages (three letters where the code is known, `und` when
+/// none is given).
 pub(super) fn closed_captions(out: &mut String, title: &Title) {
     let mut cea608 = Vec::new();
     let mut cea708 = Vec::new();
@@ -45,11 +48,13 @@ pub(super) fn closed_captions(out: &mut String, title: &Title) {
             let primary = lower.split('-').next().unwrap_or("").to_owned();
             crate::package::view::three_letter_code(&primary).map_or(primary, str::to_owned)
         });
-        match (caption.channel, language) {
-            (CaptionChannel::Cea608(_), Some(l)) => cea608.push(format!("{}={l}", caption.channel)),
-            (CaptionChannel::Cea608(_), None) => cea608.push(caption.channel.to_string()),
-            (CaptionChannel::Cea708(n), Some(l)) => cea708.push(format!("{n}=lang:{l}")),
-            (CaptionChannel::Cea708(n), None) => cea708.push(n.to_string()),
+        // No language (captions found in the stream, which says none): `und`, ISO 639-2's
+        // "undetermined", since readers expect a channel's `=` (ExoPlayer matches
+        // `CC[1-4]=`; Shaka takes a bare value for a language).
+        let language = language.unwrap_or_else(|| UNDETERMINED.to_owned());
+        match caption.channel {
+            CaptionChannel::Cea608(_) => cea608.push(format!("{}={language}", caption.channel)),
+            CaptionChannel::Cea708(n) => cea708.push(format!("{n}=lang:{language}")),
         }
     }
     for (scheme, values) in [(CEA_608_SCHEME, cea608), (CEA_708_SCHEME, cea708)] {

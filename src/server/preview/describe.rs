@@ -53,6 +53,26 @@ fn colour_note(codec: &crate::media::CodecInfo) -> String {
 ///
 /// # Errors
 /// The read or parse error, or the edit list that cannot be packaged (after its edits).
+/// What the caption scan found in the video's first samples (`media::captions`), and
+/// what the title announces (a document's `closed_captions` replace the scan's).
+fn captions_line(title: &Title, caption_reads: u32) -> String {
+    let names = |channels: Vec<String>| match channels.is_empty() {
+        true => "none".to_owned(),
+        false => channels.join(", "),
+    };
+    let found = (title.index.tracks.iter())
+        .flat_map(|t| t.captions.iter().map(ToString::to_string))
+        .collect();
+    let announced = (title.closed_captions.iter())
+        .map(|c| c.channel.to_string())
+        .collect();
+    format!(
+        "captions: found {} (SEI of the first samples, {caption_reads} reads of their own), announced {}\n",
+        names(found),
+        names(announced)
+    )
+}
+
 pub async fn describe(
     source: &Arc<dyn MediaSource>,
     key: &ObjectKey,
@@ -82,6 +102,7 @@ pub async fn describe(
     let mut out = String::new();
     out.push_str(&format!("{key}: {} bytes\n", identity.size));
     out.push_str(&format!("moov: {} reads\n", report.moov_reads));
+    out.push_str(&captions_line(&title, report.caption_reads));
     out.push_str(&encryption_lines(&title, encryption));
     if let Some(f) = report.fragments {
         // With no read past the probe, the walk found them in bytes already read.

@@ -349,7 +349,7 @@ pub fn urlset_document(key: &ObjectKey) -> Result<TitleDocument, String> {
         encryption: None,
         drm: None,
         dash_profile: None,
-        closed_captions: Vec::new(),
+        closed_captions: None,
         parts: Vec::new(),
         breaks: Vec::new(),
         program_date_time: None,

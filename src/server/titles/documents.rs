@@ -299,7 +299,7 @@ async fn load_ladder(
 
 /// The document's accessibility on its title: each audio entry's roles on the
 /// renditions it brought (its file's audio tracks, or the one it names), and the closed
-/// captions it declares.
+/// captions it declares, in place of those found in its videos.
 fn give_roles(title: &mut Title, document: &TitleDocument) {
     let files = distinct_files(document);
     for rendition in &mut title.renditions {
@@ -314,7 +314,9 @@ fn give_roles(title: &mut Title, document: &TitleDocument) {
             rendition.roles = entry.roles.clone();
         }
     }
-    title.closed_captions = document.closed_captions.clone();
+    if let Some(declared) = &document.closed_captions {
+        title.closed_captions = declared.clone();
+    }
 }
 
 /// `title` (already cut to the document's clip) cut again at the document's ad breaks.

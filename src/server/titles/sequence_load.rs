@@ -72,7 +72,24 @@ pub(super) async fn sequence_title(
                         title: &cached.title,
                     })
                     .collect();
-                let sequence = build_sequence(&inputs)?;
+                let mut sequence = build_sequence(&inputs)?;
+                // Captions: the document's, else those found in any part's video, said
+                // alike by the one HLS master and every DASH Period (a player shows none
+                // while a part without them plays).
+                let captions = match &document.closed_captions {
+                    Some(declared) => declared.clone(),
+                    None => {
+                        let mut found: Vec<_> = (parts.iter())
+                            .flat_map(|p| p.title.closed_captions.iter().cloned())
+                            .collect();
+                        found.sort_by_key(|c| c.channel);
+                        found.dedup_by_key(|c| c.channel);
+                        found
+                    }
+                };
+                for part in &mut sequence.parts {
+                    part.title.closed_captions = captions.clone();
+                }
                 let mut title = (sequence.parts.get(sequence.reference))
                     .map(|p| p.title.clone())
                     .ok_or(crate::package::PackageError::NoRenditions)?;

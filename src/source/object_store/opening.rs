@@ -23,8 +23,10 @@ pub(super) const RECENT: usize = 32;
 /// Opens seen before the sizes move from their defaults.
 const LEARNED_AFTER: usize = 8;
 
-/// The most an open reads from either end.
-pub(super) const MAX_OPEN_BYTES: u64 = 4 * 1024 * 1024;
+/// The most an open reads from either end. The caption scan keeps its window inside it
+/// (`media::captions`), so the bytes it asks for never push a learned open into a second
+/// GET.
+pub(crate) const MAX_OPEN_BYTES: u64 = 4 * 1024 * 1024;
 
 /// Sizes learned are rounded up to this.
 const ROUNDING: u64 = 64 * 1024;
