@@ -12,7 +12,9 @@ use bytes::Bytes;
 
 use crate::media::is_title_document;
 use crate::package::thumb::Storyboard;
-use crate::package::{ManifestFilter, ManifestOptions, Rendition, Resource, View};
+use crate::package::{
+    DashProfile, DashSubtitleFormat, ManifestFilter, ManifestOptions, Rendition, Resource, View,
+};
 use crate::server::access::manifest::{manifest_options, RequestPlace};
 use crate::server::access::select::{select, Protected, Selected};
 use crate::server::app::App;
@@ -131,6 +133,9 @@ impl<'r> TitleRequest<'r> {
             options.storyboard = Storyboard::of_title(&cached.title, app.storyboard_layout());
         }
         options.dash_subtitles = app.settings.dash_subtitle_format;
+        if resource == Resource::Mpd {
+            etag = dash_form_tag(&etag, &options);
+        }
         if let Some(filter) = filter {
             options.filtered = filter.left_out(&cached.title)?;
             etag = filtered_tag(&etag, &options.filtered);
@@ -320,6 +325,29 @@ impl<'r> TitleRequest<'r> {
     }
 }
 
+/// The entity tag of an MPD written in a profile or subtitle form other than the defaults:
+/// the default one's with the two named, so a cache revalidating an MPD after the
+/// server's `--dash-profile` or `--dash-subtitle-format` changed (or a title document's
+/// `"dash_profile"`) gets the new MPD rather than a 304 for the old. The defaults keep the
+/// plain tag.
+fn dash_form_tag(etag: &str, options: &ManifestOptions) -> String {
+    let profile = match options.dash_profile {
+        DashProfile::Default => None,
+        DashProfile::Dvb => Some("dvb"),
+    };
+    let text = match options.dash_text_format() {
+        DashSubtitleFormat::Wvtt => None,
+        DashSubtitleFormat::Imsc1 => Some("imsc1"),
+        DashSubtitleFormat::WebvttFile => Some("vttfile"),
+    };
+    let bare = etag.strip_suffix('"').unwrap_or(etag);
+    match (profile, text) {
+        (None, None) => etag.to_owned(),
+        (Some(profile), Some(text)) => format!("{bare}-{profile}-{text}\""),
+        (Some(form), None) | (None, Some(form)) => format!("{bare}-{form}\""),
+    }
+}
+
 /// The entity tag of a manifest a filter left `filtered` out of: the unfiltered one's
 /// with a hash of the list, so a cache that revalidates one never gets a 304 for the
 /// other. A filter that leaves nothing out gives the unfiltered bytes and keeps its tag.
@@ -334,4 +362,40 @@ fn filtered_tag(etag: &str, filtered: &[u32]) -> String {
     }
     let bare = etag.strip_suffix('"').unwrap_or(etag);
     format!("{bare}-f{hash:016x}\"")
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// Given the default profile and subtitle form, then an MPD keeps its plain tag; given
+    /// another profile or form, then the tag names it, so no cache mistakes one MPD for
+    /// the other.
+    #[test]
+    fn an_mpd_in_another_profile_or_subtitle_form_has_its_own_tag() {
+        let tag = "\"abc-manifest.mpd\"";
+        let options = |dash_profile, dash_subtitles| ManifestOptions {
+            dash_profile,
+            dash_subtitles,
+            ..ManifestOptions::default()
+        };
+        let tags: Vec<String> = [
+            options(DashProfile::Default, DashSubtitleFormat::Wvtt),
+            options(DashProfile::Default, DashSubtitleFormat::Imsc1),
+            options(DashProfile::Default, DashSubtitleFormat::WebvttFile),
+            options(DashProfile::Dvb, DashSubtitleFormat::Wvtt),
+        ]
+        .iter()
+        .map(|o| dash_form_tag(tag, o))
+        .collect();
+        assert_eq!(
+            tags,
+            [
+                "\"abc-manifest.mpd\"",
+                "\"abc-manifest.mpd-imsc1\"",
+                "\"abc-manifest.mpd-vttfile\"",
+                "\"abc-manifest.mpd-dvb-imsc1\"",
+            ]
+        );
+    }
 }
