@@ -6,7 +6,7 @@ use crate::jobs::{Job, Run, Step};
 use crate::web_runner::WebPlayers;
 
 /// Given `--dash-profile dvb` and the ladder title (three rungs, English and French audio,
-/// sidecar subtitles the DVB MPD leaves out), when dash.js and Shaka play its MPD, switch
+/// sidecar subtitles as EBU-TT-D segments, whose cues `web_text_segments` checks), when dash.js and Shaka play its MPD, switch
 /// to a rung, to the French audio (the `alternate` set beside the `main` one) and seek,
 /// then they play to the end, strictly.
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
@@ -15,7 +15,7 @@ async fn dash_players_play_a_dvb_profile_mpd_strictly() {
         return;
     };
     let mut settings = common::segments_of(1000);
-    settings.dash_profile = vodpack::media::DashProfile::Dvb;
+    settings.dash_profile = vodpack::config::DashProfile::Dvb;
     let server = common::start_server_with(&common::fixtures(), settings).await;
     let key = "ladder/ladder.json";
     let jobs: Vec<Job> = [Run::DashJs, Run::ShakaDash]

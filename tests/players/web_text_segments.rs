@@ -4,7 +4,7 @@
 //! (`web_every_fixture` plays the default `wvtt` form with every player; this story adds
 //! IMSC1, a tighter tolerance, and the encrypted title.)
 
-use vodpack::config::Settings;
+use vodpack::config::{DashProfile, Settings};
 use vodpack::package::DashSubtitleFormat;
 
 use crate::common;
@@ -25,7 +25,8 @@ static MOVTEXT: Cues = Cues {
 };
 
 /// Given every fixture with subtitles, served with 1 s segments and each DASH text form
-/// (`wvtt`, `imsc1`), and the movtext fixture encrypted (`cenc`, ClearKey), when dash.js
+/// (`wvtt`, `imsc1`, and the DVB profile's EBU-TT-D, `codecs="stpp"` on the set), and the
+/// movtext fixture encrypted (`cenc`, ClearKey), when dash.js
 /// and Shaka play the MPD with the title's text track selected, then each cue shows at its
 /// source time (within 20 ms) with its text, and the players play on to the end, strictly.
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
@@ -35,9 +36,16 @@ async fn dash_players_render_wvtt_and_imsc1_cues_at_their_times() {
     };
     let mut servers = Vec::new();
     let mut jobs = Vec::new();
-    for format in [DashSubtitleFormat::Wvtt, DashSubtitleFormat::Imsc1] {
+    let forms = [
+        (DashProfile::Default, DashSubtitleFormat::Wvtt),
+        (DashProfile::Default, DashSubtitleFormat::Imsc1),
+        // The DVB profile writes IMSC1 whatever the format setting says.
+        (DashProfile::Dvb, DashSubtitleFormat::Wvtt),
+    ];
+    for (profile, format) in forms {
         let clear = Settings {
             dash_subtitle_format: format,
+            dash_profile: profile,
             ..common::segments_of(1000)
         };
         let server = common::start_server_with(&common::fixtures(), clear).await;
@@ -49,7 +57,7 @@ async fn dash_players_render_wvtt_and_imsc1_cues_at_their_times() {
             for run in [Run::DashJs, Run::ShakaDash] {
                 let url = server.url(&title_path(title.key, run.manifest()));
                 let steps = steps(cues, title.seek_s);
-                let what = format!("{format:?} {}", title.key);
+                let what = format!("{profile:?} {format:?} {}", title.key);
                 jobs.push(
                     Job::of_run(run, &what, url, steps)
                         .media(title.video_variants > 0, title.audio_tracks > 0),
@@ -58,13 +66,14 @@ async fn dash_players_render_wvtt_and_imsc1_cues_at_their_times() {
         }
         let encrypted = Settings {
             dash_subtitle_format: format,
+            dash_profile: profile,
             ..encrypting(1000, "hls=aes-128,dash=cenc")
         };
         let protected = common::start_server_with(&common::fixtures(), encrypted).await;
         let key = "h264-aac-movtext-3s.mp4";
         for run in [Run::DashJs, Run::ShakaDash] {
             let url = protected.url(&format!("/vod/{key}/manifest.mpd"));
-            let what = format!("{format:?} cenc {key}");
+            let what = format!("{profile:?} {format:?} cenc {key}");
             jobs.push(Job::of_run(run, &what, url, steps(&MOVTEXT, 2.2)));
         }
         servers.extend([server, protected]);
