@@ -75,4 +75,15 @@ pub enum PackageError {
     /// 422.
     #[error("the title would have {windows} nginx-vod segments, more than the limit of {limit}; use master.m3u8")]
     TooManyWindows { windows: u64, limit: u64 },
+    /// A DASH text segment would hold more cues, or more bytes, than a text segment may
+    /// (`package::text::MAX_SEGMENT_CUES`, `MAX_SEGMENT_BYTES`): a subtitle file with
+    /// thousands of cues at once, whose `wvtt` samples would repeat each of them. 422.
+    #[error("text segment {number} would hold {cues} cues in up to {bytes} bytes, over the limit of {max_cues} cues or {max_bytes} bytes")]
+    TextSegmentTooLarge {
+        number: u64,
+        cues: usize,
+        bytes: u64,
+        max_cues: usize,
+        max_bytes: u64,
+    },
 }

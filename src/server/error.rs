@@ -303,7 +303,8 @@ fn package_answer(e: &PackageError) -> ErrorAnswer {
         | PackageError::SequenceMismatch { .. }
         | PackageError::NotInTs { .. }
         | PackageError::NoTsRenditions
-        | PackageError::TooManyWindows { .. } => {
+        | PackageError::TooManyWindows { .. }
+        | PackageError::TextSegmentTooLarge { .. } => {
             ErrorAnswer::new(StatusCode::UNPROCESSABLE_ENTITY, e.to_string())
         }
     }

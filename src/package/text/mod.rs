@@ -17,7 +17,7 @@ mod tests;
 
 use super::fmp4::{packed_language, BoxWriter};
 use super::webvtt::{Cue, SubtitlePlan};
-use super::TextCoding;
+use super::{PackageError, TextCoding};
 use crate::media::SampleCue;
 
 /// One DASH text segment: where it sits on the track's timeline and the cues it shows.
@@ -94,18 +94,77 @@ pub fn text_init_segment(
     }
 }
 
+/// Most cues one text segment may hold. A real subtitle track shows a few cues in a
+/// segment's seconds; a file with thousands at once is hostile, and `wvtt`'s samples cost
+/// cues times cue edges to build.
+pub const MAX_SEGMENT_CUES: usize = 2_000;
+
+/// Most bytes one text segment may take, as bounded before it is written: a `wvtt`
+/// sample repeats every cue active over it, so a long cue under many short ones is
+/// written once per short one.
+pub const MAX_SEGMENT_BYTES: u64 = 16 * 1024 * 1024;
+
+/// Bytes a cue may cost in a sample beyond its text (boxes, markup, a TTML `p`).
+const CUE_OVERHEAD_BYTES: u64 = 256;
+
 /// A media segment of a text track coded `coding`: `moof` + `mdat` of `segment`'s cues
 /// (an empty segment still fills its span: `vtte`, or a TTML document with no body).
+///
+/// # Errors
+/// [`PackageError::TextSegmentTooLarge`] when the segment would hold more than
+/// [`MAX_SEGMENT_CUES`] cues or, bounded from above, more than [`MAX_SEGMENT_BYTES`].
 pub fn text_media_segment(
     coding: TextCoding,
     track_id: u32,
     language: Option<&str>,
     segment: &TextSegmentSpan<'_>,
-) -> Vec<u8> {
-    match coding {
+) -> Result<Vec<u8>, PackageError> {
+    check_segment_size(coding, segment)?;
+    Ok(match coding {
         TextCoding::Wvtt => wvtt::media_segment(track_id, segment),
         TextCoding::Imsc1 => imsc1::media_segment(track_id, language, segment),
+    })
+}
+
+/// Refuse a segment whose cues would cost too much to write: too many cues, or more bytes
+/// than the limit, counted before writing: each cue once in a TTML document, and in a
+/// `wvtt` segment once in every sample it spans (samples are cut at every cue edge).
+fn check_segment_size(
+    coding: TextCoding,
+    segment: &TextSegmentSpan<'_>,
+) -> Result<(), PackageError> {
+    let cues = segment.timed_cues();
+    let mut edges: Vec<u64> = (cues.iter()).flat_map(|c| [c.start, c.end]).collect();
+    edges.sort_unstable();
+    edges.dedup();
+    let at = |t: u64| edges.partition_point(|e| *e < t) as u64;
+    let bytes = (cues.iter())
+        .map(|c| {
+            let p = c.payload;
+            let len = p.text.len()
+                + p.id.as_ref().map_or(0, String::len)
+                + p.settings.as_ref().map_or(0, String::len);
+            // TTML's escapes may double the text.
+            let once = (len as u64)
+                .saturating_mul(2)
+                .saturating_add(CUE_OVERHEAD_BYTES);
+            let samples = match coding {
+                TextCoding::Wvtt => at(c.end).saturating_sub(at(c.start)).max(1),
+                TextCoding::Imsc1 => 1,
+            };
+            once.saturating_mul(samples)
+        })
+        .fold(0, u64::saturating_add);
+    if cues.len() > MAX_SEGMENT_CUES || bytes > MAX_SEGMENT_BYTES {
+        return Err(PackageError::TextSegmentTooLarge {
+            number: segment.number,
+            cues: cues.len(),
+            bytes,
+            max_cues: MAX_SEGMENT_CUES,
+            max_bytes: MAX_SEGMENT_BYTES,
+        });
     }
+    Ok(())
 }
 
 /// How a text sample entry is described in the init segment.

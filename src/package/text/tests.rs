@@ -18,6 +18,16 @@ fn cue(start_ms: i128, end_ms: i128, text: &str) -> Cue {
     }
 }
 
+/// A media segment the limits let through.
+fn written(
+    coding: TextCoding,
+    track_id: u32,
+    language: Option<&str>,
+    segment: &TextSegmentSpan<'_>,
+) -> Vec<u8> {
+    text_media_segment(coding, track_id, language, segment).expect("within the limits")
+}
+
 fn span(cues: &[Cue], start_ticks: u64, duration_ticks: u64) -> TextSegmentSpan<'_> {
     TextSegmentSpan {
         number: 3,
@@ -107,7 +117,7 @@ fn wvtt_samples_are_cut_at_every_cue_edge() {
         cue(11_000, 12_000, "<i>one</i>"),
         cue(11_500, 13_000, "two"),
     ];
-    let segment = text_media_segment(TextCoding::Wvtt, 4, None, &span(&cues, 10_000, 4_000));
+    let segment = written(TextCoding::Wvtt, 4, None, &span(&cues, 10_000, 4_000));
     let (base, samples) = samples_of(&segment, 4);
     assert_eq!(base, 10_000);
     let got: Vec<(u32, Vec<String>)> = (samples.iter())
@@ -140,7 +150,7 @@ fn wvtt_cues_are_cut_to_the_segment_and_empty_segments_are_vtte() {
     long.payload.settings = Some("line:0".into());
     let cues = [long];
     let (_, samples) = samples_of(
-        &text_media_segment(TextCoding::Wvtt, 4, None, &span(&cues, 10_000, 2_000)),
+        &written(TextCoding::Wvtt, 4, None, &span(&cues, 10_000, 2_000)),
         4,
     );
     assert_eq!(samples.len(), 1);
@@ -148,7 +158,7 @@ fn wvtt_cues_are_cut_to_the_segment_and_empty_segments_are_vtte() {
     let parsed = parse_text_sample(TextFormat::Wvtt, 4, &samples[0].1).unwrap();
     assert_eq!(parsed, [cues[0].payload.clone()]);
     let (_, empty) = samples_of(
-        &text_media_segment(TextCoding::Wvtt, 4, None, &span(&[], 10_000, 2_000)),
+        &written(TextCoding::Wvtt, 4, None, &span(&[], 10_000, 2_000)),
         4,
     );
     assert_eq!(empty, [(2_000, vec![0, 0, 0, 8, b'v', b't', b't', b'e'])]);
@@ -224,7 +234,7 @@ fn imsc1_segments_are_one_ttml_document() {
         ),
         cue(11_250, 11_750, "x &lt; y"),
     ];
-    let segment = text_media_segment(
+    let segment = written(
         TextCoding::Imsc1,
         2,
         Some("en"),
@@ -249,9 +259,51 @@ fn imsc1_segments_are_one_ttml_document() {
             ("00:00:11.250".into(), "00:00:11.750".into(), "x < y".into()),
         ]
     );
-    let empty = text_media_segment(TextCoding::Imsc1, 2, None, &span(&[], 0, 2_000));
+    let empty = written(TextCoding::Imsc1, 2, None, &span(&[], 0, 2_000));
     let (_, samples) = samples_of(&empty, 2);
     let doc = String::from_utf8(samples[0].1.clone()).unwrap();
     assert!(doc.contains("<body/>"), "{doc}");
     assert_eq!(ttml_paragraphs(&doc), []);
+}
+
+/// Given a long cue under 1,999 short ones in one segment (a hostile file), when its
+/// `wvtt` segment is asked for, then it is refused before it is written (the long cue
+/// would be repeated in some 4,000 samples), while the IMSC1 one, each cue once, is
+/// written; given 2,001 cues, both are refused.
+#[test]
+fn a_segment_of_thousands_of_cues_is_refused_before_it_is_written() {
+    let long = Cue {
+        start_ns: 0,
+        end_ns: 2_000_000_000,
+        payload: SampleCue {
+            id: None,
+            settings: None,
+            text: "x".repeat(5_000),
+        },
+    };
+    let short = |n: i128| Cue {
+        start_ns: n * 1_000_000,
+        end_ns: n * 1_000_000 + 500_000,
+        payload: SampleCue {
+            id: None,
+            settings: None,
+            text: "y".to_owned(),
+        },
+    };
+    let mut cues: Vec<Cue> = std::iter::once(long).chain((0..1_999).map(short)).collect();
+    let segment = span(&cues, 0, 2_000);
+    let refused = text_media_segment(TextCoding::Wvtt, 4, None, &segment);
+    assert!(
+        matches!(
+            refused,
+            Err(PackageError::TextSegmentTooLarge { cues: 2_000, .. })
+        ),
+        "{refused:?}"
+    );
+    assert!(text_media_segment(TextCoding::Imsc1, 4, None, &segment).is_ok());
+    cues.push(short(1_999));
+    let segment = span(&cues, 0, 2_000);
+    for coding in [TextCoding::Wvtt, TextCoding::Imsc1] {
+        assert!(text_media_segment(coding, 4, None, &segment).is_err());
+    }
 }

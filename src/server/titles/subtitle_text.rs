@@ -165,7 +165,7 @@ pub async fn text_segment_body(
     })?;
     Ok(Bytes::from(text_media_segment(
         coding, track_id, language, &segment,
-    )))
+    )?))
 }
 
 /// An empty DASH text segment resource of a sequence's part without subtitles: the init,
@@ -196,7 +196,7 @@ pub fn empty_text_segment(
             )?;
             Ok(Bytes::from(text_media_segment(
                 coding, track_id, None, &segment,
-            )))
+            )?))
         }
     }
 }
