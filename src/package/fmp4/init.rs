@@ -150,6 +150,15 @@ fn write_trak(w: &mut BoxWriter, track: &TrackIndex) {
             w.end();
         }
     }
+    write_dinf_and_empty_stbl(w, &track.sample_description);
+    w.end(); // minf
+    w.end(); // mdia
+    w.end(); // trak
+}
+
+/// `dinf` (media data in this file) and an `stbl` of `stsd` (the whole box) with empty
+/// sample tables, as in every fragmented track's init: its samples are in the fragments.
+pub(crate) fn write_dinf_and_empty_stbl(w: &mut BoxWriter, stsd: &[u8]) {
     w.begin(b"dinf");
     w.begin_full(b"dref", 0, 0);
     w.u32(1);
@@ -158,7 +167,7 @@ fn write_trak(w: &mut BoxWriter, track: &TrackIndex) {
     w.end();
     w.end();
     w.begin(b"stbl");
-    w.bytes(&track.sample_description);
+    w.bytes(stsd);
     for kind in [b"stts", b"stsc", b"stco"] {
         w.begin_full(kind, 0, 0);
         w.u32(0);
@@ -169,9 +178,6 @@ fn write_trak(w: &mut BoxWriter, track: &TrackIndex) {
     w.u32(0);
     w.end();
     w.end(); // stbl
-    w.end(); // minf
-    w.end(); // mdia
-    w.end(); // trak
 }
 
 /// ISO 639-2/T code packed as three 5-bit letters (14496-12 8.4.2.3); `und` if malformed.

@@ -7,8 +7,8 @@ mod init;
 mod segment;
 mod writer;
 
-pub(crate) use init::packed_language;
 pub use init::{init_segment, muxed_init_segment};
+pub(crate) use init::{packed_language, write_dinf_and_empty_stbl};
 pub use segment::{
     media_segment_header_len, prepare_media_segment, prepare_muxed_segment,
     prepare_sample_fragment, PreparedMuxedSegment, PreparedSegment,

@@ -15,7 +15,7 @@ mod wvtt;
 #[cfg(test)]
 mod tests;
 
-use super::fmp4::{packed_language, BoxWriter};
+use super::fmp4::{packed_language, write_dinf_and_empty_stbl, BoxWriter};
 use super::webvtt::{Cue, SubtitlePlan};
 use super::{PackageError, TextCoding};
 use crate::media::SampleCue;
@@ -235,28 +235,12 @@ fn write_init(
         false => w.begin_full(b"nmhd", 0, 0),
     }
     w.end();
-    w.begin(b"dinf");
-    w.begin_full(b"dref", 0, 0);
-    w.u32(1);
-    w.begin_full(b"url ", 0, 1);
-    w.end();
-    w.end();
-    w.end();
-    w.begin(b"stbl");
-    w.begin_full(b"stsd", 0, 0);
-    w.u32(1);
-    w.bytes(trak.sample_entry);
-    w.end();
-    for kind in [b"stts", b"stsc", b"stco"] {
-        w.begin_full(kind, 0, 0);
-        w.u32(0);
-        w.end();
-    }
-    w.begin_full(b"stsz", 0, 0);
-    w.u32(0);
-    w.u32(0);
-    w.end();
-    w.end(); // stbl
+    let mut stsd = BoxWriter::with_capacity(trak.sample_entry.len() + 16);
+    stsd.begin_full(b"stsd", 0, 0);
+    stsd.u32(1);
+    stsd.bytes(trak.sample_entry);
+    stsd.end();
+    write_dinf_and_empty_stbl(&mut w, &stsd.finish());
     w.end(); // minf
     w.end(); // mdia
     w.end(); // trak
