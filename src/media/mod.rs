@@ -30,7 +30,6 @@ pub(crate) mod slice_header;
 mod stored;
 mod tables;
 mod text;
-mod ttml;
 
 use bytes::Bytes;
 

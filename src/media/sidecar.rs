@@ -1,4 +1,4 @@
-//! Sidecar subtitle files (WebVTT, SRT, and TTML by `ttml.rs`) named by a title document: their cues, with
+//! Sidecar subtitle files (WebVTT, SRT, and TTML in `sidecar/ttml.rs`) named by a title document: their cues, with
 //! times on the title's source timeline (0 = the presentation start), as [`SampleCue`]s.
 //!
 //! Parsed here, from bytes the server read whole (bounded by `max_text_read_bytes`), so
@@ -8,6 +8,8 @@
 //! other `<` are escaped. WebVTT cue text is kept as written. A cue whose timing line does
 //! not parse is skipped, as WebVTT parsers do; a file with no cue at all is an error, so a
 //! wrong file is noticed.
+
+mod ttml;
 
 use super::{MediaError, SampleCue};
 
@@ -59,7 +61,7 @@ pub struct SidecarCue {
 /// with `WEBVTT`, or the file holds no cue.
 pub fn parse_sidecar(format: SidecarFormat, bytes: &[u8]) -> Result<Vec<SidecarCue>, MediaError> {
     if format == SidecarFormat::Ttml {
-        return super::ttml::parse_ttml(bytes);
+        return ttml::parse_ttml(bytes);
     }
     let bytes = bytes.strip_prefix(b"\xef\xbb\xbf").unwrap_or(bytes);
     let text = std::str::from_utf8(bytes).map_err(|_| MediaError::Malformed {

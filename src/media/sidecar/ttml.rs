@@ -16,8 +16,8 @@ use std::collections::HashMap;
 
 use quick_xml::events::{BytesStart, Event};
 
-use super::sidecar::SidecarCue;
-use super::{MediaError, SampleCue};
+use super::SidecarCue;
+use crate::media::{MediaError, SampleCue};
 
 /// Deepest element nesting read; a deeper file is refused.
 const MAX_DEPTH: usize = 64;

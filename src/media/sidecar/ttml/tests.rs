@@ -167,7 +167,7 @@ fn many_cues_are_read() {
 /// every cue read ends after it starts.
 #[test]
 fn mutated_files_never_panic() {
-    let fixture = include_bytes!("../../../fixtures/ladder/ladder-it.ttml");
+    let fixture = include_bytes!("../../../../fixtures/ladder/ladder-it.ttml");
     let mut state: u64 = 0x9e37_79b9_7f4a_7c15;
     let mut next = move |n: usize| {
         state ^= state << 13;
