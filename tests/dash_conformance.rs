@@ -46,12 +46,12 @@ struct KnownFailure {
 }
 
 /// The one place accepted DASH-IF findings are written down (see the README beside the
-/// rules). Part 1 of issue 47 (text as segments) removes the second entry.
+/// rules).
 const KNOWN_FAILURES: &[KnownFailure] = &[
     KnownFailure {
         message: "At least one unknown profile string found",
-        why: "DASH-IF's list of profiles lacks urn:mpeg:dash:profile:cmaf:2019 (issue 47 \
-              allows this one exception), so only an MPD whose @profiles is exactly the \
+        why: "DASH-IF's list of profiles lacks urn:mpeg:dash:profile:cmaf:2019 (the one \
+              exception we accept), so only an MPD whose @profiles is exactly the \
               default profile's may fail it",
         allowed: |mpd| usize::from(profiles_of(mpd) == DEFAULT_PROFILES),
     },

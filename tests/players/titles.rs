@@ -143,7 +143,7 @@ pub const TITLES: &[Title] = &[
         .video_variants(3)
         .audio(2, Some("fr"))
         .cues(Some("en"), LADDER_CUES),
-    // One rung of the ladder with a TTML sidecar (issue 47).
+    // One rung of the ladder with a TTML sidecar.
     Title::new("ladder/ladder-ttml.json", 3.2).cues(Some("it"), TTML_CUES),
 ];
 
