@@ -260,7 +260,17 @@ async fn sidecar_cues(
                 .await?
         }
     };
-    let cues = parse_sidecar(sidecar.format, &bytes).map_err(|e| match e {
+    // Up to `max_text_read_bytes` of SRT or TTML parsed on every request for it: on the
+    // blocking pool, so a large file never holds a runtime worker.
+    let format = sidecar.format;
+    let parsed = tokio::task::spawn_blocking(move || parse_sidecar(format, &bytes))
+        .await
+        .map_err(|_| {
+            SubtitleTextError::Media(MediaError::Internal {
+                reason: "subtitle file parsing was lost".to_owned(),
+            })
+        })?;
+    let cues = parsed.map_err(|e| match e {
         // Not an MP4 problem: say which file and why.
         MediaError::Malformed { reason } => SubtitleTextError::Malformed {
             key: from.key.to_string(),
