@@ -22,14 +22,7 @@ use vodpack::config::{SettingsArgs, SETTINGS};
 /// Variables that are not settings but are allowed in these files: the config file's
 /// variable (a flag of `serve`, outside `SETTINGS`), the test suite's switch, and the
 /// image's build argument naming the commit (read at compile time).
-const OTHER_VARIABLES: [&str; 5] = [
-    "VODPACK_CONFIG",
-    "VODPACK_REQUIRE_TOOLS",
-    "VODPACK_COMMIT",
-    // The tests' own: where ComplianceWarden is (`.ci/run` builds it) and the CI's cache.
-    "VODPACK_COMPLIANCE_WARDEN",
-    "VODPACK_TOOLS_CACHE",
-];
+const OTHER_VARIABLES: [&str; 3] = ["VODPACK_CONFIG", "VODPACK_REQUIRE_TOOLS", "VODPACK_COMMIT"];
 
 /// The `VODPACK_*` names mentioned in `text`.
 fn vodpack_variables(text: &str) -> BTreeSet<String> {
