@@ -15,6 +15,7 @@
 #[path = "../common/mod.rs"]
 mod common;
 mod mpd_rules;
+mod mpd_schema;
 
 use std::path::{Path, PathBuf};
 use std::process::Command;
