@@ -545,3 +545,130 @@ async fn with_signed_urls_the_page_needs_a_token_for_what_it_shows() {
         "the chart is drawn: {html}"
     );
 }
+
+/// Titles in the big catalogue of [`a_2000_title_catalogue_is_listed_in_bounded_pages`].
+const CATALOGUE_TITLES: usize = 2_000;
+
+/// Given a bucket of 2,000 titles (hard links to one fixture), when the catalogue is
+/// paged through, then each page shows at most 50 titles, every title is shown once,
+/// and a page costs the store its listing plus, per title shown, no more than that
+/// title's manifest requests cost on their own (measured first, on a fresh server); a
+/// page seen again costs the store nothing per title (the titles are in the catalog). The
+/// figures (store requests and time per page; printed with `--nocapture`) are the ones in
+/// docs/operations.md.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_2000_title_catalogue_is_listed_in_bounded_pages() {
+    let dir = TempDir::new("preview-catalogue");
+    let shows = dir.path().join("media/catalogue");
+    std::fs::create_dir_all(&shows).expect("mkdir");
+    let fixture = shows.join("t0000.mp4");
+    std::fs::copy(common::fixtures().join("h264-aac-3s.mp4"), &fixture).expect("copy");
+    for n in 1..CATALOGUE_TITLES {
+        std::fs::hard_link(&fixture, shows.join(format!("t{n:04}.mp4"))).expect("link");
+    }
+    let s3 = s3::S3Server::start(dir.path()).await;
+    let settings = || Settings {
+        source: Some("s3://media/catalogue".into()),
+        preview: PreviewOptions {
+            enabled: Some(true),
+            ..Default::default()
+        },
+        ..Default::default()
+    };
+    let source = || {
+        std::sync::Arc::new(s3::s3_source(
+            &s3.endpoint(),
+            "media/catalogue",
+            vodpack::source::ObjectStoreOptions::default(),
+            s3::SECRET_KEY,
+        ))
+    };
+    // What one title's manifests cost the store, alone, on a fresh server.
+    let alone = common::start_server_on(source(), settings()).await;
+    let before = s3.tally();
+    for entry in ["master.m3u8", "manifest.mpd"] {
+        assert_eq!(
+            get(alone.addr, &format!("/vod/t0000.mp4/{entry}"))
+                .await
+                .status,
+            200
+        );
+    }
+    let one_title = s3.tally() - before;
+    let per_title = one_title.gets + one_title.heads;
+
+    let server = common::start_server_on(source(), settings()).await;
+    let mut seen = Vec::new();
+    let mut path = "/".to_owned();
+    let mut pages = 0;
+    let mut worst = 0u64;
+    let mut slowest = std::time::Duration::ZERO;
+    let first_page = loop {
+        let before = s3.tally();
+        let started = std::time::Instant::now();
+        let reply = get(server.addr, &path).await;
+        let took = started.elapsed();
+        let cost = s3.tally() - before;
+        assert_eq!(reply.status, 200);
+        let html = reply.text();
+        let shown: Vec<String> = (html.split("class=\"title\" href=\"").skip(1))
+            .filter_map(|rest| rest.split('>').nth(1)?.split('<').next())
+            .map(str::to_owned)
+            .collect();
+        assert!(shown.len() <= 50, "{} titles on a page", shown.len());
+        assert_eq!(html.matches("class=\"badge ok\"").count(), shown.len());
+        // The listing (one LIST per 1,000 keys) and each title's manifests, nothing more.
+        let listing = 1 + (50u64.div_ceil(1000));
+        assert!(
+            cost.gets + cost.heads <= listing + per_title * shown.len() as u64,
+            "page {pages}: {cost:?} for {} titles at {per_title} each",
+            shown.len()
+        );
+        worst = worst.max(cost.gets + cost.heads);
+        slowest = slowest.max(took);
+        if pages == 0 {
+            eprintln!(
+                "first page: {} titles, {} store requests ({} GET, {} HEAD, {} bytes), {:?}",
+                shown.len(),
+                cost.gets + cost.heads,
+                cost.gets,
+                cost.heads,
+                cost.get_bytes,
+                took
+            );
+        }
+        seen.extend(shown);
+        pages += 1;
+        match html.split("id=\"next\" href=\"").nth(1) {
+            Some(rest) => {
+                path = rest
+                    .split('"')
+                    .next()
+                    .unwrap_or_default()
+                    .replace("&amp;", "&")
+            }
+            None => break pages,
+        }
+    };
+    assert_eq!(first_page, CATALOGUE_TITLES.div_ceil(50));
+    let expected: Vec<String> = (0..CATALOGUE_TITLES)
+        .map(|n| format!("t{n:04}.mp4"))
+        .collect();
+    assert_eq!(seen, expected, "every title once, in order");
+    // Seen again, a page costs the listing and at most the titles' identities.
+    let before = s3.tally();
+    let started = std::time::Instant::now();
+    assert_eq!(get(server.addr, "/").await.status, 200);
+    let took = started.elapsed();
+    let again = s3.tally() - before;
+    // One GET, the listing; at most an identity check (HEAD) per title, no metadata read.
+    assert_eq!(again.gets, 1, "{again:?}");
+    assert!(again.heads <= 50, "{again:?}");
+    eprintln!(
+        "{CATALOGUE_TITLES} titles in {pages} pages; one title's manifests alone: {per_title} \
+         store requests; worst page: {worst} requests; slowest page {slowest:?}; first page \
+         again: {} requests ({} bytes), {took:?}",
+        again.gets + again.heads,
+        again.get_bytes
+    );
+}
