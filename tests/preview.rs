@@ -672,3 +672,42 @@ async fn a_2000_title_catalogue_is_listed_in_bounded_pages() {
         again.get_bytes
     );
 }
+
+/// Given a sequence of two parts, then its page marks where each part starts on the
+/// timeline (the MPD's Periods), draws no chart (a sequence's reference part alone would
+/// mislead) and shows no poster in the catalogue (thumbnails are not offered for
+/// sequences), and the catalogue says its duration, the parts' sum.
+#[tokio::test]
+async fn a_sequence_s_parts_are_marked_on_its_timeline() {
+    let dir = TempDir::new("preview-sequence");
+    for name in ["ladder-180p.mp4", "ladder-270p.mp4"] {
+        std::fs::copy(
+            common::fixtures().join("ladder").join(name),
+            dir.path().join(name),
+        )
+        .expect("copy");
+    }
+    std::fs::write(
+        dir.path().join("seq.json"),
+        r#"{"parts": [{"file": "ladder-180p.mp4"}, {"file": "ladder-270p.mp4"}]}"#,
+    )
+    .expect("document");
+    let server = start_server_with(dir.path(), Settings::default()).await;
+    let html = get(server.addr, "/?key=seq.json").await.text();
+    let parts: Vec<&str> = (html.split("<g class=\"mark part\" data-ms=\"").skip(1))
+        .filter_map(|rest| rest.split('"').next())
+        .collect();
+    assert_eq!(parts.len(), 2, "{html}");
+    assert_eq!(parts.first(), Some(&"0"));
+    let second: u64 = parts.get(1).and_then(|p| p.parse().ok()).unwrap_or(0);
+    assert!((3900..=4100).contains(&second), "{parts:?}");
+    assert!(html.contains("not drawn for a sequence"), "{html}");
+    let list = get(server.addr, "/").await.text();
+    let card = (list
+        .split("<li class=\"card\" data-key=\"seq.json\">")
+        .nth(1))
+    .and_then(|rest| rest.split("</li>").next())
+    .unwrap_or_default();
+    assert!(card.contains("noposter"), "{card}");
+    assert!(card.contains("ok</span> 8.0 s"), "{card}");
+}

@@ -246,3 +246,74 @@ async fn list(app: &Arc<App>, query: &Query) -> Listed {
     }
     listed
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::server::preview::probe::{KeyReport, Variant, Verdict};
+
+    fn probed(codecs: &str, resolution: Option<&str>, mpd: &str) -> Probed {
+        Probed {
+            report: KeyReport {
+                key: "a b.mp4".into(),
+                verdict: Verdict::Ok,
+                hls_status: 200,
+                dash_status: 200,
+                reason: None,
+                variants: vec![Variant {
+                    bandwidth: 1,
+                    resolution: resolution.map(str::to_owned),
+                    codecs: Some(codecs.into()),
+                    frame_rate: None,
+                    video_range: None,
+                    audio: None,
+                    subtitles: None,
+                    closed_captions: None,
+                    uri: "v0123456789abcdef/index-t1.m3u8".into(),
+                }],
+                renditions: Vec::new(),
+                breaks: Vec::new(),
+            },
+            mpd: mpd.into(),
+        }
+    }
+
+    const MPD: &str = "<MPD mediaPresentationDuration=\"PT30S\"><Period id=\"1\"></Period></MPD>";
+
+    #[test]
+    fn a_poster_is_a_thumbnail_in_the_version_folder_a_tenth_of_the_way_in() {
+        let caller = Caller {
+            token: Some("1.n.x.y".into()),
+            peer: None,
+        };
+        assert_eq!(
+            poster_url(
+                "a b.mp4",
+                &probed("avc1.64001f,mp4a.40.2", Some("640x360"), MPD),
+                &caller
+            )
+            .as_deref(),
+            Some("/vod/a%20b.mp4/v0123456789abcdef/thumb-3000-w320.jpg?token=1.n.x.y")
+        );
+    }
+
+    #[test]
+    fn no_poster_for_audio_encryption_sequences_or_codecs_not_decoded_here() {
+        let none = Caller::default();
+        let audio = probed("mp4a.40.2", None, MPD);
+        assert_eq!(poster_url("a", &audio, &none), None);
+        let encrypted = probed(
+            "avc1.64001f",
+            Some("1x1"),
+            "<MPD><ContentProtection/></MPD>",
+        );
+        assert_eq!(poster_url("a", &encrypted, &none), None);
+        let sequence = probed("avc1.64001f", Some("1x1"), "<MPD><Period/><Period/></MPD>");
+        assert_eq!(poster_url("a", &sequence, &none), None);
+        let av1 = probed("av01.0.04M.10", Some("1x1"), MPD);
+        assert_eq!(
+            poster_url("a", &av1, &none).is_some(),
+            cfg!(feature = "libavcodec")
+        );
+    }
+}
