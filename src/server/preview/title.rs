@@ -178,7 +178,18 @@ async fn chart_html(body: &mut String, app: &Arc<App>, key: &ObjectKey, probed: 
         return;
     }
     // One pass over each track's sample sizes: off the workers for long titles.
-    let Ok(rungs) = tokio::task::spawn_blocking(move || rung_rates(&cached.title)).await else {
+    let Ok(rungs) = tokio::task::spawn_blocking(move || {
+        let started = std::time::Instant::now();
+        let rungs = rung_rates(&cached.title);
+        let samples: usize = (cached.title.index.tracks.iter())
+            .map(|t| t.samples.len())
+            .sum();
+        let micros = started.elapsed().as_micros();
+        tracing::debug!(samples, micros, "preview: segment bit rates summed");
+        rungs
+    })
+    .await
+    else {
         return;
     };
     let _ = write!(
