@@ -7,7 +7,8 @@
 //! tokens. The players it serves are checked byte for byte against the npm lock's. The
 //! browser test skips without node, chromium or the npm packages, and fails instead under
 //! `VODPACK_REQUIRE_TOOLS=1`. `VODPACK_PREVIEW_SCREENSHOTS=DIR` keeps its screenshots
-//! (`preview-list.png`, `preview-title.png`; docs/images/ holds the committed ones).
+//! (`preview-list.png`, `preview-title.png`, `preview-timeline.png`; docs/images/ holds the
+//! committed ones).
 
 mod common;
 mod hostile;
@@ -58,11 +59,13 @@ async fn the_preview_page_shows_plays_and_explains_offline() {
     let broken = corpus.first().expect("a hostile file");
     std::fs::write(dir.path().join(broken.name), &broken.bytes).expect("write");
 
+    // Segments of about a second (the fixtures' GOP), so the chart has a bar per second.
     let settings = Settings {
         preview: PreviewOptions {
             enabled: Some(true),
             ..Default::default()
         },
+        segment_duration_ms: 1000,
         ..Default::default()
     };
     let server = start_server_with(dir.path(), settings).await;
@@ -160,7 +163,7 @@ async fn the_preview_page_shows_plays_and_explains_offline() {
     assert_eq!(result["chart"]["rungs"], 5, "{result}");
     assert_eq!(result["chart"]["declared"], 5, "{result}");
     assert!(
-        result["chart"]["bars"].as_u64().is_some_and(|n| n >= 5),
+        result["chart"]["bars"].as_u64().is_some_and(|n| n >= 5 * 4),
         "{result}"
     );
     assert_eq!(result["variants"], 3, "{result}");

@@ -194,19 +194,25 @@
     });
     state.storyboardCues = cues.length;
     var height = strip.clientHeight || 54;
-    // As many tiles as fit side by side, each the cue at its place on the strip.
+    // A film strip: as many tiles as fit side by side, each the storyboard's tile for the
+    // time at its middle.
     var width = strip.clientWidth || 900;
-    var room = Math.max(1, Math.floor(width / Math.max(1, Math.round(height * 16 / 9))));
-    var step = Math.max(1, Math.ceil(cues.length / room));
-    for (var i = 0; i < cues.length; i += step) {
-      var tile = tileOf(cues[i], height);
-      tile.style.left = (100 * cues[i].start / durationMs) + '%';
-      tile.title = (cues[i].start / 1000).toFixed(1) + ' s';
+    var first = cues[0];
+    var tileWidth = first ? Math.max(1, Math.round(first.w * height / Math.max(1, first.h))) : height;
+    var room = Math.max(1, Math.ceil(width / tileWidth));
+    var cueAt = function (ms) {
+      return cues.find(function (c) { return ms >= c.start && ms < c.end; }) || cues[cues.length - 1];
+    };
+    for (var i = 0; i < room && cues.length; i += 1) {
+      var ms = ((i + 0.5) / room) * durationMs;
+      var tile = tileOf(cueAt(ms), height);
+      tile.style.left = (100 * i / room) + '%';
+      tile.title = (ms / 1000).toFixed(1) + ' s';
       strip.appendChild(tile);
     }
     track.addEventListener('mousemove', function (event) {
       var ms = msAt(event);
-      var cue = cues.find(function (c) { return ms >= c.start && ms < c.end; }) || cues[cues.length - 1];
+      var cue = cueAt(ms);
       if (!cue || !pop) return;
       pop.textContent = '';
       pop.appendChild(tileOf(cue, 90));

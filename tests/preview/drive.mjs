@@ -125,6 +125,11 @@ async function main() {
         ms: Number(g.dataset.ms), x: Number(g.dataset.x), label: g.querySelector('text')?.textContent,
       })));
       result.breaks_duration_ms = await page.$eval('#timeline', (t) => Number(t.dataset.durationMs));
+      if (job.screenshots) {
+        await page.waitForFunction(() => document.querySelectorAll('#strip img').length > 0, null, { timeout: WAIT_MS }).catch(() => {});
+        await page.$$eval('#players video', (vs) => vs.forEach((v) => v.pause()));
+        await page.locator('#timeline').screenshot({ path: path.join(job.screenshots, 'preview-timeline.png') });
+      }
     }
 
     // A broken file shows the server's reason, and no players.
