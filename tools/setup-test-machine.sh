@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
-# Set up this machine for the whole test suite (Debian 12 or later), the one list of what
-# the tests need: FFmpeg and its libraries, libclang (the `libavcodec` feature), the
+# Set up this machine for the whole test suite (Debian 12 or later, with Rust installed),
+# the one list of what the tests need: a C toolchain and make, FFmpeg and its libraries, libclang (the `libavcodec` feature), the
 # OTLP/gRPC receiver's Python packages, Debian's chromium, GStreamer, nginx, node and the
 # web players pinned in tests/players/package-lock.json. Each step runs only when what it
 # installs is missing, so a second run changes nothing. Used by `make test` (the README's
@@ -17,6 +17,11 @@ export DEBIAN_FRONTEND=noninteractive
 # sudo keeps DEBIAN_FRONTEND only when told to.
 if [ -n "$SUDO" ]; then SUDO="sudo DEBIAN_FRONTEND=noninteractive"; fi
 
+# A C toolchain and make (OpenH264 and other dependencies build C code; `make test`).
+if ! command -v cc >/dev/null 2>&1 || ! command -v make >/dev/null 2>&1; then
+  $SUDO apt-get update -qq
+  $SUDO apt-get install -y -qq build-essential >/dev/null
+fi
 if ! command -v ffmpeg >/dev/null 2>&1 || ! command -v ffprobe >/dev/null 2>&1; then
   $SUDO apt-get update -qq
   $SUDO apt-get install -y -qq ffmpeg >/dev/null

@@ -1,6 +1,6 @@
 //! The pictures of a title's page, drawn by the server as inline SVG: the bit rate of each
-//! rendition's segments over time, and the timeline's marks (ad breaks, sequence parts,
-//! other date ranges) at their times.
+//! rendition's segments over time, and the timeline's marks (ad breaks, sequence parts) at
+//! their times.
 //!
 //! Segment bit rates come from the title's sample index and plan, as the segments will be
 //! sent (payload plus the fMP4 header `package::fmp4` writes), the same measure that
@@ -273,8 +273,6 @@ pub enum MarkKind {
     Break,
     /// The start of a sequence's part (a DASH Period).
     Part,
-    /// Another date range of the media playlist (a chapter-like cue).
-    Cue,
 }
 
 impl MarkKind {
@@ -282,7 +280,6 @@ impl MarkKind {
         match self {
             Self::Break => "break",
             Self::Part => "part",
-            Self::Cue => "cue",
         }
     }
 
@@ -290,7 +287,6 @@ impl MarkKind {
         match self {
             Self::Break => "#e8710a",
             Self::Part => "#188038",
-            Self::Cue => "#9334e6",
         }
     }
 }
@@ -317,7 +313,7 @@ pub fn timeline_svg(duration_ms: u64, marks: &[Mark]) -> String {
     let span = duration_ms.max(1) as f64;
     let mut svg = format!(
         "<svg id=\"marks\" xmlns=\"http://www.w3.org/2000/svg\" viewBox=\"0 0 {WIDTH} {MARKS}\" \
-         role=\"img\" aria-label=\"breaks, parts and cues\">\n\
+         role=\"img\" aria-label=\"breaks and parts\">\n\
          <rect x=\"0\" y=\"0\" width=\"{WIDTH}\" height=\"{MARKS}\" fill=\"#fff\"/>\n"
     );
     let step = tick_step_ms(duration_ms);
