@@ -600,18 +600,24 @@ async fn a_2000_title_catalogue_is_listed_in_bounded_pages() {
     let one_title = s3.tally() - before;
     let per_title = one_title.gets + one_title.heads;
 
-    let server = common::start_server_on(source(), settings()).await;
+    let bucket = source();
+    let server = common::start_server_on(bucket.clone(), settings()).await;
+    // Requests the server sent twice on purpose (a hedge after a late answer, a retry
+    // after a failure: more likely on a loaded machine) are not the page's cost.
+    let counters = vodpack::source::MediaSource::counters(bucket.as_ref()).clone();
+    let resent = || counters.hedged_requests.get() + counters.read_retries.get();
     let mut seen = Vec::new();
     let mut path = "/".to_owned();
     let mut pages = 0;
     let mut worst = 0u64;
     let mut slowest = std::time::Duration::ZERO;
     let first_page = loop {
-        let before = s3.tally();
+        let (before, resent_before) = (s3.tally(), resent());
         let started = std::time::Instant::now();
         let reply = get(server.addr, &path).await;
         let took = started.elapsed();
         let cost = s3.tally() - before;
+        let extra = resent() - resent_before;
         assert_eq!(reply.status, 200);
         let html = reply.text();
         let shown: Vec<String> = (html.split("class=\"title\" href=\"").skip(1))
@@ -623,11 +629,11 @@ async fn a_2000_title_catalogue_is_listed_in_bounded_pages() {
         // The listing (one LIST per 1,000 keys) and each title's manifests, nothing more.
         let listing = 1 + (50u64.div_ceil(1000));
         assert!(
-            cost.gets + cost.heads <= listing + per_title * shown.len() as u64,
-            "page {pages}: {cost:?} for {} titles at {per_title} each",
+            cost.gets + cost.heads <= listing + per_title * shown.len() as u64 + extra,
+            "page {pages}: {cost:?} for {} titles at {per_title} each, {extra} resent",
             shown.len()
         );
-        worst = worst.max(cost.gets + cost.heads);
+        worst = worst.max(cost.gets + cost.heads - extra);
         slowest = slowest.max(took);
         if pages == 0 {
             eprintln!(
@@ -659,13 +665,13 @@ async fn a_2000_title_catalogue_is_listed_in_bounded_pages() {
         .collect();
     assert_eq!(seen, expected, "every title once, in order");
     // Seen again, a page costs the listing and at most the titles' identities.
-    let before = s3.tally();
+    let (before, resent_before) = (s3.tally(), resent());
     let started = std::time::Instant::now();
     assert_eq!(get(server.addr, "/").await.status, 200);
     let took = started.elapsed();
     let again = s3.tally() - before;
     // One GET, the listing; at most an identity check (HEAD) per title, no metadata read.
-    assert_eq!(again.gets, 1, "{again:?}");
+    assert_eq!(again.gets, 1 + resent() - resent_before, "{again:?}");
     assert!(again.heads <= 50, "{again:?}");
     eprintln!(
         "{CATALOGUE_TITLES} titles in {pages} pages; one title's manifests alone: {per_title} \

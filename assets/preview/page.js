@@ -18,6 +18,7 @@
     note(id, 'error: ' + text);
   }
 
+  var STALLS = ['bufferStalledError', 'bufferNudgeOnStall', 'bufferSeekOverHole'];
   function startHls(videoId, stateId, url) {
     var video = $(videoId);
     if (!video || !url) return;
@@ -31,6 +32,17 @@
         started = true;
       });
       hls.on(window.Hls.Events.ERROR, function (_e, data) {
+        // A stall, and hls.js's way out of one (a nudge, a seek over a hole in the
+        // buffer), is a wait, not a fault; a load hls.js cancels itself (a seek, a switch)
+        // neither. Counted, not reported, as tests/players/run.mjs counts them.
+        if (!data.fatal && STALLS.indexOf(data.details) >= 0) {
+          state.stalls = (state.stalls || 0) + 1;
+          return;
+        }
+        if (!data.fatal && data.details === 'aborted') {
+          state.cancelled = (state.cancelled || 0) + 1;
+          return;
+        }
         // After an ABR switch hls.js loads the new level's segment over the old one's
         // time: appending it grows nothing, and hls.js says so as a non-fatal error. That
         // is the switch, not a fault of the stream (counted, not reported).
