@@ -185,6 +185,76 @@ async fn the_preview_page_shows_plays_and_explains_offline() {
     assert_eq!(result["players_on_broken"], 0, "{result}");
 }
 
+/// Given signed URLs on every `/vod/` path, when the page is opened with a token for
+/// `/vod/` in Chromium, then everything it makes the browser ask for carries the token:
+/// every poster and storyboard tile loads, all three players play the ladder to the end,
+/// and nothing is refused (no 403) or asked outside the origin.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn with_signed_urls_the_page_plays_with_its_token() {
+    let Some(driver) = driver() else {
+        return;
+    };
+    let dir = TempDir::new("preview-signed-browser");
+    std::fs::create_dir_all(dir.path().join("ladder")).expect("mkdir");
+    for entry in std::fs::read_dir(common::fixtures().join("ladder")).expect("ladder") {
+        let entry = entry.expect("entry");
+        std::fs::copy(
+            entry.path(),
+            dir.path().join("ladder").join(entry.file_name()),
+        )
+        .expect("copy ladder");
+    }
+    std::fs::write(dir.path().join("empty.mp4"), b"").expect("write");
+    let secret =
+        || vodpack::crypto::Secret::from_text("preview url signing secret", "u").expect("secret");
+    let mut settings = Settings::default();
+    settings.protect.signed_urls = vodpack::crypto::settings::SignedUrls::All;
+    settings.protect.url_secret = Some(secret());
+    let server = start_server_with(dir.path(), settings).await;
+    let expires = std::time::SystemTime::now()
+        .duration_since(std::time::UNIX_EPOCH)
+        .expect("clock")
+        .as_secs()
+        + 600;
+    let token = vodpack::crypto::TokenSigner::new(secret(), 30).sign("/vod/", expires, None);
+    let job = serde_json::json!({
+        "base": format!("http://{}", server.addr),
+        "play": PLAYED,
+        "broken": "empty.mp4",
+        "token": token,
+    });
+    let result = drive(driver, job).await;
+
+    assert_eq!(result["outside"], serde_json::json!([]), "{result}");
+    assert_eq!(result["errors"], serde_json::json!([]), "{result}");
+    assert_eq!(result["player_errors"], serde_json::json!([]), "{result}");
+    let posters = &result["posters"];
+    assert_eq!(posters["count"], 5, "{result}");
+    assert_eq!(posters["loaded"], posters["count"], "{result}");
+    let played = result["played"].as_object().cloned().unwrap_or_default();
+    assert_eq!(played.len(), 3, "{result}");
+    for (id, state) in &played {
+        let (time, duration) = (state["time"].as_f64(), state["duration"].as_f64());
+        assert!(
+            time.zip(duration)
+                .is_some_and(|(t, d)| d > 3.5 && t >= d - 0.25),
+            "{id} did not play to the end: {result}"
+        );
+    }
+    let storyboard = &result["storyboard"];
+    assert!(
+        storyboard["tiles"].as_u64().is_some_and(|n| n > 0),
+        "{result}"
+    );
+    assert_eq!(storyboard["loaded"], storyboard["tiles"], "{result}");
+    assert!(
+        result["reason"]
+            .as_str()
+            .is_some_and(|r| r.starts_with("422 ")),
+        "{result}"
+    );
+}
+
 /// Run the driver with `job`; its one JSON object.
 async fn drive(driver: PathBuf, job: serde_json::Value) -> serde_json::Value {
     let output = tokio::task::spawn_blocking(move || {

@@ -9,7 +9,7 @@
 //
 //     node tests/preview/drive.mjs '{"base": "http://127.0.0.1:8080", "play": "a.mp4",
 //                                    "breaks": "b.json", "broken": "c.mp4",
-//                                    "screenshots": "/tmp/shots"}'
+//                                    "token": null, "screenshots": "/tmp/shots"}'
 //
 // Prints one JSON object (see `result` below). Every wait is bounded; the browser is
 // closed at the end, also on failure. Exit 0 when the run completed (the test judges the
@@ -61,7 +61,9 @@ async function main() {
 
     // The catalogue: its cards, and every poster loaded (each scrolled into view, as the
     // page asks for them as they come into view; data-state says how each ended).
-    await page.goto(`${job.base}/${job.query || ''}`);
+    // With signed URLs the job gives the token, which the page carries into its links.
+    const token = job.token ? `&token=${encodeURIComponent(job.token)}` : '';
+    await page.goto(`${job.base}/${job.token ? `?token=${encodeURIComponent(job.token)}` : ''}`);
     result.titles = await page.$$eval('a.title', (links) => links.map((a) => a.textContent));
     result.cards = await page.$$eval('li.card', (cards) => cards.map((c) => ({
       key: c.dataset.key,
@@ -120,7 +122,7 @@ async function main() {
 
     // A title document's breaks, marked on the timeline.
     if (job.breaks) {
-      await page.goto(`${job.base}/?key=${encodeURIComponent(job.breaks)}`);
+      await page.goto(`${job.base}/?key=${encodeURIComponent(job.breaks)}${token}`);
       result.breaks = await page.$$eval('#marks g.mark.break', (gs) => gs.map((g) => ({
         ms: Number(g.dataset.ms), x: Number(g.dataset.x), label: g.querySelector('text')?.textContent,
       })));
@@ -133,7 +135,7 @@ async function main() {
     }
 
     // A broken file shows the server's reason, and no players.
-    await page.goto(`${job.base}/?key=${encodeURIComponent(job.broken)}`);
+    await page.goto(`${job.base}/?key=${encodeURIComponent(job.broken)}${token}`);
     result.reason = await page.$eval('#reason', (e) => e.textContent);
     result.players_on_broken = await page.$$eval('video', (v) => v.length);
   } finally {
