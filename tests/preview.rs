@@ -740,9 +740,15 @@ async fn a_2000_title_catalogue_is_listed_in_bounded_pages() {
     assert_eq!(get(server.addr, "/").await.status, 200);
     let took = started.elapsed();
     let again = s3.tally() - before;
-    // One GET, the listing; at most an identity check (HEAD) per title, no metadata read.
-    assert_eq!(again.gets, 1 + resent() - resent_before, "{again:?}");
-    assert!(again.heads <= 50, "{again:?}");
+    // One GET, the listing; at most an identity check (HEAD) per title, no metadata read
+    // (give or take the requests the server sent twice on purpose).
+    let extra = resent() - resent_before;
+    assert!(again.gets <= 1 + extra, "{again:?}, {extra} resent");
+    assert!(again.heads <= 50 + extra, "{again:?}, {extra} resent");
+    assert!(
+        again.get_bytes < 2 * 122_313 + 4096,
+        "only the listing is read: {again:?}"
+    );
     eprintln!(
         "{CATALOGUE_TITLES} titles in {pages} pages; one title's manifests alone: {per_title} \
          store requests; worst page: {worst} requests; slowest page {slowest:?}; first page \
