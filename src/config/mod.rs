@@ -33,7 +33,7 @@ pub use proxies::TrustedProxies;
 pub use reference::{Row, SETTINGS};
 pub use server::{
     PreviewOptions, ServerOptions, StoryboardGrid, StoryboardOptions, ThumbnailOptions,
-    DEFAULT_DASH_JS_URL, DEFAULT_HLS_JS_URL,
+    CDN_DASH_JS_URL, CDN_HLS_JS_URL,
 };
 pub use settings::Settings;
 pub use table::{SettingsArgs, FILE_KEYS};

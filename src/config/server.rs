@@ -39,32 +39,25 @@ impl Default for ServerOptions {
 }
 
 /// The preview page: whether it is served, and where its web players are loaded from.
-#[derive(Debug, Clone, PartialEq, Eq)]
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
 pub struct PreviewOptions {
     /// Serve the page. `None`: on for a local root, off for a bucket (a bucket's key
     /// names are then shown only when asked for).
     pub enabled: Option<bool>,
-    /// URL of the hls.js browser build the page loads (a version-pinned CDN URL).
+    /// URL of the hls.js browser build the page loads; empty (the default): vodpack's own
+    /// copy, built in (`server/preview/assets.rs`), so the page needs no internet access.
     pub hls_js_url: String,
-    /// URL of the dash.js browser build the page loads (a version-pinned CDN URL).
+    /// URL of the dash.js browser build the page loads; empty (the default): vodpack's own
+    /// copy.
     pub dash_js_url: String,
 }
 
-/// hls.js on its public CDN, pinned to the version the player tests use.
-pub const DEFAULT_HLS_JS_URL: &str = "https://cdn.jsdelivr.net/npm/hls.js@1.7.4/dist/hls.min.js";
-/// dash.js on its public CDN, pinned to the version the player tests use.
-pub const DEFAULT_DASH_JS_URL: &str =
+/// hls.js on its public CDN at the version vodpack serves itself: a value for
+/// `preview-hls-js-url` where the page should load it from there.
+pub const CDN_HLS_JS_URL: &str = "https://cdn.jsdelivr.net/npm/hls.js@1.7.4/dist/hls.min.js";
+/// dash.js on its public CDN at the version vodpack serves itself.
+pub const CDN_DASH_JS_URL: &str =
     "https://cdn.jsdelivr.net/npm/dashjs@5.2.1/dist/modern/umd/dash.all.min.js";
-
-impl Default for PreviewOptions {
-    fn default() -> Self {
-        Self {
-            enabled: None,
-            hls_js_url: DEFAULT_HLS_JS_URL.to_owned(),
-            dash_js_url: DEFAULT_DASH_JS_URL.to_owned(),
-        }
-    }
-}
 
 /// Thumbnails (`thumb-MS.jpg`): which frame, how much decoding at once, how large.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]

@@ -348,24 +348,27 @@ settings! {
             value_parser = clap::builder::BoolishValueParser::new()
         ],
         help: "Serve the preview page at /",
-        docs: "Serve the preview page at / (titles under a prefix, played with hls.js and \
-               dash.js, with the inspect data)",
+        docs: "Serve the preview page at / (the titles under a prefix with their posters, \
+               ladders and languages; a title played with hls.js and dash.js over its \
+               storyboard timeline and segment bit-rate chart)",
     },
     preview_hls_js_url: String {
         key: "preview-hls-js-url",
         env: "VODPACK_PREVIEW_HLS_JS_URL",
         to: value(preview.hls_js_url),
-        help_shows: Some("a pinned jsDelivr URL"),
+        shown: "vodpack's own copy",
         help: "Where the preview page loads hls.js from",
-        docs: "Where the preview page loads hls.js from",
+        docs: "Where the preview page loads hls.js from: by default vodpack serves its own \
+               copy (the version the players' npm lock pins); a URL (a public CDN) instead",
     },
     preview_dash_js_url: String {
         key: "preview-dash-js-url",
         env: "VODPACK_PREVIEW_DASH_JS_URL",
         to: value(preview.dash_js_url),
-        help_shows: Some("a pinned jsDelivr URL"),
+        shown: "vodpack's own copy",
         help: "Where the preview page loads dash.js from",
-        docs: "Where the preview page loads dash.js from",
+        docs: "Where the preview page loads dash.js from: by default vodpack serves its own \
+               copy (the version the players' npm lock pins); a URL (a public CDN) instead",
     },
     thumbnail_exact: bool {
         key: "thumbnail-exact",

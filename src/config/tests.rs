@@ -320,7 +320,7 @@ fn the_help_shows_the_defaults_the_code_sets() {
     );
     assert_eq!(
         help_of("preview-hls-js-url"),
-        "Where the preview page loads hls.js from [default: a pinned jsDelivr URL]"
+        "Where the preview page loads hls.js from [default: vodpack's own copy]"
     );
     assert_eq!(
         help_of("source"),
@@ -347,7 +347,10 @@ fn the_reference_rows_show_the_code_s_defaults() {
         default_of("preview"),
         Some("(on for a folder, off for a bucket)")
     );
-    assert_eq!(default_of("preview-dash-js-url"), Some(DEFAULT_DASH_JS_URL));
+    assert_eq!(
+        default_of("preview-dash-js-url"),
+        Some("(vodpack's own copy)")
+    );
     assert_eq!(default_of("token-skew-secs"), Some("30"));
     assert_eq!(default_of("key-secret"), Some("(none)"));
     for key in FILE_KEYS {

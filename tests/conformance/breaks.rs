@@ -641,9 +641,14 @@ async fn bad_breaks_are_refused_with_a_reason() {
             "breaks[0] (a): duration is 0 ms; a break lasts 1 to 600000 ms",
         ),
         (
-            "relative",
-            format!(r#"{{{video}, "breaks": [{{"id": "a", "at": 1000, "duration": 100, "asset_uri": "/vod/ad.mp4/master.m3u8"}}]}}"#),
-            "breaks[0] (a): asset_uri must be an absolute http:// or https:// URI",
+            "another-scheme",
+            format!(r#"{{{video}, "breaks": [{{"id": "a", "at": 1000, "duration": 100, "asset_uri": "javascript:alert(1)"}}]}}"#),
+            "breaks[0] (a): asset_uri must be an http:// or https:// URI, or a reference relative to the title's playlists",
+        ),
+        (
+            "relative-in-a-sequence",
+            r#"{"parts": [{"file": "ladder-180p.mp4"}], "breaks": [{"id": "a", "at": 1000, "duration": 100, "asset_uri": "../ad.mp4/master.m3u8"}]}"#.to_owned(),
+            "breaks[0] (a): a sequence's asset_uri or asset_list must be an absolute http:// or https:// URI",
         ),
         (
             "before-clip",
@@ -727,5 +732,38 @@ async fn the_preview_page_lists_the_breaks() {
         );
         assert!(row.starts_with(&want), "{row}\nwanted {want}");
     }
+    server.shutdown().await;
+}
+
+/// Given a document whose break assets are relative references, when its media playlists
+/// are read, then each asset is written resolved against the playlist's URI as RFC 8216
+/// 4.1 and RFC 3986 5.2 resolve a playlist's URIs (an absolute path on this server, since
+/// hls.js would resolve it against its page instead), and the resolved ad plays: the
+/// multivariant playlist it names is served.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn relative_break_assets_are_resolved_against_the_playlist() {
+    let document = r#"{
+      "video": [{"file": "ladder-180p.mp4"}],
+      "breaks": [
+        {"id": "mid-1", "at": 1500, "duration": 400, "asset_uri": "../../h264-aac-3s.mp4/master.m3u8"},
+        {"id": "mid-2", "at": 2600, "duration": 500, "asset_list": "/ads/list.json?b=2"}
+      ]
+    }"#;
+    let (_folder, server) = breaks_folder(document, Settings::default()).await;
+    let master = fetch_text(&server, "/vod/breaks.json/master.m3u8").await;
+    let uri = (master.lines())
+        .find(|l| !l.starts_with('#') && l.contains("index-"))
+        .unwrap_or_else(|| panic!("no media playlist: {master}"))
+        .to_owned();
+    let playlist = fetch_text(&server, &format!("/vod/breaks.json/{uri}")).await;
+    assert!(
+        playlist.contains("X-ASSET-URI=\"/vod/h264-aac-3s.mp4/master.m3u8\""),
+        "{playlist}"
+    );
+    assert!(
+        playlist.contains("X-ASSET-LIST=\"/ads/list.json?b=2\""),
+        "{playlist}"
+    );
+    fetch_ok(&server, "/vod/h264-aac-3s.mp4/master.m3u8").await;
     server.shutdown().await;
 }

@@ -160,10 +160,12 @@ fn check_id(entry: &str, id: &str) -> Result<(), DocumentError> {
     }
 }
 
-/// An asset URI: absolute `http://` or `https://` (RFC 8216bis Appendix D.2 has
-/// `X-ASSET-URI` absolute, and players resolve it against nothing: hls.js 1.7 loads a
-/// relative one from the page's origin), printable ASCII without what a quoted string or
-/// an XML attribute cannot hold, at most [`MAX_URI_BYTES`].
+/// An asset URI: absolute `http://` or `https://`, or a relative reference (RFC 3986 4.2),
+/// which the server resolves against the title's media playlists as RFC 8216 4.1 says a
+/// player resolves a playlist's URIs ([`BreakAsset::resolved_against`]): RFC 8216bis
+/// Appendix D.2 has `X-ASSET-URI` absolute, and hls.js 1.7 resolves a relative one against
+/// the page, not the playlist, so none is written as given. Printable ASCII without what
+/// a quoted string or an XML attribute cannot hold, at most [`MAX_URI_BYTES`].
 fn check_uri(entry: &str, field: &str, uri: String) -> Result<String, DocumentError> {
     let printable = (uri.bytes())
         .all(|b| b.is_ascii_graphic() && !matches!(b, b'"' | b'<' | b'>' | b'\\' | b'`'));
@@ -176,6 +178,10 @@ fn check_uri(entry: &str, field: &str, uri: String) -> Result<String, DocumentEr
             ),
         ));
     }
+    if !has_scheme(&uri) {
+        // A relative reference, resolved when the title's playlists are written.
+        return Ok(uri);
+    }
     let lower = uri.to_ascii_lowercase();
     let host = ["http://", "https://"]
         .iter()
@@ -183,10 +189,72 @@ fn check_uri(entry: &str, field: &str, uri: String) -> Result<String, DocumentEr
     if host.is_none_or(|rest| rest.is_empty() || rest.starts_with('/')) {
         return Err(bad(
             entry,
-            format!("{field} must be an absolute http:// or https:// URI (players resolve it against nothing)"),
+            format!("{field} must be an http:// or https:// URI, or a reference relative to the title's playlists"),
         ));
     }
     Ok(uri)
+}
+
+/// Whether `uri` starts with a scheme (RFC 3986 3.1: `ALPHA *( ALPHA / DIGIT / "+" / "-"
+/// / "." ) ":"`), so it is not a relative reference.
+fn has_scheme(uri: &str) -> bool {
+    let Some((scheme, _)) = uri.split_once(':') else {
+        return false;
+    };
+    let mut chars = scheme.chars();
+    chars.next().is_some_and(|c| c.is_ascii_alphabetic())
+        && chars.all(|c| c.is_ascii_alphanumeric() || matches!(c, '+' | '-' | '.'))
+}
+
+/// Stands for the server's own origin while a reference is resolved against a path.
+const OWN_ORIGIN: &str = "http://vodpack.invalid";
+
+impl BreakAsset {
+    /// The URI as written in the document.
+    pub fn uri(&self) -> &str {
+        match self {
+            Self::Uri(uri) | Self::List(uri) => uri,
+        }
+    }
+
+    /// Whether the document gives it relative (to be resolved before it is written).
+    pub fn is_relative(&self) -> bool {
+        !has_scheme(self.uri())
+    }
+
+    /// The asset with a relative reference resolved against `base` (RFC 3986 5.2, as
+    /// RFC 8216 4.1 resolves a playlist's URIs): `base` is the URI of the playlist that
+    /// carries it, an absolute URI or an absolute path on this server (`/vod/KEY/vTOKEN/
+    /// index-t1.m3u8`). The result is absolute, or an absolute path when `base` is one; an
+    /// absolute asset is kept as written. `None` when the reference cannot be resolved
+    /// or the result is no longer printable ASCII of at most [`MAX_URI_BYTES`].
+    pub fn resolved_against(&self, base: &str) -> Option<BreakAsset> {
+        // An absolute URI, or a network-path reference (`//host/a.m3u8`), which keeps the
+        // scheme of whatever resolves it, is written as given.
+        if !self.is_relative() || self.uri().starts_with("//") {
+            return Some(self.clone());
+        }
+        let on_path = base.starts_with('/');
+        let base = match on_path {
+            true => url::Url::parse(&format!("{OWN_ORIGIN}{base}")).ok()?,
+            false => url::Url::parse(base).ok()?,
+        };
+        let joined = base.join(self.uri()).ok()?;
+        let text = joined.as_str();
+        let text = match (on_path, text.strip_prefix(OWN_ORIGIN)) {
+            (true, Some(path)) if path.starts_with('/') => path.to_owned(),
+            _ => text.to_owned(),
+        };
+        let printable = (text.bytes())
+            .all(|b| b.is_ascii_graphic() && !matches!(b, b'"' | b'<' | b'>' | b'\\' | b'`'));
+        if text.is_empty() || text.len() > MAX_URI_BYTES || !printable {
+            return None;
+        }
+        Some(match self {
+            Self::Uri(_) => Self::Uri(text),
+            Self::List(_) => Self::List(text),
+        })
+    }
 }
 
 impl ProgramDateTime {
@@ -327,6 +395,70 @@ mod tests {
     use super::*;
 
     #[test]
+    fn relative_assets_resolve_against_the_playlist_as_rfc_3986_says() {
+        let base = "/vod/shows/film.json/v0123456789abcdef/index.m3u8";
+        let resolve = |uri: &str| {
+            BreakAsset::Uri(uri.into())
+                .resolved_against(base)
+                .map(|a| a.uri().to_owned())
+        };
+        // RFC 3986 5.4's kinds: a sibling, dot segments, an absolute path, a query.
+        assert_eq!(
+            resolve("ad/master.m3u8").as_deref(),
+            Some("/vod/shows/film.json/v0123456789abcdef/ad/master.m3u8")
+        );
+        assert_eq!(
+            resolve("../../ad.mp4/master.m3u8").as_deref(),
+            Some("/vod/shows/ad.mp4/master.m3u8")
+        );
+        assert_eq!(
+            resolve("../../../../../../x.m3u8").as_deref(),
+            Some("/x.m3u8"),
+            "dot segments stop at the root"
+        );
+        assert_eq!(
+            resolve("/ads/a.m3u8?b=1").as_deref(),
+            Some("/ads/a.m3u8?b=1")
+        );
+        assert_eq!(
+            resolve("//ads.example/a.m3u8").as_deref(),
+            Some("//ads.example/a.m3u8")
+        );
+        assert_eq!(
+            resolve("https://ads.example/a.m3u8").as_deref(),
+            Some("https://ads.example/a.m3u8")
+        );
+        // Against an absolute playlist URI the result is absolute.
+        let absolute = BreakAsset::List("../pod.json?b=mid".into())
+            .resolved_against("https://cdn.example/vod/a.json/v0123456789abcdef/index-t1.m3u8");
+        assert_eq!(
+            absolute,
+            Some(BreakAsset::List(
+                "https://cdn.example/vod/a.json/pod.json?b=mid".into()
+            ))
+        );
+    }
+
+    #[test]
+    fn a_scheme_other_than_http_is_refused_and_a_relative_reference_kept() {
+        assert!(has_scheme("https://a/b"));
+        assert!(has_scheme("javascript:alert(1)"));
+        assert!(!has_scheme("../a.m3u8"));
+        assert!(
+            !has_scheme("/vod/a:b.mp4/master.m3u8"),
+            "a colon after a slash"
+        );
+        assert!(check_uri("b", "asset_uri", "javascript:alert(1)".into()).is_err());
+        assert!(check_uri("b", "asset_uri", "ftp://h/a".into()).is_err());
+        assert_eq!(
+            check_uri("b", "asset_uri", "../ad.mp4/master.m3u8".into())
+                .ok()
+                .as_deref(),
+            Some("../ad.mp4/master.m3u8")
+        );
+    }
+
+    #[test]
     fn dates_round_trip_through_rfc3339() {
         let cases = [
             ("1970-01-01T00:00:00Z", 0, "1970-01-01T00:00:00.000Z"),
@@ -422,7 +554,6 @@ mod tests {
             "https://ads.example/a b",
             "",
             "file:///etc/passwd",
-            "/vod/ad.mp4/master.m3u8",
             "https:///path",
         ] {
             let bad = RawBreak {

@@ -110,6 +110,36 @@ impl Protector {
         signer.check(token_in_query(query), path, &ip, now)
     }
 
+    /// Whether URLs are signed (`--signed-urls entry` or `all`).
+    pub fn signs_urls(&self) -> bool {
+        self.settings.signed_urls != SignedUrls::Off
+    }
+
+    /// Check the token in `query` as if `path` were requested, whatever route it is: for
+    /// the preview page, which asks a token granting the `/vod/` prefix it shows. Always
+    /// yes when URLs are not signed.
+    ///
+    /// # Errors
+    /// Why it is refused (the client only ever sees a bare 403).
+    pub fn check_path(
+        &self,
+        path: &str,
+        query: Option<&str>,
+        client: Option<IpAddr>,
+    ) -> Result<(), TokenError> {
+        if !self.signs_urls() {
+            return Ok(());
+        }
+        let Some(signer) = &self.signer else {
+            return Err(TokenError::Missing);
+        };
+        let now = SystemTime::now()
+            .duration_since(UNIX_EPOCH)
+            .map_or(0, |d| d.as_secs());
+        let ip = client.map(|ip| ip.to_string()).unwrap_or_default();
+        signer.check(token_in_query(query), path, &ip, now)
+    }
+
     /// Whether answers depend on more than the request's path and the title: signed URLs
     /// (their tokens are carried into manifests) or a CORS origin list.
     pub fn answers_vary_by_request(&self) -> bool {

@@ -15,6 +15,7 @@ use http_body_util::BodyExt;
 use serde::Serialize;
 
 use crate::server::app::App;
+use crate::server::client::PeerAddr;
 use crate::server::request::handle_routed;
 
 use crate::source::ObjectKey;
@@ -128,11 +129,36 @@ impl KeyReport {
     }
 }
 
+/// Who a probe asks as: the preview page asks with its viewer's token and address, so a
+/// server with signed URLs answers it as it answers the viewer's players.
+#[derive(Debug, Clone, Default)]
+pub struct Caller {
+    /// The `token` query parameter to send, when URLs are signed.
+    pub token: Option<String>,
+    /// The viewer's address (for a token bound to it).
+    pub peer: Option<std::net::IpAddr>,
+}
+
+/// A probe's report, with the MPD it read (empty when it was not served).
+#[derive(Debug, Clone)]
+pub struct Probed {
+    /// What the server answers.
+    pub report: KeyReport,
+    /// The body of `manifest.mpd` when it was answered 200, else empty.
+    pub mpd: String,
+}
+
 /// Ask `app` for the HLS and DASH manifests of `key`, as a client would.
 pub async fn probe(app: &Arc<App>, key: &ObjectKey) -> KeyReport {
+    probe_as(app, key, &Caller::default()).await.report
+}
+
+/// [`probe`], asked as `caller`, keeping the MPD.
+pub async fn probe_as(app: &Arc<App>, key: &ObjectKey, caller: &Caller) -> Probed {
     let base = format!("/vod/{}", encode_key(key.as_str()));
-    let (hls_status, hls_body) = get(app, &format!("{base}/master.m3u8")).await;
-    let (dash_status, dash_body) = get(app, &format!("{base}/manifest.mpd")).await;
+    let get = |path: String| async move { get_as(app, &path, caller).await };
+    let (hls_status, hls_body) = get(format!("{base}/master.m3u8")).await;
+    let (dash_status, dash_body) = get(format!("{base}/manifest.mpd")).await;
     let ok = |status: StatusCode| status == StatusCode::OK;
     let reason = match (ok(hls_status), ok(dash_status)) {
         (false, _) => Some(one_line(&hls_body)),
@@ -147,7 +173,9 @@ pub async fn probe(app: &Arc<App>, key: &ObjectKey) -> KeyReport {
     // first media playlist read for them, so `check` over a bucket asks nothing more.
     let breaks = match (variants.first(), dash_body.contains(SCTE35_SCHEME)) {
         (Some(first), true) => {
-            let (status, playlist) = get(app, &format!("{base}/{}", first.uri)).await;
+            // Its token (when URLs are signed) is sent by `get_as`, not the one it carries.
+            let uri = first.uri.split('?').next().unwrap_or_default();
+            let (status, playlist) = get(format!("{base}/{uri}")).await;
             match ok(status) {
                 true => parse_breaks(&playlist),
                 false => Vec::new(),
@@ -155,7 +183,7 @@ pub async fn probe(app: &Arc<App>, key: &ObjectKey) -> KeyReport {
         }
         _ => Vec::new(),
     };
-    KeyReport {
+    let report = KeyReport {
         key: key.to_string(),
         verdict: match reason {
             None => Verdict::Ok,
@@ -167,7 +195,12 @@ pub async fn probe(app: &Arc<App>, key: &ObjectKey) -> KeyReport {
         variants,
         renditions,
         breaks,
-    }
+    };
+    let mpd = match ok(dash_status) {
+        true => dash_body,
+        false => String::new(),
+    };
+    Probed { report, mpd }
 }
 
 /// The scheme of the SCTE-35 `EventStream` an MPD carries breaks in.
@@ -204,12 +237,25 @@ fn parse_breaks(playlist: &str) -> Vec<AdBreak> {
     breaks
 }
 
-/// GET `path` through the request's life (`server::request`): status and body text
-/// (bounded).
-async fn get(app: &Arc<App>, path: &str) -> (StatusCode, String) {
-    let Ok(request) = Request::get(path).body(http_body_util::Empty::<bytes::Bytes>::new()) else {
+/// GET `path` (no query) through the request's life (`server::request`) as `caller`:
+/// status and body text (bounded).
+pub async fn get_as(app: &Arc<App>, path: &str, caller: &Caller) -> (StatusCode, String) {
+    let uri = match &caller.token {
+        Some(token) => format!(
+            "{path}?{}",
+            url::form_urlencoded::Serializer::new(String::new())
+                .append_pair("token", token)
+                .finish()
+        ),
+        None => path.to_owned(),
+    };
+    let Ok(mut request) = Request::get(uri).body(http_body_util::Empty::<bytes::Bytes>::new())
+    else {
         return (StatusCode::BAD_REQUEST, "bad request path".into());
     };
+    if let Some(peer) = caller.peer {
+        request.extensions_mut().insert(PeerAddr(peer));
+    }
     let response = handle_routed(app.clone(), request).await;
     let status = response.status();
     let limited = http_body_util::Limited::new(response.into_body(), MAX_MANIFEST_BYTES);

@@ -118,7 +118,7 @@ pub(super) async fn title_of_document(
         .ladders
         .try_get_with(
             (key.clone(), version.clone()),
-            load_ladder(catalog, document, files, objects, version),
+            load_ladder(catalog, key, document, files, objects, version),
         )
         .await
 }
@@ -187,6 +187,7 @@ fn title_version(
 /// together on the blocking pool.
 async fn load_ladder(
     catalog: &Catalog,
+    key: &ObjectKey,
     document: Arc<TitleDocument>,
     files: Vec<DocumentFile>,
     objects: Vec<(ObjectKey, ObjectIdentity)>,
@@ -285,6 +286,7 @@ async fn load_ladder(
         reason: e.to_string(),
     })??;
     let mut cached = CachedTitle::with_files(title, objects);
+    resolve_break_assets(&mut cached, key)?;
     if let Some(policy) = encryption {
         tracing::info!(encryption = %policy, "title document sets its own encryption");
         cached.encryption = Some(policy);
@@ -317,6 +319,41 @@ fn give_roles(title: &mut Title, document: &TitleDocument) {
     if let Some(declared) = &document.closed_captions {
         title.closed_captions = declared.clone();
     }
+}
+
+/// Resolve the relative asset URIs of `cached`'s breaks against the URI of its media
+/// playlists, `/vod/KEY/vTOKEN/index-tN.m3u8` (RFC 8216 4.1, RFC 3986 5.2), into absolute
+/// paths on this server: hls.js resolves `X-ASSET-URI` against its page, not the
+/// playlist, so the playlists say where the asset is outright. Resolved once per load, so
+/// playlists stay the same for every request (a page on another origin needs absolute
+/// URIs in the document).
+///
+/// # Errors
+/// A reference that cannot be resolved: the document's fault, naming the break.
+fn resolve_break_assets(
+    cached: &mut CachedTitle,
+    key: &ObjectKey,
+) -> Result<(), DocumentTitleError> {
+    if !(cached.title.breaks.list.iter()).any(|b| b.request.asset.is_relative()) {
+        return Ok(());
+    }
+    let base = format!(
+        "/vod/{}/{}index.m3u8",
+        crate::server::preview::probe::encode_key(key.as_str()),
+        crate::package::version_folder(&cached.token)
+    );
+    for b in &mut cached.title.breaks.list {
+        let request = &mut b.request;
+        request.asset =
+            request
+                .asset
+                .resolved_against(&base)
+                .ok_or_else(|| DocumentError::BadEntry {
+                    entry: request.entry.clone(),
+                    reason: format!("{} cannot be resolved against {base}", request.asset.uri()),
+                })?;
+    }
+    Ok(())
 }
 
 /// `title` (already cut to the document's clip) cut again at the document's ad breaks.

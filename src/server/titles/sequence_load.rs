@@ -221,6 +221,17 @@ fn break_parts(
     let end = spans.last().map_or(0, |s| s.1);
     let mut per_part: Vec<Vec<DocumentBreak>> = vec![Vec::new(); parts.len()];
     for request in &document.breaks {
+        // Relative references are resolved for a title's playlists only (`documents.rs`):
+        // a sequence's are refused rather than written as given.
+        if request.asset.is_relative() && !request.asset.uri().starts_with("//") {
+            return Err(DocumentError::BadEntry {
+                entry: request.entry.clone(),
+                reason: "a sequence's asset_uri or asset_list must be an absolute http:// or \
+                         https:// URI"
+                    .into(),
+            }
+            .into());
+        }
         let at = request.at_ms;
         let Some((n, (start, _))) =
             (spans.iter().enumerate()).find(|(_, (s, e))| (*s..*e).contains(&at))
