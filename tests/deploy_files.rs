@@ -567,7 +567,26 @@ fn ci_runs_what_the_readme_promises() {
         .expect("the README's test command")
         .trim()
         .to_owned();
+    // `make test` sets the machine up (tools/setup-test-machine.sh), then runs the cargo
+    // command of the Makefile's `test` target: that command is what CI must run.
+    let test_command = match test_command.as_str() {
+        "make test" => (read("Makefile").split("\ntest:").nth(1))
+            .and_then(|target| {
+                (target.lines().skip(1))
+                    .take_while(|l| l.starts_with('\t'))
+                    .map(str::trim)
+                    .find(|l| l.starts_with("cargo test"))
+                    .map(str::to_owned)
+            })
+            .expect("the Makefile's test target runs cargo test"),
+        other => other.to_owned(),
+    };
     assert!(test_command.starts_with("cargo test"), "{test_command}");
+    assert!(
+        read("Makefile").contains("\ntest: setup")
+            && read(".ci/run").contains("bash tools/setup-test-machine.sh"),
+        "make test and CI set the machine up with the same script"
+    );
 
     let ci = read(".github/workflows/ci.yml");
     for step in [
