@@ -18,8 +18,9 @@ mod text;
 mod trick_play;
 
 use super::encrypt::manifest::{dash_content_protection, DASH_PROTECTION_NAMESPACES};
-use super::signalling::{DashProfile, ManifestOptions};
+use super::signalling::{DashProfile, ManifestOptions, ManifestProtection};
 use super::{split_document_track_id, Rendition, Resource, Title};
+use crate::crypto::keys::ContentKey;
 use crate::media::{CodecInfo, TrackIndex, TrackKind, CICP_UNSPECIFIED};
 use events::event_stream;
 pub use sequence_periods::render_sequence_mpd;
@@ -48,11 +49,11 @@ pub fn render_mpd(title: &Title) -> String {
 /// trick-play sets only with trick play.
 pub fn render_mpd_with(title: &Title, options: &ManifestOptions) -> String {
     let folder = options.folder(title);
-    let protection = protection_elements(options);
+    let protection = dash_protection(options);
     let uris = Uris {
         options,
         folder: &folder,
-        protection: protection.as_deref(),
+        protection: protection.as_ref(),
         part: None,
     };
     let mut out = mpd_start(
@@ -71,17 +72,34 @@ pub fn render_mpd_with(title: &Title, options: &ManifestOptions) -> String {
     out
 }
 
-/// The `ContentProtection` elements of `options`' protection, if any: one licence URL
-/// for every set (its URL is a path under the public URL, with no query of its own, so
-/// the request's token follows a `?`).
-fn protection_elements(options: &ManifestOptions) -> Option<String> {
+/// What an MPD protected by `options` signals, if it is: one licence URL for every set
+/// (its URL is a path under the public URL, with no query of its own, so the request's
+/// token follows a `?`), and each track's key.
+fn dash_protection(options: &ManifestOptions) -> Option<DashProtection<'_>> {
     options.protection.as_ref().map(|p| {
         let licence = match &options.query {
             Some(query) => format!("{}?{query}", p.licence_url),
             None => p.licence_url.clone(),
         };
-        dash_content_protection(p.scheme, &p.key, &licence, p.clearkey)
+        DashProtection {
+            protection: p,
+            licence,
+        }
     })
+}
+
+/// The protection of an MPD's sets: the keys and the licence URL.
+struct DashProtection<'p> {
+    protection: &'p ManifestProtection,
+    licence: String,
+}
+
+impl DashProtection<'_> {
+    /// The `ContentProtection` elements of `key`, indented for a set's children.
+    fn elements(&self, key: &ContentKey) -> String {
+        let p = self.protection;
+        dash_content_protection(p.scheme, key, &self.licence, p.clearkey)
+    }
 }
 
 /// The XML declaration and the `MPD` start tag of a presentation of `titles` lasting
@@ -152,17 +170,56 @@ fn period_sets(out: &mut String, title: &Title, empty_texts_of: Option<&Title>, 
 struct Uris<'a> {
     options: &'a ManifestOptions,
     folder: &'a str,
-    protection: Option<&'a str>,
+    protection: Option<&'a DashProtection<'a>>,
     /// For a sequence's Period: the part (1-based) its resources are named by, and how it
     /// joins the previous Period (the scheme and that Period's id), if it does.
     part: Option<(u32, Option<(&'static str, usize)>)>,
 }
 
 impl Uris<'_> {
-    /// The `ContentProtection` elements, right after an audio or video set's start tag.
+    /// The `ContentProtection` elements of the title's one key (or first key), right after
+    /// a set's start tag (trick-play sets, never offered encrypted).
     fn protect(&self, out: &mut String) {
-        if let Some(elements) = self.protection {
-            out.push_str(elements);
+        if let Some(p) = self.protection {
+            out.push_str(&p.elements(&p.protection.key));
+        }
+    }
+
+    /// The `ContentProtection` elements of a set of `group`, right after its start tag,
+    /// when all its Representations share a key (always, under the default split); when
+    /// they do not (a ladder of SD, HD and UHD keys), none here, and `true`: each
+    /// Representation carries its own (ISO/IEC 23009-1 5.3.7: `ContentProtection` is a
+    /// common attribute of AdaptationSet and Representation; DASH-IF IOP puts
+    /// `cenc:default_KID` where the key applies). The set is not split by key, so players
+    /// keep switching across the ladder; a set whose tracks the split leaves clear has
+    /// none.
+    fn protect_set(&self, out: &mut String, group: &[&Rendition]) -> bool {
+        let Some(p) = self.protection else {
+            return false;
+        };
+        let kid = |r: &&Rendition| p.protection.key_of(r.track_id).map(|k| k.kid);
+        let first = group.first().and_then(kid);
+        if group.iter().all(|r| kid(r) == first) {
+            if let Some(key) = group.first().and_then(|r| p.protection.key_of(r.track_id)) {
+                out.push_str(&p.elements(key));
+            }
+            return false;
+        }
+        true
+    }
+
+    /// Rendition `r`'s own `ContentProtection` elements (its set's keys differ), after its
+    /// `AudioChannelConfiguration`, as RepresentationBase orders them.
+    fn protect_representation(&self, out: &mut String, r: &Rendition) {
+        let Some(p) = self.protection else {
+            return;
+        };
+        if let Some(key) = p.protection.key_of(r.track_id) {
+            for line in p.elements(key).lines() {
+                out.push_str("  ");
+                out.push_str(line);
+                out.push('\n');
+            }
         }
     }
 }
@@ -238,7 +295,7 @@ fn adaptation_set(
         .opt("maxWidth", size.map(|s| s.0))
         .opt("maxHeight", size.map(|s| s.1))
         .open(out);
-    uris.protect(out);
+    let per_representation = uris.protect_set(out, group);
     if video {
         colour_properties(out, codec);
         access::closed_captions(out, title);
@@ -268,20 +325,22 @@ fn adaptation_set(
     }
     for r in group {
         if let Some(track) = title.index.tracks.get(r.track_pos) {
-            representation(out, title, r, track, set_codecs.is_some(), uris);
+            let keyed = (set_codecs.is_some(), per_representation);
+            representation(out, title, r, track, keyed, uris);
         }
     }
     out.push_str("    </AdaptationSet>\n");
 }
 
 /// One Representation with its segment template and timeline; `codecs_on_set`: its set
-/// carries the `@codecs` (the DVB profile's), so it does not.
+/// carries the `@codecs` (the DVB profile's), so it does not; `own_key`: its set's
+/// Representations have different keys, so it signals its own.
 fn representation(
     out: &mut String,
     title: &Title,
     r: &Rendition,
     track: &TrackIndex,
-    codecs_on_set: bool,
+    (codecs_on_set, own_key): (bool, bool),
     uris: &Uris<'_>,
 ) {
     let codec = &track.codec;
@@ -326,6 +385,9 @@ fn representation(
             .attr("schemeIdUri", CHANNELS_SCHEME)
             .attr("value", codec.channels)
             .empty(out);
+    }
+    if own_key {
+        uris.protect_representation(out, r);
     }
     segment_template(out, title, r, track, uris);
     out.push_str("      </Representation>\n");

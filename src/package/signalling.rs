@@ -105,6 +105,37 @@ pub struct ManifestProtection {
     /// Whether W3C ClearKey is signalled (HLS SAMPLE-AES over fMP4, and DASH); the key's
     /// DRM systems (`ContentKey::systems`) are signalled beside it.
     pub clearkey: bool,
+    /// Under a key split (`crypto::KeyPresets`), each audio and video track's key by track
+    /// id, `None` for a track the split leaves clear; empty under the default split, where
+    /// every track has `key`.
+    pub track_keys: Vec<(u32, Option<Arc<ContentKey>>)>,
+}
+
+impl ManifestProtection {
+    /// The key track `track_id` is encrypted with; `None`: it is clear.
+    pub fn key_of(&self, track_id: u32) -> Option<&Arc<ContentKey>> {
+        if self.track_keys.is_empty() {
+            return Some(&self.key);
+        }
+        (self.track_keys.iter())
+            .find(|(t, _)| *t == track_id)
+            .and_then(|(_, k)| k.as_ref())
+    }
+
+    /// Every key a track uses, each once, in track order (`key` alone under the default
+    /// split): what a multivariant playlist's `EXT-X-SESSION-KEY` lines name.
+    pub fn keys_in_use(&self) -> Vec<&Arc<ContentKey>> {
+        if self.track_keys.is_empty() {
+            return vec![&self.key];
+        }
+        let mut keys: Vec<&Arc<ContentKey>> = Vec::new();
+        for key in self.track_keys.iter().filter_map(|(_, k)| k.as_ref()) {
+            if !keys.iter().any(|k| k.kid == key.kid) {
+                keys.push(key);
+            }
+        }
+        keys
+    }
 }
 
 impl ManifestOptions {
@@ -194,6 +225,7 @@ mod tests {
                 key_name: "hls.key".into(),
                 licence_url: "https://cdn.example/vod/a.mp4/clearkey.json".into(),
                 clearkey: true,
+                track_keys: Vec::new(),
             }),
             storyboard: None,
             dash_profile: DashProfile::Default,
