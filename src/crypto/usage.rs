@@ -309,6 +309,26 @@ impl KeyPresets {
         usage.filter(self.video == VideoPreset::Preset(2))
     }
 
+    /// The CPIX filters of `usage`'s `ContentKeyUsageRule`, one per sub-component of its
+    /// name (SPEKE v2: `SD+HD1` has an SD and an HD1 `VideoFilter`), so their union is
+    /// [`KeyPresets::filter`]'s. `ALL` has an empty `VideoFilter` and `AudioFilter`.
+    pub fn rule_filters(self, usage: KeyUsage) -> Vec<UsageFilter> {
+        match usage {
+            KeyUsage::All => vec![
+                UsageFilter::Video {
+                    min_pixels: None,
+                    max_pixels: None,
+                },
+                UsageFilter::Audio {
+                    min_channels: None,
+                    max_channels: None,
+                },
+            ],
+            KeyUsage::SdHd1 => vec![self.filter(KeyUsage::Sd), self.filter(KeyUsage::Hd1)],
+            usage => vec![self.filter(usage)],
+        }
+    }
+
     /// The usage (so the key) of `track`; `None`: the split leaves it clear
     /// (`UNENCRYPTED`). An I-frame track is its video track's picture, so takes its key.
     pub fn usage_of(self, track: KeyedTrack) -> Option<KeyUsage> {
