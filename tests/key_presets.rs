@@ -237,11 +237,11 @@ async fn each_rung_and_language_decrypts_with_its_own_tier_key_only() {
             match usage {
                 KeyUsage::Audio => {
                     audio_sets += 1;
-                    assert_eq!(rep.set_kids, [kid.clone()], "audio KID on its set");
+                    assert_eq!(rep.set_kids, [kid], "audio KID on its set");
                     assert!(rep.own_kids.is_empty());
                 }
                 _ => {
-                    assert_eq!(rep.own_kids, [kid.clone()], "{usage} KID on its rung");
+                    assert_eq!(rep.own_kids, [kid], "{usage} KID on its rung");
                     assert!(rep.set_kids.is_empty(), "the video set's keys differ");
                 }
             }

@@ -243,9 +243,9 @@ mod tests {
             "<cpix:ContentKeyUsageRule kid=\"{}\" intendedTrackType=\"SD+HD1\"><cpix:VideoFilter maxPixels=\"589824\"/><cpix:VideoFilter minPixels=\"589825\" maxPixels=\"921600\"/></cpix:ContentKeyUsageRule>",
             kid(KeyUsage::SdHd1)
         )));
-        assert!(doc.contains(&format!(
+        assert!(doc.contains(
             "intendedTrackType=\"UHD1\"><cpix:VideoFilter minPixels=\"2073601\" maxPixels=\"8847360\"/>"
-        )));
+        ));
         assert!(doc.contains(&format!(
             "<cpix:ContentKeyUsageRule kid=\"{}\" intendedTrackType=\"MULTICHANNEL_AUDIO_3_6\"><cpix:AudioFilter minChannels=\"3\" maxChannels=\"6\"/></cpix:ContentKeyUsageRule>",
             kid(KeyUsage::MultichannelAudio3To6)
