@@ -342,9 +342,9 @@ async fn hls_playlists_and_the_licence_name_each_tier_key() {
         assert_eq!(
             keys,
             [format!(
-                "#EXT-X-KEY:METHOD=SAMPLE-AES,URI=\"http://{}/vod/{DOCUMENT}/clearkey.json\",KEYFORMAT=\"org.w3.clearkey\",KEYFORMATVERSIONS=\"1\",KEYID=0x{}",
+                "#EXT-X-KEY:METHOD=SAMPLE-AES,URI=\"http://{}/vod/{DOCUMENT}/clearkey.json?kid={kid}\",KEYFORMAT=\"org.w3.clearkey\",KEYFORMATVERSIONS=\"1\",KEYID=0x{kid}",
                 server.addr,
-                hex(&key_of(*usage).kid)
+                kid = hex(&key_of(*usage).kid)
             )],
             "{line}"
         );

@@ -17,7 +17,9 @@ mod tag;
 mod text;
 mod trick_play;
 
-use super::encrypt::manifest::{dash_content_protection, DASH_PROTECTION_NAMESPACES};
+use super::encrypt::manifest::{
+    dash_content_protection, dash_set_protection, DASH_PROTECTION_NAMESPACES,
+};
 use super::signalling::{DashProfile, ManifestOptions, ManifestProtection};
 use super::{split_document_track_id, Rendition, Resource, Title};
 use crate::crypto::keys::ContentKey;
@@ -99,6 +101,12 @@ impl DashProtection<'_> {
     fn elements(&self, key: &ContentKey) -> String {
         let p = self.protection;
         dash_content_protection(p.scheme, key, &self.licence, p.clearkey)
+    }
+
+    /// The elements of a set whose Representations have different keys.
+    fn set_elements(&self) -> String {
+        let p = self.protection;
+        dash_set_protection(p.scheme, &self.licence, p.clearkey)
     }
 }
 
@@ -187,8 +195,8 @@ impl Uris<'_> {
 
     /// The `ContentProtection` elements of a set of `group`, right after its start tag,
     /// when all its Representations share a key (always, under the default split); when
-    /// they do not (a ladder of SD, HD and UHD keys), none here, and `true`: each
-    /// Representation carries its own (ISO/IEC 23009-1 5.3.7: `ContentProtection` is a
+    /// they do not (a ladder of SD, HD and UHD keys), only `mp4protection` without a KID
+    /// and ClearKey here, and `true`: each Representation carries its own (ISO/IEC 23009-1 5.3.7: `ContentProtection` is a
     /// common attribute of AdaptationSet and Representation; DASH-IF IOP puts
     /// `cenc:default_KID` where the key applies). The set is not split by key, so players
     /// keep switching across the ladder; a set whose tracks the split leaves clear has
@@ -205,6 +213,7 @@ impl Uris<'_> {
             }
             return false;
         }
+        out.push_str(&p.set_elements());
         true
     }
 

@@ -122,6 +122,22 @@ impl ManifestProtection {
             .and_then(|(_, k)| k.as_ref())
     }
 
+    /// The licence URI an HLS `EXT-X-KEY` of `key` names (SAMPLE-AES CMAF with ClearKey):
+    /// the licence URL, and under a key split the KID as a query (`?kid=HEX`, which the
+    /// licence route ignores) so each key has a URI of its own. hls.js keeps one key
+    /// session per key URI: with one URI for an audio and a video key it asks the licence
+    /// for the first only, and the other track never decrypts.
+    pub fn hls_licence_uri(&self, key: &ContentKey) -> Cow<'_, str> {
+        if self.track_keys.is_empty() {
+            return Cow::Borrowed(&self.licence_url);
+        }
+        Cow::Owned(format!(
+            "{}?kid={}",
+            self.licence_url,
+            crate::crypto::keys::hex(&key.kid)
+        ))
+    }
+
     /// Every key a track uses, each once, in track order (`key` alone under the default
     /// split): what a multivariant playlist's `EXT-X-SESSION-KEY` lines name.
     pub fn keys_in_use(&self) -> Vec<&Arc<ContentKey>> {

@@ -101,12 +101,12 @@ pub fn render_media_playlist_with(
     let keys = options.protection.as_ref().and_then(|p| {
         let key = p.key_of(track_id)?;
         let uri = match p.scheme {
-            Scheme::Aes128 => &p.key_name,
-            _ => &p.licence_url,
+            Scheme::Aes128 => std::borrow::Cow::Borrowed(p.key_name.as_str()),
+            _ => p.hls_licence_uri(key),
         };
         let iv = |number| hls_segment_iv(&p.clear_token, &key.kid, track_id, number);
         let method = HlsKey::of(p.scheme, false);
-        let keys = SegmentKeys::new(method, &options.with_query(uri), key, iv);
+        let keys = SegmentKeys::new(method, &options.with_query(&uri), key, iv);
         Some(match method {
             HlsKey::SampleAesClearKey => keys.with_drm(p.clearkey, hls_drm_lines(key, false)),
             _ => keys,

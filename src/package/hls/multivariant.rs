@@ -134,6 +134,7 @@ pub(super) fn session_key(out: &mut String, options: &ManifestOptions, folder: &
     // split (RFC 8216bis 4.4.6.5: a session key per key the media playlists name).
     for key in p.keys_in_use() {
         if p.clearkey {
+            let uri = p.hls_licence_uri(key);
             let attributes = key_attributes(method, &options.with_query(&uri), key);
             let _ = writeln!(out, "#EXT-X-SESSION-KEY:{attributes}");
         }

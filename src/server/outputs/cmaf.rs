@@ -86,11 +86,19 @@ fn track_protection(
     key: &ContentKey,
 ) -> Result<TrackProtection, ServeError> {
     let format = TrackProtection::sample_format(stsd, kind)?;
+    let other_kids = match p.keys.presets.is_shared() {
+        true => Vec::new(),
+        false => (p.keys.iter())
+            .map(|(_, k)| k.kid)
+            .filter(|kid| *kid != key.kid)
+            .collect(),
+    };
     Ok(TrackProtection {
         scheme: p.scheme,
         key: key.clone(),
         constant_iv: constant_iv(&req.cached.token, &key.kid, "cbcs"),
         format,
+        other_kids,
     })
 }
 
