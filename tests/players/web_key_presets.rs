@@ -63,26 +63,11 @@ async fn ladder_folder() -> common::TempDir {
     dir
 }
 
-/// Given the ladder encrypted with an SD, an HD and an audio key (SAMPLE-AES CMAF HLS),
-/// when hls.js plays the multivariant playlist, forced from the SD rung to the HD one and
-/// back, with a seek, then it plays to the end strictly, its keys from vodpack's ClearKey
-/// licence route (each `EXT-X-KEY` names its own key's licence URI).
-#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
-async fn web_players_play_a_ladder_under_a_key_per_tier_strictly() {
-    let Some(players) = WebPlayers::ready(&["ffmpeg"]).await else {
-        return;
-    };
-    let dir = ladder_folder().await;
-    let mut settings = encrypting(1000, "hls=sample-aes,dash=cenc");
-    settings.protect.key_presets =
-        vodpack::crypto::KeyPresets::parse("video=PRESET-VIDEO-3,audio=PRESET-AUDIO-1").unwrap();
-    let server = common::start_server_with(dir.path(), settings).await;
+/// The jobs of `runs` on the ladder at `server`: forced from the SD rung to the HD one and
+/// back, to the French audio (DASH players), a seek, then to the end.
+fn jobs(server: &common::TestServer, runs: &[Run], what: &str) -> Vec<Job> {
     let key = "ladder.json";
-    // dash.js 5.2 and Shaka 5.2 do not yet play the DASH form (per-Representation
-    // `ContentProtection`): dash.js stalls at 0 s, Shaka lists only the SD rung. Left out
-    // until that is traced (docs/protection.md, "Keys by usage").
-    let jobs: Vec<Job> = [Run::HlsJs]
-        .into_iter()
+    (runs.iter().copied())
         .map(|run| {
             let mut steps = vec![
                 Step::Play(0.5),
@@ -98,7 +83,7 @@ async fn web_players_play_a_ladder_under_a_key_per_tier_strictly() {
             }
             steps.extend([Step::Seek(5.0), Step::PlayToEnd]);
             let url = server.url(&format!("/vod/{key}/{}", run.manifest()));
-            let job = Job::of_run(run, "key per tier", url, steps);
+            let job = Job::of_run(run, what, url, steps);
             match run {
                 Run::HlsJs => {
                     job.clearkey_licence(server.url(&format!("/vod/{key}/clearkey.json")))
@@ -106,7 +91,41 @@ async fn web_players_play_a_ladder_under_a_key_per_tier_strictly() {
                 _ => job,
             }
         })
-        .collect();
-    players.play(&jobs, "players-key-presets-jobs.json").await;
-    server.shutdown().await;
+        .collect()
+}
+
+/// A server over `dir` encrypting `cenc` DASH and SAMPLE-AES CMAF HLS under `presets`.
+async fn serve(dir: &Path, presets: &str) -> common::TestServer {
+    let mut settings = encrypting(1000, "hls=sample-aes,dash=cenc");
+    settings.protect.key_presets = vodpack::crypto::KeyPresets::parse(presets).unwrap();
+    common::start_server_with(dir, settings).await
+}
+
+/// Given the ladder encrypted with an SD, an HD and an audio key (SAMPLE-AES CMAF HLS),
+/// when hls.js plays the multivariant playlist, forced from the SD rung to the HD one and
+/// back, with a seek, then it plays to the end strictly, its keys from vodpack's ClearKey
+/// licence route (each `EXT-X-KEY` names its own key's licence URI). And given the ladder
+/// under a video key and an audio key (PRESET-VIDEO-1), when dash.js and Shaka play its
+/// MPD the same way (with a switch to the French audio), then they play strictly, both
+/// keys licensed through ClearKey EME.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn web_players_play_a_ladder_under_a_key_per_tier_strictly() {
+    let Some(players) = WebPlayers::ready(&["ffmpeg"]).await else {
+        return;
+    };
+    let dir = ladder_folder().await;
+    let tiers = serve(dir.path(), "video=PRESET-VIDEO-3,audio=PRESET-AUDIO-1").await;
+    let video_and_audio = serve(dir.path(), "video=PRESET-VIDEO-1,audio=PRESET-AUDIO-1").await;
+    // dash.js 5.2 and Shaka 5.2 do not yet play a set whose Representations have
+    // different keys (they license only set-level KIDs: docs/protection.md, "Keys by
+    // usage"), so the tier split runs in hls.js, the video/audio split in all three.
+    let mut all = jobs(&tiers, &[Run::HlsJs], "key per tier");
+    all.extend(jobs(
+        &video_and_audio,
+        &[Run::DashJs, Run::ShakaDash, Run::HlsJs],
+        "video and audio keys",
+    ));
+    players.play(&all, "players-key-presets-jobs.json").await;
+    tiers.shutdown().await;
+    video_and_audio.shutdown().await;
 }
