@@ -156,7 +156,9 @@ pub enum KeyError {
 pub struct TitleKeys {
     /// The split the keys follow.
     pub presets: KeyPresets,
-    /// Each usage's key, in the split's order ([`KeyPresets::usages`]); never empty.
+    /// The first usage's key (see [`TitleKeys::first`]).
+    first: Arc<ContentKey>,
+    /// Each usage's key, in the split's order ([`KeyPresets::usages`]), `first` included.
     keys: Vec<(KeyUsage, Arc<ContentKey>)>,
 }
 
@@ -165,6 +167,7 @@ impl TitleKeys {
     pub fn shared(key: Arc<ContentKey>) -> Self {
         Self {
             presets: KeyPresets::SHARED,
+            first: key.clone(),
             keys: vec![(KeyUsage::All, key)],
         }
     }
@@ -172,7 +175,8 @@ impl TitleKeys {
     /// The keys of `presets`, `keys` holding one per usage of the split.
     ///
     /// # Errors
-    /// [`KeyError::MissingKey`] naming the first usage without a key.
+    /// [`KeyError::MissingKey`] naming the first usage without a key;
+    /// [`KeyError::Config`] for a split of no key (never: `KeyPresets` refuses one).
     pub fn of(
         presets: KeyPresets,
         mut keys: Vec<(KeyUsage, Arc<ContentKey>)>,
@@ -183,8 +187,12 @@ impl TitleKeys {
                 .ok_or(KeyError::MissingKey { usage })?;
             ordered.push(keys.swap_remove(at));
         }
+        let first = (ordered.first().map(|(_, k)| k.clone())).ok_or(KeyError::Config {
+            reason: "a key split of no key".into(),
+        })?;
         Ok(Self {
             presets,
+            first,
             keys: ordered,
         })
     }
@@ -192,8 +200,7 @@ impl TitleKeys {
     /// The first key: the title's one key under the default split, else the key whose KID
     /// names the output's version folder (with every other KID).
     pub fn first(&self) -> &Arc<ContentKey> {
-        // `of` and `shared` never leave it empty.
-        &self.keys[0].1
+        &self.first
     }
 
     /// Every usage with its key, in the split's order.
@@ -237,8 +244,10 @@ impl TitleKeys {
         for (usage, key) in &self.keys {
             keys.push((*usage, f(*usage, key)?));
         }
+        let first = (keys.first().map(|(_, k)| k.clone())).unwrap_or_else(|| self.first.clone());
         Ok(Self {
             presets: self.presets,
+            first,
             keys,
         })
     }
