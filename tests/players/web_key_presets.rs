@@ -101,13 +101,13 @@ async fn serve(dir: &Path, presets: &str) -> common::TestServer {
     common::start_server_with(dir, settings).await
 }
 
-/// Given the ladder encrypted with an SD, an HD and an audio key (SAMPLE-AES CMAF HLS),
-/// when hls.js plays the multivariant playlist, forced from the SD rung to the HD one and
-/// back, with a seek, then it plays to the end strictly, its keys from vodpack's ClearKey
-/// licence route (each `EXT-X-KEY` names its own key's licence URI). And given the ladder
-/// under a video key and an audio key (PRESET-VIDEO-1), when dash.js and Shaka play its
-/// MPD the same way (with a switch to the French audio), then they play strictly, both
-/// keys licensed through ClearKey EME.
+/// Given the ladder encrypted with an SD, an HD and an audio key (SAMPLE-AES CMAF HLS and
+/// `cenc` DASH), when hls.js, dash.js and Shaka play it, forced from the SD rung to the HD
+/// one and back, with a seek (and in DASH a switch to the French audio), then they play to
+/// the end strictly, their keys from vodpack's ClearKey licence route (in HLS each
+/// `EXT-X-KEY` names its own key's licence URI; in DASH each tier is a set of its own
+/// key, the sets linked for switching). And the same under one video key and an audio
+/// key (PRESET-VIDEO-1).
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn web_players_play_a_ladder_under_a_key_per_tier_strictly() {
     let Some(players) = WebPlayers::ready(&["ffmpeg"]).await else {
@@ -116,10 +116,11 @@ async fn web_players_play_a_ladder_under_a_key_per_tier_strictly() {
     let dir = ladder_folder().await;
     let tiers = serve(dir.path(), "video=PRESET-VIDEO-3,audio=PRESET-AUDIO-1").await;
     let video_and_audio = serve(dir.path(), "video=PRESET-VIDEO-1,audio=PRESET-AUDIO-1").await;
-    // dash.js 5.2 and Shaka 5.2 do not yet play a set whose Representations have
-    // different keys (they license only set-level KIDs: docs/protection.md, "Keys by
-    // usage"), so the tier split runs in hls.js, the video/audio split in all three.
-    let mut all = jobs(&tiers, &[Run::HlsJs], "key per tier");
+    let mut all = jobs(
+        &tiers,
+        &[Run::DashJs, Run::ShakaDash, Run::HlsJs],
+        "key per tier",
+    );
     all.extend(jobs(
         &video_and_audio,
         &[Run::DashJs, Run::ShakaDash, Run::HlsJs],

@@ -158,30 +158,9 @@ pub(crate) fn dash_content_protection(
     licence_url: &str,
     clearkey: bool,
 ) -> String {
-    dash_protection_elements(scheme, Some(key), licence_url, clearkey)
-}
-
-/// The `ContentProtection` elements of an AdaptationSet whose Representations have
-/// different keys (a ladder under a key split): `mp4protection` without
-/// `cenc:default_KID` (each Representation names its own) and W3C ClearKey with the
-/// licence URL, so players set up protection for the set (dash.js 5.2 and Shaka 5.2 read
-/// the set's elements for it) and take each key's KID from the Representation and the
-/// init segment.
-pub(crate) fn dash_set_protection(scheme: Scheme, licence_url: &str, clearkey: bool) -> String {
-    dash_protection_elements(scheme, None, licence_url, clearkey)
-}
-
-fn dash_protection_elements(
-    scheme: Scheme,
-    key: Option<&ContentKey>,
-    licence_url: &str,
-    clearkey: bool,
-) -> String {
-    let default_kid = key.map_or_else(String::new, |key| {
-        format!(" cenc:default_KID=\"{}\"", uuid_string(&key.kid))
-    });
+    let kid = uuid_string(&key.kid);
     let mut elements = format!(
-        "      <ContentProtection schemeIdUri=\"urn:mpeg:dash:mp4protection:2011\" value=\"{}\"{default_kid}/>\n",
+        "      <ContentProtection schemeIdUri=\"urn:mpeg:dash:mp4protection:2011\" value=\"{}\" cenc:default_KID=\"{kid}\"/>\n",
         scheme.name(),
     );
     if clearkey {
@@ -194,7 +173,7 @@ fn dash_protection_elements(
              \x20     </ContentProtection>\n"
         );
     }
-    for system in key.map_or(&[][..], |k| &k.systems) {
+    for system in &key.systems {
         let id = system.id();
         let pro = match id {
             Some(DrmId::PlayReady) => system.pro(),
