@@ -145,6 +145,15 @@ const PROTECTION: &[(&str, &str, &str)] = &[
          the key secret's raw keys make them",
     ),
     (
+        "key-presets",
+        "VODPACK_KEY_PRESETS",
+        "Content keys by usage, as AWS SPEKE v2's presets: \
+         video=PRESET-VIDEO-N (1 to 8, or SHARED, or UNENCRYPTED),audio=PRESET-AUDIO-N (1 to 3, or SHARED, or UNENCRYPTED) \
+         (SD up to 1024x576, HD up to 1920x1080, UHD above; stereo and multichannel audio); a \
+         title document's \"key_presets\" overrides it. Needs the key secret or a key server, \
+         and hls=sample-aes or none; MPEG-TS is refused (422) under a split",
+    ),
+    (
         "playready-la-url",
         "VODPACK_PLAYREADY_LA_URL",
         "PlayReady licence URL written as LA_URL into the PlayReady headers made without a \

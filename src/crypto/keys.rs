@@ -17,6 +17,7 @@ use std::sync::Arc;
 use hmac::{Hmac, KeyInit, Mac};
 
 pub use super::drm::DrmSystem;
+use super::usage::{KeyPresets, KeyUsage, KeyedTrack};
 use sha2::Sha256;
 
 /// Shortest secret accepted, in bytes.
@@ -143,6 +144,113 @@ pub enum KeyError {
     /// The provider is misconfigured (a startup error).
     #[error("key provider configuration: {reason}")]
     Config { reason: String },
+    /// The key server's answer lacks the key of a usage the title's key split needs (503
+    /// naming it: never a clear or wrongly keyed segment).
+    #[error("key server gave no {usage} key")]
+    MissingKey { usage: KeyUsage },
+}
+
+/// A title's content keys, one per usage of its key split ([`KeyPresets`]): under the
+/// default split, one key ([`KeyUsage::All`]), the title's key as it always was.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct TitleKeys {
+    /// The split the keys follow.
+    pub presets: KeyPresets,
+    /// The first usage's key (see [`TitleKeys::first`]).
+    first: Arc<ContentKey>,
+    /// Each usage's key, in the split's order ([`KeyPresets::usages`]), `first` included.
+    keys: Vec<(KeyUsage, Arc<ContentKey>)>,
+}
+
+impl TitleKeys {
+    /// The one key of the default split.
+    pub fn shared(key: Arc<ContentKey>) -> Self {
+        Self {
+            presets: KeyPresets::SHARED,
+            first: key.clone(),
+            keys: vec![(KeyUsage::All, key)],
+        }
+    }
+
+    /// The keys of `presets`, `keys` holding one per usage of the split.
+    ///
+    /// # Errors
+    /// [`KeyError::MissingKey`] naming the first usage without a key;
+    /// [`KeyError::Config`] for a split of no key (never: `KeyPresets` refuses one).
+    pub fn of(
+        presets: KeyPresets,
+        mut keys: Vec<(KeyUsage, Arc<ContentKey>)>,
+    ) -> Result<Self, KeyError> {
+        let mut ordered = Vec::new();
+        for usage in presets.usages() {
+            let at = (keys.iter().position(|(u, _)| *u == usage))
+                .ok_or(KeyError::MissingKey { usage })?;
+            ordered.push(keys.swap_remove(at));
+        }
+        let first = (ordered.first().map(|(_, k)| k.clone())).ok_or(KeyError::Config {
+            reason: "a key split of no key".into(),
+        })?;
+        Ok(Self {
+            presets,
+            first,
+            keys: ordered,
+        })
+    }
+
+    /// The first key: the title's one key under the default split, else the key whose KID
+    /// names the output's version folder (with every other KID).
+    pub fn first(&self) -> &Arc<ContentKey> {
+        &self.first
+    }
+
+    /// Every usage with its key, in the split's order.
+    pub fn iter(&self) -> impl Iterator<Item = &(KeyUsage, Arc<ContentKey>)> {
+        self.keys.iter()
+    }
+
+    /// The key of `usage`, if the split has one.
+    pub fn key(&self, usage: KeyUsage) -> Option<&Arc<ContentKey>> {
+        (self.keys.iter()).find_map(|(u, k)| (*u == usage).then_some(k))
+    }
+
+    /// The key of `track`: `Ok(None)` when the split leaves it clear (`UNENCRYPTED`).
+    ///
+    /// # Errors
+    /// [`KeyError::MissingKey`] when its usage has no key (never: `of` checks each).
+    pub fn for_track(&self, track: KeyedTrack) -> Result<Option<&Arc<ContentKey>>, KeyError> {
+        match self.presets.usage_of(track) {
+            None => Ok(None),
+            Some(usage) => self
+                .key(usage)
+                .map(Some)
+                .ok_or(KeyError::MissingKey { usage }),
+        }
+    }
+
+    /// The key whose KID is `kid`, if the title has one.
+    pub fn by_kid(&self, kid: &[u8; 16]) -> Option<&Arc<ContentKey>> {
+        (self.keys.iter()).find_map(|(_, k)| (k.kid == *kid).then_some(k))
+    }
+
+    /// The same keys with `f` applied to each (to add DRM systems' signalling).
+    ///
+    /// # Errors
+    /// The first of `f`'s errors.
+    pub fn map<E>(
+        &self,
+        mut f: impl FnMut(KeyUsage, &Arc<ContentKey>) -> Result<Arc<ContentKey>, E>,
+    ) -> Result<Self, E> {
+        let mut keys = Vec::with_capacity(self.keys.len());
+        for (usage, key) in &self.keys {
+            keys.push((*usage, f(*usage, key)?));
+        }
+        let first = (keys.first().map(|(_, k)| k.clone())).unwrap_or_else(|| self.first.clone());
+        Ok(Self {
+            presets: self.presets,
+            first,
+            keys,
+        })
+    }
 }
 
 /// Where content keys come from. Implementations cache as they see fit; a failure is an
@@ -172,6 +280,28 @@ pub trait KeyProvider: Send + Sync + fmt::Debug {
         self.content_key(title_key).await
     }
 
+    /// The keys of the title at `title_key` under the key split `presets`, each with the
+    /// signalling of `systems` as [`KeyProvider::content_key_for`]. The default split is
+    /// that one key. A provider with one key per title refuses any other split.
+    ///
+    /// # Errors
+    /// As [`KeyProvider::content_key_for`]; [`KeyError::MissingKey`] naming a usage a key
+    /// server left out; [`KeyError::Config`] from a provider with one key per title.
+    async fn title_keys(
+        &self,
+        title_key: &str,
+        systems: Option<&[super::drm::DrmId]>,
+        presets: KeyPresets,
+    ) -> Result<Arc<TitleKeys>, KeyError> {
+        if !presets.is_shared() {
+            return Err(KeyError::Config {
+                reason: format!("the {} key source has one key per title", self.kind()),
+            });
+        }
+        let key = self.content_key_for(title_key, systems).await?;
+        Ok(Arc::new(TitleKeys::shared(key)))
+    }
+
     /// A short name for logs and `inspect` (`secret`, `cpix`).
     fn kind(&self) -> &'static str;
 }
@@ -194,8 +324,22 @@ impl SecretKeyProvider {
 
     /// The key of `title_key`, computed.
     pub fn derive(&self, title_key: &str) -> ContentKey {
-        let key = self.secret.hmac(&[KEY_LABEL, title_key.as_bytes()]);
-        let kid = self.secret.hmac(&[KID_LABEL, title_key.as_bytes()]);
+        self.derive_for(title_key, KeyUsage::All)
+    }
+
+    /// The key of `title_key`'s `usage`, computed: [`SecretKeyProvider::derive`]'s
+    /// formula for [`KeyUsage::All`] (so the default split keeps every key), and for any
+    /// other usage the same HMAC with the usage's name (`SD`, `AUDIO`, ...) as one more
+    /// part: `HMAC-SHA256(secret, label || 0 || title key || 0 || usage || 0)[0..16]`.
+    pub fn derive_for(&self, title_key: &str, usage: KeyUsage) -> ContentKey {
+        let parts = |label: &'static [u8]| -> Vec<&[u8]> {
+            match usage {
+                KeyUsage::All => vec![label, title_key.as_bytes()],
+                _ => vec![label, title_key.as_bytes(), usage.name().as_bytes()],
+            }
+        };
+        let key = self.secret.hmac(&parts(KEY_LABEL));
+        let kid = self.secret.hmac(&parts(KID_LABEL));
         let mut out = ContentKey {
             kid: [0; 16],
             key: [0; 16],
@@ -211,6 +355,18 @@ impl SecretKeyProvider {
 impl KeyProvider for SecretKeyProvider {
     async fn content_key(&self, title_key: &str) -> Result<Arc<ContentKey>, KeyError> {
         Ok(Arc::new(self.derive(title_key)))
+    }
+
+    async fn title_keys(
+        &self,
+        title_key: &str,
+        _systems: Option<&[super::drm::DrmId]>,
+        presets: KeyPresets,
+    ) -> Result<Arc<TitleKeys>, KeyError> {
+        let keys = (presets.usages().into_iter())
+            .map(|usage| (usage, Arc::new(self.derive_for(title_key, usage))))
+            .collect();
+        TitleKeys::of(presets, keys).map(Arc::new)
     }
 
     fn kind(&self) -> &'static str {
@@ -263,6 +419,51 @@ mod tests {
             systems: Vec::new(),
         };
         assert_eq!(key.kid_uuid(), "1077efec-c0b2-4d02-ace3-3c1e52e2fb4b");
+    }
+
+    #[test]
+    fn each_usage_gets_its_own_key_and_kid_and_all_keeps_the_title_key() {
+        let p = provider("a long enough test secret");
+        assert_eq!(p.derive_for("a.mp4", KeyUsage::All), p.derive("a.mp4"));
+        let sd = p.derive_for("a.mp4", KeyUsage::Sd);
+        let hd = p.derive_for("a.mp4", KeyUsage::Hd);
+        let audio = p.derive_for("a.mp4", KeyUsage::Audio);
+        for (a, b) in [(&sd, &hd), (&sd, &audio), (&hd, &audio)] {
+            assert_ne!(a.key, b.key);
+            assert_ne!(a.kid, b.kid);
+        }
+        assert_ne!(sd.key, p.derive("a.mp4").key);
+        // The documented formula (docs/protection.md), computed apart.
+        let secret = Secret::from_text("a long enough test secret", "x").unwrap();
+        let mac = secret.hmac(&[b"vodpack content key v1", b"a.mp4", b"SD"]);
+        assert_eq!(sd.key[..], mac[..16]);
+    }
+
+    #[tokio::test]
+    async fn title_keys_follow_the_split_and_one_key_sources_refuse_others() {
+        let p = provider("a long enough test secret");
+        let presets = KeyPresets::parse("video=PRESET-VIDEO-3,audio=PRESET-AUDIO-1").unwrap();
+        let keys = p.title_keys("a.mp4", None, presets).await.unwrap();
+        let hd = KeyedTrack::Video {
+            width: 1280,
+            height: 720,
+        };
+        let key = keys.for_track(hd).unwrap().unwrap();
+        assert_eq!(**key, p.derive_for("a.mp4", KeyUsage::Hd));
+        assert_eq!(keys.by_kid(&key.kid), Some(key));
+        assert_eq!(keys.iter().count(), 4);
+        let shared = p
+            .title_keys("a.mp4", None, KeyPresets::SHARED)
+            .await
+            .unwrap();
+        assert_eq!(**shared.first(), p.derive("a.mp4"));
+        let missing = TitleKeys::of(presets, vec![(KeyUsage::Sd, key.clone())]);
+        assert_eq!(
+            missing.unwrap_err(),
+            KeyError::MissingKey {
+                usage: KeyUsage::Hd
+            }
+        );
     }
 
     #[test]

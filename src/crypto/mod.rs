@@ -18,8 +18,10 @@ pub mod policy;
 pub mod raw_drm;
 pub mod settings;
 pub mod token;
+pub mod usage;
 
 pub use cipher::{CipherError, SampleEncryptor, SampleLayout, Subsample, WholeSegmentEncryptor};
-pub use keys::{ContentKey, KeyError, KeyProvider, Secret, SecretKeyProvider};
+pub use keys::{ContentKey, KeyError, KeyProvider, Secret, SecretKeyProvider, TitleKeys};
 pub use policy::{EncryptionPolicy, PolicyError, Scheme};
 pub use token::{TokenError, TokenSigner};
+pub use usage::{KeyPresets, KeyUsage, KeyedTrack};

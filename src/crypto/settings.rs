@@ -12,6 +12,7 @@ use super::keys::{KeyError, Secret};
 use super::nginx_vod_keys::NginxVodKeys;
 use super::policy::{EncryptionPolicy, Scheme};
 use super::raw_drm::RawDrmOptions;
+use super::usage::KeyPresets;
 
 /// Which requests must carry a valid token.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Default, clap::ValueEnum)]
@@ -95,6 +96,9 @@ pub struct ProtectArgs {
     /// FairPlay key URI template for raw keys: skd://... with {kid}, {kid_uuid}, {title}
     #[arg(long, env = "VODPACK_FAIRPLAY_KEY_URI")]
     pub fairplay_key_uri: Option<String>,
+    /// Content keys by usage: video=PRESET-VIDEO-N,audio=PRESET-AUDIO-N (or SHARED, UNENCRYPTED) [default: one shared key]
+    #[arg(long, env = "VODPACK_KEY_PRESETS")]
+    pub key_presets: Option<String>,
 }
 
 /// Resolved protection settings.
@@ -127,6 +131,9 @@ pub struct ProtectSettings {
     pub drm_systems: Option<Vec<DrmId>>,
     /// What raw-key signalling (no key server) needs beyond the key.
     pub raw_drm: RawDrmOptions,
+    /// How a title's tracks are split between content keys (a title document's
+    /// `"key_presets"` overrides it); the default is one shared key.
+    pub key_presets: KeyPresets,
 }
 
 /// A protection setting that is wrong: its flag name and why.
@@ -251,6 +258,7 @@ impl ProtectArgs {
                     .into(),
             });
         }
+        let key_presets = self.key_presets(encryption, nginx_vod_keys.is_some())?;
         let signed_urls = self.signed_urls.unwrap_or_default();
         let url_secret = secret(
             self.url_secret.as_deref(),
@@ -309,7 +317,43 @@ impl ProtectArgs {
             cpix,
             drm_systems,
             raw_drm,
+            key_presets,
         })
+    }
+
+    /// The key split, checked against what can carry it: nginx-vod-module's key mode has
+    /// one key per file (as the module), and HLS AES-128 one raw key per title.
+    fn key_presets(
+        &self,
+        encryption: EncryptionPolicy,
+        nginx_vod: bool,
+    ) -> Result<KeyPresets, ProtectSettingsError> {
+        let bad = |reason: String| ProtectSettingsError {
+            name: "key-presets",
+            reason,
+        };
+        let presets = match &self.key_presets {
+            None => return Ok(KeyPresets::SHARED),
+            Some(text) => KeyPresets::parse(text).map_err(bad)?,
+        };
+        if presets.is_shared() {
+            return Ok(presets);
+        }
+        if nginx_vod {
+            return Err(bad(
+                "nginx-vod's vod_secret_key gives one key per file: use the key secret or a key \
+                 server for keys by usage"
+                    .into(),
+            ));
+        }
+        if encryption.hls == Some(Scheme::Aes128) {
+            return Err(bad(
+                "hls=aes-128 hands out one raw key per title: use hls=sample-aes (cbcs) for keys \
+                 by usage"
+                    .into(),
+            ));
+        }
+        Ok(presets)
     }
 
     fn raw_drm_options(&self) -> Result<RawDrmOptions, ProtectSettingsError> {
@@ -443,6 +487,43 @@ mod tests {
             prefix_alone.resolve().unwrap_err().name,
             "nginx-vod-filepath-prefix"
         );
+    }
+
+    #[test]
+    fn key_presets_are_checked_against_the_key_source_and_the_hls_method() {
+        let args = |presets: &str, hls: &str| ProtectArgs {
+            encryption: Some(format!("hls={hls},dash=cenc")),
+            key_secret: Some("0123456789abcdef0123".into()),
+            key_presets: Some(presets.into()),
+            ..Default::default()
+        };
+        let s = args("video=PRESET-VIDEO-3,audio=PRESET-AUDIO-1", "sample-aes")
+            .resolve()
+            .unwrap();
+        assert_eq!(s.key_presets.usages().len(), 4);
+        let e = args("video=PRESET-VIDEO-2", "aes-128")
+            .resolve()
+            .unwrap_err();
+        assert_eq!(e.name, "key-presets");
+        assert!(args("video=SHARED,audio=SHARED", "aes-128")
+            .resolve()
+            .is_ok());
+        let e = args("video=PRESET-VIDEO-9", "sample-aes")
+            .resolve()
+            .unwrap_err();
+        assert_eq!(e.name, "key-presets");
+        let nginx = ProtectArgs {
+            encryption: Some("dash=cenc".into()),
+            nginx_vod_secret_key: Some("secret-$vod_filepath".into()),
+            key_presets: Some("video=PRESET-VIDEO-2".into()),
+            ..Default::default()
+        };
+        assert_eq!(nginx.resolve().unwrap_err().name, "key-presets");
+        assert!(ProtectArgs::default()
+            .resolve()
+            .unwrap()
+            .key_presets
+            .is_shared());
     }
 
     #[test]

@@ -70,6 +70,10 @@ struct RawDocument {
     /// `["fairplay", "widevine", "playready"]`.
     #[serde(default)]
     drm: Option<Vec<String>>,
+    /// The title's key split, overriding the server's:
+    /// `"video=PRESET-VIDEO-3,audio=PRESET-AUDIO-1"`.
+    #[serde(default)]
+    key_presets: Option<String>,
     /// The profile the title's MPD is written by, overriding the server's:
     /// `"default"` or `"dvb"`.
     #[serde(default)]
@@ -146,6 +150,9 @@ pub struct TitleDocument {
     /// The title's own DRM systems (`"drm"`), overriding the server's `--drm-systems`;
     /// `None` when the document does not say.
     pub drm: Option<Vec<crate::crypto::drm::DrmId>>,
+    /// The title's own key split (`"key_presets"`), overriding the server's
+    /// `--key-presets`; `None` when the document does not say.
+    pub key_presets: Option<crate::crypto::KeyPresets>,
     /// The profile the title's MPD is written by (`"dash_profile"`), overriding the
     /// server's `--dash-profile`; `None` when the document does not say.
     pub dash_profile: Option<DashProfile>,
@@ -263,6 +270,12 @@ pub fn parse_title_document(
         .map_err(|reason| DocumentError::Malformed {
             reason: format!("drm: {reason}"),
         })?;
+    let key_presets = (raw.key_presets.as_deref())
+        .map(crate::crypto::KeyPresets::parse)
+        .transpose()
+        .map_err(|reason| DocumentError::Malformed {
+            reason: format!("key_presets: {reason}"),
+        })?;
     let closed_captions = (raw.closed_captions)
         .map(|raw| access::closed_captions(raw, check_label))
         .transpose()?;
@@ -275,6 +288,7 @@ pub fn parse_title_document(
         program_date_time,
         encryption,
         drm,
+        key_presets,
         dash_profile: raw.dash_profile,
         closed_captions,
         video: resolve("video", raw.video, &MEDIA_EXTENSIONS)?,

@@ -18,8 +18,9 @@ mod text;
 mod trick_play;
 
 use super::encrypt::manifest::{dash_content_protection, DASH_PROTECTION_NAMESPACES};
-use super::signalling::{DashProfile, ManifestOptions};
+use super::signalling::{DashProfile, ManifestOptions, ManifestProtection};
 use super::{split_document_track_id, Rendition, Resource, Title};
+use crate::crypto::keys::ContentKey;
 use crate::media::{CodecInfo, TrackIndex, TrackKind, CICP_UNSPECIFIED};
 use events::event_stream;
 pub use sequence_periods::render_sequence_mpd;
@@ -29,6 +30,8 @@ use trick_play::{has_key_frames, trick_adaptation_set};
 const PROFILES: &str = "urn:mpeg:dash:profile:isoff-live:2011,urn:mpeg:dash:profile:cmaf:2019";
 const ROLE_SCHEME: &str = "urn:mpeg:dash:role:2011";
 const CHANNELS_SCHEME: &str = "urn:mpeg:dash:23003:3:audio_channel_configuration:2011";
+/// Sets a player may switch between as if one (ISO/IEC 23009-1 5.3.3.5).
+const ADAPTATION_SET_SWITCHING: &str = "urn:mpeg:dash:adaptation-set-switching:2016";
 /// The namespace of `scte35:Signal` and `scte35:Binary` (SCTE 35 2016 and later).
 const SCTE35_NAMESPACE: &str = "http://www.scte.org/schemas/35/2016";
 /// The namespace of `scte214:supplementalCodecs` and `scte214:supplementalProfiles`.
@@ -48,11 +51,11 @@ pub fn render_mpd(title: &Title) -> String {
 /// trick-play sets only with trick play.
 pub fn render_mpd_with(title: &Title, options: &ManifestOptions) -> String {
     let folder = options.folder(title);
-    let protection = protection_elements(options);
+    let protection = dash_protection(options);
     let uris = Uris {
         options,
         folder: &folder,
-        protection: protection.as_deref(),
+        protection: protection.as_ref(),
         part: None,
     };
     let mut out = mpd_start(
@@ -71,17 +74,34 @@ pub fn render_mpd_with(title: &Title, options: &ManifestOptions) -> String {
     out
 }
 
-/// The `ContentProtection` elements of `options`' protection, if any: one licence URL
-/// for every set (its URL is a path under the public URL, with no query of its own, so
-/// the request's token follows a `?`).
-fn protection_elements(options: &ManifestOptions) -> Option<String> {
+/// What an MPD protected by `options` signals, if it is: one licence URL for every set
+/// (its URL is a path under the public URL, with no query of its own, so the request's
+/// token follows a `?`), and each track's key.
+fn dash_protection(options: &ManifestOptions) -> Option<DashProtection<'_>> {
     options.protection.as_ref().map(|p| {
         let licence = match &options.query {
             Some(query) => format!("{}?{query}", p.licence_url),
             None => p.licence_url.clone(),
         };
-        dash_content_protection(p.scheme, &p.key, &licence, p.clearkey)
+        DashProtection {
+            protection: p,
+            licence,
+        }
     })
+}
+
+/// The protection of an MPD's sets: the keys and the licence URL.
+struct DashProtection<'p> {
+    protection: &'p ManifestProtection,
+    licence: String,
+}
+
+impl DashProtection<'_> {
+    /// The `ContentProtection` elements of `key`, indented for a set's children.
+    fn elements(&self, key: &ContentKey) -> String {
+        let p = self.protection;
+        dash_content_protection(p.scheme, key, &self.licence, p.clearkey)
+    }
 }
 
 /// The XML declaration and the `MPD` start tag of a presentation of `titles` lasting
@@ -124,11 +144,17 @@ fn mpd_start(
 /// empty files (a sequence's part without subtitles lists the reference part's).
 fn period_sets(out: &mut String, title: &Title, empty_texts_of: Option<&Title>, uris: &Uris<'_>) {
     let options = uris.options;
-    let groups = adaptation_groups(title);
+    let (groups, switching) = split_by_key(adaptation_groups(title), uris);
     let mains = dvb::main_sets(&groups);
     for (set_id, group) in groups.iter().enumerate() {
         let main = [mains.video, mains.audio].contains(&Some(set_id));
-        adaptation_set(out, title, set_id, &shown(group, options), main, uris);
+        let switch_with = switching.get(set_id).map_or(&[][..], Vec::as_slice);
+        let set = SetPlace {
+            id: set_id,
+            main,
+            switch_with,
+        };
+        adaptation_set(out, title, set, &shown(group, options), uris);
     }
     let texts = text::text_adaptation_sets(out, title, empty_texts_of, groups.len(), uris);
     // Trick-play sets come last, so every other set keeps its id.
@@ -152,19 +178,86 @@ fn period_sets(out: &mut String, title: &Title, empty_texts_of: Option<&Title>, 
 struct Uris<'a> {
     options: &'a ManifestOptions,
     folder: &'a str,
-    protection: Option<&'a str>,
+    protection: Option<&'a DashProtection<'a>>,
     /// For a sequence's Period: the part (1-based) its resources are named by, and how it
     /// joins the previous Period (the scheme and that Period's id), if it does.
     part: Option<(u32, Option<(&'static str, usize)>)>,
 }
 
 impl Uris<'_> {
-    /// The `ContentProtection` elements, right after an audio or video set's start tag.
+    /// The `ContentProtection` elements of the title's one key (or first key), right after
+    /// a set's start tag (trick-play sets, never offered encrypted).
     fn protect(&self, out: &mut String) {
-        if let Some(elements) = self.protection {
-            out.push_str(elements);
+        if let Some(p) = self.protection {
+            out.push_str(&p.elements(&p.protection.key));
         }
     }
+
+    /// The `ContentProtection` elements of a set of `group`, right after its start tag:
+    /// its one key's (`split_by_key` made every set's Representations share a key); a set
+    /// whose tracks the split leaves clear has none.
+    fn protect_set(&self, out: &mut String, group: &[&Rendition]) {
+        let Some(p) = self.protection else {
+            return;
+        };
+        if let Some(key) = group.first().and_then(|r| p.protection.key_of(r.track_id)) {
+            out.push_str(&p.elements(key));
+        }
+    }
+
+    /// The KID of `r`'s key, when the MPD is protected and `r` is encrypted.
+    fn kid_of(&self, r: &Rendition) -> Option<[u8; 16]> {
+        let p = self.protection?;
+        p.protection.key_of(r.track_id).map(|k| k.kid)
+    }
+}
+
+/// Where a set stands among the Period's: its id, whether it is the main set of its kind
+/// (the DVB profile says so in a Role), and the ids of the sets a player may switch to
+/// from it (the other parts of a group `split_by_key` divided).
+struct SetPlace<'a> {
+    id: usize,
+    main: bool,
+    switch_with: &'a [usize],
+}
+
+/// `groups` with each one divided by key: under a key split, a ladder's rungs of
+/// different tiers (SD, HD, UHD keys) go to sets of their own, in rendition order, each
+/// with its key on the set; and, per set, the ids of the others its group became.
+///
+/// Why sets and not per-Representation keys: DASH-IF IOP (v4.3 7.7.2) has one
+/// `cenc:default_KID` per AdaptationSet, and players set up decryption per set: dash.js
+/// 5.2 builds its ClearKey request from the set's KID only, Shaka 5.2 licenses a set's
+/// keys. Switching across the tiers stays possible by MPEG's adaptation-set switching
+/// (`urn:mpeg:dash:adaptation-set-switching:2016`, ISO/IEC 23009-1 5.3.3.5), which
+/// dash.js follows and Shaka needs not (it switches across video sets anyway).
+fn split_by_key<'r>(
+    groups: Vec<Vec<&'r Rendition>>,
+    uris: &Uris<'_>,
+) -> (Vec<Vec<&'r Rendition>>, Vec<Vec<usize>>) {
+    let mut sets: Vec<Vec<&Rendition>> = Vec::new();
+    let mut switching: Vec<Vec<usize>> = Vec::new();
+    for group in groups {
+        let mut parts: Vec<(Option<[u8; 16]>, Vec<&Rendition>)> = Vec::new();
+        for r in group {
+            let kid = uris.kid_of(r);
+            match parts.iter_mut().find(|(k, _)| *k == kid) {
+                Some((_, part)) => part.push(r),
+                None => parts.push((kid, vec![r])),
+            }
+        }
+        let ids: Vec<usize> = (sets.len()..sets.len() + parts.len()).collect();
+        for (i, (_, part)) in parts.into_iter().enumerate() {
+            let others = ids.iter().copied().filter(|&id| id != ids[i]);
+            switching.push(if ids.len() > 1 {
+                others.collect()
+            } else {
+                Vec::new()
+            });
+            sets.push(part);
+        }
+    }
+    (sets, switching)
 }
 
 /// The renditions of each AdaptationSet. A plain file's: one set per rendition. A title
@@ -204,11 +297,15 @@ fn adaptation_groups(title: &Title) -> Vec<Vec<&Rendition>> {
 fn adaptation_set(
     out: &mut String,
     title: &Title,
-    id: usize,
+    set: SetPlace<'_>,
     group: &[&Rendition],
-    main: bool,
     uris: &Uris<'_>,
 ) {
+    let SetPlace {
+        id,
+        main,
+        switch_with,
+    } = set;
     let Some(r) = group.first() else {
         return;
     };
@@ -238,10 +335,17 @@ fn adaptation_set(
         .opt("maxWidth", size.map(|s| s.0))
         .opt("maxHeight", size.map(|s| s.1))
         .open(out);
-    uris.protect(out);
+    uris.protect_set(out, group);
     if video {
         colour_properties(out, codec);
         access::closed_captions(out, title);
+    }
+    if !switch_with.is_empty() {
+        let ids: Vec<String> = switch_with.iter().map(usize::to_string).collect();
+        Tag::new(6, "SupplementalProperty")
+            .attr("schemeIdUri", ADAPTATION_SET_SWITCHING)
+            .attr("value", ids.join(","))
+            .empty(out);
     }
     if let Some((_, Some((scheme, previous)))) = uris.part {
         Tag::new(6, "SupplementalProperty")

@@ -105,6 +105,53 @@ pub struct ManifestProtection {
     /// Whether W3C ClearKey is signalled (HLS SAMPLE-AES over fMP4, and DASH); the key's
     /// DRM systems (`ContentKey::systems`) are signalled beside it.
     pub clearkey: bool,
+    /// Under a key split (`crypto::KeyPresets`), each audio and video track's key by track
+    /// id, `None` for a track the split leaves clear; empty under the default split, where
+    /// every track has `key`.
+    pub track_keys: Vec<(u32, Option<Arc<ContentKey>>)>,
+}
+
+impl ManifestProtection {
+    /// The key track `track_id` is encrypted with; `None`: it is clear.
+    pub fn key_of(&self, track_id: u32) -> Option<&Arc<ContentKey>> {
+        if self.track_keys.is_empty() {
+            return Some(&self.key);
+        }
+        (self.track_keys.iter())
+            .find(|(t, _)| *t == track_id)
+            .and_then(|(_, k)| k.as_ref())
+    }
+
+    /// The licence URI an HLS `EXT-X-KEY` of `key` names (SAMPLE-AES CMAF with ClearKey):
+    /// the licence URL, and under a key split the KID as a query (`?kid=HEX`, which the
+    /// licence route ignores) so each key has a URI of its own. hls.js keeps one key
+    /// session per key URI: with one URI for an audio and a video key it asks the licence
+    /// for the first only, and the other track never decrypts.
+    pub fn hls_licence_uri(&self, key: &ContentKey) -> Cow<'_, str> {
+        if self.track_keys.is_empty() {
+            return Cow::Borrowed(&self.licence_url);
+        }
+        Cow::Owned(format!(
+            "{}?kid={}",
+            self.licence_url,
+            crate::crypto::keys::hex(&key.kid)
+        ))
+    }
+
+    /// Every key a track uses, each once, in track order (`key` alone under the default
+    /// split): what a multivariant playlist's `EXT-X-SESSION-KEY` lines name.
+    pub fn keys_in_use(&self) -> Vec<&Arc<ContentKey>> {
+        if self.track_keys.is_empty() {
+            return vec![&self.key];
+        }
+        let mut keys: Vec<&Arc<ContentKey>> = Vec::new();
+        for key in self.track_keys.iter().filter_map(|(_, k)| k.as_ref()) {
+            if !keys.iter().any(|k| k.kid == key.kid) {
+                keys.push(key);
+            }
+        }
+        keys
+    }
 }
 
 impl ManifestOptions {
@@ -194,6 +241,7 @@ mod tests {
                 key_name: "hls.key".into(),
                 licence_url: "https://cdn.example/vod/a.mp4/clearkey.json".into(),
                 clearkey: true,
+                track_keys: Vec::new(),
             }),
             storyboard: None,
             dash_profile: DashProfile::Default,

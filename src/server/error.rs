@@ -118,6 +118,10 @@ pub enum ServeError {
     /// A key or licence of a title whose output has none.
     #[error("not found")]
     NoKey,
+    /// An output that cannot carry the title's key split (MPEG-TS muxes audio into each
+    /// video rendition under one key; HLS AES-128 hands out one raw key), with the reason.
+    #[error("{0}")]
+    NotUnderKeySplit(String),
 
     // Protection.
     /// The content key could not be had.
@@ -212,9 +216,9 @@ impl ServeError {
             ServeError::Media(e) => media_answer(e),
             ServeError::Package(e) => package_answer(e),
             ServeError::Load(e) => load_answer(e),
-            ServeError::SubtitleTooLarge { .. } | ServeError::SubtitleMalformed { .. } => {
-                said(S::UNPROCESSABLE_ENTITY)
-            }
+            ServeError::SubtitleTooLarge { .. }
+            | ServeError::SubtitleMalformed { .. }
+            | ServeError::NotUnderKeySplit(_) => said(S::UNPROCESSABLE_ENTITY),
             ServeError::NoRendition(_)
             | ServeError::NoVideoRendition(_)
             | ServeError::NoTsRendition(_)
@@ -358,6 +362,11 @@ fn key_answer(e: &KeyError) -> ErrorAnswer {
         KeyError::MissingSystem { system } => ErrorAnswer::new(
             StatusCode::SERVICE_UNAVAILABLE,
             format!("content key unavailable: the key server gave no {system} signalling; retry"),
+        )
+        .retry_after(5),
+        KeyError::MissingKey { usage } => ErrorAnswer::new(
+            StatusCode::SERVICE_UNAVAILABLE,
+            format!("content key unavailable: the key server gave no {usage} key; retry"),
         )
         .retry_after(5),
         KeyError::Config { .. } => ErrorAnswer::new(

@@ -123,7 +123,7 @@ impl<'r> TitleRequest<'r> {
                 protected.as_ref(),
                 place,
                 app.settings.dash_profile,
-            ),
+            )?,
             false => ManifestOptions::default(),
         };
         // Storyboards are signalled when asked, for clear outputs only (thumbnails of an

@@ -12,6 +12,7 @@
 //!
 //! Layout: the stories, one file each (`web_every_fixture`, `web_encrypted`,
 //! `web_sequence`, `web_ad_breaks`, `web_storyboards`, `web_dvb`, `web_text_segments`,
+//! `web_key_presets`,
 //! `shaka_trick_play`, `gstreamer`);
 //! what they are run over (`titles`: the fixtures' table, `known_failures`, `media`: titles
 //! made with ffmpeg and the servers); how they are run (`jobs`: the runner's job list,
@@ -40,6 +41,7 @@ mod web_ad_breaks;
 mod web_dvb;
 mod web_encrypted;
 mod web_every_fixture;
+mod web_key_presets;
 mod web_runner;
 mod web_sequence;
 mod web_storyboards;

@@ -80,20 +80,36 @@ fn read_field(
 /// [`KeyError::Unavailable`] when the answer is not CPIX, lacks the key, or holds a field
 /// that is not what it should be.
 pub fn parse_answer(xml: &[u8], kid: &[u8; 16]) -> Result<ContentKey, KeyError> {
+    let mut keys = parse_answers(xml, &[*kid])?;
+    keys.pop().flatten().ok_or_else(|| KeyError::Unavailable {
+        reason: "key server answer: no key for the requested KID".into(),
+    })
+}
+
+/// [`parse_answer`] for each of `kids` (a key split's, at most a few), read in one pass:
+/// the keys in the order of `kids`, `None` for a KID the answer has no key for (the
+/// caller names its usage).
+///
+/// # Errors
+/// [`KeyError::Unavailable`] when the answer is not CPIX or holds a field that is not
+/// what it should be.
+pub fn parse_answers(xml: &[u8], kids: &[[u8; 16]]) -> Result<Vec<Option<ContentKey>>, KeyError> {
     let bad = |why: &str| KeyError::Unavailable {
         reason: format!("key server answer: {why}"),
     };
     let text = std::str::from_utf8(xml).map_err(|_| bad("not UTF-8"))?;
     let mut reader = quick_xml::Reader::from_str(text);
     // Where we are: the kid of the ContentKey being read, the system of the DRMSystem
-    // being read (for our KID), the element and its `playlist` attribute.
+    // being read (for one of our KIDs) with that KID, the element and its `playlist`
+    // attribute.
     let mut in_key: Option<[u8; 16]> = None;
-    let mut in_system: Option<DrmSystem> = None;
+    let mut in_system: Option<([u8; 16], DrmSystem)> = None;
     let mut element = Vec::new();
     let mut playlist: Option<String> = None;
-    let mut key = None;
-    let mut systems: Vec<DrmSystem> = Vec::new();
+    let mut keys: Vec<Option<[u8; 16]>> = vec![None; kids.len()];
+    let mut systems: Vec<Vec<DrmSystem>> = vec![Vec::new(); kids.len()];
     let mut saw_cpix = false;
+    let slot = |kid: &[u8; 16]| kids.iter().position(|k| k == kid);
     loop {
         match reader.read_event().map_err(|_| bad("not XML"))? {
             Event::Start(e) | Event::Empty(e) => {
@@ -115,7 +131,12 @@ pub fn parse_answer(xml: &[u8], kid: &[u8; 16]) -> Result<ContentKey, KeyError> 
                     b"DRMSystem" => {
                         let k = attr(b"kid").as_deref().and_then(parse_uuid);
                         let s = attr(b"systemId").as_deref().and_then(parse_uuid);
-                        in_system = s.filter(|_| k == Some(*kid)).map(DrmSystem::new);
+                        in_system = match (k, s) {
+                            (Some(k), Some(s)) if slot(&k).is_some() => {
+                                Some((k, DrmSystem::new(s)))
+                            }
+                            _ => None,
+                        };
                     }
                     _ => {}
                 }
@@ -128,15 +149,17 @@ pub fn parse_answer(xml: &[u8], kid: &[u8; 16]) -> Result<ContentKey, KeyError> 
                 if value.is_empty() {
                     continue;
                 }
+                let key_slot = in_key.as_ref().and_then(slot);
                 match (element.as_slice(), in_system.as_mut()) {
-                    (b"PlainValue", _) if in_key == Some(*kid) => {
+                    (b"PlainValue", _) if key_slot.is_some() => {
                         let bytes = base64_text(value).ok_or_else(|| bad("key not base64"))?;
-                        key = Some(
-                            <[u8; 16]>::try_from(bytes.as_slice())
-                                .map_err(|_| bad("key not 16 bytes"))?,
-                        );
+                        let key = <[u8; 16]>::try_from(bytes.as_slice())
+                            .map_err(|_| bad("key not 16 bytes"))?;
+                        if let Some(held) = key_slot.and_then(|i| keys.get_mut(i)) {
+                            *held = Some(key);
+                        }
                     }
-                    (field, Some(system)) => {
+                    (field, Some((_, system))) => {
                         read_field(system, field, playlist.as_deref(), value).map_err(|why| {
                             bad(&format!(
                                 "{} of {}: {why}",
@@ -152,11 +175,14 @@ pub fn parse_answer(xml: &[u8], kid: &[u8; 16]) -> Result<ContentKey, KeyError> 
                 match e.local_name().as_ref() {
                     b"ContentKey" => in_key = None,
                     b"DRMSystem" => {
-                        if let Some(system) = in_system.take() {
-                            // One entry per system: a repeated DRMSystem adds its fields.
-                            match systems.iter_mut().find(|s| s.system_id == system.system_id) {
-                                Some(known) => merge(known, system),
-                                None => systems.push(system),
+                        if let Some((kid, system)) = in_system.take() {
+                            let list = slot(&kid).and_then(|i| systems.get_mut(i));
+                            if let Some(list) = list {
+                                // One entry per system: a repeated DRMSystem adds its fields.
+                                match list.iter_mut().find(|s| s.system_id == system.system_id) {
+                                    Some(known) => merge(known, system),
+                                    None => list.push(system),
+                                }
                             }
                         }
                     }
@@ -172,12 +198,15 @@ pub fn parse_answer(xml: &[u8], kid: &[u8; 16]) -> Result<ContentKey, KeyError> 
     if !saw_cpix {
         return Err(bad("no CPIX element"));
     }
-    let key = key.ok_or_else(|| bad("no key for the requested KID"))?;
-    Ok(ContentKey {
-        kid: *kid,
-        key,
-        systems,
-    })
+    Ok((kids.iter().zip(keys).zip(systems))
+        .map(|((kid, key), systems)| {
+            key.map(|key| ContentKey {
+                kid: *kid,
+                key,
+                systems,
+            })
+        })
+        .collect())
 }
 
 /// `more`'s fields into `known`, where `known` has none.

@@ -2,7 +2,9 @@
 //! (DASH-IF Content Protection Information Exchange, the format commercial DRM services
 //! speak), cached per title with a TTL.
 //!
-//! The request is written in `request`, the answer read in `answer`. A failure is
+//! Under a key split (`crypto::usage`) one request asks for every usage's key with the
+//! encryption contract (`split_request_document`). The request is written in `request`,
+//! the answer read in `answer`. A failure is
 //! `KeyError::Unavailable` (a 503), never a made-up key, and is not cached, so the next
 //! request tries again.
 
@@ -14,8 +16,9 @@ use prometheus_client::metrics::counter::Counter;
 use prometheus_client::metrics::family::Family;
 
 use super::drm::DrmId;
-use super::keys::{uuid_string, ContentKey, KeyError, KeyProvider};
+use super::keys::{uuid_string, ContentKey, KeyError, KeyProvider, TitleKeys};
 use super::policy::Scheme;
+use super::usage::KeyPresets;
 use crate::telemetry::OutcomeLabels;
 
 pub use super::drm::{PLAYREADY, WIDEVINE};
@@ -61,6 +64,8 @@ pub struct CpixKeyProvider {
     options: CpixOptions,
     client: reqwest::Client,
     cache: Cache<String, Arc<ContentKey>>,
+    /// The keys of titles under a key split, by title, split and systems asked.
+    splits: Cache<String, Arc<TitleKeys>>,
     /// Each request to the key server by outcome (`vod_key_server_requests_total`).
     requests: Family<OutcomeLabels, Counter>,
 }
@@ -91,10 +96,15 @@ impl CpixKeyProvider {
             .max_capacity(100_000)
             .time_to_live(options.ttl)
             .build();
+        let splits = Cache::builder()
+            .max_capacity(100_000)
+            .time_to_live(options.ttl)
+            .build();
         Ok(Self {
             options,
             client,
             cache,
+            splits,
             requests: Family::default(),
         })
     }
@@ -125,13 +135,9 @@ impl CpixKeyProvider {
         options
     }
 
-    async fn fetch(
-        &self,
-        title_key: &str,
-        options: CpixOptions,
-    ) -> Result<Arc<ContentKey>, KeyError> {
-        let kid = cpix_kid(title_key);
-        let body = request_document(title_key, &kid, &options);
+    /// POST `body` to the key server and read its answer, retrying transport errors,
+    /// timeouts and 5xx with backoff; each failed attempt is counted by its outcome.
+    async fn exchange(&self, body: String) -> Result<Vec<u8>, KeyError> {
         let mut delay = Duration::from_millis(100);
         let mut last = String::new();
         for attempt in 0..=self.options.retries {
@@ -183,8 +189,8 @@ impl CpixKeyProvider {
                     reason: "key server answer is not SPEKE v2 (no X-Speke-Version: 2.0)".into(),
                 });
             }
-            let bytes = match read_bounded(response).await {
-                Ok(b) => b,
+            match read_bounded(response).await {
+                Ok(bytes) => return Ok(bytes),
                 Err(Bounded::TooLarge) => {
                     self.count("invalid");
                     return Err(KeyError::Unavailable {
@@ -198,41 +204,94 @@ impl CpixKeyProvider {
                         "transport"
                     });
                     last = format!("reading the answer: {e}");
-                    continue;
-                }
-            };
-            let key = match parse_answer(&bytes, &kid) {
-                Ok(key) => key,
-                Err(e) => {
-                    self.count("invalid");
-                    return Err(e);
-                }
-            };
-            if options.required {
-                for system in &options.systems {
-                    let present = key
-                        .systems
-                        .iter()
-                        .any(|s| s.system_id == *system && s.usable());
-                    if !present {
-                        self.count("invalid");
-                        // Not cached: the next request asks again.
-                        return Err(match DrmId::of(system) {
-                            Some(id) => KeyError::MissingSystem { system: id },
-                            None => KeyError::Unavailable {
-                                reason: format!(
-                                    "key server gave no {} signalling",
-                                    uuid_string(system)
-                                ),
-                            },
-                        });
-                    }
                 }
             }
-            self.count("ok");
-            return Ok(Arc::new(key));
         }
         Err(KeyError::Unavailable { reason: last })
+    }
+
+    /// Whether `key` holds each of `options`' systems when they are required.
+    ///
+    /// # Errors
+    /// [`KeyError::MissingSystem`] naming the first left out.
+    fn check_required(options: &CpixOptions, key: &ContentKey) -> Result<(), KeyError> {
+        if !options.required {
+            return Ok(());
+        }
+        for system in &options.systems {
+            let present = (key.systems.iter()).any(|s| s.system_id == *system && s.usable());
+            if !present {
+                return Err(match DrmId::of(system) {
+                    Some(id) => KeyError::MissingSystem { system: id },
+                    None => KeyError::Unavailable {
+                        reason: format!("key server gave no {} signalling", uuid_string(system)),
+                    },
+                });
+            }
+        }
+        Ok(())
+    }
+
+    async fn fetch(
+        &self,
+        title_key: &str,
+        options: CpixOptions,
+    ) -> Result<Arc<ContentKey>, KeyError> {
+        let kid = cpix_kid(title_key);
+        let bytes = self
+            .exchange(request_document(title_key, &kid, &options))
+            .await?;
+        let checked = parse_answer(&bytes, &kid).and_then(|key| {
+            Self::check_required(&options, &key)?;
+            Ok(key)
+        });
+        match checked {
+            Ok(key) => {
+                self.count("ok");
+                Ok(Arc::new(key))
+            }
+            // Not cached: the next request asks again.
+            Err(e) => {
+                self.count("invalid");
+                Err(e)
+            }
+        }
+    }
+
+    /// The keys of `title_key` under the split `presets`, in one request: a key per usage,
+    /// each with the systems of `options`. An answer missing a usage's key is
+    /// [`KeyError::MissingKey`] naming it (a 503, not cached), never a track left clear or
+    /// keyed with another usage's key.
+    async fn fetch_split(
+        &self,
+        title_key: &str,
+        presets: KeyPresets,
+        options: CpixOptions,
+    ) -> Result<Arc<TitleKeys>, KeyError> {
+        let usages = presets.usages();
+        let kids: Vec<[u8; 16]> = usages.iter().map(|u| usage_kid(title_key, *u)).collect();
+        let bytes = self
+            .exchange(split_request_document(title_key, presets, &options))
+            .await?;
+        let checked = parse_answers(&bytes, &kids).and_then(|found| {
+            let mut keys = Vec::with_capacity(usages.len());
+            for (usage, key) in usages.iter().zip(found) {
+                let key = key.ok_or(KeyError::MissingKey { usage: *usage })?;
+                Self::check_required(&options, &key)?;
+                keys.push((*usage, Arc::new(key)));
+            }
+            TitleKeys::of(presets, keys)
+        });
+        match checked {
+            Ok(keys) => {
+                self.count("ok");
+                Ok(Arc::new(keys))
+            }
+            Err(e) => {
+                self.count("invalid");
+                Err(e)
+            }
+        }
     }
 }
 
@@ -258,6 +317,29 @@ impl KeyProvider for CpixKeyProvider {
         }
         self.cache
             .try_get_with(cache_key, self.fetch(title_key, options))
+            .await
+            .map_err(|e| (*e).clone())
+    }
+
+    /// Cached per title, systems asked and split: one request per title for all its keys.
+    async fn title_keys(
+        &self,
+        title_key: &str,
+        systems: Option<&[DrmId]>,
+        presets: KeyPresets,
+    ) -> Result<Arc<TitleKeys>, KeyError> {
+        if presets.is_shared() {
+            let key = self.content_key_for(title_key, systems).await?;
+            return Ok(Arc::new(TitleKeys::shared(key)));
+        }
+        let options = self.asking(systems);
+        let mut cache_key = format!("{title_key}\0{}", presets.name());
+        for system in &options.systems {
+            cache_key.push('\0');
+            cache_key.push_str(&uuid_string(system));
+        }
+        self.splits
+            .try_get_with(cache_key, self.fetch_split(title_key, presets, options))
             .await
             .map_err(|e| (*e).clone())
     }
@@ -294,5 +376,5 @@ async fn read_bounded(mut response: reqwest::Response) -> Result<Vec<u8>, Bounde
 mod answer;
 mod request;
 
-pub use answer::parse_answer;
-pub use request::{cpix_kid, request_document};
+pub use answer::{parse_answer, parse_answers};
+pub use request::{cpix_kid, request_document, split_request_document, usage_kid};

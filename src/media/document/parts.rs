@@ -186,6 +186,7 @@ fn inline_document(
         clip: None,
         encryption: None,
         drm: None,
+        key_presets: None,
         dash_profile: None,
         parts: Vec::new(),
         closed_captions: None,

@@ -4,7 +4,7 @@
 
 use super::events::event_stream;
 use super::tag::Tag;
-use super::{mpd_start, period_sets, protection_elements, seconds, Uris};
+use super::{dash_protection, mpd_start, period_sets, seconds, Uris};
 use crate::package::signalling::ManifestOptions;
 use crate::package::{Sequence, Title};
 
@@ -32,7 +32,7 @@ pub fn render_sequence_mpd(sequence: &Sequence, options: &ManifestOptions) -> St
         (None, Some(part)) => options.folder(&part.title),
         (None, None) => String::new(),
     };
-    let protection = protection_elements(options);
+    let protection = dash_protection(options);
     let titles: Vec<&Title> = sequence.parts.iter().map(|p| &p.title).collect();
     let reference = sequence.parts.get(sequence.reference).map(|p| &p.title);
     let mut out = mpd_start(
@@ -51,7 +51,7 @@ pub fn render_sequence_mpd(sequence: &Sequence, options: &ManifestOptions) -> St
         let uris = Uris {
             options,
             folder: &folder,
-            protection: protection.as_deref(),
+            protection: protection.as_ref(),
             part: Some((number, join)),
         };
         Tag::new(2, "Period")

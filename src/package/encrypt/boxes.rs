@@ -36,6 +36,12 @@ pub struct TrackProtection {
     pub constant_iv: [u8; 16],
     /// The track's sample format.
     pub format: SampleEntryFormat,
+    /// Under a key split, the title's other KIDs, listed after the track's own in the
+    /// common `pssh` (23001-7 8.1: the KIDs of the content), so a ClearKey player asks
+    /// one licence for every key of the presentation and switches tiers without a
+    /// session per key (dash.js 5.2 and Shaka 5.2 request only the KIDs an init segment
+    /// names); empty under the default split (one key).
+    pub other_kids: Vec<[u8; 16]>,
 }
 
 impl TrackProtection {
@@ -226,12 +232,16 @@ fn sinf(original: &[u8], p: &TrackProtection) -> Vec<u8> {
     boxed(b"sinf", &[frma, schm, schi].concat())
 }
 
-/// The `pssh` boxes of a key: the common system's (version 1, listing the KID, which
-/// ClearKey players read) and any the key's DRM systems supply.
-fn pssh_boxes(key: &ContentKey) -> Vec<u8> {
+/// The `pssh` boxes of a key: the common system's (version 1, listing the KID and then
+/// `others`, which ClearKey players read) and any the key's DRM systems supply.
+fn pssh_boxes(key: &ContentKey, others: &[[u8; 16]]) -> Vec<u8> {
     let mut body = COMMON_SYSTEM_ID.to_vec();
-    body.extend_from_slice(&1u32.to_be_bytes());
+    let count = u32::try_from(1 + others.len()).unwrap_or(u32::MAX);
+    body.extend_from_slice(&count.to_be_bytes());
     body.extend_from_slice(&key.kid);
+    for kid in others {
+        body.extend_from_slice(kid);
+    }
     body.extend_from_slice(&0u32.to_be_bytes());
     let mut out = full(b"pssh", 1, 0, &body);
     for pssh in key.systems.iter().filter_map(|s| s.pssh.as_deref()) {
@@ -260,7 +270,8 @@ pub fn protect_init_segment(
     let starts: Vec<usize> = boxes.iter().map(|b| b.0).collect();
     let (moov, stsd) = (boxes[0], boxes[5]);
     // Last first, so earlier positions stay valid.
-    insert(&mut out, moov.1, &pssh_boxes(&p.key), &starts[..1]).ok_or_else(|| layout("pssh"))?;
+    let pssh = pssh_boxes(&p.key, &p.other_kids);
+    insert(&mut out, moov.1, &pssh, &starts[..1]).ok_or_else(|| layout("pssh"))?;
     let mut entries = Vec::new();
     let mut at = stsd.0 + 16;
     while at + 8 <= stsd.1 {

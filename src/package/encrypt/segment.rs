@@ -110,6 +110,7 @@ mod tests {
                     systems: Vec::new(),
                 },
                 constant_iv: [0x33; 16],
+                other_kids: Vec::new(),
                 format: SampleEntryFormat::Audio,
             };
             let track_samples = (track.track_id, samples.clone());

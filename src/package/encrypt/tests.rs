@@ -59,6 +59,7 @@ fn protection(scheme: Scheme, stsd: &[u8], kind: TrackKind) -> TrackProtection {
         key: key(),
         constant_iv: [0x33; 16],
         format: TrackProtection::sample_format(stsd, kind).unwrap(),
+        other_kids: Vec::new(),
     }
 }
 

@@ -96,18 +96,21 @@ pub fn render_media_playlist_with(
     options: &ManifestOptions,
 ) -> String {
     let track_id = rendition.track_id;
-    let keys = options.protection.as_ref().map(|p| {
+    // Each media playlist names its own track's key (under a key split, its usage's); a
+    // track the split leaves clear has no `EXT-X-KEY`.
+    let keys = options.protection.as_ref().and_then(|p| {
+        let key = p.key_of(track_id)?;
         let uri = match p.scheme {
-            Scheme::Aes128 => &p.key_name,
-            _ => &p.licence_url,
+            Scheme::Aes128 => std::borrow::Cow::Borrowed(p.key_name.as_str()),
+            _ => p.hls_licence_uri(key),
         };
-        let iv = |number| hls_segment_iv(&p.clear_token, &p.key.kid, track_id, number);
+        let iv = |number| hls_segment_iv(&p.clear_token, &key.kid, track_id, number);
         let method = HlsKey::of(p.scheme, false);
-        let keys = SegmentKeys::new(method, &options.with_query(uri), &p.key, iv);
-        match method {
-            HlsKey::SampleAesClearKey => keys.with_drm(p.clearkey, hls_drm_lines(&p.key, false)),
+        let keys = SegmentKeys::new(method, &options.with_query(&uri), key, iv);
+        Some(match method {
+            HlsKey::SampleAesClearKey => keys.with_drm(p.clearkey, hls_drm_lines(key, false)),
             _ => keys,
-        }
+        })
     });
     media_playlist_of(
         title,

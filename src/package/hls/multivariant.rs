@@ -130,12 +130,17 @@ pub(super) fn session_key(out: &mut String, options: &ManifestOptions, folder: &
         let _ = writeln!(out, "#EXT-X-SESSION-KEY:{attributes}");
         return;
     }
-    if p.clearkey {
-        let attributes = key_attributes(method, &options.with_query(&uri), &p.key);
-        let _ = writeln!(out, "#EXT-X-SESSION-KEY:{attributes}");
-    }
-    for line in hls_drm_lines(&p.key, true) {
-        let _ = writeln!(out, "{line}");
+    // One set of lines per key in use: the title's one key, or each usage's under a key
+    // split (RFC 8216bis 4.4.6.5: a session key per key the media playlists name).
+    for key in p.keys_in_use() {
+        if p.clearkey {
+            let uri = p.hls_licence_uri(key);
+            let attributes = key_attributes(method, &options.with_query(&uri), key);
+            let _ = writeln!(out, "#EXT-X-SESSION-KEY:{attributes}");
+        }
+        for line in hls_drm_lines(key, true) {
+            let _ = writeln!(out, "{line}");
+        }
     }
 }
 

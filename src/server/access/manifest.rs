@@ -7,6 +7,7 @@ use http::header::{self, HeaderMap};
 use super::protector::Protector;
 use super::select::Protected;
 use crate::package::{DashProfile, DashSubtitleFormat, ManifestOptions, ManifestProtection};
+use crate::server::error::ServeError;
 use crate::server::route::paths::{KEY_NAME, LICENCE_NAME};
 use crate::server::titles::cached::CachedTitle;
 
@@ -65,15 +66,26 @@ pub fn base_url(protector: &Protector, headers: &HeaderMap) -> String {
 /// request's signed-URL token carried into every URL, and the DASH profile: the title
 /// document's own, else the server's `dash_profile`. The writers (`package::hls`,
 /// `package::dash`) write it in place.
+///
+/// # Errors
+/// 503 when a track's usage has no key (a key split's key the provider left out).
 pub fn manifest_options(
     protector: &Protector,
     cached: &CachedTitle,
     protected: Option<&Protected>,
     place: &RequestPlace<'_>,
     dash_profile: DashProfile,
-) -> ManifestOptions {
+) -> Result<ManifestOptions, ServeError> {
     let query = (protector.carried_token(place.query)).map(|t| format!("token={t}"));
-    ManifestOptions {
+    // Under a key split, each track's key (or none, for a track left clear).
+    let mut track_keys = Vec::new();
+    if let Some(p) = protected.filter(|p| !p.keys.presets.is_shared()) {
+        for rendition in &cached.title.renditions {
+            let key = p.track_key(&cached.title, rendition.track_id)?;
+            track_keys.push((rendition.track_id, key.cloned()));
+        }
+    }
+    Ok(ManifestOptions {
         version: protected.map(|p| p.token.clone()),
         query,
         // Trick play is clear only: its key frames are not encrypted (fail closed).
@@ -92,13 +104,14 @@ pub fn manifest_options(
                 place.title_dir()
             ),
             clearkey: p.clearkey,
+            track_keys,
         }),
         // Set by the output when the settings ask for it (`TitleRequest::load`).
         storyboard: None,
         dash_profile: cached.dash_profile.unwrap_or(dash_profile),
         // Set from the settings (`TitleRequest::load`).
         dash_subtitles: DashSubtitleFormat::default(),
-    }
+    })
 }
 
 #[cfg(test)]

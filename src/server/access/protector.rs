@@ -12,8 +12,8 @@ use crate::crypto::raw_drm::raw_systems;
 use crate::crypto::settings::{ProtectSettings, SignedUrls};
 use crate::crypto::token::token_in_query;
 use crate::crypto::{
-    ContentKey, EncryptionPolicy, KeyError, KeyProvider, Scheme, SecretKeyProvider, TokenError,
-    TokenSigner,
+    ContentKey, EncryptionPolicy, KeyError, KeyPresets, KeyProvider, Scheme, SecretKeyProvider,
+    TitleKeys, TokenError, TokenSigner,
 };
 use crate::server::error::ServeError;
 use crate::server::route::paths::Route;
@@ -169,6 +169,11 @@ impl Protector {
         self.settings.public_url.as_deref()
     }
 
+    /// The server's key split (`--key-presets`); a title document's overrides it.
+    pub fn key_presets(&self) -> KeyPresets {
+        self.settings.key_presets
+    }
+
     /// The DRM systems every title is signalled for (`--drm-systems`), if set.
     pub fn drm_systems(&self) -> Option<&[DrmId]> {
         self.settings.drm_systems.as_deref()
@@ -242,6 +247,25 @@ impl Protector {
     ) -> Result<Arc<ContentKey>, ServeError> {
         let provider = self.provider.as_ref().ok_or(ServeError::NoKeyProvider)?;
         Ok(provider.content_key_for(title_key.as_str(), drm).await?)
+    }
+
+    /// The content keys of the title at `title_key` under the key split `presets`, with
+    /// the signalling of the DRM systems `drm`; the default split is
+    /// [`Protector::content_key`]'s one key.
+    ///
+    /// # Errors
+    /// When no provider could be made, or the provider has no key for one of the usages
+    /// now (503 naming it).
+    pub async fn title_keys(
+        &self,
+        title_key: &ObjectKey,
+        drm: Option<&[DrmId]>,
+        presets: KeyPresets,
+    ) -> Result<Arc<TitleKeys>, ServeError> {
+        let provider = self.provider.as_ref().ok_or(ServeError::NoKeyProvider)?;
+        Ok(provider
+            .title_keys(title_key.as_str(), drm, presets)
+            .await?)
     }
 }
 

@@ -151,6 +151,17 @@ fn each_error_maps_to_its_status() {
             StatusCode::UNPROCESSABLE_ENTITY,
         ),
         (ServeError::NoKeyProvider, StatusCode::INTERNAL_SERVER_ERROR),
+        (
+            ServeError::NotUnderKeySplit("x".into()),
+            StatusCode::UNPROCESSABLE_ENTITY,
+        ),
+        (
+            crate::crypto::KeyError::MissingKey {
+                usage: crate::crypto::KeyUsage::Hd,
+            }
+            .into(),
+            StatusCode::SERVICE_UNAVAILABLE,
+        ),
     ];
     for (error, status) in table {
         assert_eq!(error.answer().status, status, "{error:?}");
@@ -163,6 +174,12 @@ fn answers_that_ask_for_a_retry_say_when() {
     assert_eq!(changed.answer().retry_after, Some(1));
     assert_eq!(ServeError::Overloaded.answer().retry_after, Some(1));
     assert_eq!(ServeError::Draining.answer().retry_after, Some(1));
+    let missing = ServeError::from(crate::crypto::KeyError::MissingKey {
+        usage: crate::crypto::KeyUsage::Uhd,
+    });
+    let answer = missing.answer();
+    assert_eq!(answer.retry_after, Some(5));
+    assert!(answer.reason.contains("no UHD key"), "{}", answer.reason);
     assert_eq!(
         ServeError::NotOffered("x".into()).answer().retry_after,
         None

@@ -11,7 +11,7 @@
 use bytes::Bytes;
 use futures_util::StreamExt;
 
-use crate::crypto::Scheme;
+use crate::crypto::{ContentKey, Scheme};
 use crate::package::encrypt::{
     constant_iv, encrypt_segment, hls_segment_iv, iv_base, protect_init_segment, NalScanner,
     SampleEntryFormat, TrackProtection,
@@ -55,32 +55,50 @@ fn init(req: &TitleRequest<'_>, track_id: u32) -> Result<Answer, ServeError> {
     let not_found = || ServeError::NoRendition(track_id);
     let clear =
         (cached.caches.inits.init_segment(&cached.title, track_id)).ok_or_else(not_found)?;
-    let init = match &req.protected {
+    // A track the key split leaves clear (`UNENCRYPTED`) has the clear init segment.
+    let keyed = match &req.protected {
         Some(p) if p.scheme != Scheme::Aes128 => {
+            p.track_key(&cached.title, track_id)?.map(|key| (p, key))
+        }
+        _ => None,
+    };
+    let init = match keyed {
+        Some((p, key)) => {
             let rendition = cached.title.rendition(track_id).ok_or_else(not_found)?;
             let track =
                 (cached.title.index.tracks.get(rendition.track_pos)).ok_or_else(not_found)?;
-            let tp = track_protection(req, &track.sample_description, track.kind, p)?;
+            let tp = track_protection(req, &track.sample_description, track.kind, p, key)?;
             Bytes::from(protect_init_segment(&clear, track.kind, &tp)?)
         }
-        _ => clear,
+        None => clear,
     };
     Ok(req.answer(Content::Inline(init), mp4_type(kind)))
 }
 
-/// How the track with sample entry `stsd` is protected in output `p`.
+/// How the track with sample entry `stsd` is protected in output `p`, under its `key`
+/// (the title's one key, or its usage's under a key split): the `cbcs` constant IV
+/// derives from that key's KID, as the segments' IVs do.
 fn track_protection(
     req: &TitleRequest<'_>,
     stsd: &[u8],
     kind: crate::media::TrackKind,
     p: &Protected,
+    key: &ContentKey,
 ) -> Result<TrackProtection, ServeError> {
     let format = TrackProtection::sample_format(stsd, kind)?;
+    let other_kids = match p.keys.presets.is_shared() {
+        true => Vec::new(),
+        false => (p.keys.iter())
+            .map(|(_, k)| k.kid)
+            .filter(|kid| *kid != key.kid)
+            .collect(),
+    };
     Ok(TrackProtection {
         scheme: p.scheme,
-        key: (*p.key).clone(),
-        constant_iv: constant_iv(&req.cached.token, &p.key.kid, "cbcs"),
+        key: key.clone(),
+        constant_iv: constant_iv(&req.cached.token, &key.kid, "cbcs"),
         format,
+        other_kids,
     })
 }
 
@@ -126,14 +144,19 @@ async fn segment(
         }
     }))
     .await?;
-    let segment = match &req.protected {
-        Some(p) => {
+    // A track the key split leaves clear (`UNENCRYPTED`) streams as the clear output's.
+    let keyed = match &req.protected {
+        Some(p) => p.track_key(&req.cached.title, track_id)?.map(|k| (p, k)),
+        None => None,
+    };
+    let segment = match keyed {
+        Some((p, track_key)) => {
             Box::pin(encrypted(
                 req,
                 (&key, &identity),
                 (track_id, number),
                 prepared,
-                p,
+                (p, track_key),
             ))
             .await?
         }
@@ -155,8 +178,9 @@ async fn segment(
 }
 
 /// Segment `number` of `track_id`, prepared in the clear as `prepared` and read from `key`
-/// at `identity`, encrypted in output `p`: AES-128 whole; `cenc`/`cbcs` by sample, its
-/// video samples' NAL units scanned first (one streamed read) for `senc`'s subsamples.
+/// at `identity`, encrypted in output `p` under the track's key `ck`: AES-128 whole;
+/// `cenc`/`cbcs` by sample, its video samples' NAL units scanned first (one streamed read)
+/// for `senc`'s subsamples.
 ///
 /// # Errors
 /// 422 for a codec that cannot be encrypted or samples that are not what they claim,
@@ -166,7 +190,7 @@ async fn encrypted(
     (key, identity): (&ObjectKey, &ObjectIdentity),
     (track_id, number): (u32, u64),
     prepared: PreparedSegment,
-    p: &Protected,
+    (p, ck): (&Protected, &ContentKey),
 ) -> Result<CmafSegment, ServeError> {
     let cached = &req.cached;
     let reads = vec![SegmentRead {
@@ -175,11 +199,11 @@ async fn encrypted(
         ranges: prepared.ranges.len(),
     }];
     if p.scheme == Scheme::Aes128 {
-        let iv = hls_segment_iv(&cached.token, &p.key.kid, track_id, number);
+        let iv = hls_segment_iv(&cached.token, &ck.kid, track_id, number);
         return Ok(CmafSegment {
             prepared,
             reads,
-            cipher: Some(SegmentCipher::Whole { key: p.key.key, iv }),
+            cipher: Some(SegmentCipher::Whole { key: ck.key, iv }),
         });
     }
     let not_found = || ServeError::NoRendition(track_id);
@@ -194,7 +218,7 @@ async fn encrypted(
         .sizes
         .get(samples.clone())
         .ok_or_else(not_found)?;
-    let tp = track_protection(req, &track.sample_description, track.kind, p)?;
+    let tp = track_protection(req, &track.sample_description, track.kind, p, ck)?;
     let nals = match tp.format {
         SampleEntryFormat::Nal(format) => {
             let mut scanner = match p.scheme {
@@ -219,7 +243,7 @@ async fn encrypted(
         }
         SampleEntryFormat::Audio => Vec::new(),
     };
-    let base = iv_base(&cached.token, &p.key.kid);
+    let base = iv_base(&cached.token, &ck.kid);
     let sealed = encrypt_segment(
         &prepared.header,
         &tp,
@@ -235,7 +259,7 @@ async fn encrypted(
         },
         reads,
         cipher: Some(SegmentCipher::Samples {
-            key: p.key.key,
+            key: ck.key,
             mode: sealed.mode,
             layouts: sealed.layouts,
         }),

@@ -7,7 +7,7 @@ use base64::Engine as _;
 use bytes::Bytes;
 
 use crate::crypto::drm::DrmId;
-use crate::crypto::{EncryptionPolicy, Scheme};
+use crate::crypto::{EncryptionPolicy, KeyPresets, Scheme};
 use crate::package::View;
 use crate::server::app::App;
 use crate::server::error::ServeError;
@@ -17,11 +17,15 @@ use crate::source::ObjectKey;
 
 /// Largest licence request body read.
 const MAX_LICENCE_REQUEST_BYTES: usize = 16 * 1024;
+/// Most KIDs of one licence request looked at (a key split has at most nine keys).
+const MAX_LICENCE_KIDS: usize = 64;
 
 /// How the title at `key` (which must exist) is protected: its encryption policy and DRM
 /// systems, a title document's own, else the server's.
 struct TitleProtection {
     policy: EncryptionPolicy,
+    /// The key split: the title document's, else the server's.
+    presets: KeyPresets,
     /// `None`: the key provider's choice, and ClearKey.
     drm: Option<Vec<DrmId>>,
 }
@@ -43,12 +47,14 @@ async fn title_protection(app: &App, key: &ObjectKey) -> Result<TitleProtection,
         app.catalog.source().identify(key).await?;
         return Ok(TitleProtection {
             policy: app.protect.policy(),
+            presets: app.protect.key_presets(),
             drm: server,
         });
     }
     let (_, cached) = load_view(&app.catalog, key, &View::default()).await?;
     Ok(TitleProtection {
         policy: cached.encryption.unwrap_or(app.protect.policy()),
+        presets: cached.key_presets.unwrap_or(app.protect.key_presets()),
         drm: cached.drm.clone().or(server),
     })
 }
@@ -63,6 +69,11 @@ pub async fn hls_key(app: &App, key: &ObjectKey) -> Result<Answer, ServeError> {
     // not handed out for a title whose DRM systems leave ClearKey out.
     let title = title_protection(app, key).await?;
     if !title.clearkey() || !matches!(title.policy.hls, Some(Scheme::Aes128 | Scheme::Cbcs)) {
+        return Err(ServeError::NoKey);
+    }
+    // The raw key serves AES-128 and SAMPLE-AES MPEG-TS, neither offered under a key split:
+    // no one key of a split is handed out for them.
+    if !title.presets.is_shared() {
         return Err(ServeError::NoKey);
     }
     let content_key = app.protect.content_key(key, title.drm.as_deref()).await?;
@@ -111,19 +122,33 @@ async fn licence_answer(app: &App, key: &ObjectKey, body: &[u8]) -> Result<Bytes
         return Err(bad());
     }
     let request: LicenceRequest = serde_json::from_slice(body).map_err(|_| bad())?;
-    let content_key = app.protect.content_key(key, title.drm.as_deref()).await?;
-    let kid = URL_SAFE_NO_PAD.encode(content_key.kid);
-    let keys: Vec<serde_json::Value> = (request.kids.iter())
-        .filter(|k| k.trim_end_matches('=') == kid)
-        .take(1)
-        .map(|_| {
-            serde_json::json!({
-                "kty": "oct",
-                "kid": kid,
-                "k": URL_SAFE_NO_PAD.encode(content_key.key),
-            })
-        })
-        .collect();
+    // Every requested KID the title has (under a key split, each usage's key asked for:
+    // a player asks for those of the tracks it plays), each once, in the request's order.
+    let title_keys = (app.protect)
+        .title_keys(key, title.drm.as_deref(), title.presets)
+        .await?;
+    let mut answered: Vec<[u8; 16]> = Vec::new();
+    let mut keys: Vec<serde_json::Value> = Vec::new();
+    for asked in request.kids.iter().take(MAX_LICENCE_KIDS) {
+        let Ok(kid) = URL_SAFE_NO_PAD.decode(asked.trim_end_matches('=')) else {
+            continue;
+        };
+        let Ok(kid) = <[u8; 16]>::try_from(kid.as_slice()) else {
+            continue;
+        };
+        let Some(content_key) = title_keys.by_kid(&kid) else {
+            continue;
+        };
+        if answered.contains(&kid) {
+            continue;
+        }
+        answered.push(kid);
+        keys.push(serde_json::json!({
+            "kty": "oct",
+            "kid": URL_SAFE_NO_PAD.encode(kid),
+            "k": URL_SAFE_NO_PAD.encode(content_key.key),
+        }));
+    }
     let answer = serde_json::json!({
         "keys": keys,
         "type": request.session_type.unwrap_or_else(|| "temporary".into()),

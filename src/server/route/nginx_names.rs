@@ -348,6 +348,7 @@ pub fn urlset_document(key: &ObjectKey) -> Result<TitleDocument, String> {
         clip: None,
         encryption: None,
         drm: None,
+        key_presets: None,
         dash_profile: None,
         closed_captions: None,
         parts: Vec::new(),

@@ -25,6 +25,8 @@ pub struct CachedTitle {
     pub encryption: Option<crate::crypto::EncryptionPolicy>,
     /// A title document's own DRM systems, overriding the server's `--drm-systems`.
     pub drm: Option<Vec<crate::crypto::drm::DrmId>>,
+    /// A title document's own key split, overriding the server's `--key-presets`.
+    pub key_presets: Option<crate::crypto::KeyPresets>,
     /// A title document's own DASH profile, overriding the server's `--dash-profile`;
     /// `None` for plain MP4s and documents that do not say.
     pub dash_profile: Option<crate::config::DashProfile>,
@@ -46,6 +48,7 @@ impl CachedTitle {
             token: title.version_token(),
             encryption: None,
             drm: None,
+            key_presets: None,
             dash_profile: None,
             sequence: None,
             caches: OutputCaches::new(&title),

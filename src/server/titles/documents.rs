@@ -197,6 +197,7 @@ async fn load_ladder(
     let max_text = catalog.limits.max_text_read_bytes;
     let encryption = document.encryption;
     let drm = document.drm.clone();
+    let key_presets = document.key_presets;
     let dash_profile = document.dash_profile;
     let mut sidecars = Vec::new();
     for entry in &document.subtitles {
@@ -294,6 +295,10 @@ async fn load_ladder(
     if drm.is_some() {
         tracing::info!(drm = ?drm, "title document sets its own DRM systems");
         cached.drm = drm;
+    }
+    if let Some(presets) = key_presets {
+        tracing::info!(key_presets = %presets.name(), "title document sets its own key split");
+        cached.key_presets = Some(presets);
     }
     cached.dash_profile = dash_profile;
     Ok(cached.with_offsets_soon())

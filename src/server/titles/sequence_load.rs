@@ -59,6 +59,7 @@ pub(super) async fn sequence_title(
     let labels: Vec<String> = document.parts.iter().map(DocumentPart::label).collect();
     let encryption = document.encryption;
     let drm = document.drm.clone();
+    let key_presets = document.key_presets;
     let dash_profile = document.dash_profile;
     let (target, cue_out) = (catalog.segment_duration_ms, catalog.hls_cue_out);
     catalog
@@ -100,6 +101,7 @@ pub(super) async fn sequence_title(
                 cached.sequence = Some(Arc::new(SequenceTitle { sequence, parts }));
                 cached.encryption = encryption;
                 cached.drm = drm;
+                cached.key_presets = key_presets;
                 cached.dash_profile = dash_profile;
                 Ok::<_, DocumentTitleError>(Arc::new(cached))
             })

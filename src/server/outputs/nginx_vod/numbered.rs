@@ -111,7 +111,7 @@ pub async fn numbered_stream(
                 None,
                 place,
                 app.settings.dash_profile,
-            );
+            )?;
             let stated = windows.stated_ms(&positions, count);
             let timing = (members.iter())
                 .find(|r| r.kind == TrackKind::Video)
@@ -267,8 +267,17 @@ impl TsAes {
         track_id: u32,
     ) -> Result<Self, ServeError> {
         let drm = cached.drm.as_deref().or(app.protect.drm_systems());
+        let presets = cached.key_presets.unwrap_or(app.protect.key_presets());
+        if !presets.is_shared() {
+            return Err(ServeError::NotUnderKeySplit(format!(
+                "nginx-vod's MPEG-TS muxes audio into each video rendition under one key, so \
+                 it is not offered under a key split ({})",
+                presets.name()
+            )));
+        }
         let content_key = app.protect.content_key(key, drm).await?;
-        let token = protected_token(&cached.token, Scheme::Aes128, &content_key.kid, drm);
+        let keys = crate::crypto::TitleKeys::shared(content_key.clone());
+        let token = protected_token(&cached.token, Scheme::Aes128, &keys, drm);
         Ok(Self {
             key: content_key,
             token,
