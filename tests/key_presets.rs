@@ -7,6 +7,13 @@
 //! Needs ffmpeg: skips without it, fails under `VODPACK_REQUIRE_TOOLS=1`.
 
 mod common;
+// The MPD schema and rules tests/dash_conformance holds every MPD to, here for the split's.
+#[allow(dead_code)]
+#[path = "dash_conformance/mpd_rules.rs"]
+mod mpd_rules;
+#[allow(dead_code)]
+#[path = "dash_conformance/mpd_schema.rs"]
+mod mpd_schema;
 
 use std::path::Path;
 use std::process::Command;
@@ -224,6 +231,7 @@ async fn each_rung_and_language_decrypts_with_its_own_tier_key_only() {
         let mpd = get(server.addr, &format!("/vod/{DOCUMENT}/manifest.mpd")).await;
         assert_eq!(mpd.status, 200, "{}", mpd.text());
         let (folder, reps) = mpd_reps(&mpd.text());
+        assert_eq!(mpd_rules::check(&mpd.text()), vec![], "the MPD schema and rules");
         assert_eq!(
             reps.len(),
             5,
