@@ -231,7 +231,11 @@ async fn each_rung_and_language_decrypts_with_its_own_tier_key_only() {
         let mpd = get(server.addr, &format!("/vod/{DOCUMENT}/manifest.mpd")).await;
         assert_eq!(mpd.status, 200, "{}", mpd.text());
         let (folder, reps) = mpd_reps(&mpd.text());
-        assert_eq!(mpd_rules::check(&mpd.text()), vec![], "the MPD schema and rules");
+        assert_eq!(
+            mpd_rules::check(&mpd.text()),
+            vec![],
+            "the MPD schema and rules"
+        );
         assert_eq!(
             reps.len(),
             5,
