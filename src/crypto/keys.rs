@@ -144,6 +144,10 @@ pub enum KeyError {
     /// The provider is misconfigured (a startup error).
     #[error("key provider configuration: {reason}")]
     Config { reason: String },
+    /// A title document asks for a key split the key source cannot give (a source with one
+    /// key per title): 422 saying so, as for any output the title's settings rule out.
+    #[error("the {source_kind} key source has one key per title: a key split cannot be served")]
+    OneKeyPerTitle { source_kind: &'static str },
     /// The key server's answer lacks the key of a usage the title's key split needs (503
     /// naming it: never a clear or wrongly keyed segment).
     #[error("key server gave no {usage} key")]
@@ -286,7 +290,7 @@ pub trait KeyProvider: Send + Sync + fmt::Debug {
     ///
     /// # Errors
     /// As [`KeyProvider::content_key_for`]; [`KeyError::MissingKey`] naming a usage a key
-    /// server left out; [`KeyError::Config`] from a provider with one key per title.
+    /// server left out; [`KeyError::OneKeyPerTitle`] from a provider with one key per title.
     async fn title_keys(
         &self,
         title_key: &str,
@@ -294,8 +298,8 @@ pub trait KeyProvider: Send + Sync + fmt::Debug {
         presets: KeyPresets,
     ) -> Result<Arc<TitleKeys>, KeyError> {
         if !presets.is_shared() {
-            return Err(KeyError::Config {
-                reason: format!("the {} key source has one key per title", self.kind()),
+            return Err(KeyError::OneKeyPerTitle {
+                source_kind: self.kind(),
             });
         }
         let key = self.content_key_for(title_key, systems).await?;

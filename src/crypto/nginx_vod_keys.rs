@@ -124,4 +124,22 @@ mod tests {
         let keys = NginxVodKeys::new("hunter2-$vod_filepath", "/m/").unwrap();
         assert!(!format!("{keys:?}").contains("hunter2"));
     }
+
+    /// Given nginx-vod's one key per file, when a title document asks for a key split,
+    /// then the answer says the source cannot (a 422), and the one key is still given.
+    #[tokio::test]
+    async fn a_key_split_is_refused_by_name_and_the_one_key_still_served() {
+        let keys = NginxVodKeys::new("secret-$vod_filepath", "/m/").unwrap();
+        let provider = NginxVodKeyProvider::new(keys);
+        let split = crate::crypto::KeyPresets::parse("video=PRESET-VIDEO-3").unwrap();
+        let refused = provider.title_keys("a.mp4", None, split).await.unwrap_err();
+        assert_eq!(
+            refused,
+            KeyError::OneKeyPerTitle {
+                source_kind: "nginx-vod"
+            }
+        );
+        let shared = crate::crypto::KeyPresets::SHARED;
+        assert!(provider.title_keys("a.mp4", None, shared).await.is_ok());
+    }
 }

@@ -369,6 +369,9 @@ fn key_answer(e: &KeyError) -> ErrorAnswer {
             format!("content key unavailable: the key server gave no {usage} key; retry"),
         )
         .retry_after(5),
+        KeyError::OneKeyPerTitle { .. } => {
+            ErrorAnswer::new(StatusCode::UNPROCESSABLE_ENTITY, e.to_string())
+        }
         KeyError::Config { .. } => ErrorAnswer::new(
             StatusCode::INTERNAL_SERVER_ERROR,
             "key provider misconfigured",

@@ -162,6 +162,13 @@ fn each_error_maps_to_its_status() {
             .into(),
             StatusCode::SERVICE_UNAVAILABLE,
         ),
+        (
+            crate::crypto::KeyError::OneKeyPerTitle {
+                source_kind: "nginx-vod",
+            }
+            .into(),
+            StatusCode::UNPROCESSABLE_ENTITY,
+        ),
     ];
     for (error, status) in table {
         assert_eq!(error.answer().status, status, "{error:?}");
