@@ -100,14 +100,7 @@ impl Protector {
         if !self.needs_token(route) {
             return Ok(());
         }
-        let Some(signer) = &self.signer else {
-            return Err(TokenError::Missing);
-        };
-        let now = SystemTime::now()
-            .duration_since(UNIX_EPOCH)
-            .map_or(0, |d| d.as_secs());
-        let ip = client.map(|ip| ip.to_string()).unwrap_or_default();
-        signer.check(token_in_query(query), path, &ip, now)
+        self.check_signature(path, query, client)
     }
 
     /// Whether URLs are signed (`--signed-urls entry` or `all`).
@@ -130,6 +123,16 @@ impl Protector {
         if !self.signs_urls() {
             return Ok(());
         }
+        self.check_signature(path, query, client)
+    }
+
+    /// The token in `query` checked for `path` and the client's address, now.
+    fn check_signature(
+        &self,
+        path: &str,
+        query: Option<&str>,
+        client: Option<IpAddr>,
+    ) -> Result<(), TokenError> {
         let Some(signer) = &self.signer else {
             return Err(TokenError::Missing);
         };
