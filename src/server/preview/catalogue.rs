@@ -21,7 +21,7 @@ use futures_util::StreamExt;
 use super::chart::time_text;
 use super::facts::version_folder;
 use super::facts::{ladder_text, languages_text, mpd_duration_ms, mpd_periods, mpd_protected};
-use super::page::{escape, page, page_script, with_token, Query};
+use super::html::{escape, page, page_script, with_token, Query};
 use super::probe::{encode_key, probe_as, Caller, Probed};
 use crate::server::app::App;
 use crate::source::{ObjectKey, SourceError};

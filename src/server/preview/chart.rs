@@ -12,7 +12,7 @@
 
 use std::fmt::Write as _;
 
-use super::page::escape;
+use super::html::escape;
 use crate::media::TrackKind;
 use crate::package::fmp4::media_segment_header_len;
 use crate::package::{split_document_track_id, Title};

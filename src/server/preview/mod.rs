@@ -13,6 +13,7 @@ pub mod catalogue;
 pub mod chart;
 pub mod describe;
 pub mod facts;
+pub mod html;
 pub mod page;
 pub mod probe;
 pub mod title;

@@ -17,6 +17,7 @@ use serde::Serialize;
 use crate::server::app::App;
 use crate::server::client::PeerAddr;
 use crate::server::request::handle_routed;
+pub use crate::server::route::paths::encode_key;
 
 use crate::source::ObjectKey;
 
@@ -273,21 +274,6 @@ fn one_line(body: &str) -> String {
         .find(|l| !l.is_empty())
         .unwrap_or("(empty answer)")
         .to_owned()
-}
-
-/// Characters percent-encoded in a key's path segments: everything but unreserved ones.
-const KEY_SEGMENT: &percent_encoding::AsciiSet = &percent_encoding::NON_ALPHANUMERIC
-    .remove(b'-')
-    .remove(b'.')
-    .remove(b'_')
-    .remove(b'~');
-
-/// `key` as a URL path, each segment percent-encoded, slashes kept.
-pub fn encode_key(key: &str) -> String {
-    key.split('/')
-        .map(|s| percent_encoding::utf8_percent_encode(s, KEY_SEGMENT).to_string())
-        .collect::<Vec<_>>()
-        .join("/")
 }
 
 /// The variants and renditions of a multivariant playlist.

@@ -17,7 +17,7 @@ use http::StatusCode;
 use super::chart::{chart_svg, rung_rates, time_text, timeline_svg, Mark, MarkKind};
 use super::describe::{describe, DetailError};
 use super::facts::{mpd_duration_ms, mpd_periods, mpd_protected, version_folder};
-use super::page::{escape, page, page_script, player_scripts, with_token, Query};
+use super::html::{escape, page, page_script, player_scripts, with_token, Query};
 use super::probe::{encode_key, get_as, probe_as, Caller, KeyReport, Probed};
 use crate::package::View;
 use crate::server::app::App;

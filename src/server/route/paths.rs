@@ -279,6 +279,22 @@ pub fn split_view(mut encoded_key: &str) -> Result<(&str, View), RouteError> {
     Ok((encoded_key, view))
 }
 
+/// Characters percent-encoded in a key's path segments: everything but unreserved ones.
+const KEY_SEGMENT: &percent_encoding::AsciiSet = &percent_encoding::NON_ALPHANUMERIC
+    .remove(b'-')
+    .remove(b'.')
+    .remove(b'_')
+    .remove(b'~');
+
+/// `key` as a URL path, each segment percent-encoded, slashes kept: how the preview page
+/// and a break's resolved asset path write a key (the inverse of this module's reading).
+pub fn encode_key(key: &str) -> String {
+    key.split('/')
+        .map(|s| percent_encoding::utf8_percent_encode(s, KEY_SEGMENT).to_string())
+        .collect::<Vec<_>>()
+        .join("/")
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

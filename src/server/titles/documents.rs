@@ -344,7 +344,7 @@ fn resolve_break_assets(
     }
     let base = format!(
         "/vod/{}/{}index.m3u8",
-        crate::server::preview::probe::encode_key(key.as_str()),
+        crate::server::route::paths::encode_key(key.as_str()),
         crate::package::version_folder(&cached.token)
     );
     for b in &mut cached.title.breaks.list {
