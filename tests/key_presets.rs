@@ -17,6 +17,7 @@ mod mpd_schema;
 
 use std::path::Path;
 use std::process::Command;
+use std::time::Duration;
 
 use base64::engine::general_purpose::URL_SAFE_NO_PAD;
 use base64::Engine as _;
@@ -34,15 +35,18 @@ const RUNGS: [(&str, &str, KeyUsage); 3] = [
     ("uhd.mp4", "2560x1440", KeyUsage::Uhd),
 ];
 
+/// The longest one ffmpeg run may take before it is killed by its id.
+const FFMPEG_LIMIT: Duration = Duration::from_secs(300);
+
 fn run(dir: &Path, args: &str) {
-    let out = Command::new("ffmpeg")
+    let mut command = Command::new("ffmpeg");
+    command
         .current_dir(dir)
         .args(["-v", "error", "-nostdin", "-y"])
-        .args(args.split_whitespace())
-        .output()
-        .expect("ffmpeg runs");
+        .args(args.split_whitespace());
+    let out = common::bounded::run_bounded(command, FFMPEG_LIMIT);
     assert!(
-        out.status.success(),
+        out.status.is_some_and(|s| s.success()),
         "ffmpeg {args}: {}",
         String::from_utf8_lossy(&out.stderr)
     );
@@ -178,7 +182,11 @@ fn frames(file: &Path, key: Option<&[u8; 16]>) -> Vec<String> {
     }
     command.arg("-i").arg(file);
     command.args(["-map", "0", "-vsync", "passthrough", "-f", "framemd5", "-"]);
-    let out = command.output().expect("ffmpeg runs");
+    let out = common::bounded::run_bounded(command, FFMPEG_LIMIT);
+    assert!(
+        !out.timed_out,
+        "ffmpeg on {file:?} killed after {FFMPEG_LIMIT:?}"
+    );
     String::from_utf8_lossy(&out.stdout)
         .lines()
         .filter(|l| !l.starts_with('#') && !l.trim().is_empty())

@@ -257,17 +257,18 @@ async fn with_signed_urls_the_page_plays_with_its_token() {
 
 /// Run the driver with `job`; its one JSON object.
 async fn drive(driver: PathBuf, job: serde_json::Value) -> serde_json::Value {
-    let output = tokio::task::spawn_blocking(move || {
-        Command::new("node")
-            .arg(driver)
-            .arg(job.to_string())
-            .stdin(Stdio::null())
-            .output()
-            .expect("run node")
-    })
-    .await
-    .expect("join");
-    assert!(output.status.success(), "driver failed: {output:?}");
+    // Bounded: past the limit the driver and the browser it started are killed by their
+    // process group's id.
+    let mut command = Command::new("node");
+    command.arg(driver).arg(job.to_string());
+    let limit = std::time::Duration::from_secs(600);
+    let output = common::bounded::run_with_limit(command, limit).await;
+    assert!(
+        output.status.is_some_and(|s| s.success()),
+        "driver failed (killed past {limit:?}: {}): {}",
+        output.timed_out,
+        String::from_utf8_lossy(&output.stderr)
+    );
     serde_json::from_slice(&output.stdout).expect("one JSON object")
 }
 
