@@ -691,16 +691,18 @@ async function runJob(browser, pageOrigin, job) {
   const context = await browser.newContext();
   try {
     const page = await context.newPage();
+    // With `trace`, each request, response and failure, at ms since the job began.
+    const trace = (line) => { if (job.trace) (report.http.trace = report.http.trace || []).push(`${Date.now() - started} ms ${line}`); };
     page.on('response', (response) => {
       report.http.requests += 1;
       if (KEY_FRAME_URL.test(response.url()) && response.status() < 400) page.vpKeyFrames = (page.vpKeyFrames || 0) + 1;
-      if (job.trace) (report.http.trace = report.http.trace || []).push(`${Date.now() - started} ms ${response.status()} ${response.url()}`);
+      trace(`${response.status()} ${response.url()}`);
       if (response.status() >= 400 && report.http.failures.length < 20) report.http.failures.push({ url: response.url(), status: response.status() });
     });
-    if (job.trace) page.on('request', (request) => (report.http.trace = report.http.trace || []).push(`${Date.now() - started} ms asked ${request.url()}`));
+    page.on('request', (request) => trace(`asked ${request.url()}`));
     page.on('requestfailed', (request) => {
       const why = request.failure() ? request.failure().errorText : 'failed';
-      if (job.trace) (report.http.trace = report.http.trace || []).push(`${Date.now() - started} ms ${why} ${request.url()}`);
+      trace(`${why} ${request.url()}`);
       // A request the player cancels itself (a seek, a switch) is not a fault of the origin.
       if (why === 'net::ERR_ABORTED') return;
       if (report.http.failures.length < 20) report.http.failures.push({ url: request.url(), failure: why });
