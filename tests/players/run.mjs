@@ -246,6 +246,14 @@ const HARNESS_JS = String.raw`
       note('dash.js', true, typeof err === 'object' ? 'code ' + err.code : err, typeof err === 'object' ? err.message : '');
     });
     player.on('playbackError', (e) => note('dash.js', true, 'playbackError', e && e.error && (e.error.message || e.error)));
+    // dash.js says the stream ended when its playhead reaches the Period's end, also before
+    // the element fires 'ended' (a race on a busy machine): its ended handler then seeks to
+    // the end and pauses, and its clamp of seeks at the end (streaming.seekDurationBackoff,
+    // 0.5 s) leaves the element paused half a second before it. Its word counts as 'ended'.
+    player.on('playbackEnded', () => {
+      state.ended = true;
+      if (state.events.length < 100) state.events.push('dash.js playbackEnded@' + video.currentTime.toFixed(3));
+    });
     const initialized = new Promise((resolve) => player.on('streamInitialized', resolve));
     player.initialize(video, url, false);
     // dash.js renders IMSC1 (TTML) only into a div of the page, over the video.
